@@ -1,0 +1,280 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+
+/**
+ * Gatun's state for one device's primary context: its streams, memory, retirement queue and
+ * capture gate. Obtain it with {@link Device#context()}; every owner made from it belongs to it.
+ *
+ * <p>The primary context is retained once per process and never released: releasing it would
+ * synchronize the device and break other threads' captures. {@link #close()} shuts down
+ * Gatun's state instead (it frees everything queued for retirement, then the context's own
+ * streams and pooled events), and refuses while owners made from it are still open.
+ *
+ * <p>Every operation makes the context current on the calling thread first, so owners can be
+ * used from any thread. Safe points where closed handles are freed: allocations, owner
+ * creation and close, synchronizations, and {@link #reap()}.
+ */
+public final class CudaContext implements AutoCloseable {
+
+    /** Default bound for a synchronizing call waiting on another thread's global capture. */
+    public static final Duration DEFAULT_GATE_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Device device;
+    private final ContextCore core;
+    private final Stream computeStream;
+    private final Stream copyStream;
+    private final int leastPriority;
+    private final int greatestPriority;
+    private final StagingPool staging;
+    private volatile boolean closed;
+
+    CudaContext(Device device, MemorySegment primary) {
+        this.device = device;
+        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, DEFAULT_GATE_TIMEOUT);
+        core.enter("CudaContext");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the two ints the driver writes.
+        core.check(core.api().cuCtxGetStreamPriorityRange(out, out.asSlice(4)), "cuCtxGetStreamPriorityRange");
+        this.leastPriority = out.get(ValueLayout.JAVA_INT, 0);
+        this.greatestPriority = out.get(ValueLayout.JAVA_INT, 4);
+        this.staging = new StagingPool(this);
+        this.computeStream = new Stream(this, 0, true);
+        this.copyStream = new Stream(this, 0, true);
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    ContextCore core() {
+        return core;
+    }
+
+    StagingPool staging() {
+        return staging;
+    }
+
+    /** The context's stream for kernels. Owned by the context: closing it does nothing. */
+    public Stream computeStream() {
+        checkOpen();
+        return computeStream;
+    }
+
+    /** The context's stream for copies, separate from {@link #computeStream()} so the two can overlap. */
+    public Stream copyStream() {
+        checkOpen();
+        return copyStream;
+    }
+
+    /** A new non-blocking stream with the default priority (0). */
+    public Stream createStream() {
+        return createStream(0);
+    }
+
+    /**
+     * A new non-blocking stream (it does not synchronize with the legacy default stream).
+     *
+     * @param priority lower numbers mean higher priority; the device allows
+     *     {@link #greatestStreamPriority()} (highest) to {@link #leastStreamPriority()} (lowest),
+     *     on Hopper -5 to 0
+     */
+    public Stream createStream(int priority) {
+        checkOpen();
+        if (priority < greatestPriority || priority > leastPriority) {
+            throw new IllegalArgumentException("stream priority " + priority + " is outside this device's range "
+                    + greatestPriority + " (highest) .. " + leastPriority + " (lowest); lower numbers mean higher priority");
+        }
+        core.reap();
+        return new Stream(this, priority, false);
+    }
+
+    /** The lowest priority a stream can have (the largest number; 0 on current GPUs). */
+    public int leastStreamPriority() {
+        return leastPriority;
+    }
+
+    /** The highest priority a stream can have (the smallest number, e.g. -5). */
+    public int greatestStreamPriority() {
+        return greatestPriority;
+    }
+
+    /** A fence event (timing disabled): the cheapest way to order and observe work. */
+    public Event createEvent() {
+        checkOpen();
+        core.reap();
+        return new Event(this, false);
+    }
+
+    /** An event that records timestamps, for {@link Event#elapsedMillis(Event)}. */
+    public Event createTimingEvent() {
+        checkOpen();
+        core.reap();
+        return new Event(this, true);
+    }
+
+    /**
+     * Allocates device memory synchronously ({@code cuMemAlloc}). Not initialized. A request
+     * of 0 bytes gives a 0-byte buffer with no native allocation.
+     *
+     * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
+     * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
+     */
+    public DeviceBuffer allocate(long bytes) {
+        checkOpen();
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+        }
+        core.reap();
+        return DeviceBuffer.allocate(this, bytes);
+    }
+
+    /** Allocates page-locked host memory, not write-combined (host reads stay fast). */
+    public PinnedBuffer allocatePinned(long bytes) {
+        return allocatePinned(bytes, false);
+    }
+
+    /**
+     * Allocates page-locked host memory ({@code cuMemHostAlloc}, portable).
+     *
+     * @param writeCombined write-combined memory transfers faster to the device but is very slow
+     *     for the host to read: ask for it only for upload-only buffers
+     */
+    public PinnedBuffer allocatePinned(long bytes, boolean writeCombined) {
+        checkOpen();
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+        }
+        core.reap();
+        return PinnedBuffer.allocate(this, bytes, writeCombined);
+    }
+
+    /** Waits for all work on the device from this context (inside the capture gate). */
+    public void synchronize() {
+        checkOpen();
+        core.enter("cuCtxSynchronize");
+        core.stats().forcedSynchronizations.increment();
+        core.synchronizing("cuCtxSynchronize", () -> core.api().cuCtxSynchronize());
+        core.reap();
+    }
+
+    /** Frees what has been closed and whose GPU work is complete, without blocking. */
+    public void reap() {
+        checkOpen();
+        core.reap();
+    }
+
+    /** Free and total device memory. */
+    public MemoryInfo memoryInfo() {
+        checkOpen();
+        core.enter("cuMemGetInfo");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the two size_t values the driver writes.
+        core.check(core.api().cuMemGetInfo_v2(out, out.asSlice(8)), "cuMemGetInfo");
+        return new MemoryInfo(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8));
+    }
+
+    /** Owners of this kind made from this context and not yet closed. */
+    public long liveOwners(OwnerKind kind) {
+        return core.live(kind);
+    }
+
+    /** A snapshot of the counters. */
+    public ContextCounters counters() {
+        ContextStats s = core.stats();
+        return new ContextCounters(s.syncAllocations.sum(), s.asyncAllocations.sum(), s.syncFrees.sum(),
+                s.asyncFrees.sum(), s.bytesLive.sum(), s.hostToDeviceCopies.sum(), s.hostToDeviceBytes.sum(),
+                s.deviceToHostCopies.sum(), s.deviceToHostBytes.sum(), s.deviceToDeviceCopies.sum(),
+                s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), core.retirement().pending(),
+                s.retirementsCompleted.sum(), s.retirementsFailed.sum());
+    }
+
+    /** How long a synchronizing call waits for another thread's global capture before failing. */
+    public Duration gateTimeout() {
+        return core.gate().bound();
+    }
+
+    public void setGateTimeout(Duration timeout) {
+        core.gate().setBound(timeout);
+    }
+
+    /** Switches allocation-site tracking for leak reports, for owners created from now on (all contexts). */
+    public static void setLeakTracking(boolean on) {
+        OwnedResource.setLeakTracking(on);
+    }
+
+    /** The sticky error that poisoned this context, if any. */
+    public java.util.Optional<CudaException> poisonedBy() {
+        return java.util.Optional.ofNullable(core.poison());
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the Gatun context of device " + device.ordinal() + " is closed; "
+                    + "Device.context() opens a new one");
+        }
+    }
+
+    /** Throws {@link ContextMismatchException} unless {@code other} is this context. */
+    void checkSame(CudaContext other, String what) {
+        if (other != this) {
+            throw new ContextMismatchException(what + " belongs to device " + other.device.ordinal()
+                    + "'s context, but is used with device " + device.ordinal() + "'s");
+        }
+    }
+
+    /**
+     * Shuts down Gatun's state for this context: synchronizes the device, frees everything
+     * waiting for retirement, and destroys the context's own streams, staging memory and
+     * pooled events. The primary context itself stays retained.
+     *
+     * @throws IllegalStateException when owners made from this context are still open
+     *     (nothing is changed then); close them first
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        StringBuilder open = new StringBuilder();
+        for (OwnerKind kind : OwnerKind.values()) {
+            long n = core.live(kind) - (kind == OwnerKind.STREAM ? 2 : 0) - (kind == OwnerKind.STAGING ? staging.blocks() : 0);
+            if (n > 0) {
+                open.append(open.isEmpty() ? "" : ", ").append(n).append(' ').append(kind);
+            }
+        }
+        if (!open.isEmpty()) {
+            throw new IllegalStateException("cannot close the context of device " + device.ordinal()
+                    + " while owners made from it are open (" + open + "); close them first");
+        }
+        closed = true;
+        computeStream.retire();
+        copyStream.retire();
+        staging.close();
+        if (core.poisoned()) {
+            core.reap(); // abandons what a poisoned context can no longer free, with a log line each
+        } else {
+            core.drain("CudaContext.close");
+        }
+        device.contextClosed(this);
+    }
+
+    @Override
+    public String toString() {
+        return "CudaContext[device " + device.ordinal() + (closed ? ", closed]" : "]");
+    }
+
+    static int nonBlockingFlag() {
+        return CudaDriver.CU_STREAM_NON_BLOCKING();
+    }
+}

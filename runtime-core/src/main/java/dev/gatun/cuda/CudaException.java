@@ -1,0 +1,75 @@
+package dev.gatun.cuda;
+
+import java.util.OptionalInt;
+
+/**
+ * A CUDA driver or NVRTC call returned an error. Carries the result's name and number, the
+ * library's own description, the operation Gatun was performing and, where known, the device.
+ */
+public class CudaException extends GatunException {
+    private static final long serialVersionUID = 1L;
+
+    private final int result;
+    private final String resultName;
+    private final String description;
+    private final String operation;
+    private final int device;
+
+    /**
+     * @param result the CUresult (or nvrtcResult) number
+     * @param resultName its symbolic name, e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
+     * @param description the library's description of the result ({@code cuGetErrorString})
+     * @param operation what Gatun was doing, e.g. {@code cuMemAlloc(1048576 bytes)}
+     * @param device the device ordinal, or -1 when the call is not tied to one device
+     */
+    public CudaException(int result, String resultName, String description, String operation, int device) {
+        this(result, resultName, description, operation, device, null);
+    }
+
+    protected CudaException(int result, String resultName, String description, String operation, int device,
+            Throwable cause) {
+        super(format(result, resultName, description, operation, device), cause);
+        this.result = result;
+        this.resultName = resultName;
+        this.description = description;
+        this.operation = operation;
+        this.device = device;
+    }
+
+    private static String format(int result, String name, String description, String operation, int device) {
+        StringBuilder sb = new StringBuilder(operation).append(" failed: ").append(name).append(" (").append(result)
+                .append(')');
+        if (description != null && !description.isEmpty()) {
+            sb.append(": ").append(description);
+        }
+        if (device >= 0) {
+            sb.append(" [device ").append(device).append(']');
+        }
+        return sb.toString();
+    }
+
+    /** The CUresult or nvrtcResult number. */
+    public int result() {
+        return result;
+    }
+
+    /** The result's symbolic name, e.g. {@code CUDA_ERROR_ILLEGAL_ADDRESS}. */
+    public String resultName() {
+        return resultName;
+    }
+
+    /** The library's own description of the result; empty when it has none. */
+    public String description() {
+        return description == null ? "" : description;
+    }
+
+    /** The operation that failed, as Gatun named it. */
+    public String operation() {
+        return operation;
+    }
+
+    /** The device the operation ran on, if it ran on one. */
+    public OptionalInt device() {
+        return device < 0 ? OptionalInt.empty() : OptionalInt.of(device);
+    }
+}

@@ -1,0 +1,24 @@
+package dev.gatun.cuda;
+
+import java.util.List;
+
+/**
+ * A native library Gatun needs (the CUDA driver, or NVRTC) could not be loaded. The message
+ * lists every place that was tried and why each failed, and says what to install or set.
+ * Thrown by the first call that needs the library, and again by every later one.
+ */
+public final class CudaUnavailableException extends GatunException {
+    private static final long serialVersionUID = 1L;
+
+    private final List<String> attempts;
+
+    public CudaUnavailableException(String message, List<String> attempts) {
+        super(message);
+        this.attempts = List.copyOf(attempts);
+    }
+
+    /** Each place tried, with the reason it failed, in the order tried. */
+    public List<String> attempts() {
+        return attempts;
+    }
+}

@@ -1,0 +1,160 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.driver.Driver;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * One CUDA device. Cheap to hold; queries go to the driver each time except
+ * {@link #capabilities()}, which is read once.
+ */
+public final class Device {
+
+    private final Cuda cuda;
+    private final int ordinal;
+    private final int handle;
+    private volatile DeviceCapabilities capabilities;
+    /** The primary context, retained once and never released (see CudaContext). */
+    private MemorySegment primary;
+    private CudaContext context;
+
+    Device(Cuda cuda, int ordinal) {
+        this.cuda = cuda;
+        this.ordinal = ordinal;
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+            driver.check(driver.api().cuDeviceGet(out, ordinal), "cuDeviceGet(" + ordinal + ")", ordinal);
+            this.handle = out.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    public int ordinal() {
+        return ordinal;
+    }
+
+    /** The driver's handle ({@code CUdevice}). */
+    int handle() {
+        return handle;
+    }
+
+    Cuda cuda() {
+        return cuda;
+    }
+
+    /** The product name, e.g. {@code NVIDIA H200}. */
+    public String name() {
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(256);
+            driver.check(driver.api().cuDeviceGetName(out, 256, handle), "cuDeviceGetName", ordinal);
+            return out.getString(0);
+        }
+    }
+
+    /** The PCI bus id in the form {@code 0000:00:06.0} (domain:bus:device.function). */
+    public String pciBusId() {
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(64);
+            driver.check(driver.api().cuDeviceGetPCIBusId(out, 64, handle), "cuDeviceGetPCIBusId", ordinal);
+            return out.getString(0);
+        }
+    }
+
+    /** Total device memory in bytes ({@code cuDeviceTotalMem}). */
+    public long totalMemoryBytes() {
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            driver.check(driver.api().cuDeviceTotalMem_v2(out, handle), "cuDeviceTotalMem", ordinal);
+            return out.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /**
+     * One raw attribute ({@code cuDeviceGetAttribute}).
+     *
+     * @param attribute a {@code CU_DEVICE_ATTRIBUTE_*} value, e.g.
+     *     {@code CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()}
+     * @throws CudaException when the driver rejects the attribute
+     */
+    public int attribute(int attribute) {
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+            driver.check(driver.api().cuDeviceGetAttribute(out, attribute, handle),
+                    "cuDeviceGetAttribute(" + attribute + ")", ordinal);
+            return out.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    /** The launch-relevant limits, with conservative fallbacks (see {@link DeviceCapabilities}). */
+    public DeviceCapabilities capabilities() {
+        DeviceCapabilities c = capabilities;
+        if (c == null) {
+            long total;
+            try {
+                total = totalMemoryBytes();
+            } catch (CudaException e) {
+                total = 0; // documented fallback: unknown
+            }
+            c = DeviceCapabilities.fromReported(this::attributeOrNegative, total);
+            capabilities = c;
+        }
+        return c;
+    }
+
+    private int attributeOrNegative(DeviceCapabilities.Attribute attribute) {
+        int code = switch (attribute) {
+            case COMPUTE_CAPABILITY_MAJOR -> CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR();
+            case COMPUTE_CAPABILITY_MINOR -> CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR();
+            case MULTIPROCESSOR_COUNT -> CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT();
+            case MAX_THREADS_PER_BLOCK -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK();
+            case MAX_GRID_DIM_X -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X();
+            case MAX_SHARED_MEMORY_PER_BLOCK -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK();
+            case MAX_SHARED_MEMORY_PER_BLOCK_OPTIN -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN();
+            case L2_CACHE_SIZE -> CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE();
+        };
+        try {
+            return attribute(code);
+        } catch (CudaException e) {
+            return -1; // documented fallback: the record substitutes a conservative value
+        }
+    }
+
+    /**
+     * Gatun's context for this device (its primary context), opened on first use. The same
+     * object is returned until it is closed; after that, a new one is opened.
+     */
+    public synchronized CudaContext context() {
+        if (context == null) {
+            if (primary == null) {
+                Driver driver = cuda.driver();
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+                    // Safety: out holds the CUcontext the driver writes. The retain is never
+                    // released: releasing a primary context synchronizes the device and
+                    // breaks other threads' captures.
+                    driver.check(driver.api().cuDevicePrimaryCtxRetain(out, handle), "cuDevicePrimaryCtxRetain", ordinal);
+                    primary = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+                }
+            }
+            context = new CudaContext(this, primary);
+        }
+        return context;
+    }
+
+    synchronized void contextClosed(CudaContext closed) {
+        if (context == closed) {
+            context = null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Device[" + ordinal + "]";
+    }
+}

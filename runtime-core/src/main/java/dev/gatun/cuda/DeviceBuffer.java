@@ -1,0 +1,230 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+
+/**
+ * Device memory owned by Java: one allocation of {@link #byteSize()} bytes on one device.
+ * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
+ *
+ * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
+ * the work queued on every stream that used it has completed (a stream-ordered allocation used
+ * on one stream only is freed at once, in that stream's order).
+ */
+public final class DeviceBuffer implements AutoCloseable {
+
+    private final CudaContext context;
+    private final Resource resource;
+    private final Cleaner.Cleanable cleanable;
+
+    private static final class Resource extends OwnedResource {
+        final long address;
+        final long size;
+        /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
+        final StreamCore allocatedOn;
+        private final CudaContext owner;
+
+        Resource(CudaContext owner, long address, long size, StreamCore allocatedOn) {
+            super(owner.core(), OwnerKind.DEVICE_BUFFER);
+            this.owner = owner;
+            this.address = address;
+            this.size = size;
+            this.allocatedOn = allocatedOn;
+        }
+
+        @Override
+        protected boolean freeInStreamOrder(StreamCore soleStream) {
+            if (allocatedOn == null || size == 0 || soleStream == null) {
+                return false; // several streams used it: wait for all their fences instead
+            }
+            StreamCore on = soleStream;
+            synchronized (on.captureLock()) {
+                if (on.closed() || on.capturing()) {
+                    return false;
+                }
+                // Safety: every use of this allocation was queued on `on` (it is the only stream
+                // that used it, or none did), so the driver frees it after that work, in order.
+                if (context.api().cuMemFreeAsync(address, on.handle()) != 0) {
+                    return false;
+                }
+            }
+            freed(context.stats(), true);
+            return true;
+        }
+
+        @Override
+        protected Retirement.Release release() {
+            if (size == 0) {
+                return () -> 0;
+            }
+            if (allocatedOn == null) {
+                return () -> {
+                    // Safety: every fence on every stream that used the allocation completed.
+                    int r = context.api().cuMemFree_v2(address);
+                    if (r == 0) {
+                        freed(context.stats(), false);
+                    }
+                    return r;
+                };
+            }
+            return () -> {
+                // All work that used it is complete; a stream-ordered free on a usable stream
+                // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
+                // streams are gone (shutdown, after a device-wide synchronize).
+                Stream copy = owner.isClosed() ? null : owner.copyStream();
+                int r;
+                if (copy != null && !copy.core().closed() && !copy.core().capturing()) {
+                    // Safety: the fences of every stream that used it completed.
+                    r = context.api().cuMemFreeAsync(address, copy.core().handle());
+                } else {
+                    // Safety: as above, and the caller (shutdown) holds the capture gate.
+                    r = context.api().cuMemFree_v2(address);
+                }
+                if (r == 0) {
+                    freed(context.stats(), true);
+                }
+                return r;
+            };
+        }
+
+        private void freed(ContextStats stats, boolean async) {
+            (async ? stats.asyncFrees : stats.syncFrees).increment();
+            stats.bytesLive.add(-size);
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return allocatedOn == null;
+        }
+
+        @Override
+        public String identity() {
+            return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
+                    + context.device() + (allocatedOn == null ? ")" : ", stream-ordered)");
+        }
+    }
+
+    private DeviceBuffer(CudaContext context, long address, long size, StreamCore allocatedOn) {
+        this.context = context;
+        this.resource = new Resource(context, address, size, allocatedOn);
+        this.cleanable = resource.watch(this);
+    }
+
+    static DeviceBuffer allocate(CudaContext context, long bytes) {
+        ContextCore core = context.core();
+        if (bytes == 0) {
+            return new DeviceBuffer(context, 0, 0, null);
+        }
+        core.enter("cuMemAlloc");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the CUdeviceptr the driver writes; cuMemAlloc may synchronize,
+        // so it runs in a synchronizing section of the capture gate.
+        core.synchronizing("cuMemAlloc", () -> core.api().cuMemAlloc_v2(out, bytes));
+        long address = out.get(ValueLayout.JAVA_LONG, 0);
+        core.stats().syncAllocations.increment();
+        core.stats().bytesLive.add(bytes);
+        return new DeviceBuffer(context, address, bytes, null);
+    }
+
+    static DeviceBuffer allocateAsync(CudaContext context, StreamCore stream, long bytes) {
+        ContextCore core = context.core();
+        if (bytes == 0) {
+            return new DeviceBuffer(context, 0, 0, stream);
+        }
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the CUdeviceptr; the stream is open and of this context.
+        core.check(core.api().cuMemAllocAsync(out, bytes, stream.handle()), "cuMemAllocAsync");
+        long address = out.get(ValueLayout.JAVA_LONG, 0);
+        core.stats().asyncAllocations.increment();
+        core.stats().bytesLive.add(bytes);
+        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, stream);
+        buffer.resource.usedOn(stream);
+        return buffer;
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    /** Size in bytes. */
+    public long byteSize() {
+        return resource.size;
+    }
+
+    /**
+     * The device address ({@code CUdeviceptr}), for interop and kernel arguments.
+     *
+     * @throws IllegalStateException when closed
+     */
+    public long address() {
+        resource.checkOpen();
+        return resource.address;
+    }
+
+    /** The whole buffer as bytes. */
+    public DeviceView bytes() {
+        return as(ElementType.BYTE);
+    }
+
+    /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
+    public DeviceView as(ElementType type) {
+        resource.checkOpen();
+        if (resource.size % type.byteSize() != 0) {
+            throw new IllegalArgumentException(resource.size + " bytes are not a whole number of " + type + " elements");
+        }
+        return new DeviceView(this, 0, resource.size, type);
+    }
+
+    public DeviceView asFloats() {
+        return as(ElementType.FLOAT);
+    }
+
+    public DeviceView asInts() {
+        return as(ElementType.INT);
+    }
+
+    public DeviceView asLongs() {
+        return as(ElementType.LONG);
+    }
+
+    public DeviceView asDoubles() {
+        return as(ElementType.DOUBLE);
+    }
+
+    /** Checks that this buffer is open and belongs to {@code user}, then records use on {@code stream}. */
+    void useOn(CudaContext user, StreamCore stream) {
+        resource.checkOpen();
+        if (user != context) {
+            user.checkSame(context, resource.identity());
+        }
+        resource.usedOn(stream);
+    }
+
+    /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
+    OwnedResource resource() {
+        return resource;
+    }
+
+    public boolean isClosed() {
+        return resource.isClosed();
+    }
+
+    /** Hands the memory to retirement; it is freed once its queued work has completed. Idempotent. */
+    @Override
+    public void close() {
+        if (resource.close()) {
+            cleanable.clean();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return resource.identity();
+    }
+}

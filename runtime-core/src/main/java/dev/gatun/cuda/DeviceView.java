@@ -1,0 +1,150 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * A typed, bounds-checked window onto a {@link DeviceBuffer}: a byte range plus the element type
+ * it is read as. Views are cheap values; they do not own memory and become unusable when their
+ * buffer is closed. The copies here are synchronous (they return when the data has arrived)
+ * and are ordered after all work already queued on any stream that used the buffer.
+ */
+public final class DeviceView {
+
+    private final DeviceBuffer buffer;
+    private final long byteOffset;
+    private final long byteLength;
+    private final ElementType type;
+
+    DeviceView(DeviceBuffer buffer, long byteOffset, long byteLength, ElementType type) {
+        this.buffer = buffer;
+        this.byteOffset = byteOffset;
+        this.byteLength = byteLength;
+        this.type = type;
+    }
+
+    public DeviceBuffer buffer() {
+        return buffer;
+    }
+
+    public ElementType elementType() {
+        return type;
+    }
+
+    public long byteOffset() {
+        return byteOffset;
+    }
+
+    public long byteLength() {
+        return byteLength;
+    }
+
+    public long elementCount() {
+        return byteLength / type.byteSize();
+    }
+
+    /** The device address of the first byte ({@code CUdeviceptr}). */
+    public long address() {
+        return buffer.address() + byteOffset;
+    }
+
+    /**
+     * A sub-view of {@code count} elements starting at element {@code first}.
+     *
+     * @throws IndexOutOfBoundsException when the range leaves this view
+     */
+    public DeviceView slice(long first, long count) {
+        long size = type.byteSize();
+        if (first < 0 || count < 0 || first > elementCount() || count > elementCount() - first) {
+            throw new IndexOutOfBoundsException("slice [" + first + ", " + first + " + " + count + ") of a view of "
+                    + elementCount() + " " + type + " elements");
+        }
+        return new DeviceView(buffer, byteOffset + first * size, count * size, type);
+    }
+
+    /** The same bytes read as another element type; the byte length must be a whole number of them. */
+    public DeviceView as(ElementType other) {
+        Objects.requireNonNull(other);
+        if (byteLength % other.byteSize() != 0) {
+            throw new IllegalArgumentException(byteLength + " bytes are not a whole number of " + other + " elements");
+        }
+        return new DeviceView(buffer, byteOffset, byteLength, other);
+    }
+
+    /** Records use on a stream of {@code context}, after checking the buffer is open and of that context. */
+    void useOn(CudaContext context, StreamCore stream) {
+        buffer.useOn(context, stream);
+    }
+
+    /** Copies {@code source} (any host segment, heap included) into this view; returns when done. */
+    public void copyFrom(MemorySegment source) {
+        Transfers.sameLength(byteLength, source.byteSize());
+        buffer.context().staging().uploadSync(this, source);
+    }
+
+    /** Copies this view into {@code destination} (any host segment, heap included); returns when done. */
+    public void copyTo(MemorySegment destination) {
+        Transfers.sameLength(destination.byteSize(), byteLength);
+        buffer.context().staging().downloadSync(destination, this);
+    }
+
+    /** Copies another device view (same byte length) into this one; returns when done. */
+    public void copyFrom(DeviceView source) {
+        Transfers.sameLength(byteLength, source.byteLength());
+        buffer.context().staging().copySync(this, source);
+    }
+
+    public void copyFrom(byte[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyFrom(short[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyFrom(int[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyFrom(long[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyFrom(float[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyFrom(double[] source) {
+        copyFrom(MemorySegment.ofArray(source));
+    }
+
+    public void copyTo(byte[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    public void copyTo(short[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    public void copyTo(int[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    public void copyTo(long[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    public void copyTo(float[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    public void copyTo(double[] destination) {
+        copyTo(MemorySegment.ofArray(destination));
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceView[" + buffer + ", bytes " + byteOffset + "+" + byteLength + ", " + type + "]";
+    }
+}

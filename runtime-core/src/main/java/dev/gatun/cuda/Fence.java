@@ -1,0 +1,92 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Evidence;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A one-shot cross-stream fence: recorded on one stream ({@link Stream#recordFence()}), waited
+ * on by another ({@link Stream#waitFor(Fence)}) without blocking the host. The first wait
+ * consumes it and returns its event to the context's pool; a second wait, or a close after the
+ * wait, does nothing. Closing an unconsumed fence gives its event back without waiting.
+ */
+public final class Fence implements AutoCloseable {
+
+    private final CudaContext context;
+    private final StreamCore source;
+    private final AtomicReference<MemorySegment> event;
+
+    private Fence(CudaContext context, StreamCore source, MemorySegment event) {
+        this.context = context;
+        this.source = source;
+        this.event = new AtomicReference<>(event);
+    }
+
+    static Fence record(Stream stream, StreamCore s) {
+        ContextCore core = stream.context().core();
+        MemorySegment e = core.events().acquire();
+        // Safety: pooled event and open stream of the current context.
+        int r = core.api().cuEventRecord(e, s.handle());
+        if (r != 0) {
+            core.events().release(e);
+            throw core.fail(r, "cuEventRecord (fence)");
+        }
+        return new Fence(stream.context(), s, e);
+    }
+
+    void consumeInto(Stream waiter, StreamCore s) {
+        waiter.context().checkSame(context, "the fence");
+        MemorySegment e = event.getAndSet(null);
+        if (e == null) {
+            return; // already consumed or closed: a second wait is a no-op
+        }
+        ContextCore core = context.core();
+        try {
+            // Safety: the event was recorded by record() and not yet given back; the wait is
+            // enqueued before the event returns to the pool, and a later re-record of a pooled
+            // event does not affect a wait already enqueued.
+            core.check(core.api().cuStreamWaitEvent(s.handle(), e, 0), "cuStreamWaitEvent");
+        } finally {
+            core.events().release(e);
+        }
+    }
+
+    /** Whether the work before the fence has completed; true once consumed. Does not block. */
+    public boolean isComplete() {
+        MemorySegment e = event.get();
+        if (e == null) {
+            return true;
+        }
+        ContextCore core = context.core();
+        core.enter("cuEventQuery");
+        int r = core.api().cuEventQuery(e);
+        if (r == 0) {
+            return true;
+        }
+        if (r == Evidence.PENDING) {
+            return false;
+        }
+        throw core.fail(r, "cuEventQuery (fence)");
+    }
+
+    /** Whether a wait has consumed this fence (or it was closed). */
+    public boolean isConsumed() {
+        return event.get() == null;
+    }
+
+    /** Gives the event back without waiting on it. Idempotent. */
+    @Override
+    public void close() {
+        MemorySegment e = event.getAndSet(null);
+        if (e != null) {
+            context.core().events().release(e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Fence[" + source + (isConsumed() ? ", consumed]" : "]");
+    }
+}

@@ -1,0 +1,255 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Evidence;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.TransferCompletion;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+
+/**
+ * Page-locked host memory ({@code cuMemHostAlloc}), the fast path for asynchronous transfers.
+ *
+ * <p>While a transfer through this buffer may be in flight, its host bytes must not be read,
+ * written, reused or freed: {@link #segment()} and every host access wait for the last transfer
+ * first; a new transfer waits for the previous one; {@link #close()} defers the free until the
+ * transfer is proven complete. The transfer states are COMPLETE, UNFENCED (queued, no fence
+ * yet) and EVENT_RECORDED (see {@code TransferCompletion}); a failed submission reports its own
+ * error even when its fence record fails too, and a buffer whose fence could not be recorded
+ * stays UNFENCED until a fence recorded later on the same stream completes.
+ *
+ * <p>The segment is invalidated when the buffer is closed (its arena is closed), so a stale
+ * reference fails with {@link IllegalStateException} instead of touching freed memory.
+ */
+public final class PinnedBuffer implements AutoCloseable {
+
+    private final CudaContext context;
+    private final Resource resource;
+    private final Cleaner.Cleanable cleanable;
+
+    private static final class Resource extends OwnedResource {
+        final long address;
+        final long size;
+        final boolean writeCombined;
+        final Arena views = Arena.ofShared();
+        final MemorySegment view;
+        final TransferCompletion completion = new TransferCompletion();
+        /** The buffer's own fence event, taken from the pool at the first transfer. */
+        MemorySegment event;
+        StreamCore lastStream;
+
+        Resource(ContextCore core, long address, long size, boolean writeCombined) {
+            super(core, OwnerKind.PINNED_BUFFER);
+            this.address = address;
+            this.size = size;
+            this.writeCombined = writeCombined;
+            // Safety: cuMemHostAlloc returned `size` bytes at `address`; the view's arena is
+            // closed before the memory is freed, so the view can never reach freed memory.
+            this.view = MemorySegment.ofAddress(address).reinterpret(size, views, null);
+        }
+
+        /** False if the views could not be closed (another thread was inside a call using them). */
+        boolean viewsClosed;
+
+        @Override
+        protected void beforeRetire() {
+            try {
+                views.close();
+                viewsClosed = true;
+            } catch (IllegalStateException inUse) {
+                // Another thread is inside a call that uses the segment: freeing the memory
+                // could let that code read freed memory, so this buffer is leaked instead.
+                viewsClosed = false;
+            }
+        }
+
+        @Override
+        protected Retirement.Release release() {
+            if (!viewsClosed) {
+                return () -> CudaDriver.CUDA_ERROR_INVALID_VALUE(); // abandoned by the queue, with a log line
+            }
+            return () -> {
+                // Safety: the fences of every stream that moved bytes through this buffer
+                // completed (or the device was synchronized), and its views are closed.
+                int r = context.api().cuMemFreeHost(MemorySegment.ofAddress(address));
+                if (r == 0 && event != null) {
+                    context.events().release(event);
+                    event = null;
+                }
+                return r;
+            };
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return true;
+        }
+
+        @Override
+        public String identity() {
+            return "PinnedBuffer#" + id() + " (" + size + " bytes" + (writeCombined ? ", write-combined" : "")
+                    + ", device " + context.device() + ")";
+        }
+    }
+
+    private PinnedBuffer(CudaContext context, long address, long size, boolean writeCombined) {
+        this.context = context;
+        this.resource = new Resource(context.core(), address, size, writeCombined);
+        this.cleanable = resource.watch(this);
+    }
+
+    static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
+        ContextCore core = context.core();
+        core.enter("cuMemHostAlloc");
+        MemorySegment out = core.scratch();
+        int flags = CudaDriver.CU_MEMHOSTALLOC_PORTABLE() | (writeCombined ? CudaDriver.CU_MEMHOSTALLOC_WRITECOMBINED() : 0);
+        // Safety: scratch holds the host pointer; a zero-byte buffer still owns one byte so that
+        // every buffer has a real allocation. Pinned allocation may synchronize: gate it.
+        core.synchronizing("cuMemHostAlloc", () -> core.api().cuMemHostAlloc(out, Math.max(1, bytes), flags));
+        return new PinnedBuffer(context, out.get(ValueLayout.JAVA_LONG, 0), bytes, writeCombined);
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    public long byteSize() {
+        return resource.size;
+    }
+
+    /**
+     * The host bytes, after waiting for the last transfer through this buffer. Do not hold on to
+     * the segment across a later transfer: ask again after queueing one.
+     */
+    public MemorySegment segment() {
+        awaitTransfer();
+        return resource.view;
+    }
+
+    /** Blocks until the last transfer through this buffer has completed. */
+    public void awaitTransfer() {
+        synchronized (resource) {
+            resource.checkOpen();
+            awaitLocked("PinnedBuffer.awaitTransfer");
+        }
+    }
+
+    /** The state of the last transfer (COMPLETE, UNFENCED or EVENT_RECORDED); does not wait. */
+    public String transferState() {
+        synchronized (resource) {
+            return resource.completion.state().name();
+        }
+    }
+
+    private void awaitLocked(String operation) {
+        if (resource.completion.state() == TransferCompletion.State.COMPLETE) {
+            return;
+        }
+        ContextCore core = context.core();
+        core.enter(operation);
+        StreamCore stream = resource.lastStream;
+        int r = resource.completion.await(() -> {
+            core.stats().forcedSynchronizations.increment();
+            // Safety: the buffer's own event, recorded after its last transfer.
+            return core.api().cuEventSynchronize(resource.event);
+        }, () -> {
+            // UNFENCED: only a fence recorded now, on the same stream, follows the transfer.
+            if (stream.closed()) {
+                return stream.drained() ? 0 : Evidence.PENDING;
+            }
+            synchronized (stream.captureLock()) {
+                if (stream.capturing()) {
+                    return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
+                }
+                // Safety: own event, open non-capturing stream of this context.
+                return core.api().cuEventRecord(resource.event, stream.handle());
+            }
+        });
+        if (r != 0) {
+            throw core.fail(r, operation + " (waiting for the last transfer through " + resource.identity() + ")");
+        }
+    }
+
+    void uploadTo(Stream stream, StreamCore s, DeviceView destination, long sourceOffset) {
+        long n = destination.byteLength();
+        synchronized (resource) {
+            resource.checkOpen();
+            Transfers.checkRange(sourceOffset, n, resource.size, "upload source " + resource.identity());
+            context.checkSame(stream.context(), "the stream");
+            awaitLocked("cuMemcpyHtoDAsync");
+            destination.useOn(context, s);
+            MemorySegment host = hostAt(sourceOffset);
+            submit("cuMemcpyHtoDAsync", s,
+                    // Safety: the host range is inside this pinned buffer, which cannot be freed or
+                    // touched by the host until the fence recorded below completes; the device
+                    // range is checked and its allocation now lists this stream.
+                    () -> context.core().api().cuMemcpyHtoDAsync_v2(destination.address(), host, n, s.handle()));
+            context.core().stats().hostToDeviceCopies.increment();
+            context.core().stats().hostToDeviceBytes.add(n);
+        }
+    }
+
+    void downloadFrom(Stream stream, StreamCore s, long destinationOffset, DeviceView source) {
+        long n = source.byteLength();
+        synchronized (resource) {
+            resource.checkOpen();
+            Transfers.checkRange(destinationOffset, n, resource.size, "download destination " + resource.identity());
+            context.checkSame(stream.context(), "the stream");
+            awaitLocked("cuMemcpyDtoHAsync");
+            source.useOn(context, s);
+            MemorySegment host = hostAt(destinationOffset);
+            submit("cuMemcpyDtoHAsync", s,
+                    // Safety: as in uploadTo, for the opposite direction.
+                    () -> context.core().api().cuMemcpyDtoHAsync_v2(host, source.address(), n, s.handle()));
+            context.core().stats().deviceToHostCopies.increment();
+            context.core().stats().deviceToHostBytes.add(n);
+        }
+    }
+
+    private MemorySegment hostAt(long offset) {
+        return offset == 0 ? resource.view : resource.view.asSlice(offset);
+    }
+
+    private void submit(String operation, StreamCore s, TransferCompletion.Step transfer) {
+        ContextCore core = context.core();
+        if (resource.event == null) {
+            resource.event = core.events().acquire();
+        }
+        resource.usedOn(s);
+        resource.lastStream = s;
+        TransferCompletion.Submission result = resource.completion.submit(transfer,
+                // Safety: the buffer's own pooled event, recorded on the transfer's open stream.
+                () -> core.api().cuEventRecord(resource.event, s.handle()));
+        if (!result.succeeded()) {
+            throw core.fail(result.result(), result.transferFailed() ? operation
+                    : "cuEventRecord (fence after " + operation + ")");
+        }
+    }
+
+    public boolean isClosed() {
+        return resource.isClosed();
+    }
+
+    /**
+     * Closes the buffer: its segment becomes unusable at once; the memory is freed once every
+     * transfer through it is proven complete. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (resource) {
+            if (resource.close()) {
+                cleanable.clean();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return resource.identity();
+    }
+}

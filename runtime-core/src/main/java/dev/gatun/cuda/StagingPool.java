@@ -1,0 +1,316 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * A context's pinned staging blocks, and the copies that use them: Java-heap data cannot be
+ * handed to a DMA engine (the GC moves it), so it is copied through page-locked blocks.
+ * Synchronous copies pipeline two blocks (the host fills one while the device reads the
+ * other); asynchronous uploads take as many blocks as they need and return each to the pool
+ * through the retirement queue once the copy's fence has completed.
+ *
+ * <p>Synchronous copies run on the context's copy stream, after making it wait for the work
+ * queued so far on every other stream that used the buffers involved: a copy never reads
+ * bytes a kernel is still writing, nor overwrites bytes one is still reading.
+ */
+final class StagingPool {
+
+    static final long BLOCK_BYTES = 4L << 20;
+    static final int MAX_RETAINED = 8;
+
+    private final CudaContext context;
+    private final ContextCore core;
+    private final ArrayDeque<Block> free = new ArrayDeque<>();
+    private int retained;
+    private boolean closed;
+
+    /** One page-locked block and the event that says when the device is done with it. */
+    private static final class Block {
+        final MemorySegment host;
+        MemorySegment event;
+
+        Block(MemorySegment host) {
+            this.host = host;
+        }
+    }
+
+    StagingPool(CudaContext context) {
+        this.context = context;
+        this.core = context.core();
+    }
+
+    /** Blocks held in the pool now (allocated, not in use). */
+    synchronized int blocks() {
+        return retained;
+    }
+
+    private Block acquire() {
+        synchronized (this) {
+            Block b = free.pollFirst();
+            if (b != null) {
+                retained--;
+                return b;
+            }
+        }
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the host pointer the driver writes; pinned allocation may
+        // synchronize, so it runs inside the capture gate.
+        core.synchronizing("cuMemHostAlloc(staging)",
+                () -> core.api().cuMemHostAlloc(out, BLOCK_BYTES, CudaDriver.CU_MEMHOSTALLOC_PORTABLE()));
+        core.opened(OwnerKind.STAGING);
+        // Safety: the driver returned BLOCK_BYTES of page-locked memory at this address, which
+        // stays mapped until this pool frees it with cuMemFreeHost.
+        return new Block(MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)).reinterpret(BLOCK_BYTES));
+    }
+
+    private int giveBack(Block b) {
+        synchronized (this) {
+            if (!closed && retained < MAX_RETAINED) {
+                free.addFirst(b);
+                retained++;
+                return 0;
+            }
+        }
+        return freeBlock(b);
+    }
+
+    private int freeBlock(Block b) {
+        if (b.event != null) {
+            core.events().release(b.event);
+            b.event = null;
+        }
+        // Safety: the block's last copy completed (its fence, or the caller's synchronize).
+        int r = core.api().cuMemFreeHost(b.host);
+        if (r == 0) {
+            core.closed(OwnerKind.STAGING);
+        }
+        return r;
+    }
+
+    /** Frees the pooled blocks (context shutdown); blocks still in flight are freed when they come back. */
+    void close() {
+        List<Block> blocks;
+        synchronized (this) {
+            closed = true;
+            blocks = List.copyOf(free);
+            free.clear();
+            retained = 0;
+        }
+        if (blocks.isEmpty()) {
+            return;
+        }
+        core.enter("cuMemFreeHost(staging)");
+        core.enterSection("cuMemFreeHost(staging)");
+        try {
+            for (Block b : blocks) {
+                core.check(freeBlock(b), "cuMemFreeHost(staging)");
+            }
+        } finally {
+            core.gate().exitSynchronizing();
+        }
+    }
+
+    // ---- copies through the blocks ----
+
+    /** Copies a host segment to the device and returns when it has arrived. */
+    void uploadSync(DeviceView destination, MemorySegment source) {
+        long n = destination.byteLength();
+        StreamCore copy = context.copyStream().enter("cuMemcpyHtoDAsync");
+        orderAfterUses(copy, destination.buffer());
+        destination.useOn(context, copy);
+        if (n > 0) {
+            if (source.isNative()) {
+                // Safety: the caller's segment is alive for this call, and the call synchronizes
+                // the copy stream before it returns; the device range is checked and open.
+                core.check(core.api().cuMemcpyHtoDAsync_v2(destination.address(), source, n, copy.handle()),
+                        "cuMemcpyHtoDAsync");
+                synchronize(copy);
+            } else {
+                pipeline(copy, n, (block, offset, length) -> {
+                    MemorySegment.copy(source, offset, block.host, 0, length);
+                    // Safety: the block is pinned and owned by this pool; the device range is checked.
+                    return core.api().cuMemcpyHtoDAsync_v2(destination.address() + offset, block.host, length,
+                            copy.handle());
+                }, null);
+            }
+        }
+        core.stats().hostToDeviceCopies.increment();
+        core.stats().hostToDeviceBytes.add(n);
+    }
+
+    /** Copies device bytes into a host segment and returns when they have arrived. */
+    void downloadSync(MemorySegment destination, DeviceView source) {
+        long n = source.byteLength();
+        StreamCore copy = context.copyStream().enter("cuMemcpyDtoHAsync");
+        orderAfterUses(copy, source.buffer());
+        source.useOn(context, copy);
+        if (n > 0) {
+            if (destination.isNative()) {
+                // Safety: as in uploadSync; the destination segment is alive and writable.
+                core.check(core.api().cuMemcpyDtoHAsync_v2(destination, source.address(), n, copy.handle()),
+                        "cuMemcpyDtoHAsync");
+                synchronize(copy);
+            } else {
+                pipeline(copy, n, (block, offset, length) ->
+                        // Safety: the block is pinned and owned by this pool; the device range is checked.
+                        core.api().cuMemcpyDtoHAsync_v2(block.host, source.address() + offset, length, copy.handle()),
+                        (block, offset, length) -> MemorySegment.copy(block.host, 0, destination, offset, length));
+            }
+        }
+        core.stats().deviceToHostCopies.increment();
+        core.stats().deviceToHostBytes.add(n);
+    }
+
+    /** Copies device to device and returns when done. */
+    void copySync(DeviceView destination, DeviceView source) {
+        long n = destination.byteLength();
+        StreamCore copy = context.copyStream().enter("cuMemcpyDtoDAsync");
+        orderAfterUses(copy, destination.buffer());
+        orderAfterUses(copy, source.buffer());
+        destination.useOn(context, copy);
+        source.useOn(context, copy);
+        if (n > 0) {
+            // Safety: both ranges are checked and inside open allocations of this context.
+            core.check(core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), n, copy.handle()),
+                    "cuMemcpyDtoDAsync");
+            synchronize(copy);
+        }
+        core.stats().deviceToDeviceCopies.increment();
+        core.stats().deviceToDeviceBytes.add(n);
+    }
+
+    /**
+     * Queues an upload of any host segment on {@code stream}: the bytes are copied into blocks
+     * now (so the caller may reuse the source at once), and each block returns to the pool once
+     * its copy's fence completes.
+     */
+    void uploadAsync(StreamCore stream, long destination, MemorySegment source) {
+        long n = source.byteSize();
+        for (long offset = 0; offset < n; offset += BLOCK_BYTES) {
+            long length = Math.min(BLOCK_BYTES, n - offset);
+            Block block = acquire();
+            MemorySegment.copy(source, offset, block.host, 0, length);
+            // Safety: the block is pinned, owned by this pool, and handed to retirement below
+            // with a fence recorded after this copy: it is not reused before the copy is done.
+            int r = core.api().cuMemcpyHtoDAsync_v2(destination + offset, block.host, length, stream.handle());
+            core.retirement().submit(new Retirement("staging block (upload)", OwnerKind.STAGING,
+                    List.of(stream.fence()), () -> giveBack(block), true));
+            core.check(r, "cuMemcpyHtoDAsync");
+        }
+        core.stats().hostToDeviceCopies.increment();
+        core.stats().hostToDeviceBytes.add(n);
+    }
+
+    /** One chunk of a pipelined copy. */
+    @FunctionalInterface
+    private interface Chunk {
+        int run(Block block, long offset, long length);
+    }
+
+    /** The host side of a chunk after the device side completed (downloads copy out of the block). */
+    @FunctionalInterface
+    private interface Drain {
+        void run(Block block, long offset, long length);
+    }
+
+    /**
+     * Moves {@code n} bytes in block-sized chunks through two blocks, so that the host works on
+     * one while the device works on the other. {@code submit} queues a chunk's device side;
+     * {@code drain}, when not null, runs after that chunk completed (for downloads).
+     */
+    private void pipeline(StreamCore copy, long n, Chunk submit, Drain drain) {
+        long chunks = (n + BLOCK_BYTES - 1) / BLOCK_BYTES;
+        Block[] blocks = {acquire(), chunks > 1 ? acquire() : null};
+        boolean completed = false;
+        try {
+            long issued = 0;
+            for (long i = 0; i < chunks; i++) {
+                // Keep up to two chunks in flight: issue ahead, then finish chunk i.
+                while (issued < chunks && issued <= i + 1) {
+                    Block b = blocks[(int) (issued & 1)];
+                    if (issued >= 2) {
+                        awaitBlock(b);
+                    }
+                    long offset = issued * BLOCK_BYTES;
+                    core.check(submit.run(b, offset, Math.min(BLOCK_BYTES, n - offset)), "staged copy");
+                    recordBlock(b, copy);
+                    issued++;
+                }
+                if (drain != null) {
+                    Block b = blocks[(int) (i & 1)];
+                    awaitBlock(b);
+                    long offset = i * BLOCK_BYTES;
+                    drain.run(b, offset, Math.min(BLOCK_BYTES, n - offset));
+                }
+            }
+            synchronize(copy);
+            completed = true;
+        } finally {
+            for (Block b : blocks) {
+                if (b == null) {
+                    continue;
+                }
+                if (completed) {
+                    giveBack(b);
+                } else {
+                    // A chunk may still be in flight: the block goes back only after a fence.
+                    core.retirement().submit(new Retirement("staging block (failed copy)", OwnerKind.STAGING,
+                            List.of(copy.fence()), () -> giveBack(b), true));
+                }
+            }
+        }
+    }
+
+    private void recordBlock(Block b, StreamCore copy) {
+        if (b.event == null) {
+            b.event = core.events().acquire();
+        }
+        // Safety: a pooled event of this context, recorded on the open copy stream.
+        core.check(core.api().cuEventRecord(b.event, copy.handle()), "cuEventRecord");
+    }
+
+    private void awaitBlock(Block b) {
+        // Safety: the block's event was recorded after its last chunk.
+        core.check(core.api().cuEventSynchronize(b.event), "cuEventSynchronize");
+    }
+
+    private void synchronize(StreamCore copy) {
+        core.stats().forcedSynchronizations.increment();
+        // Safety: the context's own copy stream, open while the context is.
+        core.check(core.api().cuStreamSynchronize(copy.handle()), "cuStreamSynchronize");
+    }
+
+    /**
+     * Makes the copy stream wait for the work queued so far on every other stream that used
+     * {@code buffer}, so a synchronous copy sees (and does not disturb) that work. Streams that
+     * are capturing are skipped: their captured work has not been queued for execution.
+     */
+    private void orderAfterUses(StreamCore copy, DeviceBuffer buffer) {
+        for (StreamCore s : buffer.resource().streamsUsed()) {
+            if (s == copy || s.closed()) {
+                continue;
+            }
+            synchronized (s.captureLock()) {
+                if (s.closed() || s.capturing()) {
+                    continue;
+                }
+                MemorySegment event = core.events().acquire();
+                try {
+                    // Safety: pooled event and two open streams of this context; the wait is
+                    // enqueued before the event can be re-recorded by another user of the pool.
+                    core.check(core.api().cuEventRecord(event, s.handle()), "cuEventRecord");
+                    core.check(core.api().cuStreamWaitEvent(copy.handle(), event, 0), "cuStreamWaitEvent");
+                } finally {
+                    core.events().release(event);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A CUDA stream: an ordered queue of GPU work. Non-blocking (it does not synchronize with the
+ * legacy default stream). Every asynchronous operation in Gatun names the stream it runs on.
+ *
+ * <p>Asynchronous copies to and from the host go through memory Gatun owns, so that the JVM
+ * never frees or moves bytes a DMA may still touch: a {@link PinnedBuffer} (fenced: its host
+ * bytes are unusable until the transfer completes), or, for uploads of any host segment
+ * including the Java heap, Gatun's own pinned staging (the source can be reused as soon as
+ * the call returns).
+ */
+public final class Stream implements AutoCloseable {
+
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private final CudaContext context;
+    private final ContextCore core;
+    private final Resource resource;
+    private final Cleaner.Cleanable cleanable;
+    private final int priority;
+    private final boolean contextOwned;
+
+    /** The stream handle and its retirement: destroyed once its final fence completed. */
+    static final class Resource extends OwnedResource {
+        final StreamCore stream;
+
+        Resource(ContextCore core, MemorySegment handle) {
+            super(core, OwnerKind.STREAM);
+            this.stream = new StreamCore(core, handle, IDS.incrementAndGet());
+        }
+
+        @Override
+        protected void beforeRetire() {
+            finalFence = stream.close();
+        }
+
+        private dev.gatun.cuda.internal.context.Evidence finalFence;
+
+        @Override
+        protected java.util.List<dev.gatun.cuda.internal.context.Evidence> extraEvidence() {
+            return java.util.List.of(finalFence);
+        }
+
+        @Override
+        protected Retirement.Release release() {
+            MemorySegment handle = stream.handle();
+            return () -> {
+                // Safety: the stream's final fence completed, so no queued work remains and no
+                // Gatun owner will submit to it again (it is marked closed).
+                int r = context.api().cuStreamDestroy_v2(handle);
+                if (r == 0) {
+                    stream.markDrained();
+                }
+                return r;
+            };
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return true;
+        }
+
+        @Override
+        public String identity() {
+            return "Stream#" + stream.id() + " (device " + context.device() + ")";
+        }
+    }
+
+    Stream(CudaContext context, int priority, boolean contextOwned) {
+        this.context = context;
+        this.core = context.core();
+        this.priority = priority;
+        this.contextOwned = contextOwned;
+        core.enter("cuStreamCreateWithPriority");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the CUstream the driver writes; flags and priority were validated.
+        core.check(core.api().cuStreamCreateWithPriority(out, CudaContext.nonBlockingFlag(), priority),
+                "cuStreamCreateWithPriority");
+        this.resource = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)));
+        this.cleanable = resource.watch(this);
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    /** This stream's priority: lower numbers mean higher priority. */
+    public int priority() {
+        return priority;
+    }
+
+    /** The raw {@code CUstream}, for interop with other CUDA code. Valid while this stream is open. */
+    public MemorySegment handle() {
+        resource.checkOpen();
+        return resource.stream.handle();
+    }
+
+    StreamCore core() {
+        return resource.stream;
+    }
+
+    /** Checks that the stream is open and makes its context current; returns the stream core. */
+    StreamCore enter(String operation) {
+        resource.checkOpen();
+        core.enter(operation);
+        return resource.stream;
+    }
+
+    /** Whether every operation queued so far has completed. Does not block. */
+    public boolean query() {
+        StreamCore s = enter("cuStreamQuery");
+        // Safety: s is a live stream of the current context.
+        int r = core.api().cuStreamQuery(s.handle());
+        if (r == 0) {
+            return true;
+        }
+        if (r == dev.gatun.cuda.internal.context.Evidence.PENDING) {
+            return false;
+        }
+        throw core.fail(r, "cuStreamQuery");
+    }
+
+    /** Blocks until every operation queued so far has completed. */
+    public void synchronize() {
+        StreamCore s = enter("cuStreamSynchronize");
+        core.stats().forcedSynchronizations.increment();
+        // Safety: s is a live stream of the current context.
+        core.check(core.api().cuStreamSynchronize(s.handle()), "cuStreamSynchronize");
+        core.reap();
+    }
+
+    /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */
+    public void waitFor(Event event) {
+        StreamCore s = enter("cuStreamWaitEvent");
+        context.checkSame(event.context(), "the event");
+        // Safety: both handles are live and belong to the current context.
+        core.check(core.api().cuStreamWaitEvent(s.handle(), event.handleForUse(s), 0), "cuStreamWaitEvent");
+    }
+
+    /**
+     * Makes later work on this stream wait for the work that preceded {@code fence} on its
+     * stream, without blocking the host. A fence is consumed by its first wait; a second wait
+     * on it does nothing.
+     */
+    public void waitFor(Fence fence) {
+        StreamCore s = enter("cuStreamWaitEvent");
+        fence.consumeInto(this, s);
+    }
+
+    /** Records a one-shot fence after the work queued so far, for another stream to {@link #waitFor(Fence)}. */
+    public Fence recordFence() {
+        StreamCore s = enter("cuEventRecord");
+        return Fence.record(this, s);
+    }
+
+    /** Copies device to device, asynchronously. Both views must have the same byte length. */
+    public void copy(DeviceView destination, DeviceView source) {
+        StreamCore s = enter("cuMemcpyDtoDAsync");
+        long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
+        destination.useOn(context, s);
+        source.useOn(context, s);
+        // Safety: both ranges lie inside open allocations of this context (checked by the views),
+        // and both allocations now list this stream, so neither is freed before the copy is done.
+        core.check(core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), bytes, s.handle()),
+                "cuMemcpyDtoDAsync");
+        core.stats().deviceToDeviceCopies.increment();
+        core.stats().deviceToDeviceBytes.add(bytes);
+    }
+
+    /**
+     * Copies {@code destination.byteLength()} bytes from {@code source} at {@code sourceOffset}
+     * to the device, asynchronously. The pinned buffer's host bytes are unusable until the copy
+     * completes (its segment waits for it).
+     */
+    public void upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
+        StreamCore s = enter("cuMemcpyHtoDAsync");
+        source.uploadTo(this, s, destination, sourceOffset);
+    }
+
+    /**
+     * Copies {@code source} from the device into {@code destination} at {@code destinationOffset},
+     * asynchronously. The pinned buffer's host bytes are unusable until the copy completes.
+     */
+    public void download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
+        StreamCore s = enter("cuMemcpyDtoHAsync");
+        destination.downloadFrom(this, s, destinationOffset, source);
+    }
+
+    /**
+     * Copies any host segment (the Java heap included) to the device, asynchronously. The bytes
+     * are first copied into Gatun's pinned staging, so {@code source} can be reused as soon as
+     * this returns. {@code source.byteSize()} must equal {@code destination.byteLength()}.
+     */
+    public void upload(DeviceView destination, MemorySegment source) {
+        StreamCore s = enter("cuMemcpyHtoDAsync");
+        Transfers.sameLength(destination.byteLength(), source.byteSize());
+        destination.useOn(context, s);
+        context.staging().uploadAsync(s, destination.address(), source);
+    }
+
+    /** Sets every byte of {@code destination} to {@code value}, asynchronously. */
+    public void memset(DeviceView destination, byte value) {
+        StreamCore s = enter("cuMemsetD8Async");
+        destination.useOn(context, s);
+        // Safety: the range lies inside an open allocation of this context that now lists this stream.
+        core.check(core.api().cuMemsetD8Async(destination.address(), value, destination.byteLength(), s.handle()),
+                "cuMemsetD8Async");
+    }
+
+    /**
+     * Sets every 32-bit word of {@code destination} to {@code value} (e.g. a float's raw bits),
+     * asynchronously. The view must start at a 4-byte aligned address and span whole words.
+     */
+    public void fill(DeviceView destination, int value) {
+        StreamCore s = enter("cuMemsetD32Async");
+        if ((destination.address() & 3) != 0 || (destination.byteLength() & 3) != 0) {
+            throw new IllegalArgumentException("fill writes 32-bit words: the view must be 4-byte aligned and a "
+                    + "multiple of 4 bytes long (offset " + destination.byteOffset() + ", length "
+                    + destination.byteLength() + ")");
+        }
+        destination.useOn(context, s);
+        // Safety: aligned range inside an open allocation of this context that now lists this stream.
+        core.check(core.api().cuMemsetD32Async(destination.address(), value, destination.byteLength() / 4, s.handle()),
+                "cuMemsetD32Async");
+    }
+
+    /**
+     * Allocates device memory in stream order ({@code cuMemAllocAsync}): usable by work queued
+     * on this stream after this call (other streams must wait on a fence first). When closed,
+     * it is freed in stream order on the last stream that used it.
+     */
+    public DeviceBuffer allocate(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+        }
+        StreamCore s = enter("cuMemAllocAsync");
+        return DeviceBuffer.allocateAsync(context, s, bytes);
+    }
+
+    /**
+     * Closes the stream: no more work can be queued; the stream is destroyed once the work
+     * already queued has completed. Closing a context's own compute or copy stream does nothing.
+     */
+    @Override
+    public void close() {
+        if (contextOwned) {
+            return;
+        }
+        closeResource();
+    }
+
+    /** Retires a context-owned stream at context shutdown. */
+    void retire() {
+        closeResource();
+    }
+
+    private void closeResource() {
+        if (resource.isClosed()) {
+            return;
+        }
+        StreamCore s = resource.stream;
+        synchronized (s.captureLock()) {
+            if (!resource.isClosed() && s.capturing()) {
+                throw new IllegalStateException(resource.identity() + " is capturing; end or abort the capture first");
+            }
+        }
+        resource.close();
+        cleanable.clean();
+    }
+
+    public boolean isClosed() {
+        return resource.isClosed();
+    }
+
+    @Override
+    public String toString() {
+        return resource.identity() + (contextOwned ? " [context-owned]" : "");
+    }
+}

@@ -1,0 +1,25 @@
+package dev.gatun.cuda;
+
+/** Argument checks shared by every copy, made before any driver call. */
+final class Transfers {
+
+    private Transfers() {
+    }
+
+    /** Returns the length when both sides have it; otherwise rejects the copy. */
+    static long sameLength(long destinationBytes, long sourceBytes) {
+        if (destinationBytes != sourceBytes) {
+            throw new IllegalArgumentException("copy sizes differ: the source has " + sourceBytes
+                    + " bytes, the destination " + destinationBytes + "; slice one side to the length you mean");
+        }
+        return sourceBytes;
+    }
+
+    /** Checks that [offset, offset + length) lies inside [0, size). */
+    static void checkRange(long offset, long length, long size, String what) {
+        if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+            throw new IndexOutOfBoundsException(what + ": range [" + offset + ", " + offset + " + " + length
+                    + ") is outside its " + size + " bytes");
+        }
+    }
+}

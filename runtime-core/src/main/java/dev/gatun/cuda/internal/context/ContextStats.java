@@ -1,0 +1,21 @@
+package dev.gatun.cuda.internal.context;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** A context's running counters; {@code CudaContext.counters()} takes a snapshot. */
+public final class ContextStats {
+    public final LongAdder syncAllocations = new LongAdder();
+    public final LongAdder asyncAllocations = new LongAdder();
+    public final LongAdder syncFrees = new LongAdder();
+    public final LongAdder asyncFrees = new LongAdder();
+    public final LongAdder bytesLive = new LongAdder();
+    public final LongAdder hostToDeviceCopies = new LongAdder();
+    public final LongAdder hostToDeviceBytes = new LongAdder();
+    public final LongAdder deviceToHostCopies = new LongAdder();
+    public final LongAdder deviceToHostBytes = new LongAdder();
+    public final LongAdder deviceToDeviceCopies = new LongAdder();
+    public final LongAdder deviceToDeviceBytes = new LongAdder();
+    public final LongAdder forcedSynchronizations = new LongAdder();
+    public final LongAdder retirementsCompleted = new LongAdder();
+    public final LongAdder retirementsFailed = new LongAdder();
+}

@@ -1,0 +1,160 @@
+package dev.gatun.cuda.internal.context;
+
+import dev.gatun.cuda.OwnerKind;
+import java.lang.ref.Cleaner;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one lifecycle of every native owner. The public owner object (a {@code DeviceBuffer},
+ * a {@code Stream}, ...) holds one of these, which holds the native handle; the resource never
+ * refers back to its owner, so the owner can become unreachable.
+ *
+ * <ul>
+ *   <li>{@link #close()} is idempotent: the first call counts the owner closed and hands the
+ *       handle to the context's retirement queue, with one fence per stream it was used on.
+ *   <li>If the owner becomes unreachable without being closed, the {@link Cleaner} reports it
+ *       (SLF4J warn, with the allocation site when {@code -Dgatun.leakTracking=true}) and
+ *       retires it the same way: a safety net, not a way to manage memory.
+ *   <li>Use after close is an {@link IllegalStateException} from {@link #checkOpen}.
+ * </ul>
+ */
+public abstract class OwnedResource implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OwnedResource.class);
+    private static final Cleaner CLEANER = Cleaner.create(r -> {
+        Thread t = new Thread(r, "gatun-cleaner");
+        t.setDaemon(true);
+        return t;
+    });
+    private static final AtomicLong IDS = new AtomicLong();
+    private static volatile boolean leakTracking = Boolean.getBoolean("gatun.leakTracking");
+
+    protected final ContextCore context;
+    private final OwnerKind kind;
+    private final long id = IDS.incrementAndGet();
+    private final StreamUsage usage = new StreamUsage();
+    private final Throwable allocationSite;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    protected OwnedResource(ContextCore context, OwnerKind kind) {
+        this.context = context;
+        this.kind = kind;
+        this.allocationSite = leakTracking ? new Throwable("allocation site of a leaked Gatun owner") : null;
+        context.opened(kind);
+    }
+
+    /** Switches leak tracking (allocation sites for leak reports) for owners created from now on. */
+    public static void setLeakTracking(boolean on) {
+        leakTracking = on;
+    }
+
+    /** Registers the public owner object with the Cleaner; call once, from the owner's constructor. */
+    public final Cleaner.Cleanable watch(Object owner) {
+        return CLEANER.register(owner, this);
+    }
+
+    public final ContextCore context() {
+        return context;
+    }
+
+    public final OwnerKind kind() {
+        return kind;
+    }
+
+    public final long id() {
+        return id;
+    }
+
+    public final boolean isClosed() {
+        return closed.get();
+    }
+
+    /** Throws {@link IllegalStateException} when closed. */
+    public final void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(identity() + " is closed");
+        }
+    }
+
+    /** Records that work using this handle was queued on {@code stream}. */
+    public final void usedOn(StreamCore stream) {
+        usage.add(stream);
+    }
+
+    /** The streams this handle has been used on so far. */
+    public final List<StreamCore> streamsUsed() {
+        return usage.streams();
+    }
+
+    /** How to free the handle once every fence completed. */
+    protected abstract Retirement.Release release();
+
+    /** Whether the free synchronizes the device (and so must stay out of global captures). */
+    protected abstract boolean synchronizingFree();
+
+    /** Evidence beyond the stream fences (a pinned transfer's own fence, say); none by default. */
+    protected List<Evidence> extraEvidence() {
+        return List.of();
+    }
+
+    /** Called once, just before the handle is handed to retirement (e.g. to invalidate host views). */
+    protected void beforeRetire() {
+    }
+
+    /**
+     * A chance to free the handle at close without waiting for fences, when the driver itself
+     * orders the free after the last use (a stream-ordered free on the only stream that used
+     * it). Returns true when the handle is gone. Default: no.
+     *
+     * @param soleStream the only stream the handle was used on, or null if none or several
+     */
+    protected boolean freeInStreamOrder(StreamCore soleStream) {
+        return false;
+    }
+
+    /** Type and number, e.g. {@code DeviceBuffer#12 (4096 bytes, device 0)}. */
+    public abstract String identity();
+
+    /** Closes once; later calls do nothing. Returns whether this call closed it. */
+    public final boolean close() {
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        context.closed(kind);
+        // Fences are recorded and handles freed from whatever thread closes (or the Cleaner's):
+        // make the context current there first. If that fails, retirement retries later.
+        context.makeCurrentForRetirement();
+        beforeRetire();
+        if (freeInStreamOrder(usage.sole())) {
+            return true;
+        }
+        List<Evidence> fences = usage.fences();
+        List<Evidence> extra = extraEvidence();
+        if (!extra.isEmpty()) {
+            fences = new java.util.ArrayList<>(fences);
+            fences.addAll(extra);
+        }
+        context.retirement().submit(new Retirement(identity(), kind, fences, release(), synchronizingFree()));
+        return true;
+    }
+
+    /** The Cleaner's action: runs when the owner became unreachable, or when close() cleaned it. */
+    @Override
+    public final void run() {
+        if (closed.get()) {
+            return;
+        }
+        if (allocationSite != null) {
+            LOG.warn("{} was never closed; retiring it now. Close owners explicitly (try-with-resources).", identity(),
+                    allocationSite);
+        } else {
+            LOG.warn("{} was never closed; retiring it now. Close owners explicitly (try-with-resources); "
+                    + "run with -Dgatun.leakTracking=true to see where it was allocated.", identity());
+        }
+        close();
+    }
+}

@@ -1,0 +1,29 @@
+package dev.gatun.cuda.internal.context;
+
+import dev.gatun.cuda.OwnerKind;
+import java.util.List;
+
+/**
+ * One native handle on its way out: what it is (for logs), the evidence that must complete
+ * before it is freed, and how to free it.
+ *
+ * @param identity the owner's identity for logs, e.g. {@code DeviceBuffer#12 (4096 bytes)}
+ * @param kind the owner kind (for counters)
+ * @param evidence one item per stream that used the resource
+ * @param release frees the handle; returns a CUresult
+ * @param synchronizing whether the free synchronizes the device (so it must not run while a
+ *     global-mode capture is active: it is deferred instead)
+ */
+public record Retirement(String identity, OwnerKind kind, List<Evidence> evidence, Release release,
+        boolean synchronizing) {
+
+    public Retirement {
+        evidence = List.copyOf(evidence);
+    }
+
+    /** Frees a native handle. Runs with the owner's context current. */
+    @FunctionalInterface
+    public interface Release {
+        int free();
+    }
+}

@@ -1,0 +1,194 @@
+package dev.gatun.cuda.internal.context;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A context's deferred frees. A resource is freed once every item of its evidence is complete;
+ * the queue is reaped at safe points and never blocks: evidence is polled, and a free that
+ * synchronizes the device is deferred while a global-mode capture holds the gate.
+ *
+ * <p>A failed free is logged with the owner's identity and retried at later reaps, up to
+ * {@link #MAX_FREE_ATTEMPTS}; it is never repeated within one reap, and never thrown to the
+ * caller of {@code close()}. After a sticky error the context can free nothing more; entries
+ * are then abandoned (logged, counted as failed) instead of retried forever.
+ */
+public final class RetirementQueue {
+
+    static final int MAX_FREE_ATTEMPTS = 3;
+    private static final Logger LOG = LoggerFactory.getLogger(RetirementQueue.class);
+
+    /** What the queue needs from its context. */
+    public interface Host {
+        /** Makes the context current on this thread; false when it cannot (poisoned, driver error). */
+        boolean makeCurrentForRetirement();
+
+        /** Whether the context has been poisoned by a sticky error. */
+        boolean poisoned();
+
+        CaptureGate gate();
+
+        /** Counts one retirement outcome. */
+        void retired(Retirement retirement, boolean freed);
+
+        /** A readable name for a CUresult, for logs. */
+        String resultName(int result);
+    }
+
+    private static final class Entry {
+        final Retirement retirement;
+        final boolean[] done;
+        int freeFailures;
+
+        Entry(Retirement retirement) {
+            this.retirement = retirement;
+            this.done = new boolean[retirement.evidence().size()];
+        }
+    }
+
+    private final Host host;
+    private final ReentrantLock reaping = new ReentrantLock();
+    private final Object queueLock = new Object();
+    private List<Entry> incoming = new ArrayList<>();
+    private final List<Entry> waiting = new ArrayList<>();
+    private volatile int pending;
+
+    public RetirementQueue(Host host) {
+        this.host = host;
+    }
+
+    /** Hands a resource over. Tries to free it at once (without blocking) when its evidence allows. */
+    public void submit(Retirement retirement) {
+        synchronized (queueLock) {
+            incoming.add(new Entry(retirement));
+            pending++;
+        }
+        reap();
+    }
+
+    /** Entries not freed yet. */
+    public int pending() {
+        return pending;
+    }
+
+    /**
+     * Polls every entry and frees those whose evidence is complete. Never blocks on the GPU;
+     * if another thread is reaping, returns at once (that thread will see the new entries).
+     *
+     * @return how many entries were freed or abandoned by this call
+     */
+    public int reap() {
+        if (pending == 0 || !reaping.tryLock()) {
+            return 0;
+        }
+        try {
+            return reapLocked(false);
+        } finally {
+            reaping.unlock();
+        }
+    }
+
+    /**
+     * Frees everything, on the strength of a completed device-wide synchronization that the
+     * caller has just performed: after it, every piece of evidence is complete by definition.
+     * Used at context shutdown only.
+     */
+    public int drainAfterSynchronize() {
+        reaping.lock();
+        try {
+            return reapLocked(true);
+        } finally {
+            reaping.unlock();
+        }
+    }
+
+    private int reapLocked(boolean synchronizedDevice) {
+        synchronized (queueLock) {
+            waiting.addAll(incoming);
+            incoming = new ArrayList<>();
+        }
+        if (waiting.isEmpty() || !host.makeCurrentForRetirement() && !host.poisoned()) {
+            return 0;
+        }
+        int finished = 0;
+        boolean inSection = false;
+        try {
+            for (Iterator<Entry> it = waiting.iterator(); it.hasNext();) {
+                Entry entry = it.next();
+                if (host.poisoned()) {
+                    abandon(entry, "the context is poisoned by a sticky error; the handle cannot be freed");
+                    it.remove();
+                    finished++;
+                    continue;
+                }
+                if (!synchronizedDevice && !evidenceComplete(entry)) {
+                    continue;
+                }
+                if (entry.retirement.synchronizing() && !inSection) {
+                    if (!host.gate().tryEnterSynchronizing()) {
+                        continue; // a global capture is active: defer, never wait
+                    }
+                    inSection = true;
+                }
+                int r = entry.retirement.release().free();
+                if (r == 0) {
+                    releaseEvidence(entry);
+                    host.retired(entry.retirement, true);
+                    it.remove();
+                    finished++;
+                } else if (++entry.freeFailures >= MAX_FREE_ATTEMPTS) {
+                    abandon(entry, "free failed " + entry.freeFailures + " times, last with " + host.resultName(r));
+                    it.remove();
+                    finished++;
+                } else {
+                    LOG.warn("Freeing {} failed with {}; will retry at the next reap (attempt {} of {})",
+                            entry.retirement.identity(), host.resultName(r), entry.freeFailures, MAX_FREE_ATTEMPTS);
+                }
+            }
+        } finally {
+            if (inSection) {
+                host.gate().exitSynchronizing();
+            }
+            synchronized (queueLock) {
+                pending -= finished;
+            }
+        }
+        return finished;
+    }
+
+    private boolean evidenceComplete(Entry entry) {
+        List<Evidence> evidence = entry.retirement.evidence();
+        boolean all = true;
+        for (int i = 0; i < evidence.size(); i++) {
+            if (entry.done[i]) {
+                continue;
+            }
+            int r = evidence.get(i).poll();
+            if (r == 0) {
+                entry.done[i] = true;
+            } else {
+                all = false;
+                if (r != Evidence.PENDING) {
+                    LOG.debug("Completion evidence for {} could not be read ({}); will poll again",
+                            entry.retirement.identity(), host.resultName(r));
+                }
+            }
+        }
+        return all;
+    }
+
+    private void releaseEvidence(Entry entry) {
+        for (Evidence e : entry.retirement.evidence()) {
+            e.release();
+        }
+    }
+
+    private void abandon(Entry entry, String why) {
+        LOG.error("Leaking {}: {}", entry.retirement.identity(), why);
+        host.retired(entry.retirement, false);
+    }
+}

@@ -1,0 +1,118 @@
+package dev.gatun.cuda.internal.context;
+
+/**
+ * Whether the last transfer through a pinned host buffer is done, as a small state machine:
+ * {@code COMPLETE -> UNFENCED} (work may have been queued, no fence yet) {@code -> EVENT_RECORDED}
+ * (a fence event follows the transfer in its stream) {@code -> COMPLETE} (the fence completed).
+ *
+ * <p>The rules come from the failures they prevent:
+ * <ul>
+ *   <li>The state moves to UNFENCED <em>before</em> the transfer is submitted, so that a
+ *       submission that throws, or reports an error after queueing work, can never leave the
+ *       bytes marked complete.
+ *   <li>A failed fence record is tried once more at once; if that repairs it the buffer is
+ *       fenced, but the caller still gets the first error: the operation failed.
+ *   <li>The transfer's own error is always the one reported; a failed fence record never
+ *       replaces it.
+ *   <li>UNFENCED can only become COMPLETE through a fresh fence recorded later on the same
+ *       stream (which orders after the transfer) and its completion: an older event proves
+ *       nothing about newer work.
+ *   <li>EVENT_RECORDED waits on its own event only; it never re-records.
+ * </ul>
+ * Not thread-safe: its owner serializes access.
+ */
+public final class TransferCompletion {
+
+    public enum State {
+        COMPLETE, UNFENCED, EVENT_RECORDED
+    }
+
+    /** A driver step: returns a CUresult (0 = success). */
+    @FunctionalInterface
+    public interface Step {
+        int run();
+    }
+
+    /** Outcome of {@link #submit}: the result to report to the caller, and the original failure kind. */
+    public record Submission(int result, boolean transferFailed) {
+        public boolean succeeded() {
+            return result == 0;
+        }
+    }
+
+    private State state = State.COMPLETE;
+
+    public State state() {
+        return state;
+    }
+
+    /**
+     * Submits a transfer, then records its fence (twice at most).
+     *
+     * <p>If {@code transfer} throws, the fence is still recorded (the transfer may have queued
+     * work before failing) and the original throwable propagates; a throwable from the fence
+     * record is then suppressed into it, never thrown instead.
+     *
+     * @return the transfer's error if it failed, else the first record error if the first record
+     *     failed (even when the retry repaired the fence), else success
+     */
+    public Submission submit(Step transfer, Step record) {
+        state = State.UNFENCED;
+        int transferred;
+        try {
+            transferred = transfer.run();
+        } catch (RuntimeException | Error thrown) {
+            try {
+                fence(record);
+            } catch (RuntimeException | Error cleanup) {
+                thrown.addSuppressed(cleanup);
+            }
+            throw thrown;
+        }
+        int recorded = fence(record);
+        if (transferred != 0) {
+            return new Submission(transferred, true);
+        }
+        return new Submission(recorded, false);
+    }
+
+    /** Records the fence, retrying once; returns the first attempt's result. */
+    private int fence(Step record) {
+        int first = record.run();
+        if (first == 0 || record.run() == 0) {
+            state = State.EVENT_RECORDED;
+        }
+        return first;
+    }
+
+    /**
+     * Waits for the last transfer.
+     *
+     * @param waitEvent waits for the recorded fence (e.g. cuEventSynchronize or a query that
+     *     reports NOT_READY)
+     * @param refence records a fresh fence on the transfer's stream; only used when UNFENCED
+     * @return 0 when complete, else the error of the step that failed (the state then stays
+     *     where it was, or becomes EVENT_RECORDED when only the wait failed)
+     */
+    public int await(Step waitEvent, Step refence) {
+        switch (state) {
+            case COMPLETE:
+                return 0;
+            case UNFENCED: {
+                int r = refence.run();
+                if (r != 0) {
+                    return r;
+                }
+                state = State.EVENT_RECORDED;
+                break;
+            }
+            case EVENT_RECORDED:
+                break;
+        }
+        int r = waitEvent.run();
+        if (r == 0) {
+            state = State.COMPLETE;
+        }
+        return r;
+    }
+}

@@ -1,0 +1,75 @@
+package dev.gatun.cuda.internal.driver;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * CUresult names without a driver, read from the generated constants (the header's
+ * {@code CUDA_SUCCESS} / {@code CUDA_ERROR_*} enumerators), and the set of sticky errors.
+ */
+public final class CuResults {
+
+    /**
+     * Errors after which the context is unusable: cuda.h documents each as leaving the process
+     * "in an inconsistent state" that needs a relaunch (plus ECC uncorrectable, which the
+     * driver also reports for every later call).
+     */
+    private static final Set<Integer> STICKY = Set.of(
+            CudaDriver.CUDA_ERROR_ECC_UNCORRECTABLE(),
+            CudaDriver.CUDA_ERROR_CONTAINED(),
+            CudaDriver.CUDA_ERROR_ILLEGAL_ADDRESS(),
+            CudaDriver.CUDA_ERROR_LAUNCH_TIMEOUT(),
+            CudaDriver.CUDA_ERROR_HARDWARE_STACK_ERROR(),
+            CudaDriver.CUDA_ERROR_ILLEGAL_INSTRUCTION(),
+            CudaDriver.CUDA_ERROR_MISALIGNED_ADDRESS(),
+            CudaDriver.CUDA_ERROR_INVALID_ADDRESS_SPACE(),
+            CudaDriver.CUDA_ERROR_INVALID_PC(),
+            CudaDriver.CUDA_ERROR_LAUNCH_FAILED(),
+            CudaDriver.CUDA_ERROR_TENSOR_MEMORY_LEAK(),
+            CudaDriver.CUDA_ERROR_MPS_CLIENT_TERMINATED(),
+            CudaDriver.CUDA_ERROR_EXTERNAL_DEVICE());
+
+    private static final Map<Integer, String> NAMES = readNames();
+
+    private CuResults() {
+    }
+
+    /** The enumerator's name, e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}, or {@code CUresult <n>}. */
+    public static String name(int result) {
+        String name = NAMES.get(result);
+        return name != null ? name : "CUresult " + result;
+    }
+
+    /** Whether this error poisons its context for the rest of the process. */
+    public static boolean isSticky(int result) {
+        return STICKY.contains(result);
+    }
+
+    private static Map<Integer, String> readNames() {
+        Map<Integer, String> names = new HashMap<>();
+        MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+        for (Method m : CudaDriver.class.getMethods()) {
+            String n = m.getName();
+            if (!Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0 || m.getReturnType() != int.class
+                    || !(n.equals("CUDA_SUCCESS") || n.startsWith("CUDA_ERROR_"))) {
+                continue;
+            }
+            try {
+                // The constant accessors are public members reached through the public
+                // header class, whichever split class declares them.
+                MethodHandle h = lookup.findStatic(CudaDriver.class, n, MethodType.methodType(int.class));
+                names.putIfAbsent((int) h.invokeExact(), n);
+            } catch (Throwable e) {
+                throw new IllegalStateException("generated constant " + n + " is not readable", e);
+            }
+        }
+        return Map.copyOf(names);
+    }
+}

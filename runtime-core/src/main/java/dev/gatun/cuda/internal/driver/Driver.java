@@ -1,0 +1,172 @@
+package dev.gatun.cuda.internal.driver;
+
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.CudaVersion;
+import dev.gatun.cuda.DriverTooOldException;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.load.CudaLibraries;
+import dev.gatun.cuda.internal.load.LibrarySearch;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loaded, initialized CUDA driver: the {@link DriverApi} to call, the CUDA version it
+ * supports, where it came from, and the checks that turn its results into typed exceptions.
+ *
+ * <p>The process's driver ({@link #system()}) is loaded and {@code cuInit}-ed once, by the
+ * first caller, under the class-initialization lock; a failure is remembered and reported as
+ * a fresh {@link CudaUnavailableException} to every caller. Tests build their own instance
+ * over a simulated driver with {@link #create}.
+ */
+public final class Driver {
+
+    /** Gatun's baseline: the oldest driver whose API (as used here) Gatun supports. */
+    public static final int MINIMUM_VERSION = 12000;
+
+    private final DriverApi api;
+    private final CudaVersion version;
+    private final String library;
+    private final Map<String, Boolean> symbols = new ConcurrentHashMap<>();
+
+    private Driver(DriverApi api, CudaVersion version, String library) {
+        this.api = api;
+        this.version = version;
+        this.library = library;
+    }
+
+    /**
+     * Initializes a driver reached through {@code api}: {@code cuInit(0)}, then the version.
+     *
+     * @param library where the driver came from, for messages (a path, or "simulated")
+     * @throws CudaUnavailableException when cuInit fails or the driver is older than 12.0
+     */
+    public static Driver create(DriverApi api, String library) {
+        int init = api.cuInit(0);
+        if (init != 0) {
+            throw unavailable(library + " loaded, but cuInit failed: " + CuResults.name(init) + " (" + init + ")"
+                    + describe(api, init) + ". Check that a GPU is visible to this process (nvidia-smi).");
+        }
+        int encoded;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+            int r = api.cuDriverGetVersion(out);
+            if (r != 0) {
+                throw unavailable(library + ": cuDriverGetVersion failed: " + CuResults.name(r));
+            }
+            encoded = out.get(ValueLayout.JAVA_INT, 0);
+        }
+        if (encoded < MINIMUM_VERSION) {
+            throw unavailable(library + " supports CUDA " + CudaVersion.of(encoded) + "; Gatun needs a driver for CUDA "
+                    + CudaVersion.of(MINIMUM_VERSION) + " or newer. Update the NVIDIA driver.");
+        }
+        return new Driver(api, CudaVersion.of(encoded), library);
+    }
+
+    /** The process's driver, loaded on first use. */
+    public static Driver system() {
+        Object state = SystemDriver.STATE;
+        if (state instanceof Driver driver) {
+            return driver;
+        }
+        CudaUnavailableException first = (CudaUnavailableException) state;
+        // A fresh exception per caller, so that each stack trace shows its own call site.
+        throw new CudaUnavailableException(first.getMessage(), first.attempts());
+    }
+
+    /** Whether {@link #system()} would return a driver. Never throws. */
+    public static boolean systemAvailable() {
+        return SystemDriver.STATE instanceof Driver;
+    }
+
+    private static final class SystemDriver {
+        static final Object STATE = load();
+
+        private static Object load() {
+            // Everything that can fail is caught here: a class initializer must not throw, or
+            // callers would see ExceptionInInitializerError once and NoClassDefFoundError after.
+            try {
+                LibrarySearch.Result found = LibrarySearch.ofProcess().find(CudaLibraries.DRIVER);
+                if (!found.found()) {
+                    return new CudaUnavailableException(CudaLibraries.diagnosis(CudaLibraries.DRIVER, found.attempts()),
+                            found.attempts());
+                }
+                if (CudaDriver.class.getClassLoader() != Driver.class.getClassLoader()) {
+                    return unavailable("dev.gatun.cuda.bindings and dev.gatun.cuda are in different class loaders; "
+                            + "the bindings would not see the driver loaded at " + found.path()
+                            + ". Load both jars with the same class loader.");
+                }
+                return create(new NativeDriverApi(), found.path() + " (" + found.how() + ")");
+            } catch (CudaUnavailableException e) {
+                return e;
+            } catch (RuntimeException | LinkageError e) {
+                return unavailable("loading the CUDA driver failed unexpectedly: " + e);
+            }
+        }
+    }
+
+    private static CudaUnavailableException unavailable(String message) {
+        return new CudaUnavailableException(message, List.of(message));
+    }
+
+    public DriverApi api() {
+        return api;
+    }
+
+    public CudaVersion version() {
+        return version;
+    }
+
+    /** Where the driver was loaded from and how it was found. */
+    public String library() {
+        return library;
+    }
+
+    /**
+     * Checks that {@code function} can be called: the driver is new enough and exports it.
+     * Cold paths call this before a function newer than {@link #MINIMUM_VERSION}; hot paths
+     * call it once when they are set up.
+     *
+     * @param sinceVersion the CUDA version that introduced the function (1000 * major + 10 * minor)
+     * @throws DriverTooOldException naming the version needed
+     */
+    public void require(String function, int sinceVersion) {
+        if (version.encoded() < sinceVersion) {
+            throw new DriverTooOldException(function, sinceVersion, version.encoded(), "");
+        }
+        if (!symbols.computeIfAbsent(function, api::hasSymbol)) {
+            throw new DriverTooOldException(function, sinceVersion, version.encoded(),
+                    "the driver at " + library + " does not export it");
+        }
+    }
+
+    /** Throws a {@link CudaException} for a failed result; does nothing on success. */
+    public void check(int result, String operation, int device) {
+        if (result != 0) {
+            throw error(result, operation, device);
+        }
+    }
+
+    /** The typed exception for a failed result, with the driver's own description. */
+    public CudaException error(int result, String operation, int device) {
+        return new CudaException(result, CuResults.name(result), describe(api, result).replaceFirst("^: ", ""),
+                operation, device);
+    }
+
+    private static String describe(DriverApi api, int result) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            if (api.cuGetErrorString(result, out) != 0) {
+                return "";
+            }
+            MemorySegment text = out.get(ValueLayout.ADDRESS, 0);
+            // Safety: cuGetErrorString points at a static NUL-terminated string in the driver,
+            // which stays mapped for the process.
+            return text.equals(MemorySegment.NULL) ? "" : ": " + text.reinterpret(1024).getString(0);
+        }
+    }
+}

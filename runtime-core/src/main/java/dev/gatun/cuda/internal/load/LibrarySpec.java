@@ -1,0 +1,42 @@
+package dev.gatun.cuda.internal.load;
+
+import java.util.List;
+
+/**
+ * Where to look for one native library, in order: an explicit override (system property, then
+ * environment variable), then directories and the dynamic loader in the order given by
+ * {@link #steps()}. Each step is tried with every soname in order.
+ *
+ * @param displayName what the library is, for messages ("CUDA driver")
+ * @param property the system property that overrides the search
+ * @param environment the environment variable that overrides the search
+ * @param sonames file names to try, most wanted first
+ * @param steps directories ({@link Step#directory}) and the dynamic loader ({@link Step#dynamicLoader})
+ * @param probeSymbol a symbol the library must export; used to find its path after dlopen
+ * @param installHint what to install, for the message when nothing is found
+ */
+public record LibrarySpec(String displayName, String property, String environment, List<String> sonames,
+        List<Step> steps, String probeSymbol, String installHint) {
+
+    public LibrarySpec {
+        sonames = List.copyOf(sonames);
+        steps = List.copyOf(steps);
+    }
+
+    /** One place to look: a directory, or the system's dynamic loader search. */
+    public record Step(String directory) {
+        private static final Step DYNAMIC_LOADER = new Step(null);
+
+        public static Step directory(String path) {
+            return new Step(path);
+        }
+
+        public static Step dynamicLoader() {
+            return DYNAMIC_LOADER;
+        }
+
+        public boolean isDynamicLoader() {
+            return directory == null;
+        }
+    }
+}
