@@ -1,0 +1,179 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.internal.context.CaptureGate;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.Simulated;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+class ContextTest {
+
+    private final Simulated sim = new Simulated(new FakeDriverApi().deviceCount(2));
+    private final CudaContext ctx = sim.context();
+
+    @Test
+    void closeRefusesWhileOwnersAreOpenAndChangesNothing() {
+        DeviceBuffer b = ctx.allocate(16);
+        Stream s = ctx.createStream();
+        IllegalStateException e = assertThrows(IllegalStateException.class, ctx::close);
+        assertTrue(e.getMessage().contains("1 STREAM") && e.getMessage().contains("1 DEVICE_BUFFER"), e.getMessage());
+        b.bytes().copyFrom(new byte[16]); // still usable
+        b.close();
+        s.close();
+        ctx.close();
+        assertThrows(IllegalStateException.class, ctx::computeStream);
+        assertThrows(IllegalStateException.class, () -> ctx.allocate(1));
+    }
+
+    @Test
+    void closeFreesEverythingTheContextEverHeld() {
+        try (DeviceBuffer b = ctx.allocate(StagingPool.BLOCK_BYTES * 3)) {
+            b.bytes().copyFrom(new byte[(int) StagingPool.BLOCK_BYTES * 3]); // uses staging blocks
+            try (Event e = ctx.createEvent()) {
+                e.record(ctx.computeStream());
+            }
+            Fence f = ctx.copyStream().recordFence();
+            ctx.computeStream().waitFor(f);
+        }
+        ctx.close();
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+        assertEquals(0, sim.gpu.liveHostAllocations());
+        assertEquals(0, sim.gpu.liveStreams());
+        assertEquals(0, sim.gpu.liveEvents());
+        assertEquals(List.of(), sim.gpu.violations());
+        for (OwnerKind k : OwnerKind.values()) {
+            assertEquals(0, ctx.liveOwners(k), k.name());
+        }
+    }
+
+    @Test
+    void aStickyErrorPoisonsTheContextAndLaterCallsFailFastWithTheFirstError() {
+        try (DeviceBuffer a = ctx.allocate(8); DeviceBuffer b = ctx.allocate(8)) {
+            sim.faults.replaceOnce("cuMemcpyDtoDAsync_v2", 700);
+            CudaException first = assertThrows(CudaException.class, () -> ctx.computeStream().copy(a.bytes(), b.bytes()));
+            assertEquals("CUDA_ERROR_ILLEGAL_ADDRESS", first.resultName());
+            ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8));
+            assertSame(first, later.firstError());
+            assertSame(first, ctx.poisonedBy().orElseThrow());
+            assertEquals(700, later.result());
+            assertThrows(ContextPoisonedException.class, () -> ctx.computeStream().memset(a.bytes(), (byte) 0));
+        }
+    }
+
+    @Test
+    void anOrdinaryErrorDoesNotPoison() {
+        sim.faults.replaceOnce("cuMemAlloc_v2", FakeDriverApi.OUT_OF_MEMORY);
+        CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(8));
+        assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.resultName());
+        ctx.allocate(8).close();
+        assertTrue(ctx.poisonedBy().isEmpty());
+    }
+
+    @Test
+    void aSynchronizingCallFailsWithATypedExceptionWhileAGlobalCaptureOutlastsTheBound() throws Exception {
+        ctx.setGateTimeout(Duration.ofMillis(1));
+        CaptureGate gate = ctx.core().gate();
+        CaptureGate.CaptureTicket capture = CompletableFuture.supplyAsync(() -> {
+            try {
+                return gate.enterCapture();
+            } catch (CaptureGate.GateException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get();
+        sim.faults.countCalls();
+        CaptureActiveException e = assertThrows(CaptureActiveException.class, () -> ctx.allocate(8));
+        assertTrue(e.getMessage().contains("cuMemAlloc on device 0 would invalidate a global-mode stream capture"),
+                e.getMessage());
+        assertEquals(0, sim.faults.calls("cuMemAlloc_v2"), "the allocation was never attempted");
+        assertThrows(CaptureActiveException.class, () -> ctx.allocatePinned(8));
+        assertThrows(CaptureActiveException.class, ctx::synchronize);
+        // Closing during the capture defers the synchronizing free instead of waiting.
+        gate.exitCapture(capture);
+        DeviceBuffer b = ctx.allocate(8);
+        capture = gate.enterCapture();
+        b.close();
+        assertEquals(1, sim.gpu.liveDeviceAllocations());
+        gate.exitCapture(capture);
+        ctx.reap();
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+    }
+
+    @Test
+    void ownersOfAnotherDeviceAreRejectedBeforeAnyDriverCall() {
+        CudaContext other = sim.cuda.device(1).context();
+        try (DeviceBuffer mine = ctx.allocate(8); DeviceBuffer theirs = other.allocate(8); Event e = other.createEvent()) {
+            sim.faults.countCalls();
+            ContextMismatchException m = assertThrows(ContextMismatchException.class,
+                    () -> ctx.computeStream().copy(mine.bytes(), theirs.bytes()));
+            assertTrue(m.getMessage().contains("device 1"), m.getMessage());
+            assertThrows(ContextMismatchException.class, () -> ctx.computeStream().memset(theirs.bytes(), (byte) 0));
+            assertThrows(ContextMismatchException.class, () -> e.record(ctx.computeStream()));
+            assertThrows(ContextMismatchException.class, () -> ctx.computeStream().waitFor(e));
+            assertEquals(0, sim.faults.calls("cuMemcpyDtoDAsync_v2") + sim.faults.calls("cuMemsetD8Async")
+                    + sim.faults.calls("cuEventRecord") + sim.faults.calls("cuStreamWaitEvent"));
+        }
+    }
+
+    @Test
+    void ownersWorkFromManyThreadsAndCanBeClosedByAnotherThread() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<DeviceBuffer>> made = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                int fill = i;
+                made.add(pool.submit(() -> {
+                    DeviceBuffer b = ctx.allocate(64);
+                    ctx.computeStream().memset(b.bytes(), (byte) fill);
+                    return b;
+                }));
+            }
+            List<Future<Byte>> closed = new ArrayList<>();
+            for (Future<DeviceBuffer> f : made) {
+                DeviceBuffer b = f.get();
+                closed.add(pool.submit(() -> {
+                    byte[] out = new byte[64];
+                    b.bytes().copyTo(out);
+                    b.close();
+                    return out[63];
+                }));
+            }
+            for (int i = 0; i < closed.size(); i++) {
+                assertEquals((byte) i, closed.get(i).get());
+            }
+        } finally {
+            pool.shutdown();
+        }
+        ctx.reap();
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void anOwnerThatIsNeverClosedIsRetiredByTheCleaner() throws Exception {
+        leak();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (ctx.liveOwners(OwnerKind.DEVICE_BUFFER) > 0 && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "the Cleaner retired the unreachable buffer");
+        ctx.reap();
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+    }
+
+    private void leak() {
+        ctx.allocate(1024).bytes().copyFrom(new byte[1024]);
+    }
+}

@@ -1,0 +1,149 @@
+package dev.gatun.cuda.internal.context;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.gatun.cuda.OwnerKind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class RetirementQueueTest {
+
+    /** Evidence a test completes by hand. */
+    private static final class Switch implements Evidence {
+        int result = PENDING;
+        int polls;
+        int releases;
+
+        @Override
+        public int poll() {
+            polls++;
+            return result;
+        }
+
+        @Override
+        public void release() {
+            releases++;
+        }
+    }
+
+    private static final class Host implements RetirementQueue.Host {
+        final CaptureGate gate = new CaptureGate(Duration.ZERO);
+        boolean poisoned;
+        final List<String> freed = new ArrayList<>();
+        final List<String> failed = new ArrayList<>();
+
+        @Override
+        public boolean makeCurrentForRetirement() {
+            return !poisoned;
+        }
+
+        @Override
+        public boolean poisoned() {
+            return poisoned;
+        }
+
+        @Override
+        public CaptureGate gate() {
+            return gate;
+        }
+
+        @Override
+        public void retired(Retirement retirement, boolean ok) {
+            (ok ? freed : failed).add(retirement.identity());
+        }
+
+        @Override
+        public String resultName(int result) {
+            return "R" + result;
+        }
+    }
+
+    private final Host host = new Host();
+    private final RetirementQueue queue = new RetirementQueue(host);
+
+    @Test
+    void nothingIsFreedUntilEveryStreamsEvidenceCompletes() {
+        Switch a = new Switch();
+        Switch b = new Switch();
+        AtomicInteger frees = new AtomicInteger();
+        queue.submit(new Retirement("buffer", OwnerKind.DEVICE_BUFFER, List.of(a, b), () -> { frees.incrementAndGet(); return 0; }, true));
+        assertEquals(0, frees.get());
+        a.result = 0;
+        queue.reap();
+        assertEquals(0, frees.get(), "one stream's fence is not enough");
+        b.result = 0;
+        queue.reap();
+        assertEquals(1, frees.get());
+        assertEquals(List.of("buffer"), host.freed);
+        assertEquals(1, a.releases);
+        assertEquals(1, b.releases);
+        assertEquals(2, a.polls, "polled at submission and at the first reap; once complete, never again");
+        queue.reap();
+        assertEquals(1, frees.get(), "freed once");
+        assertEquals(0, queue.pending());
+    }
+
+    @Test
+    void aFailedFreeIsRetriedAtLaterReapsThenAbandoned() {
+        AtomicInteger attempts = new AtomicInteger();
+        queue.submit(new Retirement("stubborn", OwnerKind.EVENT, List.of(), () -> { attempts.incrementAndGet(); return 1; }, false));
+        assertEquals(1, attempts.get(), "tried once at submission, not in a loop");
+        queue.reap();
+        assertEquals(2, attempts.get());
+        queue.reap();
+        assertEquals(3, attempts.get());
+        assertEquals(List.of("stubborn"), host.failed);
+        queue.reap();
+        assertEquals(3, attempts.get(), "abandoned after " + RetirementQueue.MAX_FREE_ATTEMPTS + " attempts");
+        assertEquals(0, queue.pending());
+    }
+
+    @Test
+    void aFreeThatRecoversIsCountedAsFreed() {
+        AtomicInteger attempts = new AtomicInteger();
+        queue.submit(new Retirement("flaky", OwnerKind.STREAM, List.of(), () -> attempts.incrementAndGet() == 1 ? 1 : 0, false));
+        queue.reap();
+        assertEquals(List.of("flaky"), host.freed);
+        assertEquals(List.of(), host.failed);
+    }
+
+    @Test
+    void synchronizingFreesWaitOutAGlobalCaptureWithoutBlocking() throws Exception {
+        AtomicInteger frees = new AtomicInteger();
+        CaptureGate.CaptureTicket capture = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return host.gate.enterCapture();
+            } catch (CaptureGate.GateException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get();
+        queue.submit(new Retirement("sync free", OwnerKind.DEVICE_BUFFER, List.of(), () -> { frees.incrementAndGet(); return 0; }, true));
+        queue.submit(new Retirement("async free", OwnerKind.DEVICE_BUFFER, List.of(), () -> { frees.incrementAndGet(); return 0; }, false));
+        assertEquals(List.of("async free"), host.freed, "only the free that cannot break the capture ran");
+        host.gate.exitCapture(capture);
+        queue.reap();
+        assertEquals(List.of("async free", "sync free"), host.freed);
+    }
+
+    @Test
+    void aPoisonedContextAbandonsEntriesInsteadOfRetryingForever() {
+        Switch pending = new Switch();
+        queue.submit(new Retirement("doomed", OwnerKind.DEVICE_BUFFER, List.of(pending), () -> 0, true));
+        host.poisoned = true;
+        queue.reap();
+        assertEquals(List.of("doomed"), host.failed);
+        assertEquals(0, queue.pending());
+    }
+
+    @Test
+    void drainFreesEverythingAfterADeviceSynchronize() {
+        Switch never = new Switch();
+        queue.submit(new Retirement("in flight", OwnerKind.PINNED_BUFFER, List.of(never), () -> 0, true));
+        assertEquals(1, queue.pending());
+        assertEquals(1, queue.drainAfterSynchronize());
+        assertEquals(List.of("in flight"), host.freed);
+    }
+}

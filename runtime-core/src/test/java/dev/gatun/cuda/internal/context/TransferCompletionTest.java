@@ -1,0 +1,103 @@
+package dev.gatun.cuda.internal.context;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.gatun.cuda.internal.context.TransferCompletion.State;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class TransferCompletionTest {
+
+    private static final int UNKNOWN = 999;
+    private static final int RECORD_FAILED = 1;
+    private static final int COPY_FAILED = 700;
+
+    @Test
+    void aSuccessfulSubmissionIsFencedAndCompletesThroughItsOwnEvent() {
+        TransferCompletion c = new TransferCompletion();
+        assertTrue(c.submit(() -> 0, () -> 0).succeeded());
+        assertEquals(State.EVENT_RECORDED, c.state());
+        assertEquals(0, c.await(() -> 0, () -> fail("a recorded fence is never re-recorded")));
+        assertEquals(State.COMPLETE, c.state());
+        assertEquals(0, c.await(() -> fail("complete: nothing to wait for"), () -> fail("complete")));
+    }
+
+    @Test
+    void aFailedTransferIsStillFencedAndReportsItsOwnError() {
+        TransferCompletion c = new TransferCompletion();
+        TransferCompletion.Submission s = c.submit(() -> COPY_FAILED, () -> 0);
+        assertEquals(COPY_FAILED, s.result());
+        assertTrue(s.transferFailed());
+        assertEquals(State.EVENT_RECORDED, c.state(), "the failed copy may have queued work: it is fenced anyway");
+    }
+
+    @Test
+    void aFailedRecordIsRepairedWithoutErasingItsError() {
+        TransferCompletion c = new TransferCompletion();
+        AtomicInteger attempts = new AtomicInteger();
+        TransferCompletion.Submission s = c.submit(() -> 0, () -> attempts.incrementAndGet() == 1 ? RECORD_FAILED : 0);
+        assertEquals(RECORD_FAILED, s.result(), "the operation failed even though the retry fenced it");
+        assertFalse(s.transferFailed());
+        assertEquals(2, attempts.get());
+        assertEquals(State.EVENT_RECORDED, c.state());
+        assertEquals(0, c.await(() -> 0, () -> fail("already fenced")));
+    }
+
+    @Test
+    void theTransferErrorWinsOverARecordThatFailsTwice() {
+        TransferCompletion c = new TransferCompletion();
+        TransferCompletion.Submission s = c.submit(() -> COPY_FAILED, () -> RECORD_FAILED);
+        assertEquals(COPY_FAILED, s.result());
+        assertEquals(State.UNFENCED, c.state());
+    }
+
+    @Test
+    void anUnwindingSubmissionKeepsTheOriginalThrowableAndStaysUnfencedWhenBothRecordsThrow() {
+        TransferCompletion c = new TransferCompletion();
+        IllegalStateException original = new IllegalStateException("original submission failure");
+        IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                () -> c.submit(() -> { throw original; }, () -> { throw new IllegalArgumentException("cleanup"); }));
+        assertSame(original, thrown);
+        assertEquals(1, thrown.getSuppressed().length, "the cleanup failure is attached, never thrown instead");
+        assertEquals(State.UNFENCED, c.state());
+        assertEquals(UNKNOWN, c.await(() -> fail("no valid fence to wait on"), () -> UNKNOWN));
+        assertEquals(State.UNFENCED, c.state());
+    }
+
+    @Test
+    void anUnwindingTransferCannotMarkItsBytesComplete() {
+        TransferCompletion c = new TransferCompletion();
+        assertThrows(IllegalStateException.class, () -> c.submit(() -> { throw new IllegalStateException("copy"); }, () -> 0));
+        assertEquals(State.EVENT_RECORDED, c.state(), "fenced, but only completion of that fence makes it complete");
+    }
+
+    @Test
+    void anUncertainTransferMustCompleteThroughAFreshFenceBeforeRelease() {
+        for (boolean copyFails : new boolean[] {false, true}) {
+            TransferCompletion c = new TransferCompletion();
+            assertFalse(c.submit(() -> copyFails ? COPY_FAILED : 0, () -> RECORD_FAILED).succeeded());
+            assertEquals(State.UNFENCED, c.state());
+            assertEquals(RECORD_FAILED, c.await(() -> fail("no recorded fence"), () -> RECORD_FAILED));
+            assertEquals(State.UNFENCED, c.state(), "still unproven");
+            AtomicInteger refences = new AtomicInteger();
+            assertEquals(0, c.await(() -> 0, () -> { refences.incrementAndGet(); return 0; }));
+            assertEquals(1, refences.get());
+            assertEquals(State.COMPLETE, c.state());
+        }
+    }
+
+    @Test
+    void aRecordedTransferRetriesOnlyItsOwnEvent() {
+        TransferCompletion c = new TransferCompletion();
+        assertTrue(c.submit(() -> 0, () -> 0).succeeded());
+        assertEquals(600, c.await(() -> 600, () -> fail("recorded event exists")));
+        assertEquals(State.EVENT_RECORDED, c.state());
+        assertEquals(0, c.await(() -> 0, () -> fail("recorded event exists")));
+        assertEquals(State.COMPLETE, c.state());
+    }
+}

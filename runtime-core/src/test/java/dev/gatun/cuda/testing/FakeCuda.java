@@ -1,0 +1,24 @@
+package dev.gatun.cuda.testing;
+
+import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.internal.driver.Driver;
+import dev.gatun.cuda.internal.driver.DriverApi;
+import dev.gatun.cuda.internal.driver.FaultInjectingDriverApi;
+import dev.gatun.cuda.internal.driver.FaultPlan;
+
+/** Builds a {@link Cuda} over a simulated driver, optionally behind a fault plan. */
+public final class FakeCuda {
+
+    private FakeCuda() {
+    }
+
+    /** A Cuda over {@code api} (no fault injection). */
+    public static Cuda over(DriverApi api) {
+        return dev.gatun.cuda.TestHooks.cuda(Driver.create(api, "simulated driver"));
+    }
+
+    /** A Cuda over {@code fake}, with every call going through {@code plan}. */
+    public static Cuda over(FakeDriverApi fake, FaultPlan plan) {
+        return over(new FaultInjectingDriverApi(fake, plan));
+    }
+}

@@ -1,0 +1,811 @@
+package dev.gatun.cuda.testing;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.driver.DriverApi;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * A simulated CUDA device behind the {@link DriverApi} seam, for CPU tests of Gatun's owners.
+ *
+ * <p>Device memory is backed by host memory at fake device addresses; streams are queues of
+ * operations that run at once unless the test {@linkplain #hold holds} the stream (the GPU is
+ * "busy"); events complete when the work before them ran; synchronizing calls release every
+ * hold (the host waited for the GPU). Frees are checked against queued work: freeing memory
+ * that a queued operation still uses is recorded as a {@linkplain #violations() violation}
+ * instead of corrupting anything, so a test can prove Gatun never does it.
+ */
+public final class FakeDriverApi implements DriverApi {
+
+    public static final int SUCCESS = 0;
+    public static final int INVALID_VALUE = CudaDriver.CUDA_ERROR_INVALID_VALUE();
+    public static final int NOT_READY = CudaDriver.CUDA_ERROR_NOT_READY();
+    public static final int INVALID_HANDLE = CudaDriver.CUDA_ERROR_INVALID_HANDLE();
+    public static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
+
+    // ---- configuration ----
+    private int version = 13000;
+    private int initResult = SUCCESS;
+    private int deviceCount = 1;
+    private final Map<Integer, Integer> attributes = new HashMap<>();
+    private final Set<Integer> failingAttributes = new HashSet<>();
+    private final Set<String> missingSymbols = new HashSet<>();
+    private long totalMemory = 141L << 30;
+    private long memoryLimit = Long.MAX_VALUE;
+
+    // ---- state ----
+    private final Arena arena = Arena.ofShared();
+    private final Map<Integer, MemorySegment> errorStrings = new HashMap<>();
+    private final ThreadLocal<Long> current = ThreadLocal.withInitial(() -> 0L);
+    private final Map<Long, FakeStream> streams = new LinkedHashMap<>();
+    private final Map<Long, FakeEvent> events = new HashMap<>();
+    private final TreeMap<Long, DeviceAllocation> device = new TreeMap<>();
+    private final Map<Long, Arena> host = new HashMap<>();
+    private final Map<Long, Long> hostSizes = new HashMap<>();
+    private final List<String> violations = new ArrayList<>();
+    private long nextHandle = 0x1000;
+    private long nextDevice = 0x7f00_0000_0000L;
+    private long deviceBytes;
+    private long clockNanos;
+    private int retainedContexts;
+
+    private static final class DeviceAllocation {
+        final long base;
+        final long size;
+        final MemorySegment backing;
+        final Arena arena;
+
+        DeviceAllocation(long base, long size, Arena arena) {
+            this.base = base;
+            this.size = size;
+            this.arena = arena;
+            this.backing = arena.allocate(Math.max(1, size), 256);
+        }
+    }
+
+    private static final class Op {
+        final Runnable action;
+        final FakeEvent awaited;
+        final long awaitedGeneration;
+        final Set<Long> deviceUses;
+        final Set<Long> hostUses;
+
+        Op(Runnable action, FakeEvent awaited, long awaitedGeneration, Set<Long> deviceUses, Set<Long> hostUses) {
+            this.action = action;
+            this.awaited = awaited;
+            this.awaitedGeneration = awaitedGeneration;
+            this.deviceUses = deviceUses;
+            this.hostUses = hostUses;
+        }
+    }
+
+    private static final class FakeStream {
+        final ArrayDeque<Op> queue = new ArrayDeque<>();
+        boolean held;
+        int captureStatus;
+        final int priority;
+
+        FakeStream(int priority) {
+            this.priority = priority;
+        }
+    }
+
+    private static final class FakeEvent {
+        final boolean timing;
+        long recorded;
+        long completed;
+        long timestamp;
+
+        FakeEvent(boolean timing) {
+            this.timing = timing;
+        }
+    }
+
+    // ---- test controls ----
+
+    public synchronized FakeDriverApi version(int encoded) {
+        this.version = encoded;
+        return this;
+    }
+
+    public synchronized FakeDriverApi initResult(int result) {
+        this.initResult = result;
+        return this;
+    }
+
+    public synchronized FakeDriverApi deviceCount(int count) {
+        this.deviceCount = count;
+        return this;
+    }
+
+    /** Sets what cuDeviceGetAttribute reports for a CU_DEVICE_ATTRIBUTE_* value. */
+    public synchronized FakeDriverApi attribute(int attribute, int value) {
+        attributes.put(attribute, value);
+        return this;
+    }
+
+    /** Makes cuDeviceGetAttribute fail for this attribute. */
+    public synchronized FakeDriverApi failAttribute(int attribute) {
+        failingAttributes.add(attribute);
+        return this;
+    }
+
+    public synchronized FakeDriverApi withoutSymbol(String name) {
+        missingSymbols.add(name);
+        return this;
+    }
+
+    /** Device allocations beyond this many bytes fail with CUDA_ERROR_OUT_OF_MEMORY. */
+    public synchronized FakeDriverApi memoryLimit(long bytes) {
+        this.memoryLimit = bytes;
+        return this;
+    }
+
+    /** The GPU is busy on this stream: its work waits until {@link #release} (or a synchronize). */
+    public synchronized void hold(MemorySegment stream) {
+        streamOf(stream.address()).held = true;
+    }
+
+    /** The GPU finishes the held work on this stream (and whatever waited on it). */
+    public synchronized void release(MemorySegment stream) {
+        streamOf(stream.address()).held = false;
+        pump();
+    }
+
+    /** Marks a stream as capturing (as if someone began a capture on it), or not. */
+    public synchronized void capturing(MemorySegment stream, boolean capturing) {
+        streamOf(stream.address()).captureStatus = capturing ? CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE()
+                : CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
+    }
+
+    /** Frees (or other misuse) that would have been unsafe on a real GPU. Empty in a correct run. */
+    public synchronized List<String> violations() {
+        return List.copyOf(violations);
+    }
+
+    public synchronized int liveDeviceAllocations() {
+        return device.size();
+    }
+
+    public synchronized long liveDeviceBytes() {
+        return deviceBytes;
+    }
+
+    public synchronized int liveHostAllocations() {
+        return host.size();
+    }
+
+    public synchronized int liveStreams() {
+        return streams.size();
+    }
+
+    public synchronized int liveEvents() {
+        return events.size();
+    }
+
+    public synchronized int queuedOperations(MemorySegment stream) {
+        return streamOf(stream.address()).queue.size();
+    }
+
+    /** Reads device memory directly (as a debugger would), for assertions. */
+    public synchronized byte[] deviceBytes(long address, int length) {
+        MemorySegment m = resolve(address, length);
+        if (m == null) {
+            throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
+        }
+        return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    // ---- DriverApi ----
+
+    @Override
+    public synchronized boolean hasSymbol(String name) {
+        return !missingSymbols.contains(name);
+    }
+
+    @Override
+    public synchronized int cuInit(int flags) {
+        return initResult;
+    }
+
+    @Override
+    public synchronized int cuDriverGetVersion(MemorySegment out) {
+        out.set(ValueLayout.JAVA_INT, 0, version);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuGetErrorName(int error, MemorySegment out) {
+        return errorText(error, out, "CUDA error " + error);
+    }
+
+    @Override
+    public synchronized int cuGetErrorString(int error, MemorySegment out) {
+        return errorText(error, out, "simulated driver error " + error);
+    }
+
+    private int errorText(int error, MemorySegment out, String text) {
+        MemorySegment s = errorStrings.computeIfAbsent(error, e -> arena.allocateFrom(text));
+        out.set(ValueLayout.ADDRESS, 0, s);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGetCount(MemorySegment count) {
+        count.set(ValueLayout.JAVA_INT, 0, deviceCount);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGet(MemorySegment out, int ordinal) {
+        if (ordinal < 0 || ordinal >= deviceCount) {
+            return CudaDriver.CUDA_ERROR_INVALID_DEVICE();
+        }
+        out.set(ValueLayout.JAVA_INT, 0, ordinal);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGetName(MemorySegment name, int len, int dev) {
+        name.reinterpret(len).setString(0, "Simulated GPU " + dev);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGetAttribute(MemorySegment pi, int attrib, int dev) {
+        if (failingAttributes.contains(attrib)) {
+            return INVALID_VALUE;
+        }
+        pi.set(ValueLayout.JAVA_INT, 0, attributes.getOrDefault(attrib, defaultAttribute(attrib)));
+        return SUCCESS;
+    }
+
+    private static int defaultAttribute(int attribute) {
+        if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR()) {
+            return 9;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT()) {
+            return 132;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK()) {
+            return 1024;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X()) {
+            return Integer.MAX_VALUE;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK()) {
+            return 48 * 1024;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN()) {
+            return 227 * 1024;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE()) {
+            return 60 << 20;
+        }
+        return 0;
+    }
+
+    @Override
+    public synchronized int cuDeviceTotalMem_v2(MemorySegment bytes, int dev) {
+        bytes.set(ValueLayout.JAVA_LONG, 0, totalMemory);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGetPCIBusId(MemorySegment out, int len, int dev) {
+        out.reinterpret(len).setString(0, String.format("0000:%02x:00.0", dev + 6));
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceCanAccessPeer(MemorySegment canAccessPeer, int dev, int peerDev) {
+        canAccessPeer.set(ValueLayout.JAVA_INT, 0, dev != peerDev ? 1 : 0);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDeviceGetP2PAttribute(MemorySegment value, int attrib, int srcDevice, int dstDevice) {
+        value.set(ValueLayout.JAVA_INT, 0, 1);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuDevicePrimaryCtxRetain(MemorySegment pctx, int dev) {
+        retainedContexts++;
+        pctx.set(ValueLayout.JAVA_LONG, 0, 0xC0_0000L + dev);
+        return SUCCESS;
+    }
+
+    /** How many times a primary context was retained (Gatun retains once per device). */
+    public synchronized int primaryContextRetains() {
+        return retainedContexts;
+    }
+
+    @Override
+    public synchronized int cuCtxSetCurrent(MemorySegment ctx) {
+        current.set(ctx.address());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuCtxGetCurrent(MemorySegment pctx) {
+        pctx.set(ValueLayout.JAVA_LONG, 0, current.get());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuCtxSynchronize() {
+        drainAll();
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuCtxGetStreamPriorityRange(MemorySegment least, MemorySegment greatest) {
+        least.set(ValueLayout.JAVA_INT, 0, 0);
+        greatest.set(ValueLayout.JAVA_INT, 0, -5);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuCtxEnablePeerAccess(MemorySegment peerContext, int flags) {
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemGetInfo_v2(MemorySegment free, MemorySegment total) {
+        free.set(ValueLayout.JAVA_LONG, 0, totalMemory - deviceBytes);
+        total.set(ValueLayout.JAVA_LONG, 0, totalMemory);
+        return SUCCESS;
+    }
+
+    // ---- streams ----
+
+    @Override
+    public synchronized int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
+        long h = nextHandle += 16;
+        streams.put(h, new FakeStream(priority));
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuStreamDestroy_v2(MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        if (!s.queue.isEmpty()) {
+            // The real driver would finish the work and then release the stream; Gatun
+            // destroys only after the stream's final fence, so queued work here is a bug.
+            violations.add("cuStreamDestroy on a stream with " + s.queue.size() + " queued operations");
+        }
+        streams.remove(stream.address());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuStreamQuery(MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        return s == null ? INVALID_HANDLE : s.queue.isEmpty() ? SUCCESS : NOT_READY;
+    }
+
+    @Override
+    public synchronized int cuStreamSynchronize(MemorySegment stream) {
+        if (!streams.containsKey(stream.address())) {
+            return INVALID_HANDLE;
+        }
+        drainAll();
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuStreamWaitEvent(MemorySegment stream, MemorySegment event, int flags) {
+        FakeStream s = streams.get(stream.address());
+        FakeEvent e = events.get(event.address());
+        if (s == null || e == null) {
+            return INVALID_HANDLE;
+        }
+        if (e.completed < e.recorded) {
+            s.queue.add(new Op(() -> { }, e, e.recorded, Set.of(), Set.of()));
+        }
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuStreamIsCapturing(MemorySegment stream, MemorySegment status) {
+        FakeStream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        status.set(ValueLayout.JAVA_INT, 0, s.captureStatus);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
+        FakeStream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        priority.set(ValueLayout.JAVA_INT, 0, s.priority);
+        return SUCCESS;
+    }
+
+    // ---- events ----
+
+    @Override
+    public synchronized int cuEventCreate(MemorySegment out, int flags) {
+        long h = nextHandle += 16;
+        events.put(h, new FakeEvent((flags & CudaDriver.CU_EVENT_DISABLE_TIMING()) == 0));
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuEventDestroy_v2(MemorySegment event) {
+        return events.remove(event.address()) == null ? INVALID_HANDLE : SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuEventRecord(MemorySegment event, MemorySegment stream) {
+        FakeEvent e = events.get(event.address());
+        FakeStream s = streams.get(stream.address());
+        if (e == null || s == null) {
+            return INVALID_HANDLE;
+        }
+        if (s.captureStatus != CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE()) {
+            violations.add("cuEventRecord of a Gatun fence into a capturing stream");
+        }
+        long generation = ++e.recorded;
+        enqueue(s, () -> {
+            e.completed = Math.max(e.completed, generation);
+            e.timestamp = clockNanos += 500_000;
+        }, Set.of(), Set.of());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuEventQuery(MemorySegment event) {
+        FakeEvent e = events.get(event.address());
+        return e == null ? INVALID_HANDLE : e.completed >= e.recorded ? SUCCESS : NOT_READY;
+    }
+
+    @Override
+    public synchronized int cuEventSynchronize(MemorySegment event) {
+        FakeEvent e = events.get(event.address());
+        if (e == null) {
+            return INVALID_HANDLE;
+        }
+        drainAll();
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuEventElapsedTime_v2(MemorySegment ms, MemorySegment start, MemorySegment end) {
+        FakeEvent s = events.get(start.address());
+        FakeEvent e = events.get(end.address());
+        if (s == null || e == null) {
+            return INVALID_HANDLE;
+        }
+        if (!s.timing || !e.timing) {
+            return CudaDriver.CUDA_ERROR_INVALID_HANDLE();
+        }
+        if (s.completed < s.recorded || e.completed < e.recorded || s.recorded == 0 || e.recorded == 0) {
+            return NOT_READY;
+        }
+        ms.set(ValueLayout.JAVA_FLOAT, 0, (e.timestamp - s.timestamp) / 1e6f);
+        return SUCCESS;
+    }
+
+    // ---- memory ----
+
+    @Override
+    public synchronized int cuMemAlloc_v2(MemorySegment out, long bytes) {
+        return allocateDevice(out, bytes);
+    }
+
+    @Override
+    public synchronized int cuMemAllocAsync(MemorySegment out, long bytes, MemorySegment stream) {
+        if (!streams.containsKey(stream.address())) {
+            return INVALID_HANDLE;
+        }
+        return allocateDevice(out, bytes);
+    }
+
+    private int allocateDevice(MemorySegment out, long bytes) {
+        if (bytes <= 0) {
+            return INVALID_VALUE;
+        }
+        if (deviceBytes + bytes > memoryLimit) {
+            return OUT_OF_MEMORY;
+        }
+        long base = nextDevice;
+        nextDevice += (bytes + 511) & ~511L;
+        device.put(base, new DeviceAllocation(base, bytes, Arena.ofShared()));
+        deviceBytes += bytes;
+        out.set(ValueLayout.JAVA_LONG, 0, base);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemFree_v2(long address) {
+        return freeDevice(address, "cuMemFree");
+    }
+
+    @Override
+    public synchronized int cuMemFreeAsync(long address, MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        DeviceAllocation a = device.get(address);
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        // Stream-ordered: legal while earlier work on this stream uses it, not while other
+        // streams' queued work does.
+        for (Map.Entry<Long, FakeStream> other : streams.entrySet()) {
+            if (other.getValue() != s && usesDevice(other.getValue(), a)) {
+                violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address)
+                        + " while another stream's queued work uses it");
+            }
+        }
+        enqueue(s, () -> release(a), Set.of(), Set.of());
+        return SUCCESS;
+    }
+
+    private int freeDevice(long address, String what) {
+        DeviceAllocation a = device.get(address);
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        for (FakeStream s : streams.values()) {
+            if (usesDevice(s, a)) {
+                violations.add(what + " of 0x" + Long.toHexString(address) + " while queued work still uses it");
+            }
+        }
+        release(a);
+        return SUCCESS;
+    }
+
+    private void release(DeviceAllocation a) {
+        if (device.remove(a.base) != null) {
+            deviceBytes -= a.size;
+            a.arena.close();
+        }
+    }
+
+    private static boolean usesDevice(FakeStream s, DeviceAllocation a) {
+        for (Op op : s.queue) {
+            if (op.deviceUses.contains(a.base)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public synchronized int cuMemHostAlloc(MemorySegment out, long bytes, int flags) {
+        Arena a = Arena.ofShared();
+        MemorySegment m = a.allocate(bytes, 4096);
+        host.put(m.address(), a);
+        hostSizes.put(m.address(), bytes);
+        out.set(ValueLayout.JAVA_LONG, 0, m.address());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemFreeHost(MemorySegment p) {
+        Arena a = host.get(p.address());
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        for (FakeStream s : streams.values()) {
+            for (Op op : s.queue) {
+                if (op.hostUses.contains(p.address())) {
+                    violations.add("cuMemFreeHost of pinned memory a queued transfer still uses");
+                    return INVALID_VALUE; // keep the memory: the queued copy would touch it
+                }
+            }
+        }
+        host.remove(p.address());
+        hostSizes.remove(p.address());
+        a.close();
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemsetD8_v2(long dst, byte value, long n) {
+        MemorySegment m = resolve(dst, n);
+        if (m == null) {
+            return INVALID_VALUE;
+        }
+        m.fill(value);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemsetD8Async(long dst, byte value, long n, MemorySegment stream) {
+        return deviceOp(stream, dst, n, m -> m.fill(value));
+    }
+
+    @Override
+    public synchronized int cuMemsetD32_v2(long dst, int value, long n) {
+        MemorySegment m = resolve(dst, n * 4);
+        if (m == null) {
+            return INVALID_VALUE;
+        }
+        fill32(m, value);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemsetD32Async(long dst, int value, long n, MemorySegment stream) {
+        return deviceOp(stream, dst, n * 4, m -> fill32(m, value));
+    }
+
+    private static void fill32(MemorySegment m, int value) {
+        for (long i = 0; i < m.byteSize(); i += 4) {
+            m.set(ValueLayout.JAVA_INT_UNALIGNED, i, value);
+        }
+    }
+
+    @Override
+    public synchronized int cuMemcpyHtoD_v2(long dst, MemorySegment src, long n) {
+        MemorySegment d = resolve(dst, n);
+        if (d == null || !src.isNative()) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(src.reinterpret(n), 0, d, 0, n);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyDtoH_v2(MemorySegment dst, long src, long n) {
+        MemorySegment s = resolve(src, n);
+        if (s == null || !dst.isNative()) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(s, 0, dst.reinterpret(n), 0, n);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyDtoD_v2(long dst, long src, long n) {
+        MemorySegment d = resolve(dst, n);
+        MemorySegment s = resolve(src, n);
+        if (d == null || s == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(s, 0, d, 0, n);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyHtoDAsync_v2(long dst, MemorySegment src, long n, MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        MemorySegment d = resolve(dst, n);
+        if (s == null || d == null || !src.isNative()) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        // The DMA engine sees raw memory, not the caller's Java view (whose arena may close first).
+        MemorySegment from = MemorySegment.ofAddress(src.address()).reinterpret(n);
+        enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n), Set.of(allocationOf(dst).base), hostUse(src.address()));
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyDtoHAsync_v2(MemorySegment dst, long src, long n, MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        MemorySegment from = resolve(src, n);
+        if (s == null || from == null || !dst.isNative()) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        MemorySegment to = MemorySegment.ofAddress(dst.address()).reinterpret(n);
+        enqueue(s, () -> MemorySegment.copy(from, 0, to, 0, n), Set.of(allocationOf(src).base), hostUse(dst.address()));
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyDtoDAsync_v2(long dst, long src, long n, MemorySegment stream) {
+        FakeStream s = streams.get(stream.address());
+        MemorySegment d = resolve(dst, n);
+        MemorySegment from = resolve(src, n);
+        if (s == null || d == null || from == null) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n), new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)),
+                Set.of());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuMemcpyPeer(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n) {
+        return cuMemcpyDtoD_v2(dst, src, n);
+    }
+
+    @Override
+    public synchronized int cuMemcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext,
+            long n, MemorySegment stream) {
+        return cuMemcpyDtoDAsync_v2(dst, src, n, stream);
+    }
+
+    // ---- simulation ----
+
+    private Set<Long> hostUse(long address) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            if (address >= e.getKey() && address < e.getKey() + Math.max(1, e.getValue())) {
+                return Set.of(e.getKey());
+            }
+        }
+        return Set.of();
+    }
+
+    private int deviceOp(MemorySegment stream, long dst, long n, java.util.function.Consumer<MemorySegment> action) {
+        FakeStream s = streams.get(stream.address());
+        MemorySegment d = resolve(dst, n);
+        if (s == null || d == null) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        enqueue(s, () -> action.accept(d), Set.of(allocationOf(dst).base), Set.of());
+        return SUCCESS;
+    }
+
+    private DeviceAllocation allocationOf(long address) {
+        Map.Entry<Long, DeviceAllocation> e = device.floorEntry(address);
+        return e == null ? null : e.getValue();
+    }
+
+    /** The backing memory of [address, address + n), or null when it is not inside one live allocation. */
+    private MemorySegment resolve(long address, long n) {
+        DeviceAllocation a = allocationOf(address);
+        if (a == null || n < 0 || address - a.base + n > a.size) {
+            return null;
+        }
+        return a.backing.asSlice(address - a.base, n);
+    }
+
+    private void enqueue(FakeStream s, Runnable action, Set<Long> deviceUses, Set<Long> hostUses) {
+        s.queue.add(new Op(action, null, 0, deviceUses, hostUses));
+        pump();
+    }
+
+    private FakeStream streamOf(long handle) {
+        FakeStream s = streams.get(handle);
+        if (s == null) {
+            throw new IllegalArgumentException("no simulated stream 0x" + Long.toHexString(handle));
+        }
+        return s;
+    }
+
+    /** Runs every operation that can run: streams not held, waits whose event completed. */
+    private void pump() {
+        boolean progress = true;
+        while (progress) {
+            progress = false;
+            for (FakeStream s : List.copyOf(streams.values())) {
+                while (!s.held && !s.queue.isEmpty()) {
+                    Op op = s.queue.peekFirst();
+                    if (op.awaited != null && op.awaited.completed < op.awaitedGeneration) {
+                        break;
+                    }
+                    s.queue.pollFirst();
+                    op.action.run();
+                    progress = true;
+                }
+            }
+        }
+    }
+
+    /** A host wait: the GPU finishes everything. */
+    private void drainAll() {
+        for (FakeStream s : streams.values()) {
+            s.held = false;
+        }
+        pump();
+    }
+}
