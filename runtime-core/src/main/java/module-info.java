@@ -9,4 +9,5 @@ module dev.gatun.cuda {
 
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.internal.driver to dev.gatun.cuda.graph;
+    exports dev.gatun.cuda.internal.context to dev.gatun.cuda.graph;
 }

@@ -33,6 +33,7 @@ public final class CudaContext implements AutoCloseable {
     private final int leastPriority;
     private final int greatestPriority;
     private final StagingPool staging;
+    private final ModuleRegistry modules;
     private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary) {
@@ -47,6 +48,7 @@ public final class CudaContext implements AutoCloseable {
         this.staging = new StagingPool(this);
         this.computeStream = new Stream(this, 0, true);
         this.copyStream = new Stream(this, 0, true);
+        this.modules = new ModuleRegistry(this);
     }
 
     public Device device() {
@@ -59,6 +61,12 @@ public final class CudaContext implements AutoCloseable {
 
     StagingPool staging() {
         return staging;
+    }
+
+    /** The modules loaded in this context, by name. */
+    public ModuleRegistry modules() {
+        checkOpen();
+        return modules;
     }
 
     /** The context's stream for kernels. Owned by the context: closing it does nothing. */
@@ -258,6 +266,7 @@ public final class CudaContext implements AutoCloseable {
                     + " while owners made from it are open (" + open + "); close them first");
         }
         closed = true;
+        modules.clear();
         computeStream.retire();
         copyStream.retire();
         staging.close();

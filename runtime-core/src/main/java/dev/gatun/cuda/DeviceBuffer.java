@@ -59,7 +59,7 @@ public final class DeviceBuffer implements AutoCloseable {
         }
 
         @Override
-        protected Retirement.Release release() {
+        protected Retirement.Release howToFree() {
             if (size == 0) {
                 return () -> 0;
             }

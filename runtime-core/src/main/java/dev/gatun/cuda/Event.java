@@ -33,7 +33,7 @@ public final class Event implements AutoCloseable {
         }
 
         @Override
-        protected Retirement.Release release() {
+        protected Retirement.Release howToFree() {
             // Safety: every stream it was recorded on has passed a later fence, so no record or
             // wait on this event is pending.
             return () -> context.api().cuEventDestroy_v2(handle);

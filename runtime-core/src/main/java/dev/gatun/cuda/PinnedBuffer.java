@@ -69,7 +69,7 @@ public final class PinnedBuffer implements AutoCloseable {
         }
 
         @Override
-        protected Retirement.Release release() {
+        protected Retirement.Release howToFree() {
             if (!viewsClosed) {
                 return () -> CudaDriver.CUDA_ERROR_INVALID_VALUE(); // abandoned by the queue, with a log line
             }

@@ -52,7 +52,7 @@ public final class Stream implements AutoCloseable {
         }
 
         @Override
-        protected Retirement.Release release() {
+        protected Retirement.Release howToFree() {
             MemorySegment handle = stream.handle();
             return () -> {
                 // Safety: the stream's final fence completed, so no queued work remains and no

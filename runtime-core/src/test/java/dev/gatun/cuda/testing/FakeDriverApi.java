@@ -58,6 +58,25 @@ public final class FakeDriverApi implements DriverApi {
     private long deviceBytes;
     private long clockNanos;
     private int retainedContexts;
+    private final Map<Long, Map<String, FakeFunction>> modules = new HashMap<>();
+    private final Map<Long, FakeFunction> functions = new HashMap<>();
+    private final Map<String, FakeKernel> bodies = new HashMap<>();
+    private final Map<String, Integer> staticShared = new HashMap<>();
+    private int launches;
+
+    /** A function parsed from a PTX .entry: its name and parameter sizes. */
+    private static final class FakeFunction {
+        final String name;
+        final long module;
+        final List<Integer> paramSizes;
+        int maxDynamicShared;
+
+        FakeFunction(String name, long module, List<Integer> paramSizes) {
+            this.name = name;
+            this.module = module;
+            this.paramSizes = paramSizes;
+        }
+    }
 
     private static final class DeviceAllocation {
         final long base;
@@ -79,6 +98,7 @@ public final class FakeDriverApi implements DriverApi {
         final long awaitedGeneration;
         final Set<Long> deviceUses;
         final Set<Long> hostUses;
+        long module;
 
         Op(Runnable action, FakeEvent awaited, long awaitedGeneration, Set<Long> deviceUses, Set<Long> hostUses) {
             this.action = action;
@@ -204,6 +224,27 @@ public final class FakeDriverApi implements DriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** What launches of kernel {@code name} do when their stream runs them (default: nothing). */
+    public synchronized FakeDriverApi kernelBody(String name, FakeKernel body) {
+        bodies.put(name, body);
+        return this;
+    }
+
+    /** Static shared memory that kernel {@code name} reports (default 0). */
+    public synchronized FakeDriverApi staticSharedMemory(String name, int bytes) {
+        staticShared.put(name, bytes);
+        return this;
+    }
+
+    public synchronized int liveModules() {
+        return modules.size();
+    }
+
+    /** Launches accepted so far (all kinds). */
+    public synchronized int launches() {
+        return launches;
     }
 
     // ---- DriverApi ----
@@ -732,6 +773,387 @@ public final class FakeDriverApi implements DriverApi {
     public synchronized int cuMemcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext,
             long n, MemorySegment stream) {
         return cuMemcpyDtoDAsync_v2(dst, src, n, stream);
+    }
+
+
+    // ---- modules, functions, launches ----
+
+    private static final java.util.regex.Pattern ENTRY = java.util.regex.Pattern.compile(
+            "\\.entry\\s+(\\w+)\\s*\\(([^)]*)\\)", java.util.regex.Pattern.DOTALL);
+    private static final java.util.regex.Pattern PARAM = java.util.regex.Pattern.compile(
+            "\\.param\\s+\\.(?:align\\s+\\d+\\s+)?\\.?([usfb])(\\d+)\\s+\\w+(?:\\[(\\d+)\\])?");
+
+    @Override
+    public synchronized int cuModuleLoadData(MemorySegment out, MemorySegment image) {
+        String text = image.reinterpret(1 << 24).getString(0);
+        if (text.startsWith("\u007fELF")) {
+            return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
+        }
+        if (!text.contains(".version")) {
+            return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
+        }
+        if (text.contains(".version 99.")) {
+            return CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
+        }
+        long h = nextHandle += 16;
+        Map<String, FakeFunction> fs = new HashMap<>();
+        java.util.regex.Matcher m = ENTRY.matcher(text);
+        while (m.find()) {
+            List<Integer> sizes = new ArrayList<>();
+            java.util.regex.Matcher p = PARAM.matcher(m.group(2));
+            while (p.find()) {
+                int bits = Integer.parseInt(p.group(2));
+                int count = p.group(3) == null ? 1 : Integer.parseInt(p.group(3));
+                sizes.add(bits / 8 * count);
+            }
+            fs.put(m.group(1), new FakeFunction(m.group(1), h, List.copyOf(sizes)));
+        }
+        modules.put(h, fs);
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuModuleUnload(MemorySegment module) {
+        Map<String, FakeFunction> fs = modules.remove(module.address());
+        if (fs == null) {
+            return INVALID_HANDLE;
+        }
+        for (FakeStream s : streams.values()) {
+            for (Op op : s.queue) {
+                if (op.module == module.address()) {
+                    violations.add("cuModuleUnload while a queued launch uses the module");
+                }
+            }
+        }
+        functions.values().removeIf(f -> f.module == module.address());
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuModuleGetFunction(MemorySegment out, MemorySegment module, MemorySegment name) {
+        Map<String, FakeFunction> fs = modules.get(module.address());
+        if (fs == null) {
+            return INVALID_HANDLE;
+        }
+        FakeFunction f = fs.get(name.reinterpret(4096).getString(0));
+        if (f == null) {
+            return CudaDriver.CUDA_ERROR_NOT_FOUND();
+        }
+        long h = nextHandle += 16;
+        functions.put(h, f);
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuFuncGetAttribute(MemorySegment pi, int attrib, MemorySegment func) {
+        FakeFunction f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        int v;
+        if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS()) {
+            v = 32;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES()) {
+            v = staticShared.getOrDefault(f.name, 0);
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK()) {
+            v = 1024;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
+            v = f.maxDynamicShared;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_PTX_VERSION() || attrib == CudaDriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION()) {
+            v = 90;
+        } else {
+            v = 0;
+        }
+        pi.set(ValueLayout.JAVA_INT, 0, v);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuFuncSetAttribute(MemorySegment func, int attrib, int value) {
+        FakeFunction f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
+            if (value + staticShared.getOrDefault(f.name, 0) > defaultAttribute(
+                    CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN())) {
+                return INVALID_VALUE;
+            }
+            f.maxDynamicShared = value;
+        }
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuFuncGetParamInfo(MemorySegment func, long index, MemorySegment offset, MemorySegment size) {
+        FakeFunction f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        if (index < 0 || index >= f.paramSizes.size()) {
+            return INVALID_VALUE;
+        }
+        long at = 0;
+        for (int i = 0; i <= index; i++) {
+            int sz = f.paramSizes.get(i);
+            int align = Math.min(8, Integer.highestOneBit(Math.max(1, sz)));
+            at = (at + align - 1) / align * align;
+            if (i < index) {
+                at += sz;
+            }
+        }
+        offset.set(ValueLayout.JAVA_LONG, 0, at);
+        size.set(ValueLayout.JAVA_LONG, 0, f.paramSizes.get((int) index));
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuLaunchKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz, int smem,
+            MemorySegment stream, MemorySegment params, MemorySegment extra) {
+        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, false);
+    }
+
+    @Override
+    public synchronized int cuLaunchCooperativeKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz,
+            int smem, MemorySegment stream, MemorySegment params) {
+        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, true);
+    }
+
+    @Override
+    public synchronized int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment params,
+            MemorySegment extra) {
+        MemorySegment c = config.reinterpret(dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.sizeof());
+        return launch(f, dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.gridDimX(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.gridDimY(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.gridDimZ(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.blockDimX(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.blockDimY(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.blockDimZ(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.sharedMemBytes(c),
+                dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.hStream(c), params, false);
+    }
+
+    private int launch(MemorySegment fn, int gx, int gy, int gz, int bx, int by, int bz, int smem, MemorySegment stream,
+            MemorySegment params, boolean cooperative) {
+        FakeFunction f = functions.get(fn.address());
+        FakeStream s = streams.get(stream.address());
+        if (f == null || s == null) {
+            return INVALID_HANDLE;
+        }
+        if ((long) bx * by * bz > 1024 || smem > Math.max(48 * 1024 - staticShared.getOrDefault(f.name, 0), f.maxDynamicShared)) {
+            return INVALID_VALUE;
+        }
+        if (cooperative && (long) gx * gy * gz > 132L * Math.max(1, 2048 / (bx * by * bz))) {
+            return CudaDriver.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE();
+        }
+        MemorySegment ptrs = params.reinterpret(8L * f.paramSizes.size());
+        long[] raw = new long[f.paramSizes.size()];
+        Set<Long> uses = new HashSet<>();
+        for (int i = 0; i < raw.length; i++) {
+            MemorySegment slot = ptrs.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(8);
+            int size = f.paramSizes.get(i);
+            raw[i] = size == 8 ? slot.get(ValueLayout.JAVA_LONG, 0) : size == 4 ? slot.get(ValueLayout.JAVA_INT, 0)
+                    : size == 2 ? slot.get(ValueLayout.JAVA_SHORT, 0) : slot.get(ValueLayout.JAVA_BYTE, 0);
+            DeviceAllocation a = size == 8 ? allocationOf(raw[i]) : null;
+            if (a != null && raw[i] < a.base + Math.max(1, a.size)) {
+                uses.add(a.base);
+            }
+        }
+        FakeKernel body = bodies.get(f.name);
+        int grid = gx;
+        int block = bx;
+        launches++;
+        Op op = new Op(() -> {
+            if (body != null) {
+                body.run(new LaunchView(raw, grid, block, smem));
+            }
+        }, null, 0, uses, Set.of());
+        op.module = f.module;
+        s.queue.add(op);
+        pump();
+        return SUCCESS;
+    }
+
+    private final class LaunchView implements FakeKernel.Launch {
+        private final long[] raw;
+        private final int grid;
+        private final int block;
+        private final int smem;
+
+        LaunchView(long[] raw, int grid, int block, int smem) {
+            this.raw = raw;
+            this.grid = grid;
+            this.block = block;
+            this.smem = smem;
+        }
+
+        @Override
+        public int gridX() {
+            return grid;
+        }
+
+        @Override
+        public int blockX() {
+            return block;
+        }
+
+        @Override
+        public int sharedMemoryBytes() {
+            return smem;
+        }
+
+        @Override
+        public long pointer(int i) {
+            return raw[i];
+        }
+
+        @Override
+        public int i32(int i) {
+            return (int) raw[i];
+        }
+
+        @Override
+        public long i64(int i) {
+            return raw[i];
+        }
+
+        @Override
+        public float f32(int i) {
+            return Float.intBitsToFloat((int) raw[i]);
+        }
+
+        @Override
+        public double f64(int i) {
+            return Double.longBitsToDouble(raw[i]);
+        }
+
+        @Override
+        public MemorySegment memory(long address, long bytes) {
+            MemorySegment m = resolve(address, bytes);
+            if (m == null) {
+                throw new IllegalStateException("simulated kernel touched unallocated device memory 0x" + Long.toHexString(address));
+            }
+            return m;
+        }
+    }
+
+    @Override
+    public synchronized int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(MemorySegment numBlocks, MemorySegment func,
+            int blockSize, long dynamicSmem, int flags) {
+        numBlocks.set(ValueLayout.JAVA_INT, 0, Math.max(1, 2048 / Math.max(1, blockSize)));
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuOccupancyMaxPotentialBlockSizeWithFlags(MemorySegment minGridSize, MemorySegment blockSize,
+            MemorySegment func, MemorySegment callback, long dynamicSmem, int blockSizeLimit, int flags) {
+        int block = blockSizeLimit > 0 ? Math.min(1024, blockSizeLimit) : 1024;
+        minGridSize.set(ValueLayout.JAVA_INT, 0, 132 * (2048 / block));
+        blockSize.set(ValueLayout.JAVA_INT, 0, block);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config) {
+        MemorySegment c = config.reinterpret(dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.sizeof());
+        int attrs = dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.numAttrs(c);
+        MemorySegment a = dev.gatun.cuda.bindings.driver.CUlaunchConfig_st.attrs(c)
+                .reinterpret(attrs * dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st.sizeof());
+        int size = 1;
+        for (int i = 0; i < attrs; i++) {
+            MemorySegment one = dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st.asSlice(a, i);
+            if (dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st.id(one) == CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION()) {
+                MemorySegment d = dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union.clusterDim(
+                        dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st.value(one));
+                size = dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union.clusterDim.x(d)
+                        * dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union.clusterDim.y(d)
+                        * dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union.clusterDim.z(d);
+            }
+        }
+        numClusters.set(ValueLayout.JAVA_INT, 0, 132 / size);
+        return SUCCESS;
+    }
+
+    @Override
+    public synchronized int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment out, MemorySegment func, int numBlocks,
+            int blockSize) {
+        out.set(ValueLayout.JAVA_LONG, 0, 227L * 1024 / Math.max(1, numBlocks));
+        return SUCCESS;
+    }
+
+    // ---- capture and graphs: not simulated here ----
+
+    @Override
+    public synchronized int cuStreamBeginCapture_v2(MemorySegment stream, int mode) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuStreamEndCapture(MemorySegment stream, MemorySegment graph) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuStreamGetCaptureInfo_v3(MemorySegment stream, MemorySegment status, MemorySegment id,
+            MemorySegment graph, MemorySegment deps, MemorySegment edges, MemorySegment count) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuThreadExchangeStreamCaptureMode(MemorySegment mode) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphInstantiateWithFlags(MemorySegment exec, MemorySegment graph, long flags) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphLaunch(MemorySegment exec, MemorySegment stream) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphUpload(MemorySegment exec, MemorySegment stream) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphDestroy(MemorySegment graph) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphExecDestroy(MemorySegment exec) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphExecUpdate_v2(MemorySegment exec, MemorySegment graph, MemorySegment info) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphGetNodes(MemorySegment graph, MemorySegment nodes, MemorySegment count) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphNodeGetType(MemorySegment node, MemorySegment type) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphKernelNodeGetParams_v2(MemorySegment node, MemorySegment params) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    }
+
+    @Override
+    public synchronized int cuGraphExecKernelNodeSetParams_v2(MemorySegment exec, MemorySegment node, MemorySegment params) {
+        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
     }
 
     // ---- simulation ----

@@ -91,7 +91,7 @@ public abstract class OwnedResource implements Runnable {
     }
 
     /** How to free the handle once every fence completed. */
-    protected abstract Retirement.Release release();
+    protected abstract Retirement.Release howToFree();
 
     /** Whether the free synchronizes the device (and so must stay out of global captures). */
     protected abstract boolean synchronizingFree();
@@ -138,7 +138,7 @@ public abstract class OwnedResource implements Runnable {
             fences = new java.util.ArrayList<>(fences);
             fences.addAll(extra);
         }
-        context.retirement().submit(new Retirement(identity(), kind, fences, release(), synchronizingFree()));
+        context.retirement().submit(new Retirement(identity(), kind, fences, howToFree(), synchronizingFree()));
         return true;
     }
 

@@ -82,7 +82,10 @@ public final class RetirementQueue {
      * @return how many entries were freed or abandoned by this call
      */
     public int reap() {
-        if (pending == 0 || !reaping.tryLock()) {
+        // A free may retire something else (a kernel's free drops its module's last
+        // reference); that submission must not re-enter the reap in progress on this thread,
+        // which picks new entries up in its next round instead.
+        if (pending == 0 || reaping.isHeldByCurrentThread() || !reaping.tryLock()) {
             return 0;
         }
         try {
@@ -107,10 +110,26 @@ public final class RetirementQueue {
     }
 
     private int reapLocked(boolean synchronizedDevice) {
-        synchronized (queueLock) {
-            waiting.addAll(incoming);
-            incoming = new ArrayList<>();
+        int total = 0;
+        while (true) {
+            boolean more;
+            synchronized (queueLock) {
+                more = !incoming.isEmpty();
+                waiting.addAll(incoming);
+                incoming = new ArrayList<>();
+            }
+            if (!more && total > 0) {
+                return total;
+            }
+            int finished = reapRound(synchronizedDevice);
+            total += finished;
+            if (finished == 0) {
+                return total;
+            }
         }
+    }
+
+    private int reapRound(boolean synchronizedDevice) {
         if (waiting.isEmpty() || !host.makeCurrentForRetirement() && !host.poisoned()) {
             return 0;
         }

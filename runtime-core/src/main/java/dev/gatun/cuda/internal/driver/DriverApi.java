@@ -77,4 +77,35 @@ public interface DriverApi {
     int cuMemcpyDtoDAsync_v2(long dstDevice, long srcDevice, long ByteCount, MemorySegment hStream);
     int cuMemcpyPeer(long dstDevice, MemorySegment dstContext, long srcDevice, MemorySegment srcContext, long ByteCount);
     int cuMemcpyPeerAsync(long dstDevice, MemorySegment dstContext, long srcDevice, MemorySegment srcContext, long ByteCount, MemorySegment hStream);
+
+    // Modules, functions and launches
+    int cuModuleLoadData(MemorySegment module, MemorySegment image);
+    int cuModuleUnload(MemorySegment hmod);
+    int cuModuleGetFunction(MemorySegment hfunc, MemorySegment hmod, MemorySegment name);
+    int cuFuncGetAttribute(MemorySegment pi, int attrib, MemorySegment hfunc);
+    int cuFuncSetAttribute(MemorySegment hfunc, int attrib, int value);
+    int cuFuncGetParamInfo(MemorySegment func, long paramIndex, MemorySegment paramOffset, MemorySegment paramSize);
+    int cuLaunchKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams, MemorySegment extra);
+    int cuLaunchCooperativeKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams);
+    int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment kernelParams, MemorySegment extra);
+    int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(MemorySegment numBlocks, MemorySegment func, int blockSize, long dynamicSMemSize, int flags);
+    int cuOccupancyMaxPotentialBlockSizeWithFlags(MemorySegment minGridSize, MemorySegment blockSize, MemorySegment func, MemorySegment blockSizeToDynamicSMemSize, long dynamicSMemSize, int blockSizeLimit, int flags);
+    int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config);
+    int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment dynamicSmemSize, MemorySegment func, int numBlocks, int blockSize);
+
+    // Stream capture and graphs
+    int cuStreamBeginCapture_v2(MemorySegment hStream, int mode);
+    int cuStreamEndCapture(MemorySegment hStream, MemorySegment phGraph);
+    int cuStreamGetCaptureInfo_v3(MemorySegment hStream, MemorySegment captureStatus_out, MemorySegment id_out, MemorySegment graph_out, MemorySegment dependencies_out, MemorySegment edgeData_out, MemorySegment numDependencies_out);
+    int cuThreadExchangeStreamCaptureMode(MemorySegment mode);
+    int cuGraphInstantiateWithFlags(MemorySegment phGraphExec, MemorySegment hGraph, long flags);
+    int cuGraphLaunch(MemorySegment hGraphExec, MemorySegment hStream);
+    int cuGraphUpload(MemorySegment hGraphExec, MemorySegment hStream);
+    int cuGraphDestroy(MemorySegment hGraph);
+    int cuGraphExecDestroy(MemorySegment hGraphExec);
+    int cuGraphExecUpdate_v2(MemorySegment hGraphExec, MemorySegment hGraph, MemorySegment resultInfo);
+    int cuGraphGetNodes(MemorySegment hGraph, MemorySegment nodes, MemorySegment numNodes);
+    int cuGraphNodeGetType(MemorySegment hNode, MemorySegment type);
+    int cuGraphKernelNodeGetParams_v2(MemorySegment hNode, MemorySegment nodeParams);
+    int cuGraphExecKernelNodeSetParams_v2(MemorySegment hGraphExec, MemorySegment hNode, MemorySegment nodeParams);
 }

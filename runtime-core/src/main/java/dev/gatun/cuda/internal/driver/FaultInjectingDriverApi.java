@@ -327,4 +327,166 @@ public final class FaultInjectingDriverApi implements DriverApi {
         int injected = plan.before("cuMemcpyPeerAsync");
         return injected != FaultPlan.PASS ? injected : plan.after("cuMemcpyPeerAsync", next.cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream));
     }
+
+    @Override
+    public int cuModuleLoadData(MemorySegment module, MemorySegment image) {
+        int injected = plan.before("cuModuleLoadData");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuModuleLoadData", next.cuModuleLoadData(module, image));
+    }
+
+    @Override
+    public int cuModuleUnload(MemorySegment hmod) {
+        int injected = plan.before("cuModuleUnload");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuModuleUnload", next.cuModuleUnload(hmod));
+    }
+
+    @Override
+    public int cuModuleGetFunction(MemorySegment hfunc, MemorySegment hmod, MemorySegment name) {
+        int injected = plan.before("cuModuleGetFunction");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuModuleGetFunction", next.cuModuleGetFunction(hfunc, hmod, name));
+    }
+
+    @Override
+    public int cuFuncGetAttribute(MemorySegment pi, int attrib, MemorySegment hfunc) {
+        int injected = plan.before("cuFuncGetAttribute");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuFuncGetAttribute", next.cuFuncGetAttribute(pi, attrib, hfunc));
+    }
+
+    @Override
+    public int cuFuncSetAttribute(MemorySegment hfunc, int attrib, int value) {
+        int injected = plan.before("cuFuncSetAttribute");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuFuncSetAttribute", next.cuFuncSetAttribute(hfunc, attrib, value));
+    }
+
+    @Override
+    public int cuFuncGetParamInfo(MemorySegment func, long paramIndex, MemorySegment paramOffset, MemorySegment paramSize) {
+        int injected = plan.before("cuFuncGetParamInfo");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuFuncGetParamInfo", next.cuFuncGetParamInfo(func, paramIndex, paramOffset, paramSize));
+    }
+
+    @Override
+    public int cuLaunchKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams, MemorySegment extra) {
+        int injected = plan.before("cuLaunchKernel");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuLaunchKernel", next.cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
+    }
+
+    @Override
+    public int cuLaunchCooperativeKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams) {
+        int injected = plan.before("cuLaunchCooperativeKernel");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuLaunchCooperativeKernel", next.cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams));
+    }
+
+    @Override
+    public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment kernelParams, MemorySegment extra) {
+        int injected = plan.before("cuLaunchKernelEx");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuLaunchKernelEx", next.cuLaunchKernelEx(config, f, kernelParams, extra));
+    }
+
+    @Override
+    public int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(MemorySegment numBlocks, MemorySegment func, int blockSize, long dynamicSMemSize, int flags) {
+        int injected = plan.before("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", next.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, flags));
+    }
+
+    @Override
+    public int cuOccupancyMaxPotentialBlockSizeWithFlags(MemorySegment minGridSize, MemorySegment blockSize, MemorySegment func, MemorySegment blockSizeToDynamicSMemSize, long dynamicSMemSize, int blockSizeLimit, int flags) {
+        int injected = plan.before("cuOccupancyMaxPotentialBlockSizeWithFlags");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuOccupancyMaxPotentialBlockSizeWithFlags", next.cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags));
+    }
+
+    @Override
+    public int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config) {
+        int injected = plan.before("cuOccupancyMaxActiveClusters");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuOccupancyMaxActiveClusters", next.cuOccupancyMaxActiveClusters(numClusters, func, config));
+    }
+
+    @Override
+    public int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment dynamicSmemSize, MemorySegment func, int numBlocks, int blockSize) {
+        int injected = plan.before("cuOccupancyAvailableDynamicSMemPerBlock");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuOccupancyAvailableDynamicSMemPerBlock", next.cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize));
+    }
+
+    @Override
+    public int cuStreamBeginCapture_v2(MemorySegment hStream, int mode) {
+        int injected = plan.before("cuStreamBeginCapture_v2");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuStreamBeginCapture_v2", next.cuStreamBeginCapture_v2(hStream, mode));
+    }
+
+    @Override
+    public int cuStreamEndCapture(MemorySegment hStream, MemorySegment phGraph) {
+        int injected = plan.before("cuStreamEndCapture");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuStreamEndCapture", next.cuStreamEndCapture(hStream, phGraph));
+    }
+
+    @Override
+    public int cuStreamGetCaptureInfo_v3(MemorySegment hStream, MemorySegment captureStatus_out, MemorySegment id_out, MemorySegment graph_out, MemorySegment dependencies_out, MemorySegment edgeData_out, MemorySegment numDependencies_out) {
+        int injected = plan.before("cuStreamGetCaptureInfo_v3");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuStreamGetCaptureInfo_v3", next.cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out));
+    }
+
+    @Override
+    public int cuThreadExchangeStreamCaptureMode(MemorySegment mode) {
+        int injected = plan.before("cuThreadExchangeStreamCaptureMode");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuThreadExchangeStreamCaptureMode", next.cuThreadExchangeStreamCaptureMode(mode));
+    }
+
+    @Override
+    public int cuGraphInstantiateWithFlags(MemorySegment phGraphExec, MemorySegment hGraph, long flags) {
+        int injected = plan.before("cuGraphInstantiateWithFlags");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphInstantiateWithFlags", next.cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags));
+    }
+
+    @Override
+    public int cuGraphLaunch(MemorySegment hGraphExec, MemorySegment hStream) {
+        int injected = plan.before("cuGraphLaunch");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphLaunch", next.cuGraphLaunch(hGraphExec, hStream));
+    }
+
+    @Override
+    public int cuGraphUpload(MemorySegment hGraphExec, MemorySegment hStream) {
+        int injected = plan.before("cuGraphUpload");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphUpload", next.cuGraphUpload(hGraphExec, hStream));
+    }
+
+    @Override
+    public int cuGraphDestroy(MemorySegment hGraph) {
+        int injected = plan.before("cuGraphDestroy");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphDestroy", next.cuGraphDestroy(hGraph));
+    }
+
+    @Override
+    public int cuGraphExecDestroy(MemorySegment hGraphExec) {
+        int injected = plan.before("cuGraphExecDestroy");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphExecDestroy", next.cuGraphExecDestroy(hGraphExec));
+    }
+
+    @Override
+    public int cuGraphExecUpdate_v2(MemorySegment hGraphExec, MemorySegment hGraph, MemorySegment resultInfo) {
+        int injected = plan.before("cuGraphExecUpdate_v2");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphExecUpdate_v2", next.cuGraphExecUpdate_v2(hGraphExec, hGraph, resultInfo));
+    }
+
+    @Override
+    public int cuGraphGetNodes(MemorySegment hGraph, MemorySegment nodes, MemorySegment numNodes) {
+        int injected = plan.before("cuGraphGetNodes");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphGetNodes", next.cuGraphGetNodes(hGraph, nodes, numNodes));
+    }
+
+    @Override
+    public int cuGraphNodeGetType(MemorySegment hNode, MemorySegment type) {
+        int injected = plan.before("cuGraphNodeGetType");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphNodeGetType", next.cuGraphNodeGetType(hNode, type));
+    }
+
+    @Override
+    public int cuGraphKernelNodeGetParams_v2(MemorySegment hNode, MemorySegment nodeParams) {
+        int injected = plan.before("cuGraphKernelNodeGetParams_v2");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphKernelNodeGetParams_v2", next.cuGraphKernelNodeGetParams_v2(hNode, nodeParams));
+    }
+
+    @Override
+    public int cuGraphExecKernelNodeSetParams_v2(MemorySegment hGraphExec, MemorySegment hNode, MemorySegment nodeParams) {
+        int injected = plan.before("cuGraphExecKernelNodeSetParams_v2");
+        return injected != FaultPlan.PASS ? injected : plan.after("cuGraphExecKernelNodeSetParams_v2", next.cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, nodeParams));
+    }
 }

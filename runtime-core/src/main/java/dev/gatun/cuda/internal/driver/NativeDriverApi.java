@@ -272,4 +272,139 @@ final class NativeDriverApi implements DriverApi {
     public int cuMemcpyPeerAsync(long dstDevice, MemorySegment dstContext, long srcDevice, MemorySegment srcContext, long ByteCount, MemorySegment hStream) {
         return CudaDriver.cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     }
+
+    @Override
+    public int cuModuleLoadData(MemorySegment module, MemorySegment image) {
+        return CudaDriver.cuModuleLoadData(module, image);
+    }
+
+    @Override
+    public int cuModuleUnload(MemorySegment hmod) {
+        return CudaDriver.cuModuleUnload(hmod);
+    }
+
+    @Override
+    public int cuModuleGetFunction(MemorySegment hfunc, MemorySegment hmod, MemorySegment name) {
+        return CudaDriver.cuModuleGetFunction(hfunc, hmod, name);
+    }
+
+    @Override
+    public int cuFuncGetAttribute(MemorySegment pi, int attrib, MemorySegment hfunc) {
+        return CudaDriver.cuFuncGetAttribute(pi, attrib, hfunc);
+    }
+
+    @Override
+    public int cuFuncSetAttribute(MemorySegment hfunc, int attrib, int value) {
+        return CudaDriver.cuFuncSetAttribute(hfunc, attrib, value);
+    }
+
+    @Override
+    public int cuFuncGetParamInfo(MemorySegment func, long paramIndex, MemorySegment paramOffset, MemorySegment paramSize) {
+        return CudaDriver.cuFuncGetParamInfo(func, paramIndex, paramOffset, paramSize);
+    }
+
+    @Override
+    public int cuLaunchKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams, MemorySegment extra) {
+        return CudaDriver.cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    }
+
+    @Override
+    public int cuLaunchCooperativeKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams) {
+        return CudaDriver.cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    }
+
+    @Override
+    public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment kernelParams, MemorySegment extra) {
+        return CudaDriver.cuLaunchKernelEx(config, f, kernelParams, extra);
+    }
+
+    @Override
+    public int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(MemorySegment numBlocks, MemorySegment func, int blockSize, long dynamicSMemSize, int flags) {
+        return CudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, flags);
+    }
+
+    @Override
+    public int cuOccupancyMaxPotentialBlockSizeWithFlags(MemorySegment minGridSize, MemorySegment blockSize, MemorySegment func, MemorySegment blockSizeToDynamicSMemSize, long dynamicSMemSize, int blockSizeLimit, int flags) {
+        return CudaDriver.cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+    }
+
+    @Override
+    public int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config) {
+        return CudaDriver.cuOccupancyMaxActiveClusters(numClusters, func, config);
+    }
+
+    @Override
+    public int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment dynamicSmemSize, MemorySegment func, int numBlocks, int blockSize) {
+        return CudaDriver.cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize);
+    }
+
+    @Override
+    public int cuStreamBeginCapture_v2(MemorySegment hStream, int mode) {
+        return CudaDriver.cuStreamBeginCapture_v2(hStream, mode);
+    }
+
+    @Override
+    public int cuStreamEndCapture(MemorySegment hStream, MemorySegment phGraph) {
+        return CudaDriver.cuStreamEndCapture(hStream, phGraph);
+    }
+
+    @Override
+    public int cuStreamGetCaptureInfo_v3(MemorySegment hStream, MemorySegment captureStatus_out, MemorySegment id_out, MemorySegment graph_out, MemorySegment dependencies_out, MemorySegment edgeData_out, MemorySegment numDependencies_out) {
+        return CudaDriver.cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    }
+
+    @Override
+    public int cuThreadExchangeStreamCaptureMode(MemorySegment mode) {
+        return CudaDriver.cuThreadExchangeStreamCaptureMode(mode);
+    }
+
+    @Override
+    public int cuGraphInstantiateWithFlags(MemorySegment phGraphExec, MemorySegment hGraph, long flags) {
+        return CudaDriver.cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
+    }
+
+    @Override
+    public int cuGraphLaunch(MemorySegment hGraphExec, MemorySegment hStream) {
+        return CudaDriver.cuGraphLaunch(hGraphExec, hStream);
+    }
+
+    @Override
+    public int cuGraphUpload(MemorySegment hGraphExec, MemorySegment hStream) {
+        return CudaDriver.cuGraphUpload(hGraphExec, hStream);
+    }
+
+    @Override
+    public int cuGraphDestroy(MemorySegment hGraph) {
+        return CudaDriver.cuGraphDestroy(hGraph);
+    }
+
+    @Override
+    public int cuGraphExecDestroy(MemorySegment hGraphExec) {
+        return CudaDriver.cuGraphExecDestroy(hGraphExec);
+    }
+
+    @Override
+    public int cuGraphExecUpdate_v2(MemorySegment hGraphExec, MemorySegment hGraph, MemorySegment resultInfo) {
+        return CudaDriver.cuGraphExecUpdate_v2(hGraphExec, hGraph, resultInfo);
+    }
+
+    @Override
+    public int cuGraphGetNodes(MemorySegment hGraph, MemorySegment nodes, MemorySegment numNodes) {
+        return CudaDriver.cuGraphGetNodes(hGraph, nodes, numNodes);
+    }
+
+    @Override
+    public int cuGraphNodeGetType(MemorySegment hNode, MemorySegment type) {
+        return CudaDriver.cuGraphNodeGetType(hNode, type);
+    }
+
+    @Override
+    public int cuGraphKernelNodeGetParams_v2(MemorySegment hNode, MemorySegment nodeParams) {
+        return CudaDriver.cuGraphKernelNodeGetParams_v2(hNode, nodeParams);
+    }
+
+    @Override
+    public int cuGraphExecKernelNodeSetParams_v2(MemorySegment hGraphExec, MemorySegment hNode, MemorySegment nodeParams) {
+        return CudaDriver.cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, nodeParams);
+    }
 }

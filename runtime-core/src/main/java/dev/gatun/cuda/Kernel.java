@@ -1,0 +1,274 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ModuleResource;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One kernel ({@code CUfunction}) of one loaded module. A kernel keeps its exact module alive:
+ * replacing the module's registry name does not change what this kernel runs. Close it when
+ * done; the module is unloaded once nothing holds it and its launches have completed.
+ */
+public final class Kernel implements AutoCloseable {
+
+    /** Params info needs cuFuncGetParamInfo, new in CUDA 12.4. */
+    static final int PARAM_INFO_SINCE = 12040;
+
+    private final CudaContext context;
+    private final ContextCore core;
+    private final Resource resource;
+    private final Cleaner.Cleanable cleanable;
+    private volatile KernelAttributes attributes;
+
+    /** The reference this kernel holds on its module; retiring it drops that reference. */
+    private static final class Resource extends OwnedResource {
+        final ModuleResource module;
+        final MemorySegment function;
+        final String name;
+        /** The dynamic shared memory this function has been opted into (cuFuncSetAttribute). */
+        int optedInSharedBytes;
+
+        Resource(ContextCore core, ModuleResource module, MemorySegment function, String name) {
+            super(core, OwnerKind.KERNEL);
+            this.module = module;
+            this.function = function;
+            this.name = name;
+        }
+
+        @Override
+        protected Retirement.Release howToFree() {
+            return () -> {
+                module.release();
+                return 0;
+            };
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return false;
+        }
+
+        @Override
+        public String identity() {
+            return "Kernel#" + id() + " '" + name + "' of " + module.identity();
+        }
+    }
+
+    Kernel(CudaContext context, ModuleResource module, MemorySegment function, String name) {
+        this.context = context;
+        this.core = context.core();
+        this.resource = new Resource(core, module, function, name);
+        this.cleanable = resource.watch(this);
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    public String name() {
+        return resource.name;
+    }
+
+    /** The registry name of the module this kernel came from. */
+    public String moduleName() {
+        return resource.module.name();
+    }
+
+    /** Hex SHA-256 of the exact image this kernel runs. */
+    public String moduleSha256() {
+        return resource.module.sha256();
+    }
+
+    ModuleResource module() {
+        return resource.module;
+    }
+
+    MemorySegment function() {
+        resource.checkOpen();
+        return resource.function;
+    }
+
+    void checkOpen() {
+        resource.checkOpen();
+    }
+
+    /** One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}). */
+    public int attribute(int attribute) {
+        resource.checkOpen();
+        core.enter("cuFuncGetAttribute");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the int the driver writes; the function's module is retained.
+        core.check(core.api().cuFuncGetAttribute(out, attribute, resource.function), "cuFuncGetAttribute(" + attribute + ")");
+        return out.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /** Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout. */
+    public void setAttribute(int attribute, int value) {
+        resource.checkOpen();
+        core.enter("cuFuncSetAttribute");
+        // Safety: the function's module is retained; the driver validates attribute and value.
+        core.check(core.api().cuFuncSetAttribute(resource.function, attribute, value),
+                "cuFuncSetAttribute(" + attribute + ", " + value + ")");
+        attributes = null;
+    }
+
+    /** Registers, shared/constant/local memory, thread limit and versions. */
+    public KernelAttributes attributes() {
+        KernelAttributes a = attributes;
+        if (a == null) {
+            a = new KernelAttributes(attribute(CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_PTX_VERSION()),
+                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION()));
+            attributes = a;
+        }
+        return a;
+    }
+
+    /** One parameter's place in the kernel's argument buffer. */
+    public record Parameter(long offset, long size) {
+    }
+
+    /**
+     * The kernel's parameters ({@code cuFuncGetParamInfo}); empty when the driver is older than
+     * CUDA 12.4 and cannot tell.
+     */
+    public Optional<List<Parameter>> parameters() {
+        resource.checkOpen();
+        try {
+            core.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
+        } catch (DriverTooOldException tooOld) {
+            return Optional.empty();
+        }
+        core.enter("cuFuncGetParamInfo");
+        List<Parameter> params = new ArrayList<>();
+        MemorySegment out = core.scratch();
+        for (long i = 0;; i++) {
+            // Safety: scratch holds the two size_t results; the function's module is retained.
+            int r = core.api().cuFuncGetParamInfo(resource.function, i, out, out.asSlice(8));
+            if (r == CudaDriver.CUDA_ERROR_INVALID_VALUE()) {
+                return Optional.of(List.copyOf(params)); // past the last parameter
+            }
+            core.check(r, "cuFuncGetParamInfo(" + i + ")");
+            params.add(new Parameter(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8)));
+        }
+    }
+
+    /** How many blocks of this size can be resident on one multiprocessor. */
+    public int maxActiveBlocksPerMultiprocessor(int blockThreads, long dynamicSharedBytes) {
+        resource.checkOpen();
+        core.enter("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the int result; the function's module is retained.
+        core.check(core.api().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(out, resource.function, blockThreads,
+                dynamicSharedBytes, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        return out.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /** A block size that maximizes occupancy, and the smallest grid that reaches it. */
+    public record BlockSizeSuggestion(int minGridSize, int blockSize) {
+    }
+
+    /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
+    public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
+        resource.checkOpen();
+        core.enter("cuOccupancyMaxPotentialBlockSize");
+        MemorySegment out = core.scratch();
+        // Safety: scratch holds the two int results; a NULL callback means the shared memory
+        // does not depend on the block size; the function's module is retained.
+        core.check(core.api().cuOccupancyMaxPotentialBlockSizeWithFlags(out, out.asSlice(4), resource.function,
+                MemorySegment.NULL, dynamicSharedBytes, blockSizeLimit, 0), "cuOccupancyMaxPotentialBlockSize");
+        return new BlockSizeSuggestion(out.get(ValueLayout.JAVA_INT, 0), out.get(ValueLayout.JAVA_INT, 4));
+    }
+
+    /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
+    public int maxActiveClusters(LaunchConfig config) {
+        resource.checkOpen();
+        if (!config.hasCluster()) {
+            throw new InvalidLaunchException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
+        }
+        core.enter("cuOccupancyMaxActiveClusters");
+        try (LaunchExConfig ex = new LaunchExConfig(config)) {
+            MemorySegment out = core.scratch();
+            ex.setStream(MemorySegment.NULL);
+            // Safety: ex is a complete CUlaunchConfig with its attribute array, alive for the call.
+            core.check(core.api().cuOccupancyMaxActiveClusters(out, resource.function, ex.segment()),
+                    "cuOccupancyMaxActiveClusters");
+            return out.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    /**
+     * Opts this function into {@code bytes} of dynamic shared memory per block when that is more
+     * than the default budget; checks it against the device's opt-in ceiling net of the
+     * function's static shared memory.
+     *
+     * @throws InvalidLaunchException when even the opt-in ceiling is too small
+     */
+    void ensureDynamicSharedMemory(int bytes) {
+        DeviceCapabilities caps = context.device().capabilities();
+        int staticBytes = attributes().staticSharedBytes();
+        int defaultBudget = caps.sharedMemoryPerBlock() - staticBytes;
+        int optInBudget = caps.sharedMemoryPerBlockOptIn() - staticBytes;
+        if (bytes > optInBudget) {
+            throw new InvalidLaunchException("kernel '" + name() + "' asks for " + bytes + " bytes of dynamic shared "
+                    + "memory, but device " + context.device().ordinal() + " allows at most " + optInBudget
+                    + " per block for it (" + caps.sharedMemoryPerBlockOptIn() + " opt-in ceiling - " + staticBytes
+                    + " static)");
+        }
+        if (bytes > defaultBudget) {
+            synchronized (resource) {
+                if (resource.optedInSharedBytes < bytes) {
+                    setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES(), bytes);
+                    resource.optedInSharedBytes = bytes;
+                }
+            }
+        }
+    }
+
+    /**
+     * Prepares a launch: checks the configuration and the arguments against this kernel and
+     * device, and builds the native argument block once. The returned launch can be submitted
+     * any number of times, and its arguments updated in place, without allocating.
+     *
+     * @throws InvalidLaunchException when the configuration or arguments cannot work
+     */
+    public KernelLaunch prepare(LaunchConfig config, KernelArg... args) {
+        resource.checkOpen();
+        return new KernelLaunch(this, config, args);
+    }
+
+    /** Prepares and submits one launch (allocates; prefer {@link #prepare} on hot paths). */
+    public void launch(Stream stream, LaunchConfig config, KernelArg... args) {
+        prepare(config, args).launch(stream);
+    }
+
+    public boolean isClosed() {
+        return resource.isClosed();
+    }
+
+    /** Drops this kernel's hold on its module. Idempotent. */
+    @Override
+    public void close() {
+        if (resource.close()) {
+            cleanable.clean();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return resource.identity();
+    }
+}

@@ -1,0 +1,98 @@
+package dev.gatun.cuda;
+
+/**
+ * One kernel argument, as it is laid out for the launch: a device pointer, or an 8/16/32/64-bit
+ * integer or a 32/64-bit float scalar.
+ */
+public sealed interface KernelArg {
+
+    /** Size in bytes of the argument as the kernel receives it. */
+    int byteSize();
+
+    /** A device pointer to the start of a view (its buffer is tracked: it cannot be freed under the launch). */
+    record Pointer(DeviceView view, long address) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 8;
+        }
+    }
+
+    record I8(byte value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 1;
+        }
+    }
+
+    record I16(short value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 2;
+        }
+    }
+
+    record I32(int value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 4;
+        }
+    }
+
+    record I64(long value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 8;
+        }
+    }
+
+    record F32(float value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 4;
+        }
+    }
+
+    record F64(double value) implements KernelArg {
+        @Override
+        public int byteSize() {
+            return 8;
+        }
+    }
+
+    static KernelArg pointer(DeviceView view) {
+        return new Pointer(view, 0);
+    }
+
+    static KernelArg pointer(DeviceBuffer buffer) {
+        return new Pointer(buffer.bytes(), 0);
+    }
+
+    /** A raw device address that Gatun does not own (interop); its lifetime is the caller's. */
+    static KernelArg address(long deviceAddress) {
+        return new Pointer(null, deviceAddress);
+    }
+
+    static KernelArg i8(byte v) {
+        return new I8(v);
+    }
+
+    static KernelArg i16(short v) {
+        return new I16(v);
+    }
+
+    static KernelArg i32(int v) {
+        return new I32(v);
+    }
+
+    static KernelArg i64(long v) {
+        return new I64(v);
+    }
+
+    static KernelArg f32(float v) {
+        return new F32(v);
+    }
+
+    static KernelArg f64(double v) {
+        return new F64(v);
+    }
+}

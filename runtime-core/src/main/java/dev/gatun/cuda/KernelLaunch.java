@@ -1,0 +1,208 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+/**
+ * A prepared launch of one kernel: configuration and native argument block, checked and built
+ * once by {@link Kernel#prepare}. {@link #launch(Stream)} then submits it with no Java
+ * allocation; the {@code set*} methods update an argument in place between launches.
+ *
+ * <p>Device buffers passed as pointer arguments are tracked: each launch records the stream on
+ * them, so closing a buffer while a launch that uses it is queued defers its free.
+ *
+ * <p>A launch the driver rejects after Gatun's checks may have queued work anyway (its outcome
+ * is uncertain): this launch then refuses to run again on any stream until the stream it failed
+ * on has gone idle, which proves the uncertain submission finished.
+ *
+ * <p>Not thread-safe: one thread prepares and launches it at a time (use one per thread).
+ */
+public final class KernelLaunch {
+
+    private static final String LAUNCH = "cuLaunchKernel";
+
+    private enum Mode {
+        PLAIN, COOPERATIVE, EXTENDED
+    }
+
+    private final Kernel kernel;
+    private final CudaContext context;
+    private final ContextCore core;
+    private final LaunchConfig config;
+    private final KernelArg[] kinds;
+    private final DeviceBuffer[] buffers;
+    private final ParamBlock params;
+    private final Mode mode;
+    private final LaunchExConfig extended;
+    private StreamCore uncertainOn;
+    private String uncertainError;
+
+    KernelLaunch(Kernel kernel, LaunchConfig config, KernelArg[] args) {
+        this.kernel = kernel;
+        this.context = kernel.context();
+        this.core = context.core();
+        this.config = config;
+        this.kinds = args.clone();
+        LaunchChecks.check(kernel, config, kinds);
+        if (config.sharedMemoryBytes() > 0) {
+            kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
+        }
+        this.buffers = new DeviceBuffer[kinds.length];
+        this.params = new ParamBlock(kinds.length);
+        for (int i = 0; i < kinds.length; i++) {
+            bind(i, kinds[i]);
+        }
+        if (config.hasCluster()) {
+            this.mode = Mode.EXTENDED;
+            core.driver().require("cuLaunchKernelEx", 11080);
+            this.extended = LaunchExConfig.retained(config);
+        } else {
+            this.mode = config.cooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
+            this.extended = null;
+        }
+    }
+
+    private void bind(int index, KernelArg arg) {
+        long pointer = 0;
+        if (arg instanceof KernelArg.Pointer p) {
+            if (p.view() != null) {
+                DeviceBuffer b = p.view().buffer();
+                if (b.context() != context) {
+                    context.checkSame(b.context(), "argument " + index + " (" + b + ")");
+                }
+                pointer = p.view().address();
+                buffers[index] = b;
+            } else {
+                pointer = p.address();
+                buffers[index] = null;
+            }
+        }
+        params.set(index, arg, pointer);
+    }
+
+    public Kernel kernel() {
+        return kernel;
+    }
+
+    public LaunchConfig config() {
+        return config;
+    }
+
+    /** Submits the launch on {@code stream}. Allocates nothing once warmed. */
+    public void launch(Stream stream) {
+        StreamCore s = stream.enter(LAUNCH);
+        if (stream.context() != context) {
+            context.checkSame(stream.context(), "the stream");
+        }
+        kernel.checkOpen();
+        if (uncertainOn != null) {
+            proveUncertainDone();
+        }
+        for (DeviceBuffer b : buffers) {
+            if (b != null) {
+                b.useOn(context, s);
+            }
+        }
+        kernel.module().usedOn(s);
+        MemorySegment function = kernel.function();
+        // Safety: function belongs to a module this kernel retains; params is this launch's
+        // block, one valid slot per kernel parameter (count and sizes checked at prepare);
+        // every device pointer in it belongs to an open buffer that now lists this stream, so
+        // none is freed before the launch completes; stream is open and of this context.
+        int r = switch (mode) {
+            case PLAIN -> core.api().cuLaunchKernel(function, config.gridX(), config.gridY(), config.gridZ(),
+                    config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(), s.handle(),
+                    params.kernelParams(), MemorySegment.NULL);
+            case COOPERATIVE -> core.api().cuLaunchCooperativeKernel(function, config.gridX(), config.gridY(),
+                    config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(),
+                    s.handle(), params.kernelParams());
+            case EXTENDED -> {
+                extended.setStream(s.handle());
+                yield core.api().cuLaunchKernelEx(extended.segment(), function, params.kernelParams(), MemorySegment.NULL);
+            }
+        };
+        if (r != 0) {
+            uncertainOn = s;
+            uncertainError = core.driver().error(r, LAUNCH, context.device().ordinal()).resultName();
+            throw core.fail(r, LAUNCH + " of kernel '" + kernel.name() + "'");
+        }
+    }
+
+    private void proveUncertainDone() {
+        StreamCore s = uncertainOn;
+        // Safety: s was open when the failed launch used it; a closed stream has drained.
+        int r = s.closed() ? (s.drained() ? 0 : 600) : core.api().cuStreamQuery(s.handle());
+        if (r != 0) {
+            throw new IllegalStateException("the previous launch of kernel '" + kernel.name() + "' on " + s + " failed ("
+                    + uncertainError + ") after possibly queueing work; it is proven finished only once that stream is "
+                    + "idle: synchronize it, then launch again");
+        }
+        uncertainOn = null;
+        uncertainError = null;
+    }
+
+    private void checkKind(int index, Class<? extends KernelArg> expected) {
+        if (index < 0 || index >= kinds.length) {
+            throw new IndexOutOfBoundsException("kernel '" + kernel.name() + "' was prepared with " + kinds.length
+                    + " arguments; no argument " + index);
+        }
+        if (!expected.isInstance(kinds[index])) {
+            throw new IllegalArgumentException("argument " + index + " of kernel '" + kernel.name() + "' was prepared as "
+                    + kinds[index].getClass().getSimpleName() + ", not " + expected.getSimpleName());
+        }
+    }
+
+    public KernelLaunch setInt(int index, int value) {
+        checkKind(index, KernelArg.I32.class);
+        params.setInt(index, value);
+        return this;
+    }
+
+    public KernelLaunch setLong(int index, long value) {
+        checkKind(index, KernelArg.I64.class);
+        params.setLong(index, value);
+        return this;
+    }
+
+    public KernelLaunch setFloat(int index, float value) {
+        checkKind(index, KernelArg.F32.class);
+        params.setFloat(index, value);
+        return this;
+    }
+
+    public KernelLaunch setDouble(int index, double value) {
+        checkKind(index, KernelArg.F64.class);
+        params.setDouble(index, value);
+        return this;
+    }
+
+    public KernelLaunch setShort(int index, short value) {
+        checkKind(index, KernelArg.I16.class);
+        params.setShort(index, value);
+        return this;
+    }
+
+    public KernelLaunch setByte(int index, byte value) {
+        checkKind(index, KernelArg.I8.class);
+        params.setByte(index, value);
+        return this;
+    }
+
+    /** Points argument {@code index} (prepared as a pointer) at another view. */
+    public KernelLaunch setPointer(int index, DeviceView view) {
+        checkKind(index, KernelArg.Pointer.class);
+        bind(index, KernelArg.pointer(view));
+        return this;
+    }
+
+    /** Whether a failed launch is still unproven (see the class comment). */
+    public Optional<String> uncertainFailure() {
+        return Optional.ofNullable(uncertainError);
+    }
+
+    ParamBlock params() {
+        return params;
+    }
+}

@@ -1,0 +1,81 @@
+package dev.gatun.cuda;
+
+import java.util.List;
+import java.util.Optional;
+
+/** The checks a launch passes before anything is submitted; each failure says what to change. */
+final class LaunchChecks {
+
+    /** The largest cluster every sm_90 device supports without opting in to non-portable sizes. */
+    static final int PORTABLE_CLUSTER_BLOCKS = 8;
+
+    private LaunchChecks() {
+    }
+
+    static void check(Kernel kernel, LaunchConfig c, KernelArg[] args) {
+        DeviceCapabilities caps = kernel.context().device().capabilities();
+        String who = "kernel '" + kernel.name() + "' on device " + kernel.context().device().ordinal();
+        int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.attributes().maxThreadsPerBlock());
+        if (c.threadsPerBlock() > maxThreads) {
+            throw new InvalidLaunchException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
+                    + maxThreads + " this kernel can run per block (registers or device limit)");
+        }
+        if (c.gridX() > caps.maxGridDimX() || c.gridY() > 65_535 || c.gridZ() > 65_535) {
+            throw new InvalidLaunchException(who + ": grid (" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ()
+                    + ") exceeds the device's (" + caps.maxGridDimX() + ", 65535, 65535)");
+        }
+        checkArguments(kernel, args, who);
+        if (c.cooperative()) {
+            long fit = (long) kernel.maxActiveBlocksPerMultiprocessor((int) c.threadsPerBlock(), c.sharedMemoryBytes())
+                    * caps.multiprocessorCount();
+            if (c.blocks() > fit) {
+                throw new InvalidLaunchException(who + ": a cooperative grid of " + c.blocks() + " blocks cannot be "
+                        + "co-resident; at most " + fit + " blocks of " + c.threadsPerBlock() + " threads fit ("
+                        + caps.multiprocessorCount() + " multiprocessors)");
+            }
+        }
+        if (c.hasCluster()) {
+            if (caps.computeMajor() < 9) {
+                throw new InvalidLaunchException(who + ": thread-block clusters need compute capability 9.0 or newer, "
+                        + "this device has " + caps.computeCapability());
+            }
+            if (c.gridX() % c.clusterX() != 0 || c.gridY() % c.clusterY() != 0 || c.gridZ() % c.clusterZ() != 0) {
+                throw new InvalidLaunchException(who + ": the grid must be a whole number of clusters in every "
+                        + "dimension: grid (" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ() + "), cluster ("
+                        + c.clusterX() + ", " + c.clusterY() + ", " + c.clusterZ() + ")");
+            }
+            long size = (long) c.clusterX() * c.clusterY() * c.clusterZ();
+            if (size > PORTABLE_CLUSTER_BLOCKS) {
+                throw new InvalidLaunchException(who + ": a cluster of " + size + " blocks is larger than the portable "
+                        + PORTABLE_CLUSTER_BLOCKS);
+            }
+        }
+    }
+
+    /** Count and sizes against cuFuncGetParamInfo, where the driver has it. */
+    private static void checkArguments(Kernel kernel, KernelArg[] args, String who) {
+        Optional<List<Kernel.Parameter>> params = kernel.parameters();
+        if (params.isEmpty()) {
+            return;
+        }
+        List<Kernel.Parameter> p = params.get();
+        if (p.size() != args.length) {
+            throw new InvalidLaunchException(who + " takes " + p.size() + " parameters " + sizes(p) + ", but "
+                    + args.length + " arguments were given");
+        }
+        for (int i = 0; i < args.length; i++) {
+            if (p.get(i).size() != args[i].byteSize()) {
+                throw new InvalidLaunchException(who + ": parameter " + i + " is " + p.get(i).size() + " bytes, but the "
+                        + "argument given is a " + args[i].byteSize() + "-byte " + args[i].getClass().getSimpleName());
+            }
+        }
+    }
+
+    private static String sizes(List<Kernel.Parameter> p) {
+        StringBuilder sb = new StringBuilder("(");
+        for (int i = 0; i < p.size(); i++) {
+            sb.append(i == 0 ? "" : ", ").append(p.get(i).size()).append(" bytes");
+        }
+        return sb.append(')').toString();
+    }
+}

@@ -1,0 +1,74 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union;
+import dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st;
+import dev.gatun.cuda.bindings.driver.CUlaunchConfig_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A native {@code CUlaunchConfig} with its launch attributes (cluster dimensions, cooperative),
+ * for {@code cuLaunchKernelEx} and the cluster occupancy queries. Built once; only the stream
+ * field changes per launch.
+ */
+final class LaunchExConfig implements AutoCloseable {
+
+    private final Arena arena;
+    private final MemorySegment config;
+
+    /** A config for one call (confined; close it). */
+    LaunchExConfig(LaunchConfig launch) {
+        this(launch, Arena.ofConfined());
+    }
+
+    /** A config that lives as long as its owner (GC-managed). */
+    static LaunchExConfig retained(LaunchConfig launch) {
+        return new LaunchExConfig(launch, Arena.ofAuto());
+    }
+
+    private LaunchExConfig(LaunchConfig launch, Arena arena) {
+        this.arena = arena;
+        int count = (launch.hasCluster() ? 1 : 0) + (launch.cooperative() ? 1 : 0);
+        MemorySegment attrs = CUlaunchAttribute_st.allocateArray(Math.max(1, count), arena);
+        int i = 0;
+        if (launch.hasCluster()) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION());
+            MemorySegment dims = CUlaunchAttributeValue_union.clusterDim(CUlaunchAttribute_st.value(a));
+            CUlaunchAttributeValue_union.clusterDim.x(dims, launch.clusterX());
+            CUlaunchAttributeValue_union.clusterDim.y(dims, launch.clusterY());
+            CUlaunchAttributeValue_union.clusterDim.z(dims, launch.clusterZ());
+        }
+        if (launch.cooperative()) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_COOPERATIVE());
+            CUlaunchAttributeValue_union.cooperative(CUlaunchAttribute_st.value(a), 1);
+        }
+        config = CUlaunchConfig_st.allocate(arena);
+        CUlaunchConfig_st.gridDimX(config, launch.gridX());
+        CUlaunchConfig_st.gridDimY(config, launch.gridY());
+        CUlaunchConfig_st.gridDimZ(config, launch.gridZ());
+        CUlaunchConfig_st.blockDimX(config, launch.blockX());
+        CUlaunchConfig_st.blockDimY(config, launch.blockY());
+        CUlaunchConfig_st.blockDimZ(config, launch.blockZ());
+        CUlaunchConfig_st.sharedMemBytes(config, launch.sharedMemoryBytes());
+        CUlaunchConfig_st.attrs(config, attrs);
+        CUlaunchConfig_st.numAttrs(config, count);
+        CUlaunchConfig_st.hStream(config, MemorySegment.NULL);
+    }
+
+    MemorySegment segment() {
+        return config;
+    }
+
+    /** Sets the stream for the next launch (no allocation: the handle segment already exists). */
+    void setStream(MemorySegment stream) {
+        CUlaunchConfig_st.hStream(config, stream);
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,129 @@
+package dev.gatun.cuda;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Objects;
+
+/**
+ * A loadable GPU code image: PTX text, a CUBIN (an ELF for one architecture) or a fatbin (several
+ * images in NVIDIA's container), with the name of the artifact it came from and its SHA-256.
+ */
+public final class ModuleImage {
+
+    /** What kind of image the bytes are. */
+    public enum Kind {
+        PTX, CUBIN, FATBIN
+    }
+
+    private static final byte[] ELF_MAGIC = {0x7f, 'E', 'L', 'F'};
+    /** The fatbin container's magic number 0xBA55ED50, little-endian. */
+    private static final byte[] FATBIN_MAGIC = {0x50, (byte) 0xED, 0x55, (byte) 0xBA};
+
+    private final Kind kind;
+    private final byte[] bytes;
+    private final String artifact;
+    private final String sha256;
+
+    private ModuleImage(Kind kind, byte[] bytes, String artifact) {
+        if (bytes.length == 0) {
+            throw new IllegalArgumentException("module image " + artifact + " is empty");
+        }
+        this.kind = kind;
+        this.bytes = bytes;
+        this.artifact = Objects.requireNonNull(artifact);
+        this.sha256 = sha256(bytes);
+    }
+
+    /** PTX source text. */
+    public static ModuleImage ptx(String artifact, String ptx) {
+        return new ModuleImage(Kind.PTX, ptx.getBytes(StandardCharsets.UTF_8), artifact);
+    }
+
+    /** Bytes whose kind is recognized from their first bytes: ELF is a CUBIN, the fatbin magic a fatbin, else PTX. */
+    public static ModuleImage of(String artifact, byte[] bytes) {
+        byte[] copy = bytes.clone();
+        return new ModuleImage(detect(copy), copy, artifact);
+    }
+
+    /** A file: PTX, CUBIN or fatbin, recognized from its contents. */
+    public static ModuleImage fromFile(Path file) {
+        try {
+            return of(file.toString(), Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read module image " + file, e);
+        }
+    }
+
+    /** A class-path resource, resolved like {@link Class#getResourceAsStream(String)} on {@code anchor}. */
+    public static ModuleImage fromResource(Class<?> anchor, String resource) {
+        try (InputStream in = anchor.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalArgumentException("no class-path resource " + resource + " next to " + anchor.getName());
+            }
+            return of("resource:" + resource, in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read module resource " + resource, e);
+        }
+    }
+
+    static Kind detect(byte[] bytes) {
+        if (startsWith(bytes, ELF_MAGIC)) {
+            return Kind.CUBIN;
+        }
+        if (startsWith(bytes, FATBIN_MAGIC)) {
+            return Kind.FATBIN;
+        }
+        return Kind.PTX;
+    }
+
+    private static boolean startsWith(byte[] bytes, byte[] prefix) {
+        return bytes.length >= prefix.length && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Where the image came from (a file, a resource, a compiler), for logs and {@link ModuleInfo}. */
+    public String artifact() {
+        return artifact;
+    }
+
+    /** Hex SHA-256 of the image bytes. */
+    public String sha256() {
+        return sha256;
+    }
+
+    public int byteSize() {
+        return bytes.length;
+    }
+
+    /** The bytes as cuModuleLoadData wants them: PTX gets its terminating NUL. */
+    byte[] loadableBytes() {
+        if (kind != Kind.PTX || (bytes.length > 0 && bytes[bytes.length - 1] == 0)) {
+            return bytes;
+        }
+        return Arrays.copyOf(bytes, bytes.length + 1);
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK provides SHA-256", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return kind + " " + artifact + " (" + bytes.length + " bytes, sha256 " + sha256.substring(0, 12) + "…)";
+    }
+}

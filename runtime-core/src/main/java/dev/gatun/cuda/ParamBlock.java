@@ -1,0 +1,86 @@
+package dev.gatun.cuda;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The native argument block of a prepared launch, built once and updated in place: one 8-byte,
+ * 8-aligned slot per argument (every kernel parameter type Gatun passes fits one, at its
+ * natural alignment), and the {@code void*} array of slot addresses that cuLaunchKernel's
+ * {@code kernelParams} takes. Lives as long as its launch object (GC-managed arena).
+ */
+final class ParamBlock {
+
+    static final int SLOT_BYTES = 8;
+
+    private final MemorySegment slots;
+    private final MemorySegment pointers;
+    private final int count;
+
+    ParamBlock(int count) {
+        Arena arena = Arena.ofAuto();
+        this.count = count;
+        this.slots = arena.allocate(Math.max(1, count) * (long) SLOT_BYTES, SLOT_BYTES);
+        this.pointers = arena.allocate(Math.max(1, count) * ValueLayout.ADDRESS.byteSize(), ValueLayout.ADDRESS.byteAlignment());
+        for (int i = 0; i < count; i++) {
+            pointers.setAtIndex(ValueLayout.ADDRESS, i, slots.asSlice((long) i * SLOT_BYTES, SLOT_BYTES));
+        }
+    }
+
+    int count() {
+        return count;
+    }
+
+    /** The {@code void**} to pass as kernelParams. */
+    MemorySegment kernelParams() {
+        return pointers;
+    }
+
+    long slotOffset(int index) {
+        return (long) index * SLOT_BYTES;
+    }
+
+    void set(int index, KernelArg arg, long pointerValue) {
+        long at = slotOffset(index);
+        slots.set(ValueLayout.JAVA_LONG, at, 0L); // clear the unused high bytes of a narrow slot
+        switch (arg) {
+            case KernelArg.Pointer p -> slots.set(ValueLayout.JAVA_LONG, at, pointerValue);
+            case KernelArg.I8 v -> slots.set(ValueLayout.JAVA_BYTE, at, v.value());
+            case KernelArg.I16 v -> slots.set(ValueLayout.JAVA_SHORT, at, v.value());
+            case KernelArg.I32 v -> slots.set(ValueLayout.JAVA_INT, at, v.value());
+            case KernelArg.I64 v -> slots.set(ValueLayout.JAVA_LONG, at, v.value());
+            case KernelArg.F32 v -> slots.set(ValueLayout.JAVA_FLOAT, at, v.value());
+            case KernelArg.F64 v -> slots.set(ValueLayout.JAVA_DOUBLE, at, v.value());
+        }
+    }
+
+    void setInt(int index, int value) {
+        slots.set(ValueLayout.JAVA_INT, slotOffset(index), value);
+    }
+
+    void setLong(int index, long value) {
+        slots.set(ValueLayout.JAVA_LONG, slotOffset(index), value);
+    }
+
+    void setFloat(int index, float value) {
+        slots.set(ValueLayout.JAVA_FLOAT, slotOffset(index), value);
+    }
+
+    void setDouble(int index, double value) {
+        slots.set(ValueLayout.JAVA_DOUBLE, slotOffset(index), value);
+    }
+
+    void setShort(int index, short value) {
+        slots.set(ValueLayout.JAVA_SHORT, slotOffset(index), value);
+    }
+
+    void setByte(int index, byte value) {
+        slots.set(ValueLayout.JAVA_BYTE, slotOffset(index), value);
+    }
+
+    /** For tests: the raw slot bytes. */
+    MemorySegment slots() {
+        return slots;
+    }
+}
