@@ -1,0 +1,76 @@
+package dev.gatun.cuda;
+
+/**
+ * Settings of a context's device memory pool: freed device blocks are kept, per size class,
+ * for the next allocation of that class instead of going back to the driver.
+ *
+ * <p>{@link #fromSystemProperties()} reads {@value #BOUND_PROPERTY} (bytes; 0 disables
+ * pooling) and {@value #PROFILE_PROPERTY} ({@code true} or {@code false}).
+ *
+ * @param retainedBytesBound the most device bytes the pool keeps for reuse; 0 disables pooling,
+ *     so every allocation and free goes to the driver (what to set when bisecting a suspected
+ *     reuse bug)
+ * @param profileCallSites whether acquisitions are attributed to their call sites from the
+ *     start (the first frame outside Gatun); it costs a stack walk per allocation
+ */
+public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSites) {
+
+    /**
+     * The default bound, 2 GiB: sized for the transient scratch of a request, not for a model,
+     * so pooled memory never takes a meaningful share of the device away from weights.
+     */
+    public static final long DEFAULT_BOUND = 2L << 30;
+
+    /** System property for the bound, in bytes. */
+    public static final String BOUND_PROPERTY = "gatun.pool.bytes";
+
+    /** System property that switches call-site profiling on. */
+    public static final String PROFILE_PROPERTY = "gatun.pool.profile";
+
+    public DevicePoolOptions {
+        if (retainedBytesBound < 0) {
+            throw new IllegalArgumentException("retainedBytesBound is " + retainedBytesBound
+                    + "; give a number of bytes >= 0 (0 disables pooling)");
+        }
+    }
+
+    /**
+     * The options the system properties ask for; the default bound and no profiling where unset.
+     *
+     * @throws IllegalArgumentException when a property is set to something it cannot mean
+     */
+    public static DevicePoolOptions fromSystemProperties() {
+        return parse(System.getProperty(BOUND_PROPERTY), System.getProperty(PROFILE_PROPERTY));
+    }
+
+    /** Reads the two property values; null means unset. */
+    static DevicePoolOptions parse(String bound, String profile) {
+        return new DevicePoolOptions(bound == null ? DEFAULT_BOUND : parseBound(bound),
+                profile != null && parseSwitch(profile));
+    }
+
+    private static long parseBound(String value) {
+        long bytes;
+        try {
+            bytes = Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            bytes = -1;
+        }
+        if (bytes < 0) {
+            throw new IllegalArgumentException(BOUND_PROPERTY + " is '" + value + "'; set it to a whole number of "
+                    + "bytes, e.g. " + DEFAULT_BOUND + " (2 GiB, the default), or to 0 to disable pooling");
+        }
+        return bytes;
+    }
+
+    private static boolean parseSwitch(String value) {
+        String v = value.strip();
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException(PROFILE_PROPERTY + " is '" + value + "'; set it to true or false");
+    }
+}

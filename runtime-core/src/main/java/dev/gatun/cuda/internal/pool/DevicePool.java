@@ -1,0 +1,254 @@
+package dev.gatun.cuda.internal.pool;
+
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.DevicePoolCounters;
+import dev.gatun.cuda.DevicePoolOptions;
+import dev.gatun.cuda.DevicePoolSite;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One context's pool of device memory: freed blocks are kept in per-{@linkplain SizeClasses size
+ * class} free lists, up to a bound on the bytes held, and handed to the next request of their
+ * class without a driver call. A driver allocation or free may synchronize the device (and so
+ * break another thread's graph capture); a pool hit makes no driver call at all.
+ *
+ * <p><b>Contract with retirement.</b> {@link #release} hands a block straight to the next
+ * {@link #acquire} of its class, with no fence of its own. It must therefore only be called by
+ * the context's retirement queue, once the completion evidence of the block's last use on every
+ * stream that used it is complete; the pool never frees or reuses a block before that. Every
+ * address {@link #acquire} returned is released exactly once, with the byte count it was
+ * acquired with. A release that returns a nonzero CUresult has not taken the block (the driver
+ * refused to free it) and may be retried.
+ *
+ * <p><b>Sizes.</b> A request is served from the smallest class that holds it. Requests whose
+ * class exceeds {@link SizeClasses#LARGEST} or the bound bypass the pool: they are allocated at
+ * their exact size and freed on release. With a bound of 0 every request bypasses it. A request
+ * of 0 bytes needs no memory: {@code acquire(0)} returns 0 (the null device pointer) and touches
+ * nothing, and {@code release(0, 0)} does nothing.
+ *
+ * <p><b>Out of memory.</b> When an allocation fails with {@code CUDA_ERROR_OUT_OF_MEMORY}, the
+ * pool returns everything it holds to the driver and tries once more: held blocks are memory
+ * kept from everyone else, and keeping them through an out-of-memory error would make the pool
+ * behave like a leak under pressure.
+ *
+ * <p><b>Cost.</b> Thread-safe. A warmed hit takes one uncontended monitor and bumps counters;
+ * it allocates nothing. Call-site profiling, when off, costs one volatile read.
+ */
+public final class DevicePool {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DevicePool.class);
+    private static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
+
+    private final PoolBackend backend;
+    /**
+     * Fixed for the pool's life: whether a request is pooled depends on it, and acquire and
+     * release must decide alike, or a block allocated at its exact size could later be filed
+     * under a larger class and handed out undersized.
+     */
+    private final long bound;
+    /** The largest request served from a class; larger ones bypass the pool (0 when pooling is off). */
+    private final long largestPooledRequest;
+    private final FreeList[] freeLists;
+    private final SiteProfile profile;
+    private volatile boolean profiling;
+
+    /** Raised before a block is pushed and lowered after it is popped: never above the bound. */
+    private final AtomicLong retainedBytes = new AtomicLong();
+    private final LongAdder retainedBlocks = new LongAdder();
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder allocations = new LongAdder();
+    private final LongAdder frees = new LongAdder();
+    private final LongAdder trims = new LongAdder();
+
+    public DevicePool(PoolBackend backend, DevicePoolOptions options) {
+        this(backend, options, new SiteProfile(new CallSites()));
+    }
+
+    DevicePool(PoolBackend backend, DevicePoolOptions options, SiteProfile profile) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.bound = options.retainedBytesBound();
+        this.largestPooledRequest = SizeClasses.floorClass(bound);
+        this.freeLists = new FreeList[largestPooledRequest == 0 ? 0 : SizeClasses.index(largestPooledRequest) + 1];
+        for (int i = 0; i < freeLists.length; i++) {
+            freeLists[i] = new FreeList(SizeClasses.classAt(i));
+        }
+        this.profile = profile;
+        this.profiling = options.profileCallSites();
+    }
+
+    /**
+     * A device block of at least {@code bytes}: from the free list of its class, or allocated
+     * through the backend.
+     *
+     * @return the block's address; 0 for a request of 0 bytes
+     * @throws IllegalArgumentException when {@code bytes} is negative
+     * @throws CudaException when the backend cannot allocate (after a trim and one more try,
+     *     for {@code CUDA_ERROR_OUT_OF_MEMORY})
+     */
+    public long acquire(long bytes) {
+        if (bytes <= 0) {
+            if (bytes == 0) {
+                return 0;
+            }
+            throw new IllegalArgumentException("cannot acquire a negative size: " + bytes + " bytes");
+        }
+        boolean pooled = bytes <= largestPooledRequest;
+        long size = pooled ? SizeClasses.classBytes(bytes) : bytes;
+        long address = pooled ? take(freeLists[SizeClasses.index(size)]) : 0;
+        boolean hit = address != 0;
+        (hit ? hits : misses).increment();
+        if (profiling) {
+            profile.record(bytes, hit);
+        }
+        return hit ? address : allocate(size);
+    }
+
+    /**
+     * Gives back a block from {@link #acquire}: kept for reuse if the bound leaves room for it,
+     * else freed through the backend. Called only by retirement, once the block's completion
+     * evidence is complete (see the class comment).
+     *
+     * @param bytes the byte count the block was acquired with
+     * @return 0 when the block was kept or freed; else the backend's CUresult, and the block is
+     *     still the caller's to retry
+     * @throws IllegalArgumentException for a size or address no acquire could have produced
+     */
+    public int release(long address, long bytes) {
+        if (bytes <= 0 || address == 0) {
+            if (bytes == 0 && address == 0) {
+                return 0;
+            }
+            throw new IllegalArgumentException("release(0x" + Long.toHexString(address) + ", " + bytes + " bytes) "
+                    + "is not a block this pool handed out; release exactly the address acquire returned, "
+                    + "with the byte count it was asked for");
+        }
+        if (bytes <= largestPooledRequest) {
+            long classBytes = SizeClasses.classBytes(bytes);
+            if (reserve(classBytes)) {
+                retainedBlocks.increment();
+                freeLists[SizeClasses.index(classBytes)].push(address);
+                return 0;
+            }
+            return free(address, classBytes);
+        }
+        return free(address, bytes);
+    }
+
+    /**
+     * Frees every retained block through the backend. A block the driver refuses to free is
+     * logged and dropped, never handed out again. If the backend throws instead (it could not
+     * even try, e.g. the capture gate stayed closed), the block goes back to its free list and
+     * the exception propagates.
+     *
+     * @return 0, or the first CUresult a free failed with
+     */
+    public int trim() {
+        trims.increment();
+        int firstFailure = 0;
+        for (FreeList list : freeLists) {
+            for (long address; (address = take(list)) != 0;) {
+                int r;
+                try {
+                    r = free(address, list.classBytes);
+                } catch (RuntimeException e) {
+                    putBack(list, address);
+                    throw e;
+                }
+                if (r != 0) {
+                    LOG.error("Leaking a pooled device block of {} bytes at 0x{}: the driver refused to free it "
+                            + "with CUresult {}", list.classBytes, Long.toHexString(address), r);
+                    firstFailure = firstFailure == 0 ? r : firstFailure;
+                }
+            }
+        }
+        return firstFailure;
+    }
+
+    /** A snapshot of the counters. */
+    public DevicePoolCounters counters() {
+        return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
+                allocations.sum(), frees.sum(), trims.sum());
+    }
+
+    /** Switches call-site profiling; sites recorded so far are kept. */
+    public void setProfiling(boolean on) {
+        profiling = on;
+    }
+
+    public boolean isProfiling() {
+        return profiling;
+    }
+
+    /** Acquisitions per call site recorded while profiling was on, the most bytes requested first. */
+    public List<DevicePoolSite> sites() {
+        return profile.snapshot();
+    }
+
+    /** Pops a block of {@code list}'s class and stops counting it as retained; 0 when there is none. */
+    private long take(FreeList list) {
+        long address = list.pop();
+        if (address != 0) {
+            retainedBlocks.decrement();
+            retainedBytes.addAndGet(-list.classBytes);
+        }
+        return address;
+    }
+
+    /** Returns a block that trim took but could not free; it is still allocated and unused. */
+    private void putBack(FreeList list, long address) {
+        if (reserve(list.classBytes)) {
+            retainedBlocks.increment();
+            list.push(address);
+        } else {
+            LOG.error("Leaking a pooled device block of {} bytes at 0x{}: freeing it failed and other releases "
+                    + "refilled the pool meanwhile", list.classBytes, Long.toHexString(address));
+        }
+    }
+
+    /** Claims room under the bound before the block becomes visible, so two releases cannot both take the last of it. */
+    private boolean reserve(long classBytes) {
+        long held;
+        do {
+            held = retainedBytes.get();
+            if (held > bound - classBytes) {
+                return false;
+            }
+        } while (!retainedBytes.compareAndSet(held, held + classBytes));
+        return true;
+    }
+
+    private long allocate(long size) {
+        long address;
+        try {
+            address = backend.allocate(size);
+        } catch (CudaException e) {
+            if (e.result() != OUT_OF_MEMORY) {
+                throw e;
+            }
+            LOG.debug("Out of device memory allocating {} bytes with {} bytes pooled; trimming the pool and trying "
+                    + "once more", size, retainedBytes.get());
+            trim();
+            address = backend.allocate(size);
+        }
+        if (address == 0) {
+            throw new IllegalStateException("the pool's backend returned the null address for " + size + " bytes");
+        }
+        allocations.increment();
+        return address;
+    }
+
+    private int free(long address, long size) {
+        int r = backend.free(address, size);
+        if (r == 0) {
+            frees.increment();
+        }
+        return r;
+    }
+}

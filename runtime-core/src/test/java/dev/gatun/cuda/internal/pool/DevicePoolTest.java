@@ -1,0 +1,249 @@
+package dev.gatun.cuda.internal.pool;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.DevicePoolCounters;
+import dev.gatun.cuda.DevicePoolOptions;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DevicePoolTest {
+
+    private static final long MIB = 1L << 20;
+
+    private final FakeBackend backend = new FakeBackend();
+
+    private DevicePool pool(long bound) {
+        return new DevicePool(backend, new DevicePoolOptions(bound, false));
+    }
+
+    private static DevicePoolCounters counters(long hits, long misses, long retainedBytes, long retainedBlocks,
+            long allocations, long frees, long trims) {
+        return new DevicePoolCounters(hits, misses, retainedBytes, retainedBlocks, allocations, frees, trims);
+    }
+
+    @Test
+    void aReleasedBlockServesTheNextRequestOfItsClass() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long a = pool.acquire(1000);
+        assertEquals(1024, backend.sizeOf(a), "allocated at the class size");
+        assertEquals(counters(0, 1, 0, 0, 1, 0, 0), pool.counters());
+
+        assertEquals(0, pool.release(a, 1000));
+        assertEquals(counters(0, 1, 1024, 1, 1, 0, 0), pool.counters());
+        assertEquals(0, backend.freeCalls(), "a retained block is not freed");
+
+        assertEquals(a, pool.acquire(700), "700 bytes share the 1024-byte class");
+        assertEquals(counters(1, 1, 0, 0, 1, 0, 0), pool.counters());
+        assertEquals(1, backend.allocateCalls());
+    }
+
+    @Test
+    void aBlockIsNeverHandedToAnotherClass() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long small = pool.acquire(1024);
+        pool.release(small, 1024);
+        long larger = pool.acquire(1025);
+        assertNotEquals(small, larger);
+        assertEquals(2048, backend.sizeOf(larger));
+        assertEquals(counters(0, 2, 1024, 1, 2, 0, 0), pool.counters());
+    }
+
+    @Test
+    void zeroBytesNeedNoBlock() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        assertEquals(0, pool.acquire(0));
+        assertEquals(0, pool.release(0, 0));
+        assertEquals(counters(0, 0, 0, 0, 0, 0, 0), pool.counters());
+        assertEquals(0, backend.allocateCalls() + backend.freeCalls());
+    }
+
+    @Test
+    void impossibleArgumentsAreRejectedBeforeTheBackend() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> pool.acquire(-1));
+        assertTrue(e.getMessage().contains("-1"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> pool.release(0x1000, -1));
+        assertThrows(IllegalArgumentException.class, () -> pool.release(0x1000, 0));
+        assertThrows(IllegalArgumentException.class, () -> pool.release(0, 512));
+        assertEquals(0, backend.allocateCalls() + backend.freeCalls());
+        assertEquals(counters(0, 0, 0, 0, 0, 0, 0), pool.counters());
+    }
+
+    @Test
+    void requestsAboveTheLargestClassBypassThePool() {
+        DevicePool pool = pool(Long.MAX_VALUE);
+        long bytes = SizeClasses.LARGEST + 1;
+        long a = pool.acquire(bytes);
+        assertEquals(bytes, backend.sizeOf(a), "allocated at its exact size");
+        assertEquals(0, pool.release(a, bytes));
+        assertEquals(-1, backend.sizeOf(a), "freed at once");
+        assertEquals(counters(0, 1, 0, 0, 1, 1, 0), pool.counters());
+    }
+
+    @Test
+    void requestsWhoseClassExceedsTheBoundBypassThePool() {
+        DevicePool pool = pool(3000);
+        long a = pool.acquire(2049); // its class, 4096, could never be retained under 3000
+        assertEquals(2049, backend.sizeOf(a));
+        pool.release(a, 2049);
+        assertEquals(-1, backend.sizeOf(a));
+
+        long b = pool.acquire(2048);
+        pool.release(b, 2048);
+        assertEquals(counters(0, 2, 2048, 1, 2, 1, 0), pool.counters());
+    }
+
+    @Test
+    void releasesPastTheBoundAreFreed() {
+        DevicePool pool = pool(4096);
+        long[] blocks = new long[5];
+        for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = pool.acquire(1024);
+        }
+        for (long b : blocks) {
+            assertEquals(0, pool.release(b, 1024));
+        }
+        assertEquals(counters(0, 5, 4096, 4, 5, 1, 0), pool.counters());
+        assertEquals(-1, backend.sizeOf(blocks[4]), "the fifth did not fit and was freed");
+    }
+
+    @Test
+    void aBoundOfZeroDisablesPooling() {
+        DevicePool pool = pool(0);
+        for (int i = 0; i < 3; i++) {
+            long a = pool.acquire(1000);
+            assertEquals(1000, backend.sizeOf(a), "no rounding when nothing is pooled");
+            assertEquals(0, pool.release(a, 1000));
+            assertEquals(-1, backend.sizeOf(a));
+        }
+        assertEquals(counters(0, 3, 0, 0, 3, 3, 0), pool.counters());
+    }
+
+    @Test
+    void outOfMemoryTrimsThePoolAndRetriesOnce() {
+        FakeBackend device = new FakeBackend(4 * MIB);
+        DevicePool pool = new DevicePool(device, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false));
+        long a = pool.acquire(2 * MIB);
+        long b = pool.acquire(2 * MIB);
+        pool.release(a, 2 * MIB);
+        pool.release(b, 2 * MIB);
+        assertEquals(4 * MIB, pool.counters().retainedBytes());
+
+        long c = pool.acquire(3 * MIB); // the device is full of retained blocks
+        assertEquals(3 * MIB, device.sizeOf(c));
+        assertEquals(counters(0, 3, 0, 0, 3, 2, 1), pool.counters());
+        assertEquals(4, device.allocateCalls(), "two allocations, then one failure and one retry");
+        assertEquals(List.of(), device.misuse());
+    }
+
+    @Test
+    void aSingleOutOfMemoryFailureIsRetriedEvenWithNothingRetained() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        backend.failNextAllocations(1, FakeBackend.OUT_OF_MEMORY);
+        long a = pool.acquire(512);
+        assertEquals(512, backend.sizeOf(a));
+        assertEquals(2, backend.allocateCalls());
+        assertEquals(counters(0, 1, 0, 0, 1, 0, 1), pool.counters());
+    }
+
+    @Test
+    void outOfMemoryAfterTheRetryReachesTheCaller() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        backend.failNextAllocations(2, FakeBackend.OUT_OF_MEMORY);
+        CudaException e = assertThrows(CudaException.class, () -> pool.acquire(512));
+        assertEquals(FakeBackend.OUT_OF_MEMORY, e.result());
+        assertEquals(2, backend.allocateCalls(), "one retry, no more");
+        assertEquals(counters(0, 1, 0, 0, 0, 0, 1), pool.counters());
+    }
+
+    @Test
+    void otherAllocationErrorsAreNotRetried() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long kept = pool.acquire(512);
+        pool.release(kept, 512);
+        backend.failNextAllocations(1, FakeBackend.INVALID_VALUE);
+        CudaException e = assertThrows(CudaException.class, () -> pool.acquire(1024));
+        assertEquals(FakeBackend.INVALID_VALUE, e.result());
+        assertEquals(2, backend.allocateCalls());
+        assertEquals(counters(0, 2, 512, 1, 1, 0, 0), pool.counters(), "no trim");
+    }
+
+    @Test
+    void aReleaseTheDriverRefusesLeavesTheBlockWithTheCaller() {
+        DevicePool pool = pool(0);
+        long a = pool.acquire(4096);
+        backend.freeResult(999);
+        assertEquals(999, pool.release(a, 4096));
+        assertEquals(4096, backend.sizeOf(a), "still allocated, for retirement to retry");
+        backend.freeResult(0);
+        assertEquals(0, pool.release(a, 4096));
+        assertEquals(-1, backend.sizeOf(a));
+        assertEquals(counters(0, 1, 0, 0, 1, 1, 0), pool.counters());
+    }
+
+    @Test
+    void trimFreesEverythingRetained() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long[] sizes = {1, 600, 5000, MIB + 1, 3 * MIB};
+        long[] blocks = new long[sizes.length];
+        for (int i = 0; i < sizes.length; i++) {
+            blocks[i] = pool.acquire(sizes[i]);
+        }
+        for (int i = 0; i < sizes.length; i++) {
+            pool.release(blocks[i], sizes[i]);
+        }
+        assertEquals(5, pool.counters().retainedBlocks());
+        assertEquals(0, pool.trim());
+        assertEquals(counters(0, 5, 0, 0, 5, 5, 1), pool.counters());
+        assertEquals(0, backend.liveBlocks());
+        assertEquals(List.of(), backend.misuse(), "each freed with the size it was allocated with");
+    }
+
+    @Test
+    void aBlockTheDriverWillNotFreeOnTrimIsNeverHandedOutAgain() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long a = pool.acquire(512);
+        pool.release(a, 512);
+        backend.freeResult(999);
+        assertEquals(999, pool.trim());
+        backend.freeResult(0);
+        assertNotEquals(a, pool.acquire(512));
+        assertEquals(counters(0, 2, 0, 0, 2, 0, 1), pool.counters());
+    }
+
+    @Test
+    void aFreeThatThrowsDuringTrimLeavesTheBlockPooled() {
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        long a = pool.acquire(512);
+        pool.release(a, 512);
+        IllegalStateException gateClosed = new IllegalStateException("gate closed");
+        backend.freeThrows(gateClosed);
+        assertSame(gateClosed, assertThrows(IllegalStateException.class, pool::trim));
+        assertEquals(counters(0, 1, 512, 1, 1, 0, 1), pool.counters());
+        backend.freeThrows(null);
+        assertEquals(a, pool.acquire(512), "still pooled, still allocated");
+        assertEquals(512, backend.sizeOf(a));
+    }
+
+    @Test
+    void aBackendThatReturnsTheNullAddressIsReported() {
+        DevicePool pool = new DevicePool(new PoolBackend() {
+            @Override
+            public long allocate(long bytes) {
+                return 0;
+            }
+
+            @Override
+            public int free(long address, long bytes) {
+                throw new AssertionError("nothing to free");
+            }
+        }, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false));
+        assertThrows(IllegalStateException.class, () -> pool.acquire(512));
+    }
+}
