@@ -1,12 +1,16 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
 import dev.gatun.cuda.internal.load.CudaLibraries;
 import dev.gatun.cuda.internal.load.LibrarySearch;
 import dev.gatun.cuda.internal.load.LibrarySpec;
+import dev.gatun.cuda.internal.nvrtc.NativeNvrtcApi;
+import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
+import dev.gatun.cuda.internal.nvrtc.NvrtcResults;
+import dev.gatun.cuda.internal.nvrtc.ToolkitHeaders;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -14,18 +18,55 @@ import java.util.List;
  * independent of the driver: a machine can have one without the other.
  *
  * <p>Without NVRTC, {@link #isAvailable()} is false and {@link #system()} throws
- * {@link CudaUnavailableException} listing every path tried, on every call.
+ * {@link CudaUnavailableException} listing every path tried, on every call. With it,
+ * {@link #compiler()} compiles CUDA C++ to PTX or CUBIN.
  */
 public final class NvrtcLibrary {
 
+    /** The oldest NVRTC Gatun accepts; it exports every function Gatun calls. */
+    static final int MINIMUM_MAJOR_VERSION = 12;
+
+    private final NvrtcApi api;
     private final String library;
     private final int major;
     private final int minor;
 
-    private NvrtcLibrary(String library, int major, int minor) {
+    private NvrtcLibrary(NvrtcApi api, String library, int major, int minor) {
+        this.api = api;
         this.library = library;
         this.major = major;
         this.minor = minor;
+    }
+
+    /**
+     * An NVRTC reached through {@code api}, which must answer {@code nvrtcVersion}. Tests pass a
+     * simulated compiler.
+     *
+     * @param library where the library came from, for messages
+     * @throws CudaUnavailableException when nvrtcVersion fails, or NVRTC is older than 12
+     */
+    static NvrtcLibrary create(NvrtcApi api, String library) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment major = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment minor = arena.allocate(ValueLayout.JAVA_INT);
+            int r = api.nvrtcVersion(major, minor);
+            if (r != 0) {
+                String message = library + " loaded, but nvrtcVersion failed with " + NvrtcResults.name(r) + " (" + r
+                        + ")";
+                throw new CudaUnavailableException(message, List.of(message));
+            }
+            NvrtcLibrary nvrtc = new NvrtcLibrary(api, library, major.get(ValueLayout.JAVA_INT, 0),
+                    minor.get(ValueLayout.JAVA_INT, 0));
+            if (nvrtc.major < MINIMUM_MAJOR_VERSION) {
+                // An unversioned libnvrtc.so can be any toolkit's; an old one may lack functions
+                // Gatun calls, and a missing symbol would surface as a linkage error mid-compile.
+                String message = library + " is NVRTC " + nvrtc.version() + "; Gatun needs NVRTC "
+                        + MINIMUM_MAJOR_VERSION + " or newer. Install a newer CUDA toolkit's NVRTC, or point "
+                        + "Gatun at one with -Dgatun.nvrtc=/path/to/libnvrtc.so.13 or GATUN_NVRTC.";
+                throw new CudaUnavailableException(message, List.of(message));
+            }
+            return nvrtc;
+        }
     }
 
     /** Whether NVRTC could be loaded. Never throws. */
@@ -65,6 +106,25 @@ public final class NvrtcLibrary {
         return minor;
     }
 
+    /**
+     * A compiler using the {@link KernelCache#defaultCache() default cache} and the toolkit
+     * headers found now (see {@link NvrtcCompiler}).
+     *
+     * @throws IllegalArgumentException when the kernel cache's system property is malformed
+     */
+    public NvrtcCompiler compiler() {
+        return compiler(KernelCache.defaultCache());
+    }
+
+    /** A compiler using {@code cache}; pass {@link KernelCache#disabled()} for none. */
+    public NvrtcCompiler compiler(KernelCache cache) {
+        return compiler(cache, ToolkitHeaders.discover());
+    }
+
+    NvrtcCompiler compiler(KernelCache cache, List<Path> toolkitIncludeDirectories) {
+        return new NvrtcCompiler(api, version(), cache, toolkitIncludeDirectories);
+    }
+
     private static final class Holder {
         static final Object STATE = load();
 
@@ -76,19 +136,9 @@ public final class NvrtcLibrary {
                 if (!found.found()) {
                     return new CudaUnavailableException(CudaLibraries.diagnosis(spec, found.attempts()), found.attempts());
                 }
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment major = arena.allocate(ValueLayout.JAVA_INT);
-                    MemorySegment minor = arena.allocate(ValueLayout.JAVA_INT);
-                    // Safety: nvrtcVersion writes one int through each pointer; both live
-                    // across the call. The library was just registered with this class loader.
-                    int r = Nvrtc.nvrtcVersion(major, minor);
-                    if (r != 0) {
-                        String message = found.path() + " loaded, but nvrtcVersion failed with nvrtcResult " + r;
-                        return new CudaUnavailableException(message, List.of(message));
-                    }
-                    return new NvrtcLibrary(found.path() + " (" + found.how() + ")", major.get(ValueLayout.JAVA_INT, 0),
-                            minor.get(ValueLayout.JAVA_INT, 0));
-                }
+                return create(NativeNvrtcApi.INSTANCE, found.path() + " (" + found.how() + ")");
+            } catch (CudaUnavailableException e) {
+                return e;
             } catch (RuntimeException | LinkageError e) {
                 String message = "loading NVRTC failed unexpectedly: " + e;
                 return new CudaUnavailableException(message, List.of(message));

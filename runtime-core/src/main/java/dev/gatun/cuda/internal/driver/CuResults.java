@@ -1,12 +1,7 @@
 package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.HashMap;
+import dev.gatun.cuda.internal.load.GeneratedConstants;
 import java.util.Map;
 import java.util.Set;
 
@@ -36,7 +31,8 @@ public final class CuResults {
             CudaDriver.CUDA_ERROR_MPS_CLIENT_TERMINATED(),
             CudaDriver.CUDA_ERROR_EXTERNAL_DEVICE());
 
-    private static final Map<Integer, String> NAMES = readNames();
+    private static final Map<Integer, String> NAMES = GeneratedConstants.names(CudaDriver.class,
+            n -> n.equals("CUDA_SUCCESS") || n.startsWith("CUDA_ERROR_"));
 
     private CuResults() {
     }
@@ -50,26 +46,5 @@ public final class CuResults {
     /** Whether this error poisons its context for the rest of the process. */
     public static boolean isSticky(int result) {
         return STICKY.contains(result);
-    }
-
-    private static Map<Integer, String> readNames() {
-        Map<Integer, String> names = new HashMap<>();
-        MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-        for (Method m : CudaDriver.class.getMethods()) {
-            String n = m.getName();
-            if (!Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0 || m.getReturnType() != int.class
-                    || !(n.equals("CUDA_SUCCESS") || n.startsWith("CUDA_ERROR_"))) {
-                continue;
-            }
-            try {
-                // The constant accessors are public members reached through the public
-                // header class, whichever split class declares them.
-                MethodHandle h = lookup.findStatic(CudaDriver.class, n, MethodType.methodType(int.class));
-                names.putIfAbsent((int) h.invokeExact(), n);
-            } catch (Throwable e) {
-                throw new IllegalStateException("generated constant " + n + " is not readable", e);
-            }
-        }
-        return Map.copyOf(names);
     }
 }

@@ -1,0 +1,70 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Where the default cache lives and how it is switched off. */
+class KernelCacheTest {
+
+    private final Map<String, String> properties = new HashMap<>(Map.of("user.home", "/home/ada"));
+    private final Map<String, String> environment = new HashMap<>();
+
+    private KernelCache configured() {
+        return KernelCache.configured(properties::get, environment::get);
+    }
+
+    @Test
+    void withNothingSetTheCacheIsUnderTheHomeDirectory() {
+        assertEquals(Optional.of(Path.of("/home/ada/.cache/gatun/kernels")), configured().directory());
+        assertTrue(configured().isEnabled());
+    }
+
+    @Test
+    void xdgCacheHomeIsUsedWhenAbsolute() {
+        environment.put("XDG_CACHE_HOME", "/var/cache/ada");
+        assertEquals(Optional.of(Path.of("/var/cache/ada/gatun/kernels")), configured().directory());
+        environment.put("XDG_CACHE_HOME", "relative/cache");
+        assertEquals(Optional.of(Path.of("/home/ada/.cache/gatun/kernels")), configured().directory());
+    }
+
+    @Test
+    void theDirectoryPropertyWinsOverTheEnvironment() {
+        environment.put("XDG_CACHE_HOME", "/var/cache/ada");
+        properties.put(KernelCache.DIRECTORY_PROPERTY, "/srv/kernels");
+        assertEquals(Optional.of(Path.of("/srv/kernels")), configured().directory());
+    }
+
+    @Test
+    void offSwitchesTheCacheOffWhateverElseIsSet() {
+        properties.put(KernelCache.DIRECTORY_PROPERTY, "/srv/kernels");
+        for (String off : new String[] {"off", "OFF", " false "}) {
+            properties.put(KernelCache.SWITCH_PROPERTY, off);
+            assertFalse(configured().isEnabled(), off);
+            assertEquals(Optional.empty(), configured().directory());
+        }
+        properties.put(KernelCache.SWITCH_PROPERTY, "on");
+        assertEquals(Optional.of(Path.of("/srv/kernels")), configured().directory());
+    }
+
+    @Test
+    void aMistypedSwitchIsAClearError() {
+        properties.put(KernelCache.SWITCH_PROPERTY, "no");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, this::configured);
+        assertTrue(e.getMessage().contains("gatun.kernelCache") && e.getMessage().contains("'no'"), e.getMessage());
+    }
+
+    @Test
+    void aDisabledCacheSaysSo() {
+        assertFalse(KernelCache.disabled().isEnabled());
+        assertEquals("KernelCache[disabled]", KernelCache.disabled().toString());
+        assertEquals(Optional.empty(), KernelCache.disabled().load("0".repeat(64)));
+    }
+}
