@@ -4,6 +4,7 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -23,9 +24,6 @@ import java.time.Duration;
  */
 public final class CudaContext implements AutoCloseable {
 
-    /** Default bound for a synchronizing call waiting on another thread's global capture. */
-    public static final Duration DEFAULT_GATE_TIMEOUT = Duration.ofSeconds(30);
-
     private final Device device;
     private final ContextCore core;
     private final Stream computeStream;
@@ -34,11 +32,15 @@ public final class CudaContext implements AutoCloseable {
     private final int greatestPriority;
     private final StagingPool staging;
     private final ModuleRegistry modules;
+    private final ContextOptions options;
+    private final DevicePool pool;
     private volatile boolean closed;
 
-    CudaContext(Device device, MemorySegment primary) {
+    CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
-        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, DEFAULT_GATE_TIMEOUT);
+        this.options = options;
+        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout());
+        this.pool = new DevicePool(new DevicePoolBackend(core), options.devicePool());
         core.enter("CudaContext");
         MemorySegment out = core.scratch();
         // Safety: scratch holds the two ints the driver writes.
@@ -61,6 +63,36 @@ public final class CudaContext implements AutoCloseable {
 
     StagingPool staging() {
         return staging;
+    }
+
+    DevicePool pool() {
+        return pool;
+    }
+
+    /** The options this context was opened with. */
+    public ContextOptions options() {
+        return options;
+    }
+
+    /** The device pool's counters (hits, misses, retained bytes, driver allocations and frees). */
+    public DevicePoolCounters devicePoolCounters() {
+        return pool.counters();
+    }
+
+    /** The device pool's per-call-site profile, most bytes first (empty unless profiling is on). */
+    public java.util.List<DevicePoolSite> devicePoolSites() {
+        return pool.sites();
+    }
+
+    /** Switches the device pool's call-site profiling (costs nothing while off). */
+    public void setDevicePoolProfiling(boolean on) {
+        pool.setProfiling(on);
+    }
+
+    /** Returns every block the device pool retains to the driver. */
+    public void trimDevicePool() {
+        checkOpen();
+        core.check(pool.trim(), "cuMemFree (device pool trim)");
     }
 
     /** The modules loaded in this context, by name. */
@@ -128,8 +160,9 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Allocates device memory synchronously ({@code cuMemAlloc}). Not initialized. A request
-     * of 0 bytes gives a 0-byte buffer with no native allocation.
+     * Allocates device memory ({@code cuMemAlloc}, through the context's size-classed pool: a
+     * block whose last use has completed is reused without a driver call). Not initialized. A
+     * request of 0 bytes gives a 0-byte buffer with no native allocation.
      *
      * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
      * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
@@ -274,6 +307,7 @@ public final class CudaContext implements AutoCloseable {
             core.reap(); // abandons what a poisoned context can no longer free, with a log line each
         } else {
             core.drain("CudaContext.close");
+            core.check(pool.trim(), "cuMemFree (device pool trim)");
         }
         device.contextClosed(this);
     }

@@ -126,24 +126,39 @@ public final class Device {
     }
 
     /**
-     * Gatun's context for this device (its primary context), opened on first use. The same
-     * object is returned until it is closed; after that, a new one is opened.
+     * Gatun's context for this device (its primary context), opened on first use with
+     * {@link ContextOptions#defaults()}. The same object is returned until it is closed; after
+     * that, a new one is opened.
      */
     public synchronized CudaContext context() {
-        if (context == null) {
-            if (primary == null) {
-                Driver driver = cuda.driver();
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-                    // Safety: out holds the CUcontext the driver writes. The retain is never
-                    // released: releasing a primary context synchronizes the device and
-                    // breaks other threads' captures.
-                    driver.check(driver.api().cuDevicePrimaryCtxRetain(out, handle), "cuDevicePrimaryCtxRetain", ordinal);
-                    primary = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-                }
+        return context == null ? context(ContextOptions.defaults()) : context;
+    }
+
+    /**
+     * Gatun's context for this device, opened with {@code options} if it is not open yet.
+     *
+     * @throws IllegalStateException when it is already open with different options (close it first)
+     */
+    public synchronized CudaContext context(ContextOptions options) {
+        if (context != null) {
+            if (!context.options().equals(options)) {
+                throw new IllegalStateException("the context of device " + ordinal + " is already open with "
+                        + context.options() + "; close it before opening it with " + options);
             }
-            context = new CudaContext(this, primary);
+            return context;
         }
+        if (primary == null) {
+            Driver driver = cuda.driver();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+                // Safety: out holds the CUcontext the driver writes. The retain is never
+                // released: releasing a primary context synchronizes the device and breaks
+                // other threads' captures.
+                driver.check(driver.api().cuDevicePrimaryCtxRetain(out, handle), "cuDevicePrimaryCtxRetain", ordinal);
+                primary = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+            }
+        }
+        context = new CudaContext(this, primary, options);
         return context;
     }
 

@@ -5,12 +5,14 @@ import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 
 /**
- * Device memory owned by Java: one allocation of {@link #byteSize()} bytes on one device.
+ * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
+ * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate}).
  * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
  *
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
@@ -54,7 +56,7 @@ public final class DeviceBuffer implements AutoCloseable {
                     return false;
                 }
             }
-            freed(context.stats(), true);
+            freed(context.stats());
             return true;
         }
 
@@ -64,14 +66,10 @@ public final class DeviceBuffer implements AutoCloseable {
                 return () -> 0;
             }
             if (allocatedOn == null) {
-                return () -> {
-                    // Safety: every fence on every stream that used the allocation completed.
-                    int r = context.api().cuMemFree_v2(address);
-                    if (r == 0) {
-                        freed(context.stats(), false);
-                    }
-                    return r;
-                };
+                // Every fence on every stream that used the block completed: the pool may hand
+                // it to the next request, or free it (the pool's backend counts that free).
+                DevicePool pool = owner.pool();
+                return () -> pool.release(address, size);
             }
             return () -> {
                 // All work that used it is complete; a stream-ordered free on a usable stream
@@ -87,14 +85,14 @@ public final class DeviceBuffer implements AutoCloseable {
                     r = context.api().cuMemFree_v2(address);
                 }
                 if (r == 0) {
-                    freed(context.stats(), true);
+                    freed(context.stats());
                 }
                 return r;
             };
         }
 
-        private void freed(ContextStats stats, boolean async) {
-            (async ? stats.asyncFrees : stats.syncFrees).increment();
+        private void freed(ContextStats stats) {
+            stats.asyncFrees.increment();
             stats.bytesLive.add(-size);
         }
 
@@ -117,19 +115,11 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
-        ContextCore core = context.core();
         if (bytes == 0) {
             return new DeviceBuffer(context, 0, 0, null);
         }
-        core.enter("cuMemAlloc");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the CUdeviceptr the driver writes; cuMemAlloc may synchronize,
-        // so it runs in a synchronizing section of the capture gate.
-        core.synchronizing("cuMemAlloc", () -> core.api().cuMemAlloc_v2(out, bytes));
-        long address = out.get(ValueLayout.JAVA_LONG, 0);
-        core.stats().syncAllocations.increment();
-        core.stats().bytesLive.add(bytes);
-        return new DeviceBuffer(context, address, bytes, null);
+        context.core().enter("DeviceBuffer.allocate");
+        return new DeviceBuffer(context, context.pool().acquire(bytes), bytes, null);
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamCore stream, long bytes) {

@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A context's loaded modules by name ({@link CudaContext#modules()}).
@@ -23,11 +25,18 @@ import java.util.TreeSet;
  */
 public final class ModuleRegistry {
 
+    private static final Logger LOG = LoggerFactory.getLogger(ModuleRegistry.class);
+    private static final int UNSUPPORTED_PTX_VERSION = CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
+
     private final CudaContext context;
     private final ContextCore core;
     private final Map<String, Entry> entries = new HashMap<>();
+    private volatile NvrtcCompiler compiler;
+    /** Set once the driver rejected NVRTC's PTX ISA: later sources are compiled to CUBIN directly. */
+    private volatile boolean preferCubin;
 
-    private record Entry(ModuleResource module, ModuleImage.Kind kind, long generation) {
+    /** @param lowered name expression to lowered (mangled) name, for sources compiled with NVRTC */
+    private record Entry(ModuleResource module, ModuleImage.Kind kind, long generation, Map<String, String> lowered) {
     }
 
     ModuleRegistry(CudaContext context) {
@@ -44,13 +53,81 @@ public final class ModuleRegistry {
      *     {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}, {@code CUDA_ERROR_INVALID_IMAGE})
      */
     public ModuleInfo load(String name, ModuleImage image, String... requiredKernels) {
+        return install(name, image, Map.of(), requiredKernels);
+    }
+
+    /**
+     * Compiles CUDA C++ with NVRTC (through the kernel cache) and loads the result under
+     * {@code name}. Kernels can then be looked up by their name expressions (C++ templates)
+     * as well as by plain names. If the driver rejects NVRTC's PTX as a newer ISA than it knows
+     * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}), the source is compiled to CUBIN for the same
+     * architecture instead, and so is every later source in this context.
+     *
+     * @throws CompilationException with the full compiler log when the source does not compile
+     */
+    public ModuleInfo loadSource(String name, String source, CompileOptions options, String... requiredKernels) {
+        context.checkOpen();
+        CompileOptions effective = preferCubin ? asCubin(options) : options;
+        CompiledProgram program = compiler().compile(source, effective);
+        try {
+            return install(name, image(program), program.loweredNames(), requiredKernels);
+        } catch (CudaException e) {
+            if (e.result() != UNSUPPORTED_PTX_VERSION || program.kind() != CompileTarget.Kind.PTX) {
+                throw e;
+            }
+            preferCubin = true;
+            LOG.info("The driver (CUDA {}) rejects NVRTC {}'s PTX ISA; compiling to CUBIN from now on",
+                    core.driver().version(), program.nvrtcVersion());
+            CompiledProgram cubin = compiler().compile(source, asCubin(options));
+            return install(name, image(cubin), cubin.loweredNames(), requiredKernels);
+        }
+    }
+
+    /** Whether this context compiles sources to CUBIN because the driver rejected NVRTC's PTX. */
+    public boolean compilesToCubin() {
+        return preferCubin;
+    }
+
+    /** Uses {@code compiler} for {@link #loadSource} (default: the process's NVRTC with the default kernel cache). */
+    public void useCompiler(NvrtcCompiler compiler) {
+        this.compiler = compiler;
+    }
+
+    private NvrtcCompiler compiler() {
+        NvrtcCompiler c = compiler;
+        if (c == null) {
+            synchronized (this) {
+                c = compiler;
+                if (c == null) {
+                    c = NvrtcLibrary.system().compiler();
+                    compiler = c;
+                }
+            }
+        }
+        return c;
+    }
+
+    private static CompileOptions asCubin(CompileOptions o) {
+        CompileTarget t = o.target();
+        if (t.kind() == CompileTarget.Kind.CUBIN) {
+            return o;
+        }
+        return new CompileOptions(CompileTarget.cubin(t.major(), t.minor()), o.programName(), o.options(),
+                o.includeDirectories(), o.nameExpressions());
+    }
+
+    private static ModuleImage image(CompiledProgram program) {
+        return ModuleImage.of("nvrtc:" + program.programName() + " (" + program.architecture() + ")", program.image());
+    }
+
+    private ModuleInfo install(String name, ModuleImage image, Map<String, String> lowered, String... requiredKernels) {
         context.checkOpen();
         core.enter("cuModuleLoadData");
         core.reap();
         ModuleResource module = loadModule(name, image);
         try {
             for (String kernel : requiredKernels) {
-                if (function(module, kernel) == null) {
+                if (function(module, lowered.getOrDefault(kernel, kernel)) == null) {
                     throw new IllegalArgumentException("module image " + image.artifact() + " has no kernel '" + kernel
                             + "'; the registry entry '" + name + "' was left unchanged");
                 }
@@ -63,7 +140,7 @@ public final class ModuleRegistry {
         Entry installed;
         synchronized (entries) {
             previous = entries.get(name);
-            installed = new Entry(module, image.kind(), previous == null ? 1 : previous.generation + 1);
+            installed = new Entry(module, image.kind(), previous == null ? 1 : previous.generation + 1, Map.copyOf(lowered));
             entries.put(name, installed);
         }
         if (previous != null) {
@@ -103,8 +180,10 @@ public final class ModuleRegistry {
     }
 
     /**
-     * A kernel of the module now registered under {@code name}. The kernel keeps that exact
-     * module alive, even if the name is later replaced; close it when done.
+     * A kernel of the module now registered under {@code name}, by function name or, for a
+     * source compiled with name expressions, by name expression (e.g. {@code "scale<float>"}).
+     * The kernel keeps that exact module alive, even if the name is later replaced; close it
+     * when done.
      *
      * @throws IllegalArgumentException when the name is not registered or has no such kernel
      */
@@ -112,16 +191,18 @@ public final class ModuleRegistry {
         context.checkOpen();
         core.enter("cuModuleGetFunction");
         ModuleResource module;
+        String symbol;
         synchronized (entries) {
             Entry e = entries.get(name);
             if (e == null) {
                 throw new IllegalArgumentException("no module registered as '" + name + "'; registered: " + names());
             }
             module = e.module;
+            symbol = e.lowered.getOrDefault(function, function);
             module.retain();
         }
         try {
-            MemorySegment f = function(module, function);
+            MemorySegment f = function(module, symbol);
             if (f == null) {
                 throw new IllegalArgumentException("module '" + name + "' (" + module.artifact() + ") has no kernel '"
                         + function + "'");

@@ -73,8 +73,9 @@ class ContextTest {
 
     @Test
     void anOrdinaryErrorDoesNotPoison() {
-        sim.faults.replaceOnce("cuMemAlloc_v2", FakeDriverApi.OUT_OF_MEMORY);
+        sim.faults.replaceAlways("cuMemAlloc_v2", FakeDriverApi.OUT_OF_MEMORY);
         CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(8));
+        sim.faults.clear();
         assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.resultName());
         ctx.allocate(8).close();
         assertTrue(ctx.poisonedBy().isEmpty());

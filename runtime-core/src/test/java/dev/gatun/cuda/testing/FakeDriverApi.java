@@ -63,6 +63,9 @@ public final class FakeDriverApi implements DriverApi {
     private final Map<String, FakeKernel> bodies = new HashMap<>();
     private final Map<String, Integer> staticShared = new HashMap<>();
     private int launches;
+    private boolean rejectPtx;
+    private boolean anyFunction;
+    private final List<String> functionLookups = new ArrayList<>();
 
     /** A function parsed from a PTX .entry: its name and parameter sizes. */
     private static final class FakeFunction {
@@ -236,6 +239,23 @@ public final class FakeDriverApi implements DriverApi {
     public synchronized FakeDriverApi staticSharedMemory(String name, int bytes) {
         staticShared.put(name, bytes);
         return this;
+    }
+
+    /** Rejects every PTX image with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (a driver older than the compiler). */
+    public synchronized FakeDriverApi rejectPtx(boolean reject) {
+        this.rejectPtx = reject;
+        return this;
+    }
+
+    /** Makes every module claim to have any function asked for (with no parameters). */
+    public synchronized FakeDriverApi anyFunction(boolean any) {
+        this.anyFunction = any;
+        return this;
+    }
+
+    /** The function names cuModuleGetFunction was asked for, in order. */
+    public synchronized List<String> functionLookups() {
+        return List.copyOf(functionLookups);
     }
 
     public synchronized int liveModules() {
@@ -786,13 +806,14 @@ public final class FakeDriverApi implements DriverApi {
     @Override
     public synchronized int cuModuleLoadData(MemorySegment out, MemorySegment image) {
         String text = image.reinterpret(1 << 24).getString(0);
-        if (text.startsWith("\u007fELF")) {
-            return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
+        boolean cubin = text.startsWith("\u007fELF");
+        if (cubin) {
+            text = image.reinterpret(1 << 24).getString(8); // the simulated CUBIN wraps PTX-like text
         }
         if (!text.contains(".version")) {
             return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
         }
-        if (text.contains(".version 99.")) {
+        if (!cubin && (rejectPtx || text.contains(".version 99."))) {
             return CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
         }
         long h = nextHandle += 16;
@@ -836,7 +857,13 @@ public final class FakeDriverApi implements DriverApi {
         if (fs == null) {
             return INVALID_HANDLE;
         }
-        FakeFunction f = fs.get(name.reinterpret(4096).getString(0));
+        String wanted = name.reinterpret(4096).getString(0);
+        functionLookups.add(wanted);
+        FakeFunction f = fs.get(wanted);
+        if (f == null && anyFunction) {
+            f = new FakeFunction(wanted, module.address(), List.of());
+            fs.put(wanted, f);
+        }
         if (f == null) {
             return CudaDriver.CUDA_ERROR_NOT_FOUND();
         }

@@ -1,7 +1,9 @@
 package dev.gatun.cuda.testing;
 
 import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.internal.driver.FaultPlan;
 
 /** A simulated GPU with a fault plan in front of it: one per test. */
@@ -19,7 +21,13 @@ public final class Simulated {
         this.cuda = FakeCuda.over(gpu, faults);
     }
 
+    /** Device 0's context with the device pool off, so that every close reaches the driver. */
     public CudaContext context() {
-        return cuda.device(0).context();
+        return cuda.device(0).context(ContextOptions.defaults().withDevicePool(new DevicePoolOptions(0, false)));
+    }
+
+    /** Device 0's context with the default device pool. */
+    public CudaContext pooledContext() {
+        return cuda.device(0).context(ContextOptions.defaults());
     }
 }

@@ -1,0 +1,85 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.gatun.cuda.testing.Simulated;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DevicePoolIntegrationTest {
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.pooledContext();
+
+    @Test
+    void aClosedBlockIsReusedWithoutADriverCallOnceItsWorkIsDone() {
+        DeviceBuffer a = ctx.allocate(1000);
+        long address = a.address();
+        a.close();
+        sim.faults.countCalls();
+        try (DeviceBuffer b = ctx.allocate(700)) {
+            assertEquals(address, b.address(), "same 1 KiB class, block reused");
+            assertEquals(700, b.byteSize());
+        }
+        assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
+        DevicePoolCounters c = ctx.devicePoolCounters();
+        assertEquals(1, c.hits());
+        assertEquals(1, c.misses());
+        assertEquals(1, c.allocations());
+    }
+
+    @Test
+    void aBlockIsNotHandedOutAgainWhileQueuedWorkStillUsesIt() {
+        Stream s = ctx.createStream();
+        DeviceBuffer a = ctx.allocate(4096);
+        long address = a.address();
+        sim.gpu.hold(s.handle());
+        s.memset(a.bytes(), (byte) 1);
+        a.close();
+        try (DeviceBuffer b = ctx.allocate(4096)) {
+            assertNotEquals(address, b.address(), "the first block's memset is still queued");
+        }
+        sim.gpu.release(s.handle());
+        ctx.reap();
+        long hits = ctx.devicePoolCounters().hits();
+        sim.faults.countCalls();
+        try (DeviceBuffer c = ctx.allocate(4096)) {
+            assertEquals(hits + 1, ctx.devicePoolCounters().hits(), "now the block is free to reuse");
+            assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
+        }
+        s.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void closingTheContextReturnsEveryRetainedBlock() {
+        for (int i = 0; i < 10; i++) {
+            ctx.allocate(1 << (9 + i)).close();
+        }
+        assertEquals(10, sim.gpu.liveDeviceAllocations());
+        ctx.close();
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+        assertEquals(0, ctx.counters().bytesLive());
+    }
+
+    @Test
+    void outOfMemoryTrimsThePoolAndRetries() {
+        sim.gpu.memoryLimit(3 << 20);
+        ctx.allocate(1 << 20).close();
+        ctx.allocate(2 << 20).close();
+        try (DeviceBuffer big = ctx.allocate(3 << 20)) {
+            assertEquals(3 << 20, big.byteSize());
+        }
+        assertEquals(1, ctx.devicePoolCounters().trims());
+        assertThrows(CudaException.class, () -> ctx.allocate(4 << 20));
+    }
+
+    @Test
+    void aContextCannotBeReopenedWithOtherOptionsWhileOpen() {
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> sim.cuda.device(0)
+                .context(ContextOptions.defaults().withDevicePool(new DevicePoolOptions(0, false))));
+        assertEquals(true, e.getMessage().contains("close it before"), e.getMessage());
+    }
+}
