@@ -4,17 +4,18 @@
 # when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
 # src-test-gpu/pom.xml; the arguments come from its properties.
 #
-#   assemble.sh JAVA_HOME BUNDLE_DIR JDK_MODULES MAX_BYTES
+#   assemble.sh JAVA_HOME BUNDLE_DIR JDK_MODULES MAX_BYTES CLI_JAR
 set -eu
 
-if [ "$#" -ne 4 ]; then
-    echo "usage: $0 JAVA_HOME BUNDLE_DIR JDK_MODULES MAX_BYTES" >&2
+if [ "$#" -ne 5 ]; then
+    echo "usage: $0 JAVA_HOME BUNDLE_DIR JDK_MODULES MAX_BYTES CLI_JAR" >&2
     exit 64
 fi
 java_home=$1
 bundle=$2
 modules=$3
 max_bytes=$4
+cli_jar=$5
 here=$(cd "$(dirname "$0")" && pwd)
 module_dir=$(dirname "$(dirname "$here")")
 
@@ -31,6 +32,9 @@ rm -rf "$bundle/jdk"
 # install sets the modes explicitly: tar keeps them, and the GPU host needs run executable.
 install -m 0755 "$here/run" "$bundle/run"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
+# The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the
+# suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...
+install -m 0644 "$cli_jar" "$bundle/gatun.jar"
 
 # Fixed owner and order, so the archive does not depend on who built it or on readdir order.
 archive="$bundle.tar.xz"
