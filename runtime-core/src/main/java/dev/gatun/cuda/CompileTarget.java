@@ -55,8 +55,8 @@ public record CompileTarget(Kind kind, int major, int minor) {
         return (kind == Kind.PTX ? "compute_" : "sm_") + major + minor;
     }
 
-    /** The NVRTC option that selects this target, e.g. {@code --gpu-arch=sm_90}. */
+    /** The NVRTC option that selects this target, e.g. {@code --gpu-architecture=sm_90}. */
     public String gpuArchOption() {
-        return "--gpu-arch=" + architecture();
+        return "--gpu-architecture=" + architecture();
     }
 }

@@ -13,7 +13,7 @@ import java.util.Optional;
  * Compiles CUDA C++ to PTX or CUBIN with NVRTC, through a {@link KernelCache}. Get one from
  * {@link NvrtcLibrary#compiler()}. Thread-safe: each compile owns its own NVRTC program.
  *
- * <p>NVRTC receives, in order: {@code --gpu-arch=<target>}, {@code -I<dir>} for each of the
+ * <p>NVRTC receives, in order: {@code --gpu-architecture=<target>}, {@code -I<dir>} for each of the
  * caller's include directories and then each toolkit include directory found at construction,
  * then the caller's options.
  */

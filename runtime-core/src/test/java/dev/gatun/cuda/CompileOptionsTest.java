@@ -18,7 +18,7 @@ class CompileOptionsTest {
     void targetsNameTheirArchitecture() {
         assertEquals("compute_90", CompileTarget.ptx(9, 0).architecture());
         assertEquals("sm_120", CompileTarget.cubin(12, 0).architecture());
-        assertEquals("--gpu-arch=sm_86", CompileTarget.cubin(8, 6).gpuArchOption());
+        assertEquals("--gpu-architecture=sm_86", CompileTarget.cubin(8, 6).gpuArchOption());
         DeviceCapabilities h100 = new DeviceCapabilities(9, 0, 132, 1024, 2147483647, 49152, 232448, 52428800, 0);
         assertEquals(h100.ptxArchitecture(), CompileTarget.ptx(h100).architecture());
         assertEquals(h100.cubinArchitecture(), CompileTarget.cubin(h100).architecture());
@@ -42,7 +42,7 @@ class CompileOptionsTest {
 
     @Test
     void architectureOptionsAreRefusedBecauseTheTargetOwnsTheArchitecture() {
-        for (String option : new String[] {"-arch=sm_80", "--gpu-architecture=compute_80", "--gpu-arch=sm_90",
+        for (String option : new String[] {"-arch=sm_80", "--gpu-architecture=compute_80", "--gpu-architecture=sm_90",
                 " -arch=sm_90"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> builder().options(option).build(), option);

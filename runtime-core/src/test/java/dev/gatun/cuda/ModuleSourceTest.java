@@ -43,7 +43,7 @@ class ModuleSourceTest {
         ModuleInfo first = modules.loadSource("a", "__global__ void k() {}", ptx(), "scale<float>");
         assertEquals(ModuleImage.Kind.CUBIN, first.kind());
         assertTrue(modules.compilesToCubin());
-        assertTrue(nvrtc.lastOptions().contains("--gpu-arch=sm_90"), nvrtc.lastOptions().toString());
+        assertTrue(nvrtc.lastOptions().contains("--gpu-architecture=sm_90"), nvrtc.lastOptions().toString());
         int compiles = nvrtc.compiles();
         ModuleInfo second = modules.loadSource("b", "__global__ void j() {}", ptx());
         assertEquals(ModuleImage.Kind.CUBIN, second.kind());

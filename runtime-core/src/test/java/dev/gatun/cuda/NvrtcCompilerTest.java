@@ -28,7 +28,7 @@ class NvrtcCompilerTest {
                 .includeDirectory(Path.of("/project/include")).options("-std=c++17", "-lineinfo").build();
         CompiledProgram program = compiler.compile(SOURCE, options);
 
-        List<String> expected = List.of("--gpu-arch=compute_90", "-I/project/include", "-I/usr/local/cuda/include",
+        List<String> expected = List.of("--gpu-architecture=compute_90", "-I/project/include", "-I/usr/local/cuda/include",
                 "-std=c++17", "-lineinfo");
         assertEquals(expected, fake.lastOptions());
         assertEquals(FakeNvrtcApi.ptxFor(SOURCE, expected), new String(program.image(), StandardCharsets.UTF_8));
@@ -42,7 +42,7 @@ class NvrtcCompilerTest {
     @Test
     void aCubinKeepsEveryByteIncludingNuls() {
         CompiledProgram program = compiler.compile(SOURCE, CompileOptions.of(CompileTarget.cubin(8, 9)));
-        assertArrayEquals(FakeNvrtcApi.cubinFor(SOURCE, List.of("--gpu-arch=sm_89", "-I/usr/local/cuda/include")),
+        assertArrayEquals(FakeNvrtcApi.cubinFor(SOURCE, List.of("--gpu-architecture=sm_89", "-I/usr/local/cuda/include")),
                 program.image());
         assertEquals("sm_89", program.architecture());
     }
@@ -73,8 +73,8 @@ class NvrtcCompilerTest {
         assertEquals("NVRTC_ERROR_COMPILATION", e.resultName());
         assertTrue(e.getMessage().contains("NVRTC_ERROR_COMPILATION (6)"), e.getMessage());
         assertEquals("broken.cu", e.programName());
-        assertEquals(List.of("--gpu-arch=sm_90", "-I/usr/local/cuda/include", "-std=c++17"), e.options());
-        assertTrue(e.getMessage().contains("--gpu-arch=sm_90"), e.getMessage());
+        assertEquals(List.of("--gpu-architecture=sm_90", "-I/usr/local/cuda/include", "-std=c++17"), e.options());
+        assertTrue(e.getMessage().contains("--gpu-architecture=sm_90"), e.getMessage());
         assertEquals(0, fake.livePrograms(), "a failed compile must still destroy its program");
     }
 

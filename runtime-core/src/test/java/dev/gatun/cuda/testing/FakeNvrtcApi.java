@@ -143,8 +143,8 @@ public final class FakeNvrtcApi implements NvrtcApi {
 
     private static String architectureOf(List<String> options) {
         for (String option : options) {
-            if (option.startsWith("--gpu-arch=")) {
-                return option.substring("--gpu-arch=".length());
+            if (option.startsWith("--gpu-architecture=")) {
+                return option.substring("--gpu-architecture=".length());
             }
         }
         return "compute_52";

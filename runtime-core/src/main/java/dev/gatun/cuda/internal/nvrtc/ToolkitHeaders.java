@@ -19,6 +19,10 @@ import org.slf4j.LoggerFactory;
  * {@code /usr/local/cuda/include}. A candidate is kept only if it holds {@code cuda_fp16.h} or
  * {@code crt/mma.h}: the two live together in a toolkit install but in different pip wheels,
  * so requiring only one of them would drop a directory that supplies the other.
+ *
+ * <p>From CUDA 13 the toolkit keeps libcu++, CUB and Thrust in {@code include/cccl}, and its own
+ * headers include them as {@code <cuda/std/...>} (cooperative groups does): a kept directory's
+ * {@code cccl} subdirectory is passed too when it holds {@code cuda/std}.
  */
 public final class ToolkitHeaders {
 
@@ -44,6 +48,10 @@ public final class ToolkitHeaders {
         for (Path dir : candidates(environment)) {
             if (files.isRegularFile(dir.resolve("cuda_fp16.h")) || files.isRegularFile(dir.resolve("crt").resolve("mma.h"))) {
                 kept.add(dir);
+                Path cccl = dir.resolve("cccl");
+                if (files.isDirectory(cccl.resolve("cuda").resolve("std"))) {
+                    kept.add(cccl);
+                }
             } else {
                 LOG.debug("{} holds neither cuda_fp16.h nor crt/mma.h; not passed to NVRTC", dir);
             }

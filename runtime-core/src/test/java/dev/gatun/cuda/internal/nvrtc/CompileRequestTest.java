@@ -23,7 +23,7 @@ class CompileRequestTest {
                 .includeDirectory(Path.of("/work/third_party"))
                 .build();
         CompileRequest request = new CompileRequest("", options, TOOLKIT, "13.0");
-        assertEquals(List.of("--gpu-arch=sm_90", "-I/work/include", "-I/work/third_party", "-I/usr/local/cuda/include",
+        assertEquals(List.of("--gpu-architecture=sm_90", "-I/work/include", "-I/work/third_party", "-I/usr/local/cuda/include",
                 "-std=c++17", "--use_fast_math", "-lineinfo", "-DTILE=64"), request.arguments());
         assertEquals(List.of(Path.of("/work/include"), Path.of("/work/third_party"), Path.of("/usr/local/cuda/include")),
                 request.includeDirectories());
@@ -33,7 +33,7 @@ class CompileRequestTest {
     void aDirectoryGivenByTheCallerAndFoundInTheToolkitIsPassedOnce() {
         CompileOptions options = CompileOptions.builder(CompileTarget.ptx(8, 6))
                 .includeDirectory(Path.of("/usr/local/cuda/include")).build();
-        assertEquals(List.of("--gpu-arch=compute_86", "-I/usr/local/cuda/include"),
+        assertEquals(List.of("--gpu-architecture=compute_86", "-I/usr/local/cuda/include"),
                 new CompileRequest("", options, TOOLKIT, "13.0").arguments());
     }
 

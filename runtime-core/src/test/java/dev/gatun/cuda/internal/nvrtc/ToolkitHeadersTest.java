@@ -67,6 +67,15 @@ class ToolkitHeadersTest {
     }
 
     @Test
+    void cuda13sCcclDirectoryFollowsItsToolkitWhenItHoldsLibcuxx() throws IOException {
+        Path cuda13 = toolkit("cuda13", "cuda_fp16.h", "cccl/cuda/std/type_traits");
+        Path noStd = toolkit("nostd", "cuda_fp16.h", "cccl/thrust/version.h");
+        assertEquals(List.of(cuda13.resolve("include"), cuda13.resolve("include/cccl"), noStd.resolve("include")),
+                ToolkitHeaders.discover(env(Map.of("CUDA_HOME", cuda13.toString(), "CUDA_PATH", noStd.toString())),
+                        onlyUnderTemp()));
+    }
+
+    @Test
     void dropsDirectoriesWithoutEitherHeader() throws IOException {
         Path empty = toolkit("empty", "cuda_runtime.h", "mma.h");
         Path headerIsADirectory = toolkit("odd");
