@@ -39,6 +39,9 @@ public abstract class OwnedResource implements Runnable {
     private final StreamUsage usage = new StreamUsage();
     private final Throwable allocationSite;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Holds by captured graphs; while any remain, a close is recorded but retirement waits. */
+    private final java.util.concurrent.atomic.AtomicInteger holds = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean retirementDeferred;
 
     protected OwnedResource(ContextCore context, OwnerKind kind) {
         this.context = context;
@@ -80,9 +83,47 @@ public abstract class OwnedResource implements Runnable {
         }
     }
 
-    /** Records that work using this handle was queued on {@code stream}. */
+    /**
+     * Records that work using this handle is being queued on {@code stream}. During a Gatun
+     * capture on that stream, the capture's scope holds the owner (or refuses it) first.
+     */
     public final void usedOn(StreamCore stream) {
+        CaptureScope scope = stream.captureScope();
+        if (scope != null) {
+            scope.admit(this);
+        }
         usage.add(stream);
+    }
+
+    /**
+     * Keeps the handle from being freed, even after close, until {@link #unhold()}: a captured
+     * graph that baked it in holds it until the graph's last launch has completed.
+     *
+     * @throws IllegalStateException when the owner is already closed
+     */
+    public final void hold() {
+        synchronized (this) {
+            if (closed.get()) {
+                throw new IllegalStateException(identity() + " is closed");
+            }
+            holds.incrementAndGet();
+        }
+    }
+
+    /** Drops a hold; the last one lets a deferred close proceed to retirement. */
+    public final void unhold() {
+        int n = holds.decrementAndGet();
+        if (n < 0) {
+            throw new IllegalStateException(identity() + " unheld more often than held");
+        }
+        if (n == 0 && retirementDeferred) {
+            synchronized (this) {
+                if (retirementDeferred && holds.get() == 0) {
+                    retirementDeferred = false;
+                    retire();
+                }
+            }
+        }
     }
 
     /** The streams this handle has been used on so far. */
@@ -125,12 +166,23 @@ public abstract class OwnedResource implements Runnable {
             return false;
         }
         context.closed(kind);
-        // Fences are recorded and handles freed from whatever thread closes (or the Cleaner's):
-        // make the context current there first. If that fails, retirement retries later.
-        context.makeCurrentForRetirement();
         beforeRetire();
+        synchronized (this) {
+            if (holds.get() > 0) {
+                retirementDeferred = true; // a captured graph still needs the handle
+                return true;
+            }
+        }
+        retire();
+        return true;
+    }
+
+    private void retire() {
+        // Fences are recorded and handles freed from whatever thread closes (or the Cleaner's, or
+        // a graph's retirement): make the context current there first; retirement retries later.
+        context.makeCurrentForRetirement();
         if (freeInStreamOrder(usage.sole())) {
-            return true;
+            return;
         }
         List<Evidence> fences = usage.fences();
         List<Evidence> extra = extraEvidence();
@@ -139,7 +191,6 @@ public abstract class OwnedResource implements Runnable {
             fences.addAll(extra);
         }
         context.retirement().submit(new Retirement(identity(), kind, fences, howToFree(), synchronizingFree()));
-        return true;
     }
 
     /** The Cleaner's action: runs when the owner became unreachable, or when close() cleaned it. */

@@ -20,6 +20,7 @@ public final class StreamCore {
     private volatile boolean closed;
     private volatile boolean drained;
     private volatile Evidence finalFence;
+    private volatile CaptureScope captureScope;
 
     public StreamCore(ContextCore context, MemorySegment handle, long id) {
         this.context = context;
@@ -87,6 +88,16 @@ public final class StreamCore {
         // Safety: scratch holds the one int the driver writes; handle is a live stream.
         int r = context.api().cuStreamIsCapturing(handle, out);
         return r != 0 || out.get(ValueLayout.JAVA_INT, 0) != CAPTURE_STATUS_NONE;
+    }
+
+    /** The scope of the Gatun capture in progress on this stream, or null. */
+    public CaptureScope captureScope() {
+        return captureScope;
+    }
+
+    /** Set when a Gatun capture begins on this stream, cleared (null) when it ends or aborts. */
+    public void setCaptureScope(CaptureScope scope) {
+        captureScope = scope;
     }
 
     /** Evidence that the work queued on this stream so far has completed. */
