@@ -61,6 +61,8 @@ public final class CudaContext implements AutoCloseable {
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
+    /** Ordinals of the devices whose memory this context can access (enabled peer access). */
+    private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
@@ -223,6 +225,52 @@ public final class CudaContext implements AutoCloseable {
         return PinnedBuffer.allocate(this, bytes, writeCombined);
     }
 
+    /**
+     * Lets this context's kernels and copies access {@code peer}'s device memory directly
+     * ({@code cuCtxEnablePeerAccess}). Once per ordered pair, idempotent and thread-safe: a
+     * second call, or a driver that reports it already enabled, is not an error.
+     *
+     * @throws IllegalArgumentException when the two devices cannot access each other
+     */
+    public void enablePeerAccess(CudaContext peer) {
+        checkOpen();
+        peer.checkOpen();
+        if (peer == this) {
+            throw new IllegalArgumentException("a context needs no peer access to itself");
+        }
+        int ordinal = peer.device.ordinal();
+        if (peers.contains(ordinal)) {
+            return;
+        }
+        synchronized (peers) {
+            if (peers.contains(ordinal)) {
+                return;
+            }
+            if (!device.canAccessPeer(peer.device)) {
+                throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device " + ordinal
+                        + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage through the host instead");
+            }
+            core.enter("cuCtxEnablePeerAccess");
+            // Safety: peer.core.handle() is the peer device's retained primary context; enabling
+            // may synchronize, so it runs inside the gate.
+            core.enterSection("cuCtxEnablePeerAccess");
+            try {
+                int r = core.api().cuCtxEnablePeerAccess(peer.core.handle(), 0);
+                if (r != 0 && r != CudaDriver.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED()) {
+                    core.check(r, "cuCtxEnablePeerAccess(device " + ordinal + ")");
+                }
+            } finally {
+                core.gate().exitSynchronizing();
+            }
+            peers.add(ordinal);
+        }
+    }
+
+    /** Whether {@link #enablePeerAccess} has made {@code peer}'s memory accessible to this context. */
+    public boolean peerAccessEnabled(CudaContext peer) {
+        return peer == this || peers.contains(peer.device.ordinal()) && peer.device.cuda() == device.cuda();
+    }
+
     /** Waits for all work on the device from this context (inside the capture gate). */
     public void synchronize() {
         checkOpen();
@@ -298,6 +346,13 @@ public final class CudaContext implements AutoCloseable {
         if (other != this) {
             throw new ContextMismatchException(what + " belongs to device " + other.device.ordinal()
                     + "'s context, but is used with device " + device.ordinal() + "'s");
+        }
+    }
+
+    /** Throws {@link ContextMismatchException} unless {@code other} comes from the same driver instance. */
+    void checkSameDriver(CudaContext other, String what) {
+        if (other.device.cuda() != device.cuda()) {
+            throw new ContextMismatchException(what + " belongs to another Cuda instance");
         }
     }
 

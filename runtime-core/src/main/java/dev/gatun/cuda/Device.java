@@ -125,6 +125,48 @@ public final class Device {
         }
     }
 
+    /** Whether this device can access {@code peer}'s memory directly ({@code cuDeviceCanAccessPeer}). */
+    public boolean canAccessPeer(Device peer) {
+        checkSameDriver(peer);
+        if (peer == this) {
+            return false;
+        }
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+            driver.check(driver.api().cuDeviceCanAccessPeer(out, handle, peer.handle), "cuDeviceCanAccessPeer", ordinal);
+            return out.get(ValueLayout.JAVA_INT, 0) != 0;
+        }
+    }
+
+    /** The link from this device to {@code peer}: access, native atomics, performance rank. */
+    public PeerLink linkTo(Device peer) {
+        checkSameDriver(peer);
+        if (peer == this) {
+            throw new IllegalArgumentException("a device has no peer link to itself");
+        }
+        return new PeerLink(ordinal, peer.ordinal,
+                p2p(peer, CudaDriver.CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED()) != 0,
+                p2p(peer, CudaDriver.CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED()) != 0,
+                p2p(peer, CudaDriver.CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK()));
+    }
+
+    private int p2p(Device peer, int attribute) {
+        Driver driver = cuda.driver();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+            driver.check(driver.api().cuDeviceGetP2PAttribute(out, attribute, handle, peer.handle),
+                    "cuDeviceGetP2PAttribute(" + attribute + ")", ordinal);
+            return out.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    private void checkSameDriver(Device peer) {
+        if (peer.cuda != cuda) {
+            throw new IllegalArgumentException(peer + " belongs to another Cuda instance");
+        }
+    }
+
     /**
      * Gatun's context for this device (its primary context), opened on first use with
      * {@link ContextOptions#defaults()}. The same object is returned until it is closed; after

@@ -196,6 +196,16 @@ public final class DeviceBuffer implements AutoCloseable {
         resource.usedOn(stream);
     }
 
+    /**
+     * Records use on a stream of {@code user} for a peer operation: the buffer may belong to
+     * another device's context of the same driver.
+     */
+    void useOnPeer(CudaContext user, StreamCore stream) {
+        resource.checkOpen();
+        user.checkSameDriver(context, resource.identity());
+        resource.usedOn(stream);
+    }
+
     /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
     OwnedResource resource() {
         return resource;

@@ -89,7 +89,10 @@ public final class DeviceView {
         buffer.context().staging().downloadSync(destination, this);
     }
 
-    /** Copies another device view (same byte length) into this one; returns when done. */
+    /**
+     * Copies another device view (same byte length) into this one; returns when done. The source
+     * may be on another device (a peer copy; see {@link Stream#copy}).
+     */
     public void copyFrom(DeviceView source) {
         Transfers.sameLength(byteLength, source.byteLength());
         buffer.context().staging().copySync(this, source);

@@ -37,7 +37,7 @@ public final class Fence implements AutoCloseable {
     }
 
     void consumeInto(Stream waiter, StreamCore s) {
-        waiter.context().checkSame(context, "the fence");
+        waiter.context().checkSameDriver(context, "the fence"); // a stream may wait on another device's fence
         MemorySegment e = event.getAndSet(null);
         if (e == null) {
             return; // already consumed or closed: a second wait is a no-op

@@ -69,8 +69,11 @@ public final class KernelLaunch {
         if (arg instanceof KernelArg.Pointer p) {
             if (p.view() != null) {
                 DeviceBuffer b = p.view().buffer();
-                if (b.context() != context) {
-                    context.checkSame(b.context(), "argument " + index + " (" + b + ")");
+                if (b.context() != context && !context.peerAccessEnabled(b.context())) {
+                    throw new ContextMismatchException("argument " + index + " (" + b + ") is device "
+                            + b.context().device().ordinal() + "'s memory; a kernel on device "
+                            + context.device().ordinal() + " may use it only after "
+                            + "enablePeerAccess from this context to that one");
                 }
                 pointer = p.view().address();
                 buffers[index] = b;
@@ -102,7 +105,7 @@ public final class KernelLaunch {
         }
         for (DeviceBuffer b : buffers) {
             if (b != null) {
-                b.useOn(context, s);
+                b.useOnPeer(context, s); // same context, or a peer checked at prepare
             }
         }
         kernel.module().usedOn(s);

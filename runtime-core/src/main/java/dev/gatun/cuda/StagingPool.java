@@ -168,22 +168,14 @@ final class StagingPool {
         core.stats().deviceToHostBytes.add(n);
     }
 
-    /** Copies device to device and returns when done. */
+    /** Copies device to device (this context's destination; a source on any device) and returns when done. */
     void copySync(DeviceView destination, DeviceView source) {
-        long n = destination.byteLength();
-        StreamCore copy = context.copyStream().enter("cuMemcpyDtoDAsync");
+        Stream copyStream = context.copyStream();
+        StreamCore copy = copyStream.enter("cuMemcpyDtoDAsync");
         orderAfterUses(copy, destination.buffer());
         orderAfterUses(copy, source.buffer());
-        destination.useOn(context, copy);
-        source.useOn(context, copy);
-        if (n > 0) {
-            // Safety: both ranges are checked and inside open allocations of this context.
-            core.check(core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), n, copy.handle()),
-                    "cuMemcpyDtoDAsync");
-            synchronize(copy);
-        }
-        core.stats().deviceToDeviceCopies.increment();
-        core.stats().deviceToDeviceBytes.add(n);
+        copyStream.copy(destination, source);
+        synchronize(copy);
     }
 
     /**
@@ -301,14 +293,16 @@ final class StagingPool {
                 if (s.closed() || s.capturing()) {
                     continue;
                 }
-                MemorySegment event = core.events().acquire();
+                ContextCore owner = s.context(); // another device's stream, for a peer copy's source
+                MemorySegment event = owner.events().acquire();
                 try {
-                    // Safety: pooled event and two open streams of this context; the wait is
+                    // Safety: a pooled event of the stream's own context, recorded on that open
+                    // stream; waiting on it from another device's stream is legal. The wait is
                     // enqueued before the event can be re-recorded by another user of the pool.
-                    core.check(core.api().cuEventRecord(event, s.handle()), "cuEventRecord");
+                    owner.check(owner.api().cuEventRecord(event, s.handle()), "cuEventRecord");
                     core.check(core.api().cuStreamWaitEvent(copy.handle(), event, 0), "cuStreamWaitEvent");
                 } finally {
-                    core.events().release(event);
+                    owner.events().release(event);
                 }
             }
         }

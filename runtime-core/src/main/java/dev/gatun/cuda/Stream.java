@@ -142,7 +142,7 @@ public final class Stream implements AutoCloseable {
     /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */
     public void waitFor(Event event) {
         StreamCore s = enter("cuStreamWaitEvent");
-        context.checkSame(event.context(), "the event");
+        context.checkSameDriver(event.context(), "the event"); // cross-device waits are legal
         // Safety: both handles are live and belong to the current context.
         core.check(core.api().cuStreamWaitEvent(s.handle(), event.handleForUse(s), 0), "cuStreamWaitEvent");
     }
@@ -163,16 +163,46 @@ public final class Stream implements AutoCloseable {
         return Fence.record(this, s);
     }
 
-    /** Copies device to device, asynchronously. Both views must have the same byte length. */
+    /**
+     * Copies device to device, asynchronously. Both views must have the same byte length. The
+     * views may live on different devices (a peer copy, {@code cuMemcpyPeerAsync}) when this
+     * stream belongs to one of the two; the driver copies over the peer link when peer access
+     * is enabled and stages through the host otherwise. Order it against the other device's
+     * work with a {@link Fence} from that device's stream.
+     */
     public void copy(DeviceView destination, DeviceView source) {
         StreamCore s = enter("cuMemcpyDtoDAsync");
         long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
+        CudaContext to = destination.buffer().context();
+        CudaContext from = source.buffer().context();
+        if (to != context || from != context) {
+            copyPeer(s, destination, source, bytes, to, from);
+            return;
+        }
         destination.useOn(context, s);
         source.useOn(context, s);
         // Safety: both ranges lie inside open allocations of this context (checked by the views),
         // and both allocations now list this stream, so neither is freed before the copy is done.
         core.check(core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), bytes, s.handle()),
                 "cuMemcpyDtoDAsync");
+        core.stats().deviceToDeviceCopies.increment();
+        core.stats().deviceToDeviceBytes.add(bytes);
+    }
+
+    private void copyPeer(StreamCore s, DeviceView destination, DeviceView source, long bytes, CudaContext to,
+            CudaContext from) {
+        if (to != context && from != context) {
+            throw new ContextMismatchException("a peer copy runs on a stream of the source's or the destination's "
+                    + "device; this stream is device " + context.device().ordinal() + "'s, the copy is device "
+                    + from.device().ordinal() + " -> " + to.device().ordinal());
+        }
+        destination.buffer().useOnPeer(context, s);
+        source.buffer().useOnPeer(context, s);
+        // Safety: both ranges are checked and inside open allocations of their contexts, both
+        // now list this stream (so neither is freed before the copy completes), and each
+        // context handle is that device's retained primary context.
+        core.check(core.api().cuMemcpyPeerAsync(destination.address(), to.core().handle(), source.address(),
+                from.core().handle(), bytes, s.handle()), "cuMemcpyPeerAsync");
         core.stats().deviceToDeviceCopies.increment();
         core.stats().deviceToDeviceBytes.add(bytes);
     }

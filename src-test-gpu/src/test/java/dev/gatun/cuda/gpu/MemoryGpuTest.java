@@ -118,6 +118,45 @@ class MemoryGpuTest {
         }
     }
 
+    /**
+     * A synchronous device-to-device copy waits for a kernel still writing its source on another
+     * stream: the kernel holds until a host flag is set (by another thread, a little later), and
+     * the copy must see what it wrote.
+     */
+    @org.junit.jupiter.api.Test
+    void aSynchronousCopyWaitsForPendingWritesOnOtherStreams() throws Exception {
+        CudaContext ctx = Gpu.context();
+        int n = 1 << 20;
+        Stream s = ctx.createStream();
+        try (dev.gatun.cuda.Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill");
+                PinnedBuffer flag = ctx.allocatePinned(4); DeviceBuffer src = ctx.allocate(4L * n);
+                DeviceBuffer dst = ctx.allocate(4L * n)) {
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
+            src.asFloats().copyFrom(new float[n]);
+            spin.launch(s, dev.gatun.cuda.LaunchConfig.of(64, 256), dev.gatun.cuda.KernelArg.address(flag.segment().address()),
+                    dev.gatun.cuda.KernelArg.pointer(src), dev.gatun.cuda.KernelArg.f32(7.5f), dev.gatun.cuda.KernelArg.i64(n));
+            Thread setter = Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
+            });
+            dst.asFloats().copyFrom(src.asFloats()); // must wait for the kernel on s
+            setter.join();
+            float[] out = new float[n];
+            Arrays.fill(out, Float.NaN);
+            dst.asFloats().copyTo(out);
+            for (int i = 0; i < n; i += 4099) {
+                assertEquals(7.5f, out[i], "element " + i);
+            }
+            assertEquals(7.5f, out[n - 1]);
+        } finally {
+            s.close();
+        }
+    }
+
     private static byte[] download(DeviceBuffer b) {
         byte[] out = new byte[(int) b.byteSize()];
         Arrays.fill(out, HOST_POISON);
