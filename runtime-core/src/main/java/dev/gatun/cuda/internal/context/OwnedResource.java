@@ -99,11 +99,13 @@ public abstract class OwnedResource implements Runnable {
      * Keeps the handle from being freed, even after close, until {@link #unhold()}: a captured
      * graph that baked it in holds it until the graph's last launch has completed.
      *
-     * @throws IllegalStateException when the owner is already closed
+     * @throws IllegalStateException when the owner is closed and nothing holds it any more
+     *     (closed while held, it can still be held again: an executable made from a graph
+     *     takes its own holds on what the graph holds)
      */
     public final void hold() {
         synchronized (this) {
-            if (closed.get()) {
+            if (closed.get() && !retirementDeferred) {
                 throw new IllegalStateException(identity() + " is closed");
             }
             holds.incrementAndGet();
