@@ -1,0 +1,123 @@
+package dev.gatun.cuda.graph;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One owner's graph slots (an executor, a session, a model instance), keyed by slot name. Slots
+ * are created on first use; {@link #retire()} drops every slot of the owner at once.
+ *
+ * @param <S> the stream type
+ */
+public final class GraphOwner<S> {
+
+    private final GraphLifecycles<S> lifecycles;
+    private final String name;
+    private final ConcurrentHashMap<String, GraphSlot<S>> slots = new ConcurrentHashMap<>();
+    /** Serializes slot creation with retirement. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile boolean retired;
+
+    GraphOwner(GraphLifecycles<S> lifecycles, String name) {
+        this.lifecycles = lifecycles;
+        this.name = name;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public boolean isRetired() {
+        return retired;
+    }
+
+    /**
+     * The slot called {@code slotName}, created IDLE on first use. Finding an existing slot takes
+     * no lock, so a caller may look its slot up on every request instead of keeping it.
+     *
+     * @throws GraphStateException when the owner has been retired
+     * @throws IllegalArgumentException when {@code slotName} is blank
+     */
+    public GraphSlot<S> slot(String slotName) {
+        Objects.requireNonNull(slotName, "slotName");
+        GraphSlot<S> existing = slots.get(slotName);
+        if (existing != null && !retired) {
+            return existing;
+        }
+        lock.lock();
+        try {
+            if (retired) {
+                throw new GraphStateException("owner '" + name + "' was retired, so its slot '" + slotName
+                        + "' is gone; register a new owner", SlotPhase.RETIRED);
+            }
+            Names.require(slotName, "slot name");
+            return slots.computeIfAbsent(slotName,
+                    key -> new GraphSlot<>(this, key, lifecycles.backend(), lifecycles.retirement()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The sum of this owner's slot counts. */
+    public GraphCounts counts() {
+        GraphCounts sum = GraphCounts.ZERO;
+        for (GraphSlot<S> slot : slots.values()) {
+            sum = sum.plus(slot.counts());
+        }
+        return sum;
+    }
+
+    /**
+     * Retires every slot of this owner at once: each drops its segments (handed to retirement) and
+     * refuses every later operation. Idempotent.
+     *
+     * @throws GraphStateException when one of the slots is capturing; nothing is retired then (end
+     *     or abort that capture first)
+     */
+    public void retire() {
+        List<RetiredSegment> dropped = new ArrayList<>();
+        lock.lock();
+        try {
+            if (retired) {
+                return;
+            }
+            List<GraphSlot<S>> all = List.copyOf(slots.values());
+            int locked = 0;
+            try {
+                // All slot locks at once, so that no capture can open between the check and the
+                // retirement. Nothing else holds two slot locks, so the order cannot deadlock.
+                for (GraphSlot<S> slot : all) {
+                    slot.mutationLock().lock();
+                    locked++;
+                }
+                for (GraphSlot<S> slot : all) {
+                    if (slot.capturingLocked()) {
+                        throw new GraphStateException("owner '" + name + "': cannot retire while slot '" + slot.name()
+                                + "' is capturing; end or abort that capture first. Nothing was retired",
+                                SlotPhase.CAPTURING);
+                    }
+                }
+                retired = true;
+                for (GraphSlot<S> slot : all) {
+                    dropped.addAll(slot.retireLocked());
+                }
+            } finally {
+                for (int i = 0; i < locked; i++) {
+                    all.get(i).mutationLock().unlock();
+                }
+            }
+            lifecycles.ownerRetired(this);
+        } finally {
+            lock.unlock();
+        }
+        RetiredSegment.handAll(lifecycles.retirement(), dropped);
+    }
+
+    @Override
+    public String toString() {
+        return "GraphOwner[" + name + (retired ? ", retired]" : ", " + slots.size() + " slot(s)]");
+    }
+}

@@ -1,0 +1,13 @@
+package dev.gatun.cuda.graph;
+
+/** Where one {@link ValidationOwner} stands with respect to the latch's generations. */
+enum OwnerState {
+    /** Registered, never a recipient yet. */
+    IDLE,
+    /** A recipient of the generation in its word, which is not consumed yet. */
+    PENDING,
+    /** The generation in its word was consumed; its flags are kept for late readers (sticky). */
+    COMPLETE,
+    /** Unregistered; never a recipient again. */
+    RETIRED
+}

@@ -1,0 +1,63 @@
+package dev.gatun.cuda.graph;
+
+import java.util.Arrays;
+
+/**
+ * One immutable view of a slot, published through a volatile field so that a replay finds its
+ * executables with a single read: no lock, no allocation. Every mutation publishes a new view.
+ */
+final class SlotState {
+
+    private static final Segment[] NONE = new Segment[0];
+
+    static final SlotState IDLE = new SlotState(SlotPhase.IDLE, NONE, false);
+    static final SlotState RETIRED = new SlotState(SlotPhase.RETIRED, NONE, false);
+
+    final SlotPhase phase;
+    /** In capture order; never modified after publication. */
+    final Segment[] segments;
+    /**
+     * Set while a re-capture updates or replaces one of these segments' executables: the driver
+     * must not launch an executable while it is being updated, so replays are refused meanwhile.
+     */
+    final boolean updating;
+
+    private SlotState(SlotPhase phase, Segment[] segments, boolean updating) {
+        this.phase = phase;
+        this.segments = segments;
+        this.updating = updating;
+    }
+
+    boolean replayable() {
+        return segments.length > 0 && !updating;
+    }
+
+    /** The view with no capture open: IDLE or READY with these same segments. */
+    SlotState settled() {
+        return settled(segments);
+    }
+
+    SlotState capturing() {
+        return new SlotState(SlotPhase.CAPTURING, segments, false);
+    }
+
+    SlotState updating() {
+        return new SlotState(SlotPhase.CAPTURING, segments, true);
+    }
+
+    SlotState appended(Segment segment) {
+        Segment[] next = Arrays.copyOf(segments, segments.length + 1);
+        next[segments.length] = segment;
+        return settled(next);
+    }
+
+    SlotState replaced(int index, Segment segment) {
+        Segment[] next = segments.clone();
+        next[index] = segment;
+        return settled(next);
+    }
+
+    private static SlotState settled(Segment[] segments) {
+        return segments.length == 0 ? IDLE : new SlotState(SlotPhase.READY, segments, false);
+    }
+}

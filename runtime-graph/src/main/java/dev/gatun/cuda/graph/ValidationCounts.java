@@ -1,0 +1,11 @@
+package dev.gatun.cuda.graph;
+
+/**
+ * What a {@link ValidationLatch} has done.
+ *
+ * @param generationsBegun generations opened (the device word cleared and a submitter pending)
+ * @param cleanups generations consumed: each read and cleared the word exactly once
+ * @param registeredOwners owners registered and not yet unregistered
+ */
+public record ValidationCounts(long generationsBegun, long cleanups, long registeredOwners) {
+}

@@ -1,0 +1,360 @@
+package dev.gatun.cuda.graph;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
+
+import dev.gatun.cuda.graph.FakeGraphBackend.Op;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+import net.jqwik.api.state.Action;
+import net.jqwik.api.state.ActionChain;
+import net.jqwik.api.state.Transformer;
+
+/**
+ * Random sequences of captures, re-captures, aborts, resets, replays and owner retirements, with
+ * driver failures injected at every step, checked after each step against a plain model: phase,
+ * segments launched in capture order, counts, and (once retirement has run) no graph or
+ * executable alive that no segment holds.
+ */
+class GraphLifecycleChainTest {
+
+    private static final int OWNERS = 2;
+    private static final int SLOTS_PER_OWNER = 2;
+
+    @Property(tries = 150)
+    void lifecyclesFollowTheModel(@ForAll("chains") ActionChain<World> chain) {
+        chain.run().tearDown();
+    }
+
+    @Provide
+    Arbitrary<ActionChain<World>> chains() {
+        Arbitrary<Integer> slot = Arbitraries.integers().between(0, OWNERS * SLOTS_PER_OWNER - 1);
+        Arbitrary<Boolean> rarely = Arbitraries.integers().between(0, 4).map(n -> n == 0);
+        return ActionChain.startWith(World::new)
+                .withAction(3, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 2), rarely)
+                        .as((s, index, fail) -> Transformer.mutate(
+                                "begin slot " + s + (index < 0 ? "" : " recapture " + index) + (fail ? " failing" : ""),
+                                w -> w.begin(s, index, fail)))))
+                .withAction(3, dependent(w -> Combinators.combine(mostlyCapturing(w, slot),
+                                Arbitraries.integers().between(0, 2),
+                                Arbitraries.of(null, null, null, Op.END, Op.INSTANTIATE, Op.UPDATE, Op.UPLOAD), rarely)
+                        .as((s, topology, fault, destroyFails) -> Transformer.mutate(
+                                "end slot " + s + " topology " + topology + (fault == null ? "" : " failing " + fault)
+                                        + (destroyFails ? " and destroyGraph" : ""),
+                                x -> x.end(s, topology, fault, destroyFails)))))
+                .withAction(1, dependent(w -> Combinators.combine(mostlyCapturing(w, slot),
+                                Arbitraries.of(null, null, Op.END, Op.DESTROY_GRAPH))
+                        .as((s, fault) -> Transformer.mutate(
+                                "abort slot " + s + (fault == null ? "" : " failing " + fault),
+                                x -> x.abort(s, fault)))))
+                .withAction(2, action(Arbitraries.of(null, null, Op.DESTROY_GRAPH, Op.DESTROY_EXEC)
+                        .map(fault -> Transformer.mutate("retirement runs" + (fault == null ? "" : " failing " + fault),
+                                w -> w.reap(fault)))))
+                .withAction(1, action(slot.map(s -> Transformer.mutate("reset slot " + s, w -> w.reset(s)))))
+                .withAction(2, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 3))
+                        .as((s, failAt) -> Transformer.mutate(
+                                "replay slot " + s + (failAt < 0 ? "" : " launch " + failAt + " failing"),
+                                w -> w.replay(s, failAt)))))
+                .withAction(2, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 3))
+                        .as((s, index) -> Transformer.mutate("replay slot " + s + " segment " + index,
+                                w -> w.replaySegment(s, index)))))
+                .withAction(1, action(Arbitraries.integers().between(0, OWNERS - 1)
+                        .map(o -> Transformer.mutate("retire owner " + o, w -> w.retire(o)))))
+                .withMaxTransformations(40);
+    }
+
+    private static Action.Independent<World> action(Arbitrary<Transformer<World>> transformers) {
+        return () -> transformers;
+    }
+
+    private static Action.Dependent<World> dependent(Function<World, Arbitrary<Transformer<World>>> transformers) {
+        return transformers::apply;
+    }
+
+    /** Ending or aborting a capture that is open is the interesting case; a stray one checks refusal. */
+    private static Arbitrary<Integer> mostlyCapturing(World world, Arbitrary<Integer> anySlot) {
+        List<Integer> capturing = new ArrayList<>();
+        for (int s = 0; s < world.models.size(); s++) {
+            if (world.models.get(s).capturing()) {
+                capturing.add(s);
+            }
+        }
+        if (capturing.isEmpty()) {
+            return anySlot;
+        }
+        return Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.of(capturing)), Tuple.of(1, anySlot));
+    }
+
+    /** The system under test, its fakes and the model, side by side. */
+    static final class World {
+        final FakeGraphBackend backend = new FakeGraphBackend();
+        final CollectingRetirement retirement = new CollectingRetirement();
+        final GraphLifecycles<String> graphs = new GraphLifecycles<>(backend, retirement);
+        final List<GraphOwner<String>> owners = new ArrayList<>();
+        final List<GraphSlot<String>> slots = new ArrayList<>();
+        final List<Model> models = new ArrayList<>();
+        int nextLabel = 1;
+
+        World() {
+            for (int o = 0; o < OWNERS; o++) {
+                GraphOwner<String> owner = graphs.registerOwner("owner-" + o);
+                owners.add(owner);
+                for (int s = 0; s < SLOTS_PER_OWNER; s++) {
+                    slots.add(owner.slot("slot-" + s));
+                    models.add(new Model());
+                }
+            }
+        }
+
+        private static String stream(int slot) {
+            return "stream-" + slot;
+        }
+
+        void begin(int s, int index, boolean fail) {
+            Model m = models.get(s);
+            Class<? extends Throwable> expected = null;
+            if (m.retired || m.capturing()) {
+                expected = GraphStateException.class;
+            } else if (index >= m.labels.size()) {
+                expected = IndexOutOfBoundsException.class;
+            } else if (fail) {
+                expected = GraphCaptureException.class;
+                backend.failOn(Op.BEGIN, 0);
+            }
+            GraphSlot<String> slot = slots.get(s);
+            run(expected, index < 0
+                    ? () -> slot.beginCapture(stream(s), CaptureMode.GLOBAL)
+                    : () -> slot.beginRecapture(index, stream(s), CaptureMode.GLOBAL));
+            if (expected == null) {
+                m.target = index;
+            }
+            check();
+        }
+
+        /**
+         * With {@code destroyFails}, destroying a discarded graph fails too: the outcome must not
+         * change, the graph goes to retirement instead.
+         */
+        void end(int s, int topology, Op fault, boolean destroyFails) {
+            Model m = models.get(s);
+            int label = nextLabel++;
+            backend.nextCapture(topology, label);
+            if (fault != null) {
+                backend.failOn(fault, 0);
+            }
+            if (destroyFails) {
+                backend.failOn(Op.DESTROY_GRAPH, 0);
+            }
+            if (m.retired || !m.capturing()) {
+                run(GraphStateException.class, slots.get(s)::endCapture);
+                check();
+                return;
+            }
+            int target = m.target;
+            m.target = null;
+            boolean inPlace = target >= 0 && m.topologies.get(target) == topology;
+            boolean fails = fault == Op.END
+                    || fault == Op.UPDATE && target >= 0
+                    || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace;
+            run(fails ? GraphCaptureException.class : null, slots.get(s)::endCapture);
+            if (!fails) {
+                m.captures++;
+                if (target < 0) {
+                    m.labels.add(label);
+                    m.topologies.add(topology);
+                } else {
+                    m.labels.set(target, label);
+                    m.topologies.set(target, topology);
+                    if (inPlace) {
+                        m.updates++;
+                    } else {
+                        m.reinstantiations++;
+                    }
+                }
+            }
+            check();
+        }
+
+        void abort(int s, Op fault) {
+            Model m = models.get(s);
+            if (fault != null) {
+                backend.failOn(fault, 0);
+            }
+            boolean refused = m.retired || !m.capturing();
+            run(refused ? GraphStateException.class : null, slots.get(s)::abortCapture);
+            if (!refused) {
+                m.target = null;
+                m.aborts++;
+            }
+            check();
+        }
+
+        void reset(int s) {
+            Model m = models.get(s);
+            if (m.retired || m.capturing()) {
+                run(GraphStateException.class, slots.get(s)::reset);
+            } else {
+                assertEquals(!m.labels.isEmpty(), slots.get(s).reset());
+                m.labels.clear();
+                m.topologies.clear();
+                m.resets++;
+            }
+            check();
+        }
+
+        void replay(int s, int failAt) {
+            Model m = models.get(s);
+            if (failAt >= 0) {
+                backend.failOn(Op.LAUNCH, failAt);
+            }
+            if (m.retired || m.labels.isEmpty()) {
+                run(GraphStateException.class, () -> slots.get(s).replay(stream(s)));
+            } else if (failAt >= 0 && failAt < m.labels.size()) {
+                GraphReplayException failure = assertThrowsExactly(GraphReplayException.class,
+                        () -> slots.get(s).replay(stream(s)));
+                assertEquals(failAt, failure.segment());
+                assertEquals(m.labels.subList(0, failAt), backend.takeLaunches());
+                m.launches += failAt;
+            } else {
+                slots.get(s).replay(stream(s));
+                assertEquals(m.labels, backend.takeLaunches());
+                m.replays++;
+                m.launches += m.labels.size();
+            }
+            check();
+        }
+
+        void replaySegment(int s, int index) {
+            Model m = models.get(s);
+            if (m.retired || m.labels.isEmpty()) {
+                run(GraphStateException.class, () -> slots.get(s).replaySegment(index, stream(s)));
+            } else if (index < 0 || index >= m.labels.size()) {
+                run(IndexOutOfBoundsException.class, () -> slots.get(s).replaySegment(index, stream(s)));
+            } else {
+                slots.get(s).replaySegment(index, stream(s));
+                assertEquals(List.of(m.labels.get(index)), backend.takeLaunches());
+                m.replays++;
+                m.launches++;
+            }
+            check();
+        }
+
+        void retire(int o) {
+            List<Model> owned = models.subList(o * SLOTS_PER_OWNER, (o + 1) * SLOTS_PER_OWNER);
+            boolean refused = owned.stream().anyMatch(Model::capturing);
+            run(refused ? GraphStateException.class : null, owners.get(o)::retire);
+            if (!refused) {
+                for (Model m : owned) {
+                    m.retired = true;
+                    m.labels.clear();
+                    m.topologies.clear();
+                }
+            }
+            check();
+        }
+
+        /** The GPU catches up and retirement frees what it holds; a failed free is retried later. */
+        void reap(Op fault) {
+            if (fault != null) {
+                backend.failOn(fault, 0);
+            }
+            try {
+                retirement.completeAll();
+            } catch (FakeGraphBackend.FakeDriverException e) {
+                assertEquals(fault, e.op);
+            }
+            check();
+        }
+
+        /** Retires everything: every handle ever created must now be destroyed, each exactly once. */
+        void tearDown() {
+            for (int s = 0; s < slots.size(); s++) {
+                if (models.get(s).capturing()) {
+                    slots.get(s).abortCapture();
+                }
+            }
+            owners.forEach(GraphOwner::retire);
+            retirement.completeAll();
+            assertEquals(0, backend.liveExecs(), "live executables after retiring everything");
+            assertEquals(0, backend.liveGraphs(), "live graphs after retiring everything");
+            assertEquals(List.of(), backend.violations());
+        }
+
+        private void run(Class<? extends Throwable> expected, Runnable call) {
+            if (expected == null) {
+                call.run();
+            } else {
+                assertThrowsExactly(expected, call::run);
+            }
+        }
+
+        private void check() {
+            // A fault that the step never reached must not fire in a later one.
+            backend.clearFaults();
+            GraphCounts total = GraphCounts.ZERO;
+            int segments = 0;
+            for (int s = 0; s < slots.size(); s++) {
+                Model m = models.get(s);
+                GraphSlot<String> slot = slots.get(s);
+                assertEquals(m.phase(), slot.phase(), "phase of slot " + s);
+                assertEquals(m.labels.size(), slot.segmentCount(), "segments of slot " + s);
+                assertEquals(m.counts(), slot.counts(), "counts of slot " + s);
+                assertEquals(m.capturing(), backend.capturing(stream(s)), "stream of slot " + s + " capturing");
+                total = total.plus(m.counts());
+                segments += m.labels.size();
+            }
+            assertEquals(total, graphs.totals());
+            assertEquals(List.of(), backend.takeLaunches(), "no launch outside a replay");
+            List<RetiredSegment> pending = retirement.pending();
+            long pendingExecs = pending.stream().filter(r -> r.exec().address() != 0).count();
+            long pendingGraphs = pending.stream().filter(r -> r.graph().address() != 0).count();
+            assertEquals(segments + pendingExecs, backend.liveExecs(), "live executables");
+            assertEquals(segments + pendingGraphs, backend.liveGraphs(), "live graphs");
+            assertEquals(List.of(), backend.violations());
+            long liveOwners = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_OWNER;
+            assertEquals(liveOwners, graphs.liveOwners());
+        }
+    }
+
+    /** What one slot should hold and have counted. */
+    static final class Model {
+        final List<Integer> labels = new ArrayList<>();
+        final List<Integer> topologies = new ArrayList<>();
+        /** null when not capturing; -1 for an appending capture; else the segment re-captured. */
+        Integer target;
+        boolean retired;
+        long captures;
+        long replays;
+        long launches;
+        long updates;
+        long reinstantiations;
+        long aborts;
+        long resets;
+
+        boolean capturing() {
+            return target != null;
+        }
+
+        SlotPhase phase() {
+            if (retired) {
+                return SlotPhase.RETIRED;
+            }
+            if (capturing()) {
+                return SlotPhase.CAPTURING;
+            }
+            return labels.isEmpty() ? SlotPhase.IDLE : SlotPhase.READY;
+        }
+
+        GraphCounts counts() {
+            return new GraphCounts(captures, replays, launches, updates, reinstantiations, aborts, resets);
+        }
+    }
+}

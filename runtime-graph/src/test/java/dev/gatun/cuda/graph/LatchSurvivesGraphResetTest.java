@@ -1,0 +1,36 @@
+package dev.gatun.cuda.graph;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bits a replayed kernel raised belong to the generation that is open, not to the graph: resetting
+ * or retiring the graph before the request boundary must not lose them.
+ */
+class LatchSurvivesGraphResetTest {
+
+    @Test
+    void bitsRaisedByAReplayAreConsumedAfterTheGraphIsReset() {
+        FakeLatchWord word = new FakeLatchWord();
+        ValidationLatch latch = new ValidationLatch(word);
+        ValidationOwner owner = latch.register("session");
+        FakeGraphBackend backend = new FakeGraphBackend();
+        GraphOwner<String> graphs = new GraphLifecycles<>(backend, new CollectingRetirement()).registerOwner("session");
+        GraphSlot<String> slot = graphs.slot("decode");
+        slot.beginCapture("stream", CaptureMode.THREAD_LOCAL);
+        slot.endCapture();
+        // The captured kernel finds an out-of-range index every time it runs.
+        backend.beforeEachLaunch(() -> word.raise(LatchFlags.OUT_OF_RANGE));
+
+        long token = latch.begin(owner);
+        latch.activate(owner, token);
+        slot.replay("stream");
+        assertTrue(slot.reset());
+        graphs.retire();
+
+        assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
+        assertEquals(1, word.clears(), "only the begin cleared the word");
+    }
+}

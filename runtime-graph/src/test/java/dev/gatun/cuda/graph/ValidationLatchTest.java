@@ -1,0 +1,280 @@
+package dev.gatun.cuda.graph;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.graph.FakeLatchWord.FakeWordException;
+import dev.gatun.cuda.graph.ValidationTokenException.Reason;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+class ValidationLatchTest {
+
+    private static final int BAD_INPUT = LatchFlags.OUT_OF_RANGE | LatchFlags.user(3);
+
+    private final FakeLatchWord word = new FakeLatchWord();
+    private final ValidationLatch latch = new ValidationLatch(word);
+    private final ValidationOwner a = latch.register("a");
+    private final ValidationOwner b = latch.register("b");
+    private final ValidationOwner c = latch.register("c");
+
+    private static void assertRejected(Reason reason, Executable call) {
+        assertEquals(reason, assertThrows(ValidationTokenException.class, call).reason());
+    }
+
+    /** a begins, b attaches, a activates, kernels raise {@code raised}. */
+    private long openedWith(int raised) {
+        long token = latch.begin(a);
+        latch.attach(a, token, b);
+        latch.activate(a, token);
+        word.raise(raised);
+        return token;
+    }
+
+    @Test
+    void oneConsumerReadsTheWordAndEveryRecipientGetsTheSameFlags() {
+        word.raise(0x80); // left over from before the generation: the begin clears it
+        long token = latch.begin(a);
+        assertEquals(1, word.clears());
+        assertEquals(ValidationPhase.PREPARING, latch.phase());
+        latch.attach(a, token, b);
+        latch.activate(a, token);
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+        word.raise(BAD_INPUT);
+
+        assertEquals(BAD_INPUT, latch.consume(b, token));
+        assertEquals(ValidationPhase.IDLE, latch.phase());
+        assertEquals(BAD_INPUT, latch.consume(a, token));
+        assertEquals(BAD_INPUT, latch.consume(b, token), "the result is sticky");
+        assertEquals(1, word.reads());
+        assertEquals(0, word.bits(), "consuming clears the word");
+        assertEquals(new ValidationCounts(1, 1, 3), latch.counts());
+        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(c, token));
+    }
+
+    @Test
+    void aCleanGenerationConsumesToZero() {
+        long token = openedWith(0);
+        assertEquals(0, latch.consume(a, token));
+        assertEquals(0, latch.consume(b, token));
+    }
+
+    @Test
+    void aResultStaysUntilItsOwnerJoinsAnotherGeneration() {
+        long first = openedWith(BAD_INPUT);
+        assertEquals(BAD_INPUT, latch.consume(a, first));
+
+        long second = latch.begin(a);
+        assertNotEquals(first, second);
+        assertRejected(Reason.STALE, () -> latch.consume(a, first));
+        assertEquals(BAD_INPUT, latch.consume(b, first), "b did not join the second generation");
+        latch.activate(a, second);
+        assertEquals(0, latch.consume(a, second));
+    }
+
+    @Test
+    void beginIsRefusedWhileAGenerationIsOpen() {
+        long token = latch.begin(a);
+        assertThrows(ValidationStateException.class, () -> latch.begin(b));
+        latch.activate(a, token);
+        ValidationStateException refused = assertThrows(ValidationStateException.class, () -> latch.begin(a));
+        assertTrue(refused.getMessage().contains("consume it at its request boundary first"), refused.getMessage());
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+        assertEquals(1, latch.generation());
+        assertEquals(1, word.clears());
+    }
+
+    @Test
+    void foreignTokensAndOwnersAreRejectedAndChangeNothing() {
+        FakeLatchWord otherWord = new FakeLatchWord();
+        ValidationLatch other = new ValidationLatch(otherWord);
+        ValidationOwner stranger = other.register("stranger");
+        long theirs = other.begin(stranger);
+        long ours = latch.begin(a);
+
+        assertRejected(Reason.FOREIGN, () -> latch.attach(a, theirs, b));
+        assertRejected(Reason.FOREIGN, () -> latch.activate(a, theirs));
+        assertRejected(Reason.FOREIGN, () -> latch.consume(a, theirs));
+        assertRejected(Reason.FOREIGN, () -> latch.attach(a, ours, stranger));
+        assertRejected(Reason.FOREIGN, () -> latch.consume(stranger, ours));
+        assertRejected(Reason.FOREIGN, () -> latch.begin(stranger));
+        assertRejected(Reason.FOREIGN, () -> latch.unregister(stranger));
+        assertRejected(Reason.FOREIGN, () -> latch.consume(a, ours + 5));
+        assertRejected(Reason.FOREIGN, () -> latch.activate(a, ours + 5));
+        assertRejected(Reason.FOREIGN, () -> latch.consume(a, 0));
+        assertRejected(Reason.FOREIGN, () -> latch.consume(a, -ours));
+
+        assertEquals(ValidationPhase.PREPARING, latch.phase());
+        assertEquals(ValidationPhase.PREPARING, other.phase());
+        latch.activate(a, ours);
+        assertEquals(0, latch.consume(a, ours));
+        assertEquals(0, otherWord.reads());
+    }
+
+    @Test
+    void staleTokensAreRejected() {
+        long first = openedWith(0);
+        latch.consume(a, first);
+        long second = latch.begin(b);
+
+        assertRejected(Reason.STALE, () -> latch.attach(a, first, c));
+        assertRejected(Reason.STALE, () -> latch.activate(a, first));
+        latch.activate(b, second);
+        latch.consume(b, second);
+        assertRejected(Reason.STALE, () -> latch.activate(b, second));
+        assertRejected(Reason.STALE, () -> latch.attach(b, second, c));
+        assertEquals(ValidationPhase.IDLE, latch.phase());
+    }
+
+    @Test
+    void onlyTheSubmitterAttachesAndActivates() {
+        long token = latch.begin(a);
+        assertRejected(Reason.WRONG_OWNER, () -> latch.attach(b, token, c));
+        assertRejected(Reason.WRONG_OWNER, () -> latch.activate(b, token));
+        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(c, token));
+        assertEquals(ValidationPhase.PREPARING, latch.phase());
+
+        latch.activate(a, token);
+        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(b, token));
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+    }
+
+    @Test
+    void attachingOrActivatingAnActiveGenerationIsRefused() {
+        long token = latch.begin(a);
+        latch.activate(a, token);
+        assertThrows(ValidationStateException.class, () -> latch.attach(a, token, b));
+        assertThrows(ValidationStateException.class, () -> latch.activate(a, token));
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(b, token));
+    }
+
+    @Test
+    void attachingARecipientTwiceChangesNothing() {
+        long token = latch.begin(a);
+        latch.attach(a, token, b);
+        latch.attach(a, token, b);
+        latch.attach(a, token, a);
+        latch.attach(a, token, c);
+        latch.activate(a, token);
+        word.raise(BAD_INPUT);
+
+        assertEquals(BAD_INPUT, latch.consume(c, token));
+        assertEquals(BAD_INPUT, latch.consume(b, token));
+        assertEquals(BAD_INPUT, latch.consume(a, token));
+        assertEquals(1, word.reads());
+    }
+
+    @Test
+    void generationsNeverWrap() {
+        ValidationLatch small = new ValidationLatch(word, 3);
+        ValidationOwner owner = small.register("owner");
+        long last = 0;
+        for (int i = 0; i < 3; i++) {
+            last = small.begin(owner);
+            small.activate(owner, last);
+            small.consume(owner, last);
+        }
+        word.raise(BAD_INPUT);
+
+        ValidationGenerationExhaustedException exhausted = assertThrows(
+                ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+        assertTrue(exhausted.getMessage().contains("create a new latch"), exhausted.getMessage());
+        assertEquals(ValidationPhase.IDLE, small.phase());
+        assertEquals(3, small.generation());
+        assertEquals(BAD_INPUT, word.bits(), "an exhausted begin must not clear the word");
+        assertEquals(0, small.consume(owner, last), "the last generation's result is still there");
+        assertThrows(ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+        assertThrows(IllegalArgumentException.class, () -> new ValidationLatch(word, 0));
+    }
+
+    @Test
+    void aFailedClearOpensNothingAndSpendsItsNumber() {
+        long first = openedWith(BAD_INPUT);
+        latch.consume(a, first);
+        word.failNextClears(1);
+
+        ValidationLatchException failure = assertThrows(ValidationLatchException.class, () -> latch.begin(a));
+        assertInstanceOf(FakeWordException.class, failure.getCause());
+        assertEquals(ValidationPhase.IDLE, latch.phase());
+        assertEquals(BAD_INPUT, latch.consume(a, first), "a's earlier result is untouched");
+        assertEquals(1, latch.counts().generationsBegun());
+
+        long next = latch.begin(a);
+        assertEquals(3, latch.generation(), "generation 2 was spent by the failed begin");
+        latch.activate(a, next);
+        assertEquals(0, latch.consume(a, next));
+    }
+
+    @Test
+    void aFailedReadPublishesNothingAndTheGenerationCanBeConsumedAgain() {
+        long token = openedWith(BAD_INPUT);
+        word.failNextReads(1);
+
+        ValidationLatchException failure = assertThrows(ValidationLatchException.class, () -> latch.consume(b, token));
+        assertTrue(failure.getMessage().contains("consume it again"), failure.getMessage());
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+        assertEquals(0, latch.counts().cleanups());
+
+        assertEquals(BAD_INPUT, latch.consume(a, token));
+        assertEquals(BAD_INPUT, latch.consume(b, token));
+        assertEquals(2, word.readAttempts());
+        assertEquals(1, word.reads());
+        assertEquals(1, latch.counts().cleanups());
+    }
+
+    @Test
+    void unregisteringAnOwnerWithAPendingGenerationConsumesItFirst() {
+        long token = openedWith(BAD_INPUT);
+        latch.unregister(b);
+
+        assertEquals(ValidationPhase.IDLE, latch.phase());
+        assertEquals(1, word.reads());
+        assertEquals(BAD_INPUT, latch.consume(a, token), "the other recipient still gets the result");
+        assertEquals(2, latch.counts().registeredOwners());
+        assertThrows(ValidationStateException.class, () -> latch.unregister(b));
+        assertThrows(ValidationStateException.class, () -> latch.consume(b, token));
+        assertThrows(ValidationStateException.class, () -> latch.begin(b));
+        long next = latch.begin(a);
+        assertThrows(ValidationStateException.class, () -> latch.attach(a, next, b));
+        assertEquals(ValidationPhase.PREPARING, latch.phase(), "a refused attach restores the phase");
+        latch.activate(a, next);
+        assertEquals(0, latch.consume(a, next));
+    }
+
+    @Test
+    void aFailedReadDuringUnregisterKeepsTheOwnerRegistered() {
+        long token = openedWith(BAD_INPUT);
+        word.failNextReads(1);
+
+        assertThrows(ValidationLatchException.class, () -> latch.unregister(b));
+        assertEquals(3, latch.counts().registeredOwners());
+        assertEquals(ValidationPhase.ACTIVE, latch.phase());
+        latch.unregister(b);
+        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(BAD_INPUT, latch.consume(a, token));
+    }
+
+    @Test
+    void unregisteringAnIdleOwnerReadsNothing() {
+        latch.unregister(c);
+        assertEquals(0, word.readAttempts());
+        assertEquals(2, latch.counts().registeredOwners());
+        assertThrows(IllegalArgumentException.class, () -> latch.register(" "));
+    }
+
+    @Test
+    void consumingAGenerationStillPreparingEndsItEarly() {
+        long token = latch.begin(a);
+        latch.attach(a, token, b);
+        word.raise(BAD_INPUT);
+
+        assertEquals(BAD_INPUT, latch.consume(b, token), "the word is read even before activation");
+        assertEquals(ValidationPhase.IDLE, latch.phase());
+        assertRejected(Reason.STALE, () -> latch.activate(a, token));
+        assertEquals(BAD_INPUT, latch.consume(a, token));
+    }
+}
