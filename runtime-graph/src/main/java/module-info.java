@@ -6,6 +6,7 @@
  */
 module dev.gatun.cuda.graph {
     requires dev.gatun.cuda;
+    requires dev.gatun.cuda.bindings;
     requires org.slf4j;
 
     exports dev.gatun.cuda.graph;

@@ -102,6 +102,7 @@ public final class FakeDriverApi implements DriverApi {
         final Set<Long> deviceUses;
         final Set<Long> hostUses;
         long module;
+        long exec;
 
         Op(Runnable action, FakeEvent awaited, long awaitedGeneration, Set<Long> deviceUses, Set<Long> hostUses) {
             this.action = action;
@@ -116,6 +117,8 @@ public final class FakeDriverApi implements DriverApi {
         final ArrayDeque<Op> queue = new ArrayDeque<>();
         boolean held;
         int captureStatus;
+        /** Operations captured (not run) while a capture begun through cuStreamBeginCapture is open. */
+        List<Op> captured;
         final int priority;
 
         FakeStream(int priority) {
@@ -629,6 +632,13 @@ public final class FakeDriverApi implements DriverApi {
                 violations.add(what + " of 0x" + Long.toHexString(address) + " while queued work still uses it");
             }
         }
+        for (List<Op> ops : execs.values()) {
+            for (Op op : ops) {
+                if (op.deviceUses.contains(a.base)) {
+                    violations.add(what + " of 0x" + Long.toHexString(address) + " baked into a live graph executable");
+                }
+            }
+        }
         release(a);
         return SUCCESS;
     }
@@ -847,6 +857,13 @@ public final class FakeDriverApi implements DriverApi {
                 }
             }
         }
+        for (List<Op> ops : execs.values()) {
+            for (Op op : ops) {
+                if (op.module == module.address()) {
+                    violations.add("cuModuleUnload of a module a live graph executable launches");
+                }
+            }
+        }
         functions.values().removeIf(f -> f.module == module.address());
         return SUCCESS;
     }
@@ -998,8 +1015,7 @@ public final class FakeDriverApi implements DriverApi {
             }
         }, null, 0, uses, Set.of());
         op.module = f.module;
-        s.queue.add(op);
-        pump();
+        submit(s, op);
         return SUCCESS;
     }
 
@@ -1110,16 +1126,50 @@ public final class FakeDriverApi implements DriverApi {
         return SUCCESS;
     }
 
-    // ---- capture and graphs: not simulated here ----
+    // ---- capture and graphs ----
+
+    private final Map<Long, List<Op>> graphs = new HashMap<>();
+    private final Map<Long, List<Op>> execs = new HashMap<>();
+    private int graphLaunches;
+
+    public synchronized int liveGraphs() {
+        return graphs.size();
+    }
+
+    public synchronized int liveGraphExecs() {
+        return execs.size();
+    }
+
+    public synchronized int graphLaunches() {
+        return graphLaunches;
+    }
 
     @Override
     public synchronized int cuStreamBeginCapture_v2(MemorySegment stream, int mode) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        FakeStream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        if (s.captured != null) {
+            return CudaDriver.CUDA_ERROR_ILLEGAL_STATE();
+        }
+        s.captured = new ArrayList<>();
+        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuStreamEndCapture(MemorySegment stream, MemorySegment graph) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        FakeStream s = streams.get(stream.address());
+        if (s == null || s.captured == null) {
+            return s == null ? INVALID_HANDLE : CudaDriver.CUDA_ERROR_ILLEGAL_STATE();
+        }
+        long h = nextHandle += 16;
+        graphs.put(h, List.copyOf(s.captured));
+        s.captured = null;
+        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
+        graph.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
     }
 
     @Override
@@ -1135,32 +1185,71 @@ public final class FakeDriverApi implements DriverApi {
 
     @Override
     public synchronized int cuGraphInstantiateWithFlags(MemorySegment exec, MemorySegment graph, long flags) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        List<Op> ops = graphs.get(graph.address());
+        if (ops == null) {
+            return INVALID_HANDLE;
+        }
+        long h = nextHandle += 16;
+        execs.put(h, ops);
+        exec.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphLaunch(MemorySegment exec, MemorySegment stream) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        List<Op> ops = execs.get(exec.address());
+        FakeStream s = streams.get(stream.address());
+        if (ops == null || s == null) {
+            return INVALID_HANDLE;
+        }
+        graphLaunches++;
+        for (Op op : ops) {
+            Op copy = new Op(op.action, null, 0, op.deviceUses, op.hostUses);
+            copy.module = op.module;
+            copy.exec = exec.address();
+            submit(s, copy);
+        }
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphUpload(MemorySegment exec, MemorySegment stream) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        return execs.containsKey(exec.address()) && streams.containsKey(stream.address()) ? SUCCESS : INVALID_HANDLE;
     }
 
     @Override
     public synchronized int cuGraphDestroy(MemorySegment graph) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        return graphs.remove(graph.address()) == null ? INVALID_HANDLE : SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphExecDestroy(MemorySegment exec) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        if (!execs.containsKey(exec.address())) {
+            return INVALID_HANDLE;
+        }
+        for (FakeStream s : streams.values()) {
+            for (Op op : s.queue) {
+                if (op.exec == exec.address()) {
+                    violations.add("cuGraphExecDestroy while a queued launch of it still runs");
+                }
+            }
+        }
+        execs.remove(exec.address());
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphExecUpdate_v2(MemorySegment exec, MemorySegment graph, MemorySegment info) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        List<Op> ops = graphs.get(graph.address());
+        List<Op> current = execs.get(exec.address());
+        if (ops == null || current == null) {
+            return INVALID_HANDLE;
+        }
+        if (ops.size() != current.size()) {
+            return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE(); // topology changed
+        }
+        execs.put(exec.address(), ops);
+        return SUCCESS;
     }
 
     @Override
@@ -1219,7 +1308,16 @@ public final class FakeDriverApi implements DriverApi {
     }
 
     private void enqueue(FakeStream s, Runnable action, Set<Long> deviceUses, Set<Long> hostUses) {
-        s.queue.add(new Op(action, null, 0, deviceUses, hostUses));
+        submit(s, new Op(action, null, 0, deviceUses, hostUses));
+    }
+
+    /** Queues an operation, or records it into the stream's capture when one is open. */
+    private void submit(FakeStream s, Op op) {
+        if (s.captured != null) {
+            s.captured.add(op);
+            return;
+        }
+        s.queue.add(op);
         pump();
     }
 

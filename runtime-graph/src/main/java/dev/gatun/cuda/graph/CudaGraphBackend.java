@@ -1,0 +1,349 @@
+package dev.gatun.cuda.graph;
+
+import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.CaptureGate;
+import dev.gatun.cuda.internal.context.CaptureScope;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Internals;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * {@link GraphBackend} on the real driver for one context. Beyond the driver calls it keeps what
+ * captured work depends on: every owner a capture uses (module, buffer, ...) is held by the
+ * captured graph, and by every executable made from it, until that graph or executable is
+ * destroyed, and executables are destroyed only through the context's retirement queue once
+ * their last launch completed. A global-mode capture holds the context's capture gate.
+ */
+final class CudaGraphBackend implements GraphBackend<Stream> {
+
+    private static final int UPDATE_FAILURE = CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
+    private static final String LAUNCH = "cuGraphLaunch";
+
+    private final CudaContext context;
+    private final ContextCore core;
+    private final Internals.Bridge internals = Internals.get();
+    /** Captures in progress, by stream. */
+    private final Map<StreamCore, Capture> active = new ConcurrentHashMap<>();
+    /** Buffers registered for the next capture on a stream (see {@link CudaGraphs#register}). */
+    private final Map<StreamCore, Set<OwnedResource>> registrations = new ConcurrentHashMap<>();
+    /** What each live graph holds. */
+    private final Map<MemorySegment, Held> graphs = new ConcurrentHashMap<>();
+    /** Each live executable: what it holds and the streams it was launched on. */
+    private final Map<MemorySegment, Exec> execs = new ConcurrentHashMap<>();
+
+    /** Owners held on behalf of one graph or executable. */
+    private static final class Held {
+        final List<OwnedResource> owners = new ArrayList<>();
+
+        synchronized void add(OwnedResource r) {
+            r.hold();
+            owners.add(r);
+        }
+
+        synchronized void addAll(Collection<OwnedResource> rs) {
+            for (OwnedResource r : rs) {
+                add(r);
+            }
+        }
+
+        synchronized List<OwnedResource> snapshot() {
+            return List.copyOf(owners);
+        }
+
+        synchronized void releaseAll() {
+            for (OwnedResource r : owners) {
+                r.unhold();
+            }
+            owners.clear();
+        }
+    }
+
+    /** One capture: its scope (what the captured work uses) and, for global mode, its gate ticket. */
+    private final class Capture implements CaptureScope {
+        final Held held = new Held();
+        final Set<OwnedResource> registered;
+        final CaptureGate.CaptureTicket ticket;
+        final Set<OwnedResource> seen = ConcurrentHashMap.newKeySet();
+
+        Capture(Set<OwnedResource> registered, CaptureGate.CaptureTicket ticket) {
+            this.registered = registered;
+            this.ticket = ticket;
+        }
+
+        @Override
+        public void admit(OwnedResource resource) {
+            if (registered != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !registered.contains(resource)) {
+                throw new UnregisteredBufferException(resource.identity() + " is not registered with the capture in "
+                        + "progress; its address would be baked into the graph unguarded. Register it "
+                        + "(CudaGraphs.register) before beginning the capture");
+            }
+            if (seen.add(resource)) {
+                held.add(resource);
+            }
+        }
+    }
+
+    /** An executable's retirement: fences on every stream it was launched on, then the segment's destroy. */
+    private final class Exec extends OwnedResource {
+        final MemorySegment handle;
+        final Held held = new Held();
+        volatile RetiredSegment retiring;
+
+        Exec(MemorySegment handle) {
+            super(core, OwnerKind.GRAPH_EXEC);
+            this.handle = handle;
+        }
+
+        @Override
+        protected Retirement.Release howToFree() {
+            return () -> {
+                try {
+                    retiring.destroy();
+                    return 0;
+                } catch (dev.gatun.cuda.CudaException e) {
+                    return e.result();
+                }
+            };
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return true;
+        }
+
+        @Override
+        public String identity() {
+            RetiredSegment r = retiring;
+            return "GraphExec#" + id() + (r == null ? "" : " of " + r.identity());
+        }
+    }
+
+    CudaGraphBackend(CudaContext context) {
+        this.context = context;
+        this.core = internals.context(context);
+    }
+
+    /** Registers buffers for the next capture that begins on {@code stream}. */
+    void register(Stream stream, DeviceBuffer... buffers) {
+        Set<OwnedResource> set = ConcurrentHashMap.newKeySet();
+        for (DeviceBuffer b : buffers) {
+            if (b.context() != context) {
+                throw new dev.gatun.cuda.ContextMismatchException(b + " belongs to another device's context");
+            }
+            set.add(internals.buffer(b));
+        }
+        registrations.put(streamOf(stream), set);
+    }
+
+    private StreamCore streamOf(Stream stream) {
+        if (stream.context() != context) {
+            throw new dev.gatun.cuda.ContextMismatchException("only a stream of device " + context.device().ordinal()
+                    + "'s context can be captured or replayed here; " + stream + " is device "
+                    + stream.context().device().ordinal() + "'s");
+        }
+        StreamCore s = internals.stream(stream);
+        if (s.closed()) {
+            throw new IllegalStateException(stream + " is closed");
+        }
+        return s;
+    }
+
+    @Override
+    public void beginCapture(Stream stream, CaptureMode mode) {
+        StreamCore s = streamOf(stream);
+        Set<OwnedResource> registered = registrations.remove(s);
+        CaptureGate.CaptureTicket ticket = null;
+        if (mode == CaptureMode.GLOBAL) {
+            try {
+                ticket = core.gate().enterCapture();
+            } catch (CaptureGate.GateException e) {
+                throw new CaptureActiveException("a global-mode capture on device " + context.device().ordinal()
+                        + " could not begin: " + e.getMessage());
+            }
+        }
+        boolean begun = false;
+        try {
+            core.enter("cuStreamBeginCapture");
+            synchronized (s.captureLock()) {
+                if (s.capturing()) {
+                    throw new IllegalStateException(stream + " is already capturing; a stream captures one graph at a time");
+                }
+                // Safety: an open stream of the current context, not capturing (checked under the
+                // lock that fence recording also takes).
+                core.check(core.api().cuStreamBeginCapture_v2(s.handle(), modeCode(mode)), "cuStreamBeginCapture");
+                Capture capture = new Capture(registered, ticket);
+                active.put(s, capture);
+                s.setCaptureScope(capture);
+                begun = true;
+            }
+        } finally {
+            if (!begun && ticket != null) {
+                core.gate().exitCapture(ticket);
+            }
+        }
+    }
+
+    private static int modeCode(CaptureMode mode) {
+        return switch (mode) {
+            case GLOBAL -> CudaDriver.CU_STREAM_CAPTURE_MODE_GLOBAL();
+            case THREAD_LOCAL -> CudaDriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL();
+            case RELAXED -> CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED();
+        };
+    }
+
+    @Override
+    public MemorySegment endCapture(Stream stream) {
+        StreamCore s = internals.stream(stream);
+        Capture capture = active.remove(s);
+        if (capture == null) {
+            throw new IllegalStateException(stream + " has no Gatun capture in progress");
+        }
+        MemorySegment graph = null;
+        try {
+            core.enter("cuStreamEndCapture");
+            synchronized (s.captureLock()) {
+                s.setCaptureScope(null);
+                MemorySegment out = core.scratch();
+                // Safety: ends the capture this backend began on this stream; scratch receives the CUgraph.
+                int r = core.api().cuStreamEndCapture(s.handle(), out);
+                if (r != 0) {
+                    throw core.fail(r, "cuStreamEndCapture");
+                }
+                graph = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+            }
+            graphs.put(graph, capture.held);
+            return graph;
+        } finally {
+            if (capture.ticket != null) {
+                core.gate().exitCapture(capture.ticket);
+            }
+            if (graph == null) {
+                capture.held.releaseAll(); // an invalidated capture leaves no graph: nothing is held
+            }
+        }
+    }
+
+    @Override
+    public MemorySegment instantiate(MemorySegment graph) {
+        core.enter("cuGraphInstantiate");
+        MemorySegment out = core.scratch();
+        // Safety: graph is a live graph this backend captured; scratch receives the CUgraphExec.
+        core.check(core.api().cuGraphInstantiateWithFlags(out, graph, 0), "cuGraphInstantiate");
+        MemorySegment handle = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        Exec exec = new Exec(handle);
+        Held ofGraph = graphs.get(graph);
+        if (ofGraph != null) {
+            exec.held.addAll(ofGraph.snapshot());
+        }
+        execs.put(handle, exec);
+        return handle;
+    }
+
+    @Override
+    public boolean tryUpdate(MemorySegment exec, MemorySegment graph) {
+        core.enter("cuGraphExecUpdate");
+        core.driver().require("cuGraphExecUpdate_v2", 12000);
+        MemorySegment info = core.scratch();
+        // Safety: both handles are live and of this context; scratch (64 bytes) holds the
+        // CUgraphExecUpdateResultInfo the driver fills in (result, error node, error from node).
+        int r = core.api().cuGraphExecUpdate_v2(exec, graph, info);
+        if (r == UPDATE_FAILURE) {
+            return false;
+        }
+        core.check(r, "cuGraphExecUpdate");
+        Exec e = execs.get(exec);
+        Held ofGraph = graphs.get(graph);
+        if (e != null && ofGraph != null) {
+            e.held.addAll(ofGraph.snapshot()); // it now runs the new graph's kernels and addresses
+        }
+        return true;
+    }
+
+    @Override
+    public void upload(MemorySegment exec, Stream stream) {
+        StreamCore s = streamOf(stream);
+        core.enter("cuGraphUpload");
+        Exec e = execs.get(exec);
+        if (e != null) {
+            e.usedOn(s);
+        }
+        // Safety: a live executable of this context on an open stream of it.
+        core.check(core.api().cuGraphUpload(exec, s.handle()), "cuGraphUpload");
+    }
+
+    /** A replay: allocates nothing once warmed. */
+    @Override
+    public void launch(MemorySegment exec, Stream stream) {
+        StreamCore s = internals.stream(stream);
+        if (stream.context() != context || s.closed()) {
+            streamOf(stream); // throws the matching typed error
+        }
+        core.enter(LAUNCH);
+        Exec e = execs.get(exec);
+        if (e != null) {
+            e.usedOn(s);
+        }
+        // Safety: exec is live (the lifecycle never launches a retired one) and holds every owner
+        // its nodes use; the stream is open and of this context.
+        core.check(core.api().cuGraphLaunch(exec, s.handle()), LAUNCH);
+    }
+
+    @Override
+    public void destroyGraph(MemorySegment graph) {
+        core.enter("cuGraphDestroy");
+        // Safety: no executable refers to a graph; the lifecycle destroys each graph once.
+        core.check(core.api().cuGraphDestroy(graph), "cuGraphDestroy");
+        Held held = graphs.remove(graph);
+        if (held != null) {
+            held.releaseAll();
+        }
+    }
+
+    @Override
+    public void destroyExec(MemorySegment exec) {
+        core.enter("cuGraphExecDestroy");
+        // Safety: called only by retirement, after the fences of every stream this executable
+        // was launched on completed.
+        core.check(core.api().cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+        Exec e = execs.remove(exec);
+        if (e != null) {
+            e.held.releaseAll();
+        }
+    }
+
+    /** Retires a dropped segment: an executable waits for its launches; a bare graph goes at once. */
+    void retire(RetiredSegment segment) {
+        Exec e = segment.exec().address() == 0 ? null : execs.get(segment.exec());
+        if (e == null) {
+            segment.destroy();
+            return;
+        }
+        e.retiring = segment;
+        e.close();
+    }
+
+    /** How many executables are alive (for tests and counters). */
+    int liveExecutables() {
+        return execs.size();
+    }
+
+    /** How many graphs are alive. */
+    int liveGraphs() {
+        return graphs.size();
+    }
+}

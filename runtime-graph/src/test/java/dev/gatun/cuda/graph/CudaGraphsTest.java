@@ -1,0 +1,202 @@
+package dev.gatun.cuda.graph;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The driver-backed graphs on the simulated driver: what a captured graph holds, and the gate. */
+class CudaGraphsTest {
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.context();
+    private final CudaGraphs graphs = CudaGraphs.of(ctx);
+    private final Stream stream = ctx.createStream();
+
+    CudaGraphsTest() {
+        sim.gpu.kernelBody("add", l -> {
+            var v = l.memory(l.pointer(0), 4L * l.i32(1));
+            for (int i = 0; i < l.i32(1); i++) {
+                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
+            }
+        });
+        ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+    }
+
+    @AfterEach
+    void noViolations() {
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    private int[] read(DeviceBuffer b, int n) {
+        int[] out = new int[n];
+        b.asInts().slice(0, n).copyTo(out);
+        return out;
+    }
+
+    @Test
+    void aCapturedKernelRunsOnlyWhenReplayed() {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
+            v.asInts().copyFrom(new int[] {1, 2, 3, 4});
+            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(10));
+            slot.endCapture();
+            assertArrayEquals(new int[] {1, 2, 3, 4}, read(v, 4), "captured, not run");
+            slot.replay(stream);
+            slot.replay(stream);
+            assertArrayEquals(new int[] {21, 22, 23, 24}, read(v, 4));
+            assertEquals(2, graphs.totals().replays());
+            assertEquals(1, graphs.liveExecutables());
+            assertTrue(slot.reset());
+            ctx.reap();
+            assertEquals(0, graphs.liveExecutables());
+            assertEquals(0, sim.gpu.liveGraphExecs());
+        }
+    }
+
+    @Test
+    void aBufferClosedAfterCaptureLivesUntilTheGraphsLastLaunchCompletes() {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        long buffers = ctx.liveOwners(OwnerKind.DEVICE_BUFFER); // the latch word
+        int allocations = sim.gpu.liveDeviceAllocations();
+        Kernel add = ctx.modules().kernel("m", "add");
+        DeviceBuffer v = ctx.allocate(16);
+        slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+        add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+        slot.endCapture();
+        sim.gpu.hold(stream.handle());
+        slot.replay(stream);
+        v.close();
+        add.close();
+        ctx.modules().unload("m"); // the graph holds the module even after its name is gone
+        ctx.reap();
+        assertEquals(buffers, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
+        assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "held by the graph");
+        assertEquals(1, sim.gpu.liveModules());
+        slot.reset();
+        ctx.reap();
+        assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "the replay is still queued");
+        sim.gpu.release(stream.handle());
+        ctx.reap();
+        ctx.reap();
+        assertEquals(allocations, sim.gpu.liveDeviceAllocations());
+        assertEquals(0, sim.gpu.liveModules());
+        assertEquals(0, sim.gpu.liveGraphExecs());
+        assertEquals(0, sim.gpu.liveGraphs());
+    }
+
+    @Test
+    void aRegisteredCaptureRefusesUnregisteredBuffersBeforeQueueingAnything() {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer ok = ctx.allocate(16);
+                DeviceBuffer stray = ctx.allocate(16)) {
+            graphs.register(stream, ok);
+            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            UnregisteredBufferException e = assertThrows(UnregisteredBufferException.class, () -> add.launch(stream,
+                    LaunchConfig.of(1, 4), KernelArg.pointer(stray), KernelArg.i32(4), KernelArg.i32(1)));
+            assertTrue(e.getMessage().contains("not registered"), e.getMessage());
+            assertEquals(0, sim.gpu.launches());
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(ok), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            assertEquals(1, slot.segmentCount());
+        }
+    }
+
+    @Test
+    void aGlobalCaptureMakesSynchronizingCallsOfOtherThreadsWait() throws Exception {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        ctx.setGateTimeout(Duration.ZERO);
+        slot.beginCapture(stream, CaptureMode.GLOBAL);
+        CompletionException blocked = assertThrows(CompletionException.class,
+                () -> CompletableFuture.supplyAsync(() -> ctx.allocate(8)).join());
+        assertTrue(blocked.getCause() instanceof CaptureActiveException, blocked.toString());
+        ctx.setGateTimeout(Duration.ofSeconds(30));
+        CompletableFuture<DeviceBuffer> waiting = CompletableFuture.supplyAsync(() -> ctx.allocate(8));
+        assertFalse(waiting.isDone(), "waits while the capture is open");
+        slot.endCapture();
+        waiting.get().close();
+        ctx.setGateTimeout(Duration.ZERO);
+        slot.beginCapture(stream, CaptureMode.THREAD_LOCAL); // other modes do not hold the gate
+        CompletableFuture.supplyAsync(() -> ctx.allocate(8)).get().close();
+        slot.endCapture();
+    }
+
+    @Test
+    void anInvalidatedCaptureLeavesNoGraphNoGateAndNothingHeld() throws Exception {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
+            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+            sim.faults.overrideOnce("cuStreamEndCapture", 901); // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+            RuntimeException e = assertThrows(RuntimeException.class, slot::endCapture);
+            assertTrue(e instanceof CudaException || e.getCause() instanceof CudaException, e.toString());
+            assertFalse(slot.hasExecutable());
+            assertFalse(ctx.device().context().isClosed());
+            CompletableFuture.supplyAsync(() -> ctx.allocate(8)).get().close(); // gate released
+        }
+        ctx.reap();
+        assertEquals(0, sim.gpu.liveDeviceAllocations() - 1, "only the latch word remains");
+    }
+
+    @Test
+    void aSameShapeRecaptureUpdatesTheExecutableInPlace() {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
+            v.asInts().copyFrom(new int[4]);
+            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(100));
+            slot.endCapture();
+            assertEquals(1, slot.counts().updatesInPlace());
+            slot.replay(stream);
+            assertArrayEquals(new int[] {100, 100, 100, 100}, read(v, 4));
+            slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            assertEquals(1, slot.counts().reinstantiations(), "a new topology is instantiated anew");
+            slot.replay(stream);
+            assertArrayEquals(new int[] {102, 102, 102, 102}, read(v, 4));
+            slot.reset();
+        }
+    }
+
+    @Test
+    void theLatchWordIsReadClearedAndNeverTouchedByAGraphReset() {
+        ValidationLatch latch = graphs.latch();
+        ValidationOwner owner = latch.register("request");
+        long token = latch.begin(owner);
+        latch.activate(owner, token);
+        // A kernel would atomicOr bits into the word; write them as it would.
+        graphs.latchWord().copyFrom(new int[] {LatchFlags.OUT_OF_RANGE});
+        graphs.registerOwner("o").slot("s").reset();
+        assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
+        long next = latch.begin(owner);
+        latch.activate(owner, next);
+        assertEquals(0, latch.consume(owner, next), "the next generation starts clean");
+    }
+}
