@@ -1,0 +1,341 @@
+package dev.gatun.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CompileOptions;
+import dev.gatun.cuda.CompileTarget;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.graph.CaptureMode;
+import dev.gatun.cuda.graph.CudaGraphs;
+import dev.gatun.cuda.graph.GraphSlot;
+import dev.gatun.cuda.graph.LatchFlags;
+import dev.gatun.cuda.graph.ValidationLatch;
+import dev.gatun.cuda.graph.ValidationOwner;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
+
+/** Captured graphs on the H200, checked against the CPU on random inputs. */
+@RequiresGpu
+class GraphGpuTest {
+
+    private static final int STAGES = 20;
+
+    @AfterAll
+    static void closeGraphs() {
+        CudaGraphs.of(Gpu.context()).close();
+    }
+
+    /** stage k: y = y * (2k + 3) + (x ^ k) (stage 0 starts from y = x), in wrapping 32-bit integers. */
+    private static String pipelineSource() {
+        StringBuilder sb = new StringBuilder();
+        for (int k = 0; k < STAGES; k++) {
+            sb.append("extern \"C\" __global__ void stage").append(k).append("(unsigned int* y, const unsigned int* x, int n) {\n")
+                    .append("    int i = blockIdx.x * blockDim.x + threadIdx.x;\n")
+                    .append("    if (i < n) y[i] = ").append(k == 0 ? "x[i]" : "y[i]").append(" * ").append(2 * k + 3)
+                    .append("u + (x[i] ^ ").append(k).append("u);\n}\n");
+        }
+        return sb.toString();
+    }
+
+    private static int[] cpuPipeline(int[] x) {
+        int[] y = new int[x.length];
+        for (int k = 0; k < STAGES; k++) {
+            for (int i = 0; i < x.length; i++) {
+                y[i] = (k == 0 ? x[i] : y[i]) * (2 * k + 3) + (x[i] ^ k);
+            }
+        }
+        return y;
+    }
+
+    @Test
+    void aTwentyKernelPipelineReplayedAThousandTimesMatchesTheCpuEachTime() {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        int n = 4099;
+        long seed = Gpu.seed();
+        Random r = new Random(seed);
+        ctx.modules().loadSource("pipeline", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
+        Stream s = ctx.createStream();
+        List<Kernel> kernels = new ArrayList<>();
+        try (DeviceBuffer x = ctx.allocate(4L * n); DeviceBuffer y = ctx.allocate(4L * n)) {
+            for (int k = 0; k < STAGES; k++) {
+                kernels.add(ctx.modules().kernel("pipeline", "stage" + k));
+            }
+            GraphSlot<Stream> slot = graphs.registerOwner("pipeline").slot("forward");
+            graphs.register(s, x, y);
+            slot.beginCapture(s, CaptureMode.GLOBAL);
+            for (Kernel k : kernels) {
+                k.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n));
+            }
+            slot.endCapture();
+            int[] hostX = new int[n];
+            int[] out = new int[n];
+            for (int replay = 0; replay < 1000; replay++) {
+                for (int i = 0; i < n; i++) {
+                    hostX[i] = r.nextInt();
+                }
+                x.asInts().copyFrom(hostX); // refreshed through the registered buffer
+                s.fill(y.asInts(), 0xDEADBEEF);
+                slot.replay(s);
+                Arrays.fill(out, 0x5A5A5A5A);
+                y.asInts().copyTo(out);
+                assertArrayEquals(cpuPipeline(hostX), out, "replay " + replay + " seed=" + seed);
+            }
+            assertEquals(1000, slot.counts().replays());
+            slot.reset();
+        } finally {
+            kernels.forEach(Kernel::close);
+            ctx.modules().unload("pipeline");
+            s.close();
+        }
+    }
+
+    @Test
+    void aReplayAfterTheModuleNameWasReplacedRunsTheOldImage() {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        String source = "extern \"C\" __global__ void version(int* out) { *out = VERSION; }";
+        CompileTarget target = CompileTarget.ptx(ctx.device().capabilities());
+        ctx.modules().loadSource("graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=1").build(), "version");
+        Stream s = ctx.createStream();
+        try (DeviceBuffer out = ctx.allocate(4)) {
+            GraphSlot<Stream> slot = graphs.registerOwner("versioned").slot("v");
+            try (Kernel v1 = ctx.modules().kernel("graph-versioned", "version")) {
+                slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+                v1.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(out));
+                slot.endCapture();
+            }
+            ctx.modules().loadSource("graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=2").build(),
+                    "version");
+            s.fill(out.asInts(), -1);
+            slot.replay(s);
+            int[] got = new int[1];
+            out.asInts().copyTo(got);
+            assertEquals(1, got[0], "the graph still runs the image it captured");
+            try (Kernel v2 = ctx.modules().kernel("graph-versioned", "version")) {
+                v2.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(out));
+                out.asInts().copyTo(got);
+                assertEquals(2, got[0]);
+            }
+            slot.reset();
+        } finally {
+            ctx.modules().unload("graph-versioned");
+            s.close();
+        }
+    }
+
+    @Test
+    void aBufferClosedAfterCaptureStaysAllocatedUntilTheGraphsLastLaunchCompletes() {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        long big = 3L << 30;
+        Stream s = ctx.createStream();
+        try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4)) {
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
+            GraphSlot<Stream> slot = graphs.registerOwner("holder").slot("spin");
+            DeviceBuffer buffer = ctx.allocate(big);
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            spin.launch(s, LaunchConfig.of(132, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(buffer),
+                    KernelArg.f32(3f), KernelArg.i64(big / 4));
+            slot.endCapture();
+            slot.replay(s);
+            long freeBefore = ctx.memoryInfo().freeBytes();
+            buffer.close();
+            slot.reset(); // the executable goes to retirement; its replay is still running
+            ctx.reap();
+            assertTrue(ctx.memoryInfo().freeBytes() < freeBefore + big / 2, "still allocated while the replay runs");
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
+            s.synchronize();
+            ctx.reap();
+            ctx.reap();
+            assertTrue(ctx.memoryInfo().freeBytes() > freeBefore + big / 2, "freed after the last launch completed");
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
+    void anOutOfRangeIndexInAReplayedGraphSetsTheLatchAndTheNextGenerationStartsClean() {
+        String source = """
+                #include <gatun_latch.cuh>
+                extern "C" __global__ void gather(const int* index, const float* table, float* out, int n, int m,
+                                                  unsigned int* latch) {
+                    int i = blockIdx.x * blockDim.x + threadIdx.x;
+                    if (i >= n) return;
+                    int k = index[i];
+                    if (k < 0 || k >= m) { gatun_latch_raise(latch, GATUN_LATCH_OUT_OF_RANGE); out[i] = 0.0f; return; }
+                    out[i] = table[k];
+                }
+                """;
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        int n = 1000;
+        int m = 64;
+        Stream s = ctx.computeStream(); // the latch word is cleared in order on the compute stream
+        ctx.modules().loadSource("gather", source, CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
+                .includeDirectory(CudaGraphs.latchIncludeDirectory()).build(), "gather");
+        try (Kernel gather = ctx.modules().kernel("gather", "gather"); DeviceBuffer index = ctx.allocate(4L * n);
+                DeviceBuffer table = ctx.allocate(4L * m); DeviceBuffer out = ctx.allocate(4L * n)) {
+            float[] t = new float[m];
+            for (int i = 0; i < m; i++) {
+                t[i] = i * 0.5f;
+            }
+            table.asFloats().copyFrom(t);
+            int[] valid = new int[n];
+            Random r = new Random(Gpu.seed());
+            for (int i = 0; i < n; i++) {
+                valid[i] = r.nextInt(m);
+            }
+            index.asInts().copyFrom(valid);
+            GraphSlot<Stream> slot = graphs.registerOwner("lookup").slot("gather");
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            gather.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(index), KernelArg.pointer(table),
+                    KernelArg.pointer(out), KernelArg.i32(n), KernelArg.i32(m), KernelArg.pointer(graphs.latchWord()));
+            slot.endCapture();
+            ValidationLatch latch = graphs.latch();
+            ValidationOwner request = latch.register("request");
+
+            long clean = latch.begin(request);
+            latch.activate(request, clean);
+            slot.replay(s);
+            assertEquals(0, latch.consume(request, clean));
+            float[] got = new float[n];
+            out.asFloats().copyTo(got);
+            for (int i = 0; i < n; i++) {
+                assertEquals(t[valid[i]], got[i], "element " + i);
+            }
+
+            int[] bad = valid.clone();
+            bad[417] = m + 5;
+            index.asInts().copyFrom(bad);
+            long flagged = latch.begin(request);
+            latch.activate(request, flagged);
+            slot.replay(s);
+            assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(request, flagged) & LatchFlags.OUT_OF_RANGE);
+
+            index.asInts().copyFrom(valid);
+            slot.reset(); // a graph reset never clears the word; consuming does
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            gather.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(index), KernelArg.pointer(table),
+                    KernelArg.pointer(out), KernelArg.i32(n), KernelArg.i32(m), KernelArg.pointer(graphs.latchWord()));
+            slot.endCapture();
+            long next = latch.begin(request);
+            latch.activate(request, next);
+            slot.replay(s);
+            assertEquals(0, latch.consume(request, next), "the next generation starts clean");
+            slot.reset();
+            latch.unregister(request);
+        } finally {
+            ctx.modules().unload("gather");
+        }
+    }
+
+    @Test
+    void aSynchronizingCallOnAnotherThreadWaitsForAGlobalCaptureWhichStillSucceeds() throws Exception {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        Stream s = ctx.createStream();
+        try (Kernel saxpyLike = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
+                DeviceBuffer out = ctx.allocate(4 * 1024)) {
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 1); // never waits: the kernel just fills
+            GraphSlot<Stream> slot = graphs.registerOwner("gate").slot("g");
+            slot.beginCapture(s, CaptureMode.GLOBAL);
+            // A fresh size class: a real cuMemAlloc, which would invalidate the capture if it ran now.
+            CompletableFuture<DeviceBuffer> allocation = CompletableFuture.supplyAsync(() -> ctx.allocate((123L << 20) + 7));
+            saxpyLike.launch(s, LaunchConfig.of(4, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(out),
+                    KernelArg.f32(9f), KernelArg.i64(1024));
+            assertFalse(allocation.isDone(), "the allocation waits for the capture");
+            slot.endCapture();
+            allocation.get().close();
+            s.fill(out.asInts(), 0);
+            slot.replay(s);
+            float[] got = new float[1024];
+            out.asFloats().copyTo(got);
+            for (float f : got) {
+                assertEquals(9f, f);
+            }
+            slot.reset();
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
+    void aSameShapeRecaptureUpdatesTheExecutableInPlace(TestReporter report) {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        ctx.modules().loadSource("pipeline-u", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
+        Stream s = ctx.createStream();
+        List<Kernel> kernels = new ArrayList<>();
+        int n = 1024;
+        try (DeviceBuffer x = ctx.allocate(4L * n); DeviceBuffer y = ctx.allocate(4L * n)) {
+            for (int k = 0; k < STAGES; k++) {
+                kernels.add(ctx.modules().kernel("pipeline-u", "stage" + k));
+            }
+            List<KernelLaunch> launches = new ArrayList<>();
+            for (Kernel k : kernels) {
+                launches.add(k.prepare(LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n)));
+            }
+            GraphSlot<Stream> slot = graphs.registerOwner("update").slot("u");
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            launches.forEach(l -> l.launch(s));
+            slot.endCapture();
+            int rounds = 50;
+            long t0 = System.nanoTime();
+            for (int i = 0; i < rounds; i++) {
+                slot.beginRecapture(0, s, CaptureMode.THREAD_LOCAL);
+                launches.forEach(l -> l.launch(s));
+                slot.endCapture();
+            }
+            long updateNanos = System.nanoTime() - t0;
+            long t1 = System.nanoTime();
+            for (int i = 0; i < rounds; i++) {
+                slot.beginRecapture(0, s, CaptureMode.THREAD_LOCAL);
+                launches.subList(0, STAGES - 1 - (i & 1)).forEach(l -> l.launch(s)); // a new topology every time
+                slot.endCapture();
+            }
+            long reinstantiateNanos = System.nanoTime() - t1;
+            assertEquals(rounds, slot.counts().updatesInPlace(), "a same-shape re-capture is updated in place");
+            assertEquals(rounds, slot.counts().reinstantiations(), "a changed topology is instantiated anew");
+            report.publishEntry("recapture", String.format(Locale.ROOT,
+                    "20-kernel re-capture with update in place %.1f us, 18/19-kernel re-capture with re-instantiation %.1f us (mean of %d)",
+                    updateNanos / 1e3 / rounds, reinstantiateNanos / 1e3 / rounds, rounds));
+            int[] hostX = new int[n];
+            Random r = new Random(Gpu.seed());
+            for (int i = 0; i < n; i++) {
+                hostX[i] = r.nextInt();
+            }
+            slot.beginRecapture(0, s, CaptureMode.THREAD_LOCAL);
+            launches.forEach(l -> l.launch(s));
+            slot.endCapture();
+            x.asInts().copyFrom(hostX);
+            slot.replay(s);
+            int[] out = new int[n];
+            y.asInts().copyTo(out);
+            assertArrayEquals(cpuPipeline(hostX), out);
+            slot.reset();
+        } finally {
+            kernels.forEach(Kernel::close);
+            ctx.modules().unload("pipeline-u");
+            s.close();
+        }
+    }
+}
