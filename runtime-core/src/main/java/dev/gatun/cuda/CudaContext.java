@@ -48,6 +48,21 @@ public final class CudaContext implements AutoCloseable {
             public ModuleResource module(Kernel kernel) {
                 return kernel.module();
             }
+
+            @Override
+            public MemorySegment function(Kernel kernel) {
+                return kernel.function();
+            }
+
+            @Override
+            public MemorySegment kernelParams(KernelLaunch launch) {
+                return launch.params().kernelParams();
+            }
+
+            @Override
+            public java.util.List<OwnedResource> argumentOwners(KernelLaunch launch) {
+                return launch.argumentOwners();
+            }
         });
     }
 

@@ -202,7 +202,9 @@ public final class DeviceBuffer implements AutoCloseable {
      */
     void useOnPeer(CudaContext user, StreamCore stream) {
         resource.checkOpen();
-        user.checkSameDriver(context, resource.identity());
+        if (user != context) { // on the launch path: no message is built unless it fails
+            user.checkSameDriver(context, resource.identity());
+        }
         resource.usedOn(stream);
     }
 

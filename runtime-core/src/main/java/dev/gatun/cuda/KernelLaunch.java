@@ -208,4 +208,15 @@ public final class KernelLaunch {
     ParamBlock params() {
         return params;
     }
+
+    /** The owners of the device buffers this launch passes (for a graph node that takes its arguments). */
+    java.util.List<dev.gatun.cuda.internal.context.OwnedResource> argumentOwners() {
+        java.util.List<dev.gatun.cuda.internal.context.OwnedResource> owners = new java.util.ArrayList<>();
+        for (DeviceBuffer b : buffers) {
+            if (b != null) {
+                owners.add(b.resource());
+            }
+        }
+        return owners;
+    }
 }

@@ -17,6 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,8 +44,12 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
     private final Map<StreamCore, Set<OwnedResource>> registrations = new ConcurrentHashMap<>();
     /** What each live graph holds. */
     private final Map<MemorySegment, Held> graphs = new ConcurrentHashMap<>();
-    /** Each live executable: what it holds and the streams it was launched on. */
-    private final Map<MemorySegment, Exec> execs = new ConcurrentHashMap<>();
+    /**
+     * Each live executable, by the identity of its handle segment (the lifecycle hands back the
+     * segment instantiate returned). Copy-on-write: a replay's lookup takes no lock and
+     * allocates nothing (MemorySegment.hashCode would); instantiate and destroy replace the map.
+     */
+    private volatile IdentityHashMap<MemorySegment, Exec> execs = new IdentityHashMap<>();
 
     /** Owners held on behalf of one graph or executable. */
     private static final class Held {
@@ -250,7 +255,11 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
         if (ofGraph != null) {
             exec.held.addAll(ofGraph.snapshot());
         }
-        execs.put(handle, exec);
+        synchronized (this) {
+            IdentityHashMap<MemorySegment, Exec> next = new IdentityHashMap<>(execs);
+            next.put(handle, exec);
+            execs = next;
+        }
         return handle;
     }
 
@@ -320,9 +329,62 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
         // Safety: called only by retirement, after the fences of every stream this executable
         // was launched on completed.
         core.check(core.api().cuGraphExecDestroy(exec), "cuGraphExecDestroy");
-        Exec e = execs.remove(exec);
+        Exec e;
+        synchronized (this) {
+            IdentityHashMap<MemorySegment, Exec> next = new IdentityHashMap<>(execs);
+            e = next.remove(exec);
+            execs = next;
+        }
         if (e != null) {
             e.held.releaseAll();
+        }
+    }
+
+    /**
+     * Points the {@code occurrence}-th node (0-based) of {@code graph} that launches
+     * {@code function} at a new argument block, in {@code exec}, for later launches. The
+     * executable then holds the buffers the new arguments name.
+     */
+    void updateKernelNode(MemorySegment graph, MemorySegment exec, MemorySegment function, int occurrence,
+            MemorySegment kernelParams, List<OwnedResource> argumentOwners, String kernelName) {
+        core.enter("cuGraphExecKernelNodeSetParams");
+        core.driver().require("cuGraphExecKernelNodeSetParams_v2", 12000);
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(ValueLayout.JAVA_LONG);
+            // Safety: graph is live (the slot's lock keeps it); a NULL array asks for the count only.
+            core.check(core.api().cuGraphGetNodes(graph, MemorySegment.NULL, count), "cuGraphGetNodes");
+            long n = count.get(ValueLayout.JAVA_LONG, 0);
+            MemorySegment nodes = arena.allocate(ValueLayout.ADDRESS, Math.max(1, n));
+            // Safety: nodes has room for the n handles the driver writes.
+            core.check(core.api().cuGraphGetNodes(graph, nodes, count), "cuGraphGetNodes");
+            MemorySegment type = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment params = dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);
+            int seen = 0;
+            for (long i = 0; i < n; i++) {
+                MemorySegment node = nodes.getAtIndex(ValueLayout.ADDRESS, i);
+                // Safety: node is one of graph's nodes; type and params are sized for what the driver writes.
+                core.check(core.api().cuGraphNodeGetType(node, type), "cuGraphNodeGetType");
+                if (type.get(ValueLayout.JAVA_INT, 0) != CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()) {
+                    continue;
+                }
+                core.check(core.api().cuGraphKernelNodeGetParams_v2(node, params), "cuGraphKernelNodeGetParams");
+                if (dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.func(params).address() != function.address()
+                        || seen++ != occurrence) {
+                    continue;
+                }
+                dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(params, kernelParams);
+                dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.extra(params, MemorySegment.NULL);
+                Exec e = execs.get(exec);
+                if (e != null) {
+                    e.held.addAll(argumentOwners); // before the node can use them
+                }
+                // Safety: exec was instantiated from graph; params is the node's own description
+                // with only its argument block replaced; the driver copies the argument values now.
+                core.check(core.api().cuGraphExecKernelNodeSetParams_v2(exec, node, params), "cuGraphExecKernelNodeSetParams");
+                return;
+            }
+            throw new IllegalArgumentException("the segment has " + seen + " node(s) launching kernel '" + kernelName
+                    + "'; there is no occurrence " + occurrence);
         }
     }
 

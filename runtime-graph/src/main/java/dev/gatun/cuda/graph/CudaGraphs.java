@@ -3,6 +3,9 @@ package dev.gatun.cuda.graph;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceView;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.internal.context.Internals;
 import dev.gatun.cuda.Stream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,6 +79,32 @@ public final class CudaGraphs implements AutoCloseable {
     public void register(Stream stream, DeviceBuffer... buffers) {
         checkOpen();
         backend.register(stream, buffers);
+    }
+
+    /**
+     * Updates, in place, the arguments of one kernel node of a captured segment: the
+     * {@code occurrence}-th (0-based) launch of {@code kernel} in segment {@code segment} of
+     * {@code slot} takes {@code arguments}' argument values from its next launch on (launches
+     * already queued are not affected). The executable holds the buffers the new arguments name.
+     * No re-capture, no re-instantiation.
+     *
+     * @param arguments a launch of the same kernel prepared with the new arguments
+     * @throws IllegalArgumentException when the segment has no such node, or {@code arguments}
+     *     launches another kernel
+     */
+    public void updateKernelArguments(GraphSlot<Stream> slot, int segment, Kernel kernel, int occurrence,
+            KernelLaunch arguments) {
+        checkOpen();
+        if (arguments.kernel() != kernel && !arguments.kernel().name().equals(kernel.name())) {
+            throw new IllegalArgumentException("the arguments were prepared for kernel '" + arguments.kernel().name()
+                    + "', not '" + kernel.name() + "'");
+        }
+        Internals.Bridge internals = Internals.get();
+        slot.withSegment(segment, (graph, exec) -> {
+            backend.updateKernelNode(graph, exec, internals.function(kernel), occurrence, internals.kernelParams(arguments),
+                    internals.argumentOwners(arguments), kernel.name());
+            return null;
+        });
     }
 
     /** Counts over every slot, retired owners included. */

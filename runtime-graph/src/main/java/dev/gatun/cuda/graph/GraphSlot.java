@@ -274,6 +274,27 @@ public final class GraphSlot<S> {
     }
 
     /**
+     * Runs {@code action} on segment {@code index}'s graph and executable under this slot's lock,
+     * so that no capture, reset or retirement replaces them meanwhile (replays may still run: an
+     * in-place node update affects only launches made after it).
+     */
+    <T> T withSegment(int index, java.util.function.BiFunction<MemorySegment, MemorySegment, T> action) {
+        lock.lock();
+        try {
+            SlotState current = state;
+            requireSettled(current, "update a node");
+            if (index < 0 || index >= current.segments.length) {
+                throw new IndexOutOfBoundsException(describe() + " has " + current.segments.length
+                        + " segment(s); there is no segment " + index);
+            }
+            Segment segment = current.segments[index];
+            return action.apply(segment.graph(), segment.exec());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Launches every segment on {@code stream}, in capture order. Takes no lock and allocates
      * nothing.
      *

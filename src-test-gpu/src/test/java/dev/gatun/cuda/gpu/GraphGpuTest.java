@@ -279,6 +279,38 @@ class GraphGpuTest {
     }
 
     @Test
+    void oneKernelNodesArgumentsAreUpdatedInPlace() {
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        Stream s = ctx.createStream();
+        try (Kernel set = Gpu.kernel("extern \"C\" __global__ void set(int* out, int v) { *out = v; }", "set");
+                DeviceBuffer a = ctx.allocate(4); DeviceBuffer b = ctx.allocate(4); DeviceBuffer c = ctx.allocate(4)) {
+            GraphSlot<Stream> slot = graphs.registerOwner("nodes").slot("set");
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(a), KernelArg.i32(1));
+            set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(b), KernelArg.i32(2));
+            slot.endCapture();
+            KernelLaunch moved = set.prepare(LaunchConfig.of(1, 1), KernelArg.pointer(c), KernelArg.i32(7));
+            graphs.updateKernelArguments(slot, 0, set, 1, moved);
+            for (DeviceBuffer d : new DeviceBuffer[] {a, b, c}) {
+                s.fill(d.asInts(), -1);
+            }
+            slot.replay(s);
+            int[] got = new int[1];
+            a.asInts().copyTo(got);
+            assertEquals(1, got[0], "the first node is unchanged");
+            b.asInts().copyTo(got);
+            assertEquals(-1, got[0], "the second node no longer writes b");
+            c.asInts().copyTo(got);
+            assertEquals(7, got[0], "it writes c with the new value");
+            assertEquals(0, slot.counts().reinstantiations() + slot.counts().updatesInPlace(), "no re-capture at all");
+            slot.reset();
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
     void aSameShapeRecaptureUpdatesTheExecutableInPlace(TestReporter report) {
         CudaContext ctx = Gpu.context();
         CudaGraphs graphs = CudaGraphs.of(ctx);

@@ -21,6 +21,15 @@ public final class Internals {
         OwnedResource buffer(DeviceBuffer buffer);
 
         ModuleResource module(Kernel kernel);
+
+        /** The kernel's CUfunction. */
+        java.lang.foreign.MemorySegment function(Kernel kernel);
+
+        /** A prepared launch's {@code void**} argument block. */
+        java.lang.foreign.MemorySegment kernelParams(dev.gatun.cuda.KernelLaunch launch);
+
+        /** The owners of the device buffers a prepared launch passes as arguments. */
+        java.util.List<OwnedResource> argumentOwners(dev.gatun.cuda.KernelLaunch launch);
     }
 
     private static volatile Bridge bridge;
