@@ -413,8 +413,4 @@ public final class CudaContext implements AutoCloseable {
     public String toString() {
         return "CudaContext[device " + device.ordinal() + (closed ? ", closed]" : "]");
     }
-
-    static int nonBlockingFlag() {
-        return CudaDriver.CU_STREAM_NON_BLOCKING();
-    }
 }

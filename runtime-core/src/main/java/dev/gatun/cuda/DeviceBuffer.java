@@ -8,7 +8,6 @@ import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.ref.Cleaner;
 
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
@@ -19,11 +18,10 @@ import java.lang.ref.Cleaner;
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
  */
-public final class DeviceBuffer implements AutoCloseable {
+public final class DeviceBuffer extends Owner {
 
     private final CudaContext context;
     private final Resource resource;
-    private final Cleaner.Cleanable cleanable;
 
     private static final class Resource extends OwnedResource {
         final long address;
@@ -109,9 +107,10 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     private DeviceBuffer(CudaContext context, long address, long size, StreamCore allocatedOn) {
+        Resource r = new Resource(context, address, size, allocatedOn);
+        super(r);
         this.context = context;
-        this.resource = new Resource(context, address, size, allocatedOn);
-        this.cleanable = resource.watch(this);
+        this.resource = r;
     }
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
@@ -211,22 +210,5 @@ public final class DeviceBuffer implements AutoCloseable {
     /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
     OwnedResource resource() {
         return resource;
-    }
-
-    public boolean isClosed() {
-        return resource.isClosed();
-    }
-
-    /** Hands the memory to retirement; it is freed once its queued work has completed. Idempotent. */
-    @Override
-    public void close() {
-        if (resource.close()) {
-            cleanable.clean();
-        }
-    }
-
-    @Override
-    public String toString() {
-        return resource.identity();
     }
 }

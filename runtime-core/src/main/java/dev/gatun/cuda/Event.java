@@ -7,19 +7,17 @@ import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.ref.Cleaner;
 
 /**
  * A CUDA event: a marker recorded into a stream. Fence events (timing disabled) order and
  * observe work; timing events also measure the GPU time between two records. Recording and
  * querying a warmed event allocate nothing.
  */
-public final class Event implements AutoCloseable {
+public final class Event extends Owner {
 
     private final CudaContext context;
     private final ContextCore core;
     private final Resource resource;
-    private final Cleaner.Cleanable cleanable;
     private final boolean timing;
 
     private static final class Resource extends OwnedResource {
@@ -51,17 +49,19 @@ public final class Event implements AutoCloseable {
     }
 
     Event(CudaContext context, boolean timing) {
-        this.context = context;
-        this.core = context.core();
-        this.timing = timing;
+        ContextCore core = context.core();
         core.enter("cuEventCreate");
         MemorySegment out = core.scratch();
         int flags = timing ? dev.gatun.cuda.bindings.driver.CudaDriver.CU_EVENT_DEFAULT()
                 : dev.gatun.cuda.bindings.driver.CudaDriver.CU_EVENT_DISABLE_TIMING();
         // Safety: scratch holds the CUevent the driver writes.
         core.check(core.api().cuEventCreate(out, flags), "cuEventCreate");
-        this.resource = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)), timing);
-        this.cleanable = resource.watch(this);
+        Resource r = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)), timing);
+        super(r);
+        this.context = context;
+        this.core = core;
+        this.timing = timing;
+        this.resource = r;
     }
 
     public CudaContext context() {
@@ -132,20 +132,4 @@ public final class Event implements AutoCloseable {
         return resource.handle;
     }
 
-    public boolean isClosed() {
-        return resource.isClosed();
-    }
-
-    /** Destroys the event once the work it was recorded after has completed. Idempotent. */
-    @Override
-    public void close() {
-        if (resource.close()) {
-            cleanable.clean();
-        }
-    }
-
-    @Override
-    public String toString() {
-        return resource.identity();
-    }
 }

@@ -7,7 +7,6 @@ import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,7 +16,7 @@ import java.util.Optional;
  * replacing the module's registry name does not change what this kernel runs. Close it when
  * done; the module is unloaded once nothing holds it and its launches have completed.
  */
-public final class Kernel implements AutoCloseable {
+public final class Kernel extends Owner {
 
     /** Params info needs cuFuncGetParamInfo, new in CUDA 12.4. */
     static final int PARAM_INFO_SINCE = 12040;
@@ -25,7 +24,6 @@ public final class Kernel implements AutoCloseable {
     private final CudaContext context;
     private final ContextCore core;
     private final Resource resource;
-    private final Cleaner.Cleanable cleanable;
     private volatile KernelAttributes attributes;
 
     /** The reference this kernel holds on its module; retiring it drops that reference. */
@@ -63,10 +61,11 @@ public final class Kernel implements AutoCloseable {
     }
 
     Kernel(CudaContext context, ModuleResource module, MemorySegment function, String name) {
+        Resource r = new Resource(context.core(), module, function, name);
+        super(r);
         this.context = context;
         this.core = context.core();
-        this.resource = new Resource(core, module, function, name);
-        this.cleanable = resource.watch(this);
+        this.resource = r;
     }
 
     public CudaContext context() {
@@ -255,20 +254,4 @@ public final class Kernel implements AutoCloseable {
         prepare(config, args).launch(stream);
     }
 
-    public boolean isClosed() {
-        return resource.isClosed();
-    }
-
-    /** Drops this kernel's hold on its module. Idempotent. */
-    @Override
-    public void close() {
-        if (resource.close()) {
-            cleanable.clean();
-        }
-    }
-
-    @Override
-    public String toString() {
-        return resource.identity();
-    }
 }

@@ -10,7 +10,6 @@ import dev.gatun.cuda.internal.context.TransferCompletion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.ref.Cleaner;
 
 /**
  * Page-locked host memory ({@code cuMemHostAlloc}), the fast path for asynchronous transfers.
@@ -26,11 +25,10 @@ import java.lang.ref.Cleaner;
  * <p>The segment is invalidated when the buffer is closed (its arena is closed), so a stale
  * reference fails with {@link IllegalStateException} instead of touching freed memory.
  */
-public final class PinnedBuffer implements AutoCloseable {
+public final class PinnedBuffer extends Owner {
 
     private final CudaContext context;
     private final Resource resource;
-    private final Cleaner.Cleanable cleanable;
 
     private static final class Resource extends OwnedResource {
         final long address;
@@ -98,9 +96,10 @@ public final class PinnedBuffer implements AutoCloseable {
     }
 
     private PinnedBuffer(CudaContext context, long address, long size, boolean writeCombined) {
+        Resource r = new Resource(context.core(), address, size, writeCombined);
+        super(r);
         this.context = context;
-        this.resource = new Resource(context.core(), address, size, writeCombined);
-        this.cleanable = resource.watch(this);
+        this.resource = r;
     }
 
     static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
@@ -231,25 +230,14 @@ public final class PinnedBuffer implements AutoCloseable {
         }
     }
 
-    public boolean isClosed() {
-        return resource.isClosed();
-    }
-
     /**
      * Closes the buffer: its segment becomes unusable at once; the memory is freed once every
      * transfer through it is proven complete. Idempotent.
      */
     @Override
     public void close() {
-        synchronized (resource) {
-            if (resource.close()) {
-                cleanable.clean();
-            }
+        synchronized (resource) { // not while a transfer through this buffer is being submitted
+            super.close();
         }
-    }
-
-    @Override
-    public String toString() {
-        return resource.identity();
     }
 }

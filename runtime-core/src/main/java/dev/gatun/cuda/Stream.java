@@ -1,12 +1,12 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.ref.Cleaner;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,14 +19,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * including the Java heap, Gatun's own pinned staging (the source can be reused as soon as
  * the call returns).
  */
-public final class Stream implements AutoCloseable {
+public final class Stream extends Owner {
 
     private static final AtomicLong IDS = new AtomicLong();
 
     private final CudaContext context;
     private final ContextCore core;
     private final Resource resource;
-    private final Cleaner.Cleanable cleanable;
     private final int priority;
     private final boolean contextOwned;
 
@@ -77,17 +76,19 @@ public final class Stream implements AutoCloseable {
     }
 
     Stream(CudaContext context, int priority, boolean contextOwned) {
-        this.context = context;
-        this.core = context.core();
-        this.priority = priority;
-        this.contextOwned = contextOwned;
+        ContextCore core = context.core();
         core.enter("cuStreamCreateWithPriority");
         MemorySegment out = core.scratch();
         // Safety: scratch holds the CUstream the driver writes; flags and priority were validated.
-        core.check(core.api().cuStreamCreateWithPriority(out, CudaContext.nonBlockingFlag(), priority),
+        core.check(core.api().cuStreamCreateWithPriority(out, CudaDriver.CU_STREAM_NON_BLOCKING(), priority),
                 "cuStreamCreateWithPriority");
-        this.resource = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)));
-        this.cleanable = resource.watch(this);
+        Resource r = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)));
+        super(r);
+        this.context = context;
+        this.core = core;
+        this.priority = priority;
+        this.contextOwned = contextOwned;
+        this.resource = r;
     }
 
     public CudaContext context() {
@@ -304,12 +305,7 @@ public final class Stream implements AutoCloseable {
                 throw new IllegalStateException(resource.identity() + " is capturing; end or abort the capture first");
             }
         }
-        resource.close();
-        cleanable.clean();
-    }
-
-    public boolean isClosed() {
-        return resource.isClosed();
+        super.close();
     }
 
     @Override

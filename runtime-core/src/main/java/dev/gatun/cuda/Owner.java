@@ -1,0 +1,41 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.OwnedResource;
+import java.lang.ref.Cleaner;
+
+/**
+ * What every public owner shares: its resource (which holds the native handle and does the
+ * retiring), the Cleaner registration that reports and retires it if it is never closed, an
+ * idempotent {@link #close()}, and its identity as {@link #toString()}.
+ */
+abstract class Owner implements AutoCloseable {
+
+    private final OwnedResource resource;
+    private final Cleaner.Cleanable cleanable;
+
+    Owner(OwnedResource resource) {
+        this.resource = resource;
+        this.cleanable = resource.watch(this);
+    }
+
+    /** Whether this owner has been closed (its handle handed to retirement). */
+    public boolean isClosed() {
+        return resource.isClosed();
+    }
+
+    /**
+     * Hands the native handle to the context's retirement queue, which frees it once the GPU
+     * work queued on every stream that used it has completed. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (resource.close()) {
+            cleanable.clean();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return resource.identity();
+    }
+}
