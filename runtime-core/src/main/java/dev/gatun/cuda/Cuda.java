@@ -13,7 +13,7 @@ import java.util.Objects;
  * <pre>{@code
  * if (Cuda.isAvailable()) {
  *     Device gpu = Cuda.system().device(0);
- *     System.out.println(gpu.name() + " " + gpu.capabilities().computeCapability());
+ *     String what = gpu.name() + ", compute capability " + gpu.capabilities().computeCapability();
  * }
  * }</pre>
  *
