@@ -18,10 +18,6 @@ public record CudaVersion(int encoded) implements Comparable<CudaVersion> {
         return (encoded % 1000) / 10;
     }
 
-    public boolean atLeast(int otherEncoded) {
-        return encoded >= otherEncoded;
-    }
-
     @Override
     public int compareTo(CudaVersion o) {
         return Integer.compare(encoded, o.encoded);

@@ -19,7 +19,6 @@ public final class EventPool {
 
     private final ContextCore context;
     private final ArrayDeque<MemorySegment> free = new ArrayDeque<>();
-    private int created;
 
     EventPool(ContextCore context) {
         this.context = context;
@@ -44,9 +43,6 @@ public final class EventPool {
             context.check(context.api().cuEventCreate(out, FENCE_FLAGS), "cuEventCreate");
             event = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
         }
-        synchronized (free) {
-            created++;
-        }
         return event;
     }
 
@@ -57,17 +53,9 @@ public final class EventPool {
                 free.addFirst(event);
                 return;
             }
-            created--;
         }
         context.retirement().submit(new Retirement("pooled fence event", dev.gatun.cuda.OwnerKind.EVENT,
                 java.util.List.of(), () -> context.api().cuEventDestroy_v2(event), true));
-    }
-
-    /** Events created and not destroyed (in the pool or in use). */
-    public int created() {
-        synchronized (free) {
-            return created;
-        }
     }
 
     /** Destroys the pooled events; at context shutdown, inside a synchronizing section. */
@@ -76,7 +64,6 @@ public final class EventPool {
             for (MemorySegment e; (e = free.pollFirst()) != null;) {
                 // Safety: pooled events have no pending record anyone relies on.
                 context.api().cuEventDestroy_v2(e);
-                created--;
             }
         }
     }

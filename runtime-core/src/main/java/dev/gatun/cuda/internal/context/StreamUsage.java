@@ -48,10 +48,4 @@ final class StreamUsage {
             return streams.size() == 1 ? streams.get(0) : null;
         }
     }
-
-    boolean isEmpty() {
-        synchronized (streams) {
-            return streams.isEmpty();
-        }
-    }
 }
