@@ -40,6 +40,40 @@ public final class PinnedBuffer extends Owner {
         /** The buffer's own fence event, taken from the pool at the first transfer. */
         MemorySegment event;
         StreamCore lastStream;
+        // The transfer being submitted, read by the two steps below: they are built once, so a
+        // transfer allocates no closure. Guarded by this resource's monitor.
+        boolean upload;
+        long device;
+        MemorySegment host;
+        long bytes;
+        final TransferCompletion.Step transfer = () -> upload
+                // Safety: the host range is inside this pinned buffer, which cannot be freed or
+                // touched by the host until the fence recorded after it completes; the device
+                // range is checked and its allocation lists this stream.
+                ? context.api().cuMemcpyHtoDAsync_v2(device, host, bytes, lastStream.handle())
+                : context.api().cuMemcpyDtoHAsync_v2(host, device, bytes, lastStream.handle());
+        // Safety: the buffer's own pooled event, recorded on the transfer's open stream.
+        final TransferCompletion.Step record = () -> context.api().cuEventRecord(event, lastStream.handle());
+        /** Waits for the recorded fence (a host synchronization). */
+        final TransferCompletion.Step waitForFence = () -> {
+            context.stats().forcedSynchronizations.increment();
+            // Safety: the buffer's own event, recorded after its last transfer.
+            return context.api().cuEventSynchronize(event);
+        };
+        /** UNFENCED: only a fence recorded now, on the same stream, follows the transfer. */
+        final TransferCompletion.Step refence = () -> {
+            StreamCore stream = lastStream;
+            if (stream.closed()) {
+                return stream.drained() ? 0 : Evidence.PENDING;
+            }
+            synchronized (stream.captureLock()) {
+                if (stream.capturing()) {
+                    return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
+                }
+                // Safety: own event, open non-capturing stream of this context.
+                return context.api().cuEventRecord(event, stream.handle());
+            }
+        };
 
         Resource(ContextCore core, long address, long size, boolean writeCombined) {
             super(core, OwnerKind.PINNED_BUFFER);
@@ -151,24 +185,7 @@ public final class PinnedBuffer extends Owner {
         }
         ContextCore core = context.core();
         core.enter(operation);
-        StreamCore stream = resource.lastStream;
-        int r = resource.completion.await(() -> {
-            core.stats().forcedSynchronizations.increment();
-            // Safety: the buffer's own event, recorded after its last transfer.
-            return core.api().cuEventSynchronize(resource.event);
-        }, () -> {
-            // UNFENCED: only a fence recorded now, on the same stream, follows the transfer.
-            if (stream.closed()) {
-                return stream.drained() ? 0 : Evidence.PENDING;
-            }
-            synchronized (stream.captureLock()) {
-                if (stream.capturing()) {
-                    return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
-                }
-                // Safety: own event, open non-capturing stream of this context.
-                return core.api().cuEventRecord(resource.event, stream.handle());
-            }
-        });
+        int r = resource.completion.await(resource.waitForFence, resource.refence);
         if (r != 0) {
             throw core.fail(r, operation + " (waiting for the last transfer through " + resource.identity() + ")");
         }
@@ -178,16 +195,11 @@ public final class PinnedBuffer extends Owner {
         long n = destination.byteLength();
         synchronized (resource) {
             resource.checkOpen();
-            Transfers.checkRange(sourceOffset, n, resource.size, "upload source " + resource.identity());
+            Transfers.checkRange(sourceOffset, n, resource.size, "upload source", this);
             context.checkSame(stream.context(), "the stream");
             awaitLocked("cuMemcpyHtoDAsync");
             destination.useOn(context, s);
-            MemorySegment host = hostAt(sourceOffset);
-            submit("cuMemcpyHtoDAsync", s,
-                    // Safety: the host range is inside this pinned buffer, which cannot be freed or
-                    // touched by the host until the fence recorded below completes; the device
-                    // range is checked and its allocation now lists this stream.
-                    () -> context.core().api().cuMemcpyHtoDAsync_v2(destination.address(), host, n, s.handle()));
+            submit("cuMemcpyHtoDAsync", s, true, destination.address(), hostAt(sourceOffset), n);
             context.core().stats().hostToDeviceCopies.increment();
             context.core().stats().hostToDeviceBytes.add(n);
         }
@@ -197,14 +209,11 @@ public final class PinnedBuffer extends Owner {
         long n = source.byteLength();
         synchronized (resource) {
             resource.checkOpen();
-            Transfers.checkRange(destinationOffset, n, resource.size, "download destination " + resource.identity());
+            Transfers.checkRange(destinationOffset, n, resource.size, "download destination", this);
             context.checkSame(stream.context(), "the stream");
             awaitLocked("cuMemcpyDtoHAsync");
             source.useOn(context, s);
-            MemorySegment host = hostAt(destinationOffset);
-            submit("cuMemcpyDtoHAsync", s,
-                    // Safety: as in uploadTo, for the opposite direction.
-                    () -> context.core().api().cuMemcpyDtoHAsync_v2(host, source.address(), n, s.handle()));
+            submit("cuMemcpyDtoHAsync", s, false, source.address(), hostAt(destinationOffset), n);
             context.core().stats().deviceToHostCopies.increment();
             context.core().stats().deviceToHostBytes.add(n);
         }
@@ -214,26 +223,24 @@ public final class PinnedBuffer extends Owner {
         return offset == 0 ? resource.view : resource.view.asSlice(offset);
     }
 
-    private void submit(String operation, StreamCore s, TransferCompletion.Step transfer) {
+    /** Submits one transfer through the buffer's state machine (allocates nothing once the event exists). */
+    private void submit(String operation, StreamCore s, boolean upload, long device, MemorySegment host, long bytes) {
         ContextCore core = context.core();
         if (resource.event == null) {
             resource.event = core.events().acquire();
         }
         resource.usedOn(s);
         resource.lastStream = s;
-        TransferCompletion.Submission result = resource.completion.submit(transfer,
-                // Safety: the buffer's own pooled event, recorded on the transfer's open stream.
-                () -> core.api().cuEventRecord(resource.event, s.handle()));
-        if (!result.succeeded()) {
-            throw core.fail(result.result(), result.transferFailed() ? operation
-                    : "cuEventRecord (fence after " + operation + ")");
+        resource.upload = upload;
+        resource.device = device;
+        resource.host = host;
+        resource.bytes = bytes;
+        int r = resource.completion.submit(resource.transfer, resource.record);
+        if (r != 0) {
+            throw core.fail(r, resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }
     }
 
-    /**
-     * Closes the buffer: its segment becomes unusable at once; the memory is freed once every
-     * transfer through it is proven complete. Idempotent.
-     */
     @Override
     public void close() {
         synchronized (resource) { // not while a transfer through this buffer is being submitted

@@ -15,10 +15,16 @@ final class Transfers {
         return sourceBytes;
     }
 
-    /** Checks that [offset, offset + length) lies inside [0, size). */
-    static void checkRange(long offset, long length, long size, String what) {
+    /**
+     * Checks that [offset, offset + length) lies inside [0, size). The message is built only on
+     * failure: this runs on transfer paths that must not allocate.
+     *
+     * @param role what the range is, e.g. "upload source"
+     * @param owner whose range it is (its toString names it)
+     */
+    static void checkRange(long offset, long length, long size, String role, Object owner) {
         if (offset < 0 || length < 0 || offset > size || length > size - offset) {
-            throw new IndexOutOfBoundsException(what + ": range [" + offset + ", " + offset + " + " + length
+            throw new IndexOutOfBoundsException(role + " " + owner + ": range [" + offset + ", " + offset + " + " + length
                     + ") is outside its " + size + " bytes");
         }
     }

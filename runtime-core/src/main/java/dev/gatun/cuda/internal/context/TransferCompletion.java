@@ -33,14 +33,8 @@ public final class TransferCompletion {
         int run();
     }
 
-    /** Outcome of {@link #submit}: the result to report to the caller, and the original failure kind. */
-    public record Submission(int result, boolean transferFailed) {
-        public boolean succeeded() {
-            return result == 0;
-        }
-    }
-
     private State state = State.COMPLETE;
+    private boolean transferFailed;
 
     public State state() {
         return state;
@@ -54,10 +48,12 @@ public final class TransferCompletion {
      * record is then suppressed into it, never thrown instead.
      *
      * @return the transfer's error if it failed, else the first record error if the first record
-     *     failed (even when the retry repaired the fence), else success
+     *     failed (even when the retry repaired the fence), else 0; {@link #transferFailed()} says
+     *     which (a result, not an object: submitting allocates nothing)
      */
-    public Submission submit(Step transfer, Step record) {
+    public int submit(Step transfer, Step record) {
         state = State.UNFENCED;
+        transferFailed = false;
         int transferred;
         try {
             transferred = transfer.run();
@@ -71,9 +67,15 @@ public final class TransferCompletion {
         }
         int recorded = fence(record);
         if (transferred != 0) {
-            return new Submission(transferred, true);
+            transferFailed = true;
+            return transferred;
         }
-        return new Submission(recorded, false);
+        return recorded;
+    }
+
+    /** Whether the last {@link #submit}'s error came from the transfer itself (else from its fence). */
+    public boolean transferFailed() {
+        return transferFailed;
     }
 
     /** Records the fence, retrying once; returns the first attempt's result. */

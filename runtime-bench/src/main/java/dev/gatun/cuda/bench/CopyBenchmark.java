@@ -1,0 +1,79 @@
+package dev.gatun.cuda.bench;
+
+import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.DeviceView;
+import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.Stream;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Host cost of small asynchronous copies on one stream: device to device, and a fenced upload
+ * through a pinned buffer (which first waits for that buffer's previous transfer, so the upload
+ * loop is paced by the copy engine). Run with {@code -prof gc}: both must allocate nothing.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class CopyBenchmark {
+
+    private static final int BYTES = 4096;
+
+    private Stream stream;
+    private DeviceBuffer a;
+    private DeviceBuffer b;
+    private PinnedBuffer pinned;
+    private DeviceView from;
+    private DeviceView to;
+
+    @Setup
+    public void setUp() {
+        CudaContext context = Cuda.system().device(0).context();
+        stream = context.createStream();
+        a = context.allocate(BYTES);
+        b = context.allocate(BYTES);
+        pinned = context.allocatePinned(BYTES);
+        from = a.bytes();
+        to = b.bytes();
+    }
+
+    @TearDown(Level.Iteration)
+    public void drain() {
+        stream.synchronize();
+    }
+
+    @TearDown
+    public void tearDown() {
+        stream.synchronize();
+        pinned.close();
+        a.close();
+        b.close();
+        stream.close();
+    }
+
+    @Benchmark
+    public void copyDeviceToDeviceAsync() {
+        stream.copy(to, from);
+    }
+
+    @Benchmark
+    public void uploadPinnedAsync() {
+        stream.upload(from, pinned, 0);
+    }
+}
