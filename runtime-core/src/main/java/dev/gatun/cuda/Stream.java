@@ -2,11 +2,13 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -32,6 +34,8 @@ public final class Stream extends Owner {
     /** The stream handle and its retirement: destroyed once its final fence completed. */
     static final class Resource extends OwnedResource {
         final StreamCore stream;
+        /** Recorded at close: the work queued before it is what the destroy waits for. */
+        private Evidence finalFence;
 
         Resource(ContextCore core, MemorySegment handle) {
             super(core, OwnerKind.STREAM);
@@ -43,11 +47,9 @@ public final class Stream extends Owner {
             finalFence = stream.close();
         }
 
-        private dev.gatun.cuda.internal.context.Evidence finalFence;
-
         @Override
-        protected java.util.List<dev.gatun.cuda.internal.context.Evidence> extraEvidence() {
-            return java.util.List.of(finalFence);
+        protected List<Evidence> extraEvidence() {
+            return List.of(finalFence);
         }
 
         @Override
@@ -125,7 +127,7 @@ public final class Stream extends Owner {
         if (r == 0) {
             return true;
         }
-        if (r == dev.gatun.cuda.internal.context.Evidence.PENDING) {
+        if (r == Evidence.PENDING) {
             return false;
         }
         throw core.fail(r, "cuStreamQuery");
