@@ -17,6 +17,14 @@ public final class CudaUnavailableException extends GatunException {
         this.attempts = List.copyOf(attempts);
     }
 
+    /**
+     * The same diagnosis as a new exception, so that every caller of a library that failed to
+     * load gets a stack trace of its own call site.
+     */
+    public CudaUnavailableException again() {
+        return new CudaUnavailableException(getMessage(), attempts);
+    }
+
     /** Each place tried, with the reason it failed, in the order tried. */
     public List<String> attempts() {
         return attempts;

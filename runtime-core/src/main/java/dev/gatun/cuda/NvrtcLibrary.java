@@ -84,8 +84,7 @@ public final class NvrtcLibrary {
         if (state instanceof NvrtcLibrary nvrtc) {
             return nvrtc;
         }
-        CudaUnavailableException first = (CudaUnavailableException) state;
-        throw new CudaUnavailableException(first.getMessage(), first.attempts());
+        throw ((CudaUnavailableException) state).again();
     }
 
     /** Where the library was loaded from, and how it was found. */

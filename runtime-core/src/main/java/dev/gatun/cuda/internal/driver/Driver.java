@@ -49,7 +49,7 @@ public final class Driver {
         int init = api.cuInit(0);
         if (init != 0) {
             throw unavailable(library + " loaded, but cuInit failed: " + CuResults.name(init) + " (" + init + ")"
-                    + describe(api, init) + ". Check that a GPU is visible to this process (nvidia-smi).");
+                    + suffixed(describe(api, init)) + ". Check that a GPU is visible to this process (nvidia-smi).");
         }
         int encoded;
         try (Arena arena = Arena.ofConfined()) {
@@ -73,9 +73,7 @@ public final class Driver {
         if (state instanceof Driver driver) {
             return driver;
         }
-        CudaUnavailableException first = (CudaUnavailableException) state;
-        // A fresh exception per caller, so that each stack trace shows its own call site.
-        throw new CudaUnavailableException(first.getMessage(), first.attempts());
+        throw ((CudaUnavailableException) state).again();
     }
 
     /** Whether {@link #system()} would return a driver. Never throws. */
@@ -153,10 +151,15 @@ public final class Driver {
 
     /** The typed exception for a failed result, with the driver's own description. */
     public CudaException error(int result, String operation, int device) {
-        return new CudaException(result, CuResults.name(result), describe(api, result).replaceFirst("^: ", ""),
+        return new CudaException(result, CuResults.name(result), describe(api, result),
                 operation, device);
     }
 
+    private static String suffixed(String description) {
+        return description.isEmpty() ? "" : ": " + description;
+    }
+
+    /** The driver's own description of a result ({@code cuGetErrorString}), or "" when it has none. */
     private static String describe(DriverApi api, int result) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
@@ -166,7 +169,7 @@ public final class Driver {
             MemorySegment text = out.get(ValueLayout.ADDRESS, 0);
             // Safety: cuGetErrorString points at a static NUL-terminated string in the driver,
             // which stays mapped for the process.
-            return text.equals(MemorySegment.NULL) ? "" : ": " + text.reinterpret(1024).getString(0);
+            return text.equals(MemorySegment.NULL) ? "" : text.reinterpret(1024).getString(0);
         }
     }
 }
