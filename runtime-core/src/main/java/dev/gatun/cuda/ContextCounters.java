@@ -17,10 +17,13 @@ package dev.gatun.cuda;
  * @param forcedSynchronizations stream, event or context synchronizations Gatun performed
  * @param retirementsPending handles closed and waiting for their fences
  * @param retirementsCompleted handles freed
- * @param retirementsFailed handles that could not be freed (logged, then abandoned)
+ * @param retirementsFailed handles whose free failed repeatedly (logged, then given up)
+ * @param retirementsAbandoned handles left to the driver because a sticky error poisoned the
+ *     context, which can free nothing more (one log line each)
  */
 public record ContextCounters(long syncAllocations, long asyncAllocations, long syncFrees, long asyncFrees,
         long bytesLive, long hostToDeviceCopies, long hostToDeviceBytes, long deviceToHostCopies,
         long deviceToHostBytes, long deviceToDeviceCopies, long deviceToDeviceBytes, long forcedSynchronizations,
-        long retirementsPending, long retirementsCompleted, long retirementsFailed) {
+        long retirementsPending, long retirementsCompleted, long retirementsFailed,
+        long retirementsAbandoned) {
 }

@@ -323,7 +323,8 @@ public final class CudaContext implements AutoCloseable {
                 s.asyncFrees.sum(), s.bytesLive.sum(), s.hostToDeviceCopies.sum(), s.hostToDeviceBytes.sum(),
                 s.deviceToHostCopies.sum(), s.deviceToHostBytes.sum(), s.deviceToDeviceCopies.sum(),
                 s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), core.retirement().pending(),
-                s.retirementsCompleted.sum(), s.retirementsFailed.sum());
+                s.retirementsCompleted.sum(), s.retirementsFailed.sum(),
+                s.retirementsAbandoned.sum());
     }
 
     /** How long a synchronizing call waits for another thread's global capture before failing. */
@@ -386,7 +387,15 @@ public final class CudaContext implements AutoCloseable {
         }
         StringBuilder open = new StringBuilder();
         for (OwnerKind kind : OwnerKind.values()) {
-            long n = core.live(kind) - (kind == OwnerKind.STREAM ? 2 : 0) - (kind == OwnerKind.STAGING ? staging.blocks() : 0);
+            // The context's own: its two streams, its staging blocks, and the modules its registry
+            // holds, all of which this close retires itself.
+            long own = switch (kind) {
+                case STREAM -> 2;
+                case MODULE -> modules.entries();
+                case STAGING -> core.live(kind);
+                default -> 0;
+            };
+            long n = core.live(kind) - own;
             if (n > 0) {
                 open.append(open.isEmpty() ? "" : ", ").append(n).append(' ').append(kind);
             }

@@ -43,10 +43,7 @@ public final class Kernel extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
-            return () -> {
-                module.release();
-                return 0;
-            };
+            return Retirement.Release.withoutDriver(module::release);
         }
 
         @Override

@@ -126,6 +126,7 @@ public final class KernelLaunch {
                 yield core.api().cuLaunchKernelEx(extended.segment(), function, params.kernelParams(), MemorySegment.NULL);
             }
         };
+        s.submitted(); // even when it failed: the launch may have been queued (its outcome is uncertain)
         if (r != 0) {
             uncertainOn = s;
             uncertainError = core.driver().error(r, LAUNCH, context.device().ordinal()).resultName();

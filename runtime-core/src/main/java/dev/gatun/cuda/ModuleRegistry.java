@@ -245,6 +245,13 @@ public final class ModuleRegistry {
         return e != null;
     }
 
+    /** How many names are registered (each holds one module). */
+    int entries() {
+        synchronized (entries) {
+            return entries.size();
+        }
+    }
+
     /** Drops every entry (context shutdown). */
     void clear() {
         for (String name : names()) {

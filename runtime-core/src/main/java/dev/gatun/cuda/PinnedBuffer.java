@@ -236,6 +236,7 @@ public final class PinnedBuffer extends Owner {
         resource.host = host;
         resource.bytes = bytes;
         int r = resource.completion.submit(resource.transfer, resource.record);
+        s.submitted();
         if (r != 0) {
             throw core.fail(r, resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }

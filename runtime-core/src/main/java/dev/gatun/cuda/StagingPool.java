@@ -2,12 +2,15 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A context's pinned staging blocks, and the copies that use them: Java-heap data cannot be
@@ -17,11 +20,13 @@ import java.util.List;
  * through the retirement queue once the copy's fence has completed.
  *
  * <p>Synchronous copies run on the context's copy stream, after making it wait for the work
- * queued so far on every other stream that used the buffers involved: a copy never reads
- * bytes a kernel is still writing, nor overwrites bytes one is still reading.
+ * queued so far on every stream of the context (and on other devices' streams that used the
+ * buffers involved): a copy never reads bytes a kernel or graph replay is still writing, nor
+ * overwrites bytes one is still reading.
  */
 final class StagingPool {
 
+    private static final Logger LOG = LoggerFactory.getLogger(StagingPool.class);
     static final long BLOCK_BYTES = 4L << 20;
     static final int MAX_RETAINED = 8;
 
@@ -106,6 +111,17 @@ final class StagingPool {
         if (blocks.isEmpty()) {
             return;
         }
+        if (core.poisoned()) {
+            // A sticky error: the driver can free nothing more. The blocks stay mapped until the
+            // process ends; they are no longer counted as this context's.
+            LOG.warn("Abandoning {} pinned staging block(s) of {}: the context is poisoned by a sticky error",
+                    blocks.size(), core);
+            for (int i = 0; i < blocks.size(); i++) {
+                core.closed(OwnerKind.STAGING);
+                core.stats().retirementsAbandoned.increment();
+            }
+            return;
+        }
         core.enter("cuMemFreeHost(staging)");
         core.enterSection("cuMemFreeHost(staging)");
         try {
@@ -122,8 +138,7 @@ final class StagingPool {
     /** Copies a host segment to the device and returns when it has arrived. */
     void uploadSync(DeviceView destination, MemorySegment source) {
         long n = destination.byteLength();
-        StreamCore copy = context.copyStream().enter("cuMemcpyHtoDAsync");
-        orderAfterUses(copy, destination.buffer());
+        StreamCore copy = enterSynchronous("copyFrom(host)", destination.buffer(), null);
         destination.useOn(context, copy);
         if (n > 0) {
             if (source.isNative()) {
@@ -148,8 +163,7 @@ final class StagingPool {
     /** Copies device bytes into a host segment and returns when they have arrived. */
     void downloadSync(MemorySegment destination, DeviceView source) {
         long n = source.byteLength();
-        StreamCore copy = context.copyStream().enter("cuMemcpyDtoHAsync");
-        orderAfterUses(copy, source.buffer());
+        StreamCore copy = enterSynchronous("copyTo(host)", source.buffer(), null);
         source.useOn(context, copy);
         if (n > 0) {
             if (destination.isNative()) {
@@ -170,11 +184,8 @@ final class StagingPool {
 
     /** Copies device to device (this context's destination; a source on any device) and returns when done. */
     void copySync(DeviceView destination, DeviceView source) {
-        Stream copyStream = context.copyStream();
-        StreamCore copy = copyStream.enter("cuMemcpyDtoDAsync");
-        orderAfterUses(copy, destination.buffer());
-        orderAfterUses(copy, source.buffer());
-        copyStream.copy(destination, source);
+        StreamCore copy = enterSynchronous("copyFrom(device)", destination.buffer(), source.buffer());
+        context.copyStream().copy(destination, source);
         synchronize(copy);
     }
 
@@ -192,6 +203,7 @@ final class StagingPool {
             // Safety: the block is pinned, owned by this pool, and handed to retirement below
             // with a fence recorded after this copy: it is not reused before the copy is done.
             int r = core.api().cuMemcpyHtoDAsync_v2(destination + offset, block.host, length, stream.handle());
+            stream.submitted();
             core.retirement().submit(new Retirement("staging block (upload)", OwnerKind.STAGING,
                     List.of(stream.fence()), () -> giveBack(block), true));
             core.check(r, "cuMemcpyHtoDAsync");
@@ -280,31 +292,28 @@ final class StagingPool {
     }
 
     /**
-     * Makes the copy stream wait for the work queued so far on every other stream that used
-     * {@code buffer}, so a synchronous copy sees (and does not disturb) that work. Streams that
-     * are capturing are skipped: their captured work has not been queued for execution.
+     * Enters a synchronous copy: refuses it on a thread that is capturing in global mode, then
+     * orders the copy stream after every piece of work queued so far that may touch the
+     * buffers involved ({@link dev.gatun.cuda.internal.context.SyncOrdering}): all of this
+     * context's streams, the streams of the buffer's own context when it is another device's,
+     * and other devices' streams that used the buffer (peer copies).
      */
-    private void orderAfterUses(StreamCore copy, DeviceBuffer buffer) {
-        for (StreamCore s : buffer.resource().streamsUsed()) {
-            if (s == copy || s.closed()) {
-                continue;
-            }
-            synchronized (s.captureLock()) {
-                if (s.closed() || s.capturing()) {
-                    continue;
-                }
-                ContextCore owner = s.context(); // another device's stream, for a peer copy's source
-                MemorySegment event = owner.events().acquire();
-                try {
-                    // Safety: a pooled event of the stream's own context, recorded on that open
-                    // stream; waiting on it from another device's stream is legal. The wait is
-                    // enqueued before the event can be re-recorded by another user of the pool.
-                    owner.check(owner.api().cuEventRecord(event, s.handle()), "cuEventRecord");
-                    core.check(core.api().cuStreamWaitEvent(copy.handle(), event, 0), "cuStreamWaitEvent");
-                } finally {
-                    owner.events().release(event);
-                }
-            }
+    private StreamCore enterSynchronous(String operation, DeviceBuffer first, DeviceBuffer second) {
+        core.ordering().refuseDuringOwnCapture(operation);
+        StreamCore copy = context.copyStream().enter(operation);
+        core.ordering().orderAfterQueuedWork(copy);
+        orderAfterForeignWork(copy, first);
+        if (second != null) {
+            orderAfterForeignWork(copy, second);
         }
+        return copy;
+    }
+
+    private void orderAfterForeignWork(StreamCore copy, DeviceBuffer buffer) {
+        OwnedResource resource = buffer.resource();
+        if (resource.context() != core) {
+            resource.context().ordering().orderForeignWaiterAfterAllWork(copy);
+        }
+        resource.orderAfterForeignUses(copy);
     }
 }

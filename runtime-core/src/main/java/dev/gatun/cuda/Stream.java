@@ -105,6 +105,7 @@ public final class Stream extends Owner {
     /** The raw {@code CUstream}, for interop with other CUDA code. Valid while this stream is open. */
     public MemorySegment handle() {
         resource.checkOpen();
+        resource.stream.exported(); // work queued through it is invisible to Gatun: order every synchronous operation after it
         return resource.stream.handle();
     }
 
@@ -133,9 +134,18 @@ public final class Stream extends Owner {
         throw core.fail(r, "cuStreamQuery");
     }
 
-    /** Blocks until every operation queued so far has completed. */
+    /**
+     * Blocks until every operation queued so far has completed.
+     *
+     * @throws CaptureActiveException when the stream is capturing a graph: the driver would
+     *     invalidate the capture (end or abort it first)
+     */
     public void synchronize() {
         StreamCore s = enter("cuStreamSynchronize");
+        if (s.captureScope() != null) {
+            throw new CaptureActiveException(this + " is capturing a graph; synchronizing it would invalidate the "
+                    + "capture. End or abort the capture first, then synchronize.");
+        }
         core.stats().forcedSynchronizations.increment();
         // Safety: s is a live stream of the current context.
         core.check(core.api().cuStreamSynchronize(s.handle()), "cuStreamSynchronize");
@@ -186,8 +196,9 @@ public final class Stream extends Owner {
         source.useOn(context, s);
         // Safety: both ranges lie inside open allocations of this context (checked by the views),
         // and both allocations now list this stream, so neither is freed before the copy is done.
-        core.check(core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), bytes, s.handle()),
-                "cuMemcpyDtoDAsync");
+        int r = core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), bytes, s.handle());
+        s.submitted();
+        core.check(r, "cuMemcpyDtoDAsync");
         core.stats().deviceToDeviceCopies.increment();
         core.stats().deviceToDeviceBytes.add(bytes);
     }
@@ -204,8 +215,10 @@ public final class Stream extends Owner {
         // Safety: both ranges are checked and inside open allocations of their contexts, both
         // now list this stream (so neither is freed before the copy completes), and each
         // context handle is that device's retained primary context.
-        core.check(core.api().cuMemcpyPeerAsync(destination.address(), to.core().handle(), source.address(),
-                from.core().handle(), bytes, s.handle()), "cuMemcpyPeerAsync");
+        int r = core.api().cuMemcpyPeerAsync(destination.address(), to.core().handle(), source.address(),
+                from.core().handle(), bytes, s.handle());
+        s.submitted();
+        core.check(r, "cuMemcpyPeerAsync");
         core.stats().deviceToDeviceCopies.increment();
         core.stats().deviceToDeviceBytes.add(bytes);
     }
@@ -246,8 +259,9 @@ public final class Stream extends Owner {
         StreamCore s = enter("cuMemsetD8Async");
         destination.useOn(context, s);
         // Safety: the range lies inside an open allocation of this context that now lists this stream.
-        core.check(core.api().cuMemsetD8Async(destination.address(), value, destination.byteLength(), s.handle()),
-                "cuMemsetD8Async");
+        int r = core.api().cuMemsetD8Async(destination.address(), value, destination.byteLength(), s.handle());
+        s.submitted();
+        core.check(r, "cuMemsetD8Async");
     }
 
     /**
@@ -263,8 +277,9 @@ public final class Stream extends Owner {
         }
         destination.useOn(context, s);
         // Safety: aligned range inside an open allocation of this context that now lists this stream.
-        core.check(core.api().cuMemsetD32Async(destination.address(), value, destination.byteLength() / 4, s.handle()),
-                "cuMemsetD32Async");
+        int r = core.api().cuMemsetD32Async(destination.address(), value, destination.byteLength() / 4, s.handle());
+        s.submitted();
+        core.check(r, "cuMemsetD32Async");
     }
 
     /**
@@ -303,7 +318,9 @@ public final class Stream extends Owner {
         }
         StreamCore s = resource.stream;
         synchronized (s.captureLock()) {
-            if (!resource.isClosed() && s.capturing()) {
+            // On a poisoned context the capture query fails too, and nothing can be captured any
+            // more: the handle is abandoned by retirement instead.
+            if (!resource.isClosed() && !core.poisoned() && s.capturing()) {
                 throw new IllegalStateException(resource.identity() + " is capturing; end or abort the capture first");
             }
         }

@@ -188,6 +188,9 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
                 if (s.capturing()) {
                     throw new IllegalStateException(stream + " is already capturing; a stream captures one graph at a time");
                 }
+                // Work queued before the capture still runs while the stream captures, when no
+                // fence can be recorded on it: synchronous reads wait on this one instead.
+                s.fenceBeforeCapture();
                 // Safety: an open stream of the current context, not capturing (checked under the
                 // lock that fence recording also takes).
                 core.check(core.api().cuStreamBeginCapture_v2(s.handle(), modeCode(mode)), "cuStreamBeginCapture");
@@ -309,7 +312,9 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
         }
         // Safety: exec is live (the lifecycle never launches a retired one) and holds every owner
         // its nodes use; the stream is open and of this context.
-        core.check(core.api().cuGraphLaunch(exec, s.handle()), LAUNCH);
+        int r = core.api().cuGraphLaunch(exec, s.handle());
+        s.submitted(); // its nodes write buffers they name by address: synchronous reads must order after it
+        core.check(r, LAUNCH);
     }
 
     @Override

@@ -57,6 +57,8 @@ public final class CaptureGate {
     private final Map<Thread, Integer> capturingThreads = new HashMap<>();
     private int sections;
     private int captures;
+    /** {@code captures}, readable without the lock: the common case (no capture) then takes no lock. */
+    private volatile int capturesVisible;
     private volatile Duration bound;
 
     public CaptureGate(Duration bound) {
@@ -154,7 +156,7 @@ public final class CaptureGate {
                 }
                 remaining = changed.awaitNanos(remaining);
             }
-            captures++;
+            capturesVisible = ++captures;
             capturingThreads.merge(Thread.currentThread(), 1, Integer::sum);
             return new CaptureTicket(Thread.currentThread());
         } catch (InterruptedException e) {
@@ -174,9 +176,23 @@ public final class CaptureGate {
             }
             ticket.released = true;
             capturingThreads.computeIfPresent(ticket.thread, (t, n) -> n == 1 ? null : n - 1);
-            if (--captures == 0) {
+            capturesVisible = --captures;
+            if (captures == 0) {
                 changed.signalAll();
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the calling thread began a global-mode capture that has not ended. */
+    public boolean capturingOnCurrentThread() {
+        if (capturesVisible == 0) {
+            return false;
+        }
+        lock.lock();
+        try {
+            return capturingThreads.containsKey(Thread.currentThread());
         } finally {
             lock.unlock();
         }

@@ -33,6 +33,7 @@ public final class ContextCore implements RetirementQueue.Host {
     private final CaptureGate gate;
     private final RetirementQueue retirement;
     private final EventPool events;
+    private final SyncOrdering ordering = new SyncOrdering(this);
     private final ContextStats stats = new ContextStats();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     private final ThreadLocal<MemorySegment> scratch;
@@ -82,6 +83,11 @@ public final class ContextCore implements RetirementQueue.Host {
 
     public EventPool events() {
         return events;
+    }
+
+    /** The streams synchronous operations are ordered after. */
+    public SyncOrdering ordering() {
+        return ordering;
     }
 
     public ContextStats stats() {
@@ -201,6 +207,11 @@ public final class ContextCore implements RetirementQueue.Host {
     @Override
     public void retired(Retirement r, boolean freed) {
         (freed ? stats.retirementsCompleted : stats.retirementsFailed).increment();
+    }
+
+    @Override
+    public void abandoned(Retirement r) {
+        stats.retirementsAbandoned.increment();
     }
 
     @Override

@@ -18,4 +18,5 @@ public final class ContextStats {
     public final LongAdder forcedSynchronizations = new LongAdder();
     public final LongAdder retirementsCompleted = new LongAdder();
     public final LongAdder retirementsFailed = new LongAdder();
+    public final LongAdder retirementsAbandoned = new LongAdder();
 }

@@ -14,7 +14,8 @@ final class FenceEvidence implements Evidence {
     private final StreamCore stream;
     /** The stream's own last fence: recorded even though the stream is closing (its handle lives until this completes). */
     private final boolean finalFence;
-    private MemorySegment event;
+    /** Written under the stream's capture lock; read by the reaper without it. */
+    private volatile MemorySegment event;
 
     FenceEvidence(StreamCore stream, boolean finalFence) {
         this.stream = stream;
@@ -62,11 +63,35 @@ final class FenceEvidence implements Evidence {
         return stream.context().api().cuEventQuery(event);
     }
 
+    /**
+     * Makes {@code waiter} (a stream of any context of the same driver) wait for the work this
+     * fence covers, recording the fence first if it could not be recorded before.
+     *
+     * @return 0, {@link #PENDING} when the fence still cannot be recorded, or the driver's error
+     */
+    int enqueueWait(StreamCore waiter) {
+        synchronized (stream.captureLock()) {
+            if (event == null) {
+                tryRecord();
+            }
+            MemorySegment e = event;
+            if (e == null) {
+                return PENDING;
+            }
+            // Safety: e is a live pooled event of this fence's context, and release() cannot hand
+            // it back to the pool (where it could be destroyed) while this lock is held; waiting
+            // on another context's event is legal within one driver.
+            return waiter.context().api().cuStreamWaitEvent(waiter.handle(), e, 0);
+        }
+    }
+
     @Override
     public void release() {
-        if (event != null) {
-            stream.context().events().release(event);
-            event = null;
+        synchronized (stream.captureLock()) {
+            if (event != null) {
+                stream.context().events().release(event);
+                event = null;
+            }
         }
     }
 

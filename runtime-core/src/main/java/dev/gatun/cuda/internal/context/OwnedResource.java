@@ -92,7 +92,7 @@ public abstract class OwnedResource implements Runnable {
         if (scope != null) {
             scope.admit(this);
         }
-        usage.add(stream);
+        usage.add(stream, context);
     }
 
     /**
@@ -128,9 +128,15 @@ public abstract class OwnedResource implements Runnable {
         }
     }
 
-    /** The streams this handle has been used on so far. */
-    public final List<StreamCore> streamsUsed() {
-        return usage.streams();
+    /**
+     * Makes {@code waiter} wait for the work queued so far on other contexts' streams that used
+     * this handle (peer copies and launches); its own context's streams are the context's
+     * {@link SyncOrdering}'s to cover.
+     */
+    public final void orderAfterForeignUses(StreamCore waiter) {
+        for (StreamCore s : usage.foreignStreams(context)) {
+            SyncOrdering.orderAfter(waiter, s);
+        }
     }
 
     /** How to free the handle once every fence completed. */

@@ -25,5 +25,30 @@ public record Retirement(String identity, OwnerKind kind, List<Evidence> evidenc
     @FunctionalInterface
     public interface Release {
         int free();
+
+        /**
+         * Whether {@link #free()} calls the driver. One that does not (it only drops references
+         * Java holds) still runs on a context poisoned by a sticky error, where driver frees are
+         * abandoned: what it releases must not stay live because the GPU failed.
+         */
+        default boolean callsDriver() {
+            return true;
+        }
+
+        /** A release that drops Java-side references only and makes no driver call. */
+        static Release withoutDriver(Runnable drop) {
+            return new Release() {
+                @Override
+                public int free() {
+                    drop.run();
+                    return 0;
+                }
+
+                @Override
+                public boolean callsDriver() {
+                    return false;
+                }
+            };
+        }
     }
 }

@@ -14,8 +14,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failed free is logged with the owner's identity and retried at later reaps, up to
  * {@link #MAX_FREE_ATTEMPTS}; it is never repeated within one reap, and never thrown to the
- * caller of {@code close()}. After a sticky error the context can free nothing more; entries
- * are then abandoned (logged, counted as failed) instead of retried forever.
+ * caller of {@code close()}. After a sticky error the context can free nothing more: entries
+ * whose free calls the driver are then abandoned (one log line each, counted) instead of
+ * retried forever, while those that only drop Java references (a kernel's hold on its
+ * module) still run, so that everything they hold is retired, and abandoned, in turn.
  */
 public final class RetirementQueue {
 
@@ -34,6 +36,9 @@ public final class RetirementQueue {
 
         /** Counts one retirement outcome. */
         void retired(Retirement retirement, boolean freed);
+
+        /** Counts a handle abandoned because the context is poisoned. */
+        void abandoned(Retirement retirement);
 
         /** A readable name for a CUresult, for logs. */
         String resultName(int result);
@@ -139,7 +144,15 @@ public final class RetirementQueue {
             for (Iterator<Entry> it = waiting.iterator(); it.hasNext();) {
                 Entry entry = it.next();
                 if (host.poisoned()) {
-                    abandon(entry, "the context is poisoned by a sticky error; the handle cannot be freed");
+                    Retirement.Release release = entry.retirement.release();
+                    if (release.callsDriver()) {
+                        LOG.warn("Abandoning {}: the context is poisoned by a sticky error, so the driver cannot free it",
+                                entry.retirement.identity());
+                        host.abandoned(entry.retirement);
+                    } else {
+                        host.retired(entry.retirement, release.free() == 0);
+                    }
+                    releaseEvidence(entry);
                     it.remove();
                     finished++;
                     continue;

@@ -8,6 +8,10 @@ import java.lang.foreign.ValueLayout;
  * The state behind one stream: its handle and context, and what fences need to know about it.
  * Recording a fence and beginning a capture on the stream are serialized on
  * {@link #captureLock()}, so that Gatun never records a retirement fence into a capture.
+ *
+ * <p>Every stream is registered with its context from creation until it is drained, so that a
+ * synchronous operation can be ordered after the work queued on it, open or closed
+ * ({@link SyncOrdering}).
  */
 public final class StreamCore {
 
@@ -21,11 +25,23 @@ public final class StreamCore {
     private volatile boolean drained;
     private volatile Evidence finalFence;
     private volatile CaptureScope captureScope;
+    /**
+     * Work was queued here that the context's synchronous operations are not yet ordered
+     * after. Set after each submission, cleared by {@link SyncOrdering} before it records the
+     * fence that covers it: a submission racing with the clear is then either covered by that
+     * fence or flags the stream again.
+     */
+    private volatile boolean unordered;
+    /** Its raw handle was handed out: work Gatun cannot see may be queued on it. */
+    private volatile boolean exported;
+    /** Guarded by captureLock: recorded as a Gatun capture began, covering the work queued before it. */
+    private MemorySegment beforeCapture;
 
     public StreamCore(ContextCore context, MemorySegment handle, long id) {
         this.context = context;
         this.handle = handle;
         this.id = id;
+        context.ordering().register(this);
     }
 
     public ContextCore context() {
@@ -74,9 +90,47 @@ public final class StreamCore {
         return drained;
     }
 
-    /** Called by the stream's retirement once its final fence completed. */
+    /** Called by the stream's retirement once its final fence completed (or it was abandoned). */
     public void markDrained() {
         drained = true;
+        context.ordering().deregister(this);
+    }
+
+    /**
+     * Notes that work touching device memory was just queued on this stream (call after the
+     * driver accepted it). One volatile read, and a write only when the flag changes.
+     */
+    public void submitted() {
+        if (!unordered) {
+            unordered = true;
+        }
+    }
+
+    /** Notes that the raw handle left Gatun (interop): from now on every synchronous operation orders after it. */
+    public void exported() {
+        exported = true;
+    }
+
+    /** Clears the unordered flag; returns whether work may have been queued since the last clear. */
+    boolean takeUnordered() {
+        if (exported) {
+            return true;
+        }
+        if (!unordered) {
+            return false;
+        }
+        unordered = false;
+        return true;
+    }
+
+    /** Sets the flag again after a fence that should have covered the queued work could not be recorded. */
+    void restoreUnordered() {
+        unordered = true;
+    }
+
+    /** The final fence, recorded at close; null while open. */
+    Evidence finalFence() {
+        return finalFence;
     }
 
     /**
@@ -95,9 +149,55 @@ public final class StreamCore {
         return captureScope;
     }
 
-    /** Set when a Gatun capture begins on this stream, cleared (null) when it ends or aborts. */
+    /**
+     * Set when a Gatun capture begins on this stream, cleared (null) when it ends or aborts. Call
+     * under {@link #captureLock()}, right after the driver began or ended the capture.
+     */
     public void setCaptureScope(CaptureScope scope) {
         captureScope = scope;
+        if (scope == null && beforeCapture != null) {
+            context.events().release(beforeCapture);
+            beforeCapture = null;
+        }
+    }
+
+    /**
+     * Records, under {@link #captureLock()} and just before a Gatun capture begins, a fence after
+     * the work queued so far, when synchronous operations are not yet ordered after it: while
+     * the stream captures, nothing can be recorded on it, yet that work may still be running.
+     *
+     * @throws dev.gatun.cuda.CudaException when the fence cannot be recorded (the capture must not begin)
+     */
+    public void fenceBeforeCapture() {
+        if (beforeCapture != null) { // left by a begin the driver refused
+            context.events().release(beforeCapture);
+            beforeCapture = null;
+        }
+        if (!unordered && !exported) {
+            return;
+        }
+        MemorySegment event = context.events().acquire();
+        // Safety: a pooled event of this stream's context, recorded on this open stream before
+        // its capture begins (the caller holds the capture lock).
+        int r = context.api().cuEventRecord(event, handle);
+        if (r != 0) {
+            context.events().release(event);
+            throw context.fail(r, "cuEventRecord(fence before capture)");
+        }
+        beforeCapture = event;
+    }
+
+    /** The event recorded as the current capture began, or null. Call under {@link #captureLock()}. */
+    MemorySegment fenceBeforeCaptureTaken() {
+        return beforeCapture;
+    }
+
+    /**
+     * Whether the stream is capturing: a Gatun capture is known without asking the driver; a
+     * stream whose handle was exported is asked. Call under {@link #captureLock()}.
+     */
+    boolean inCapture() {
+        return captureScope != null || exported && capturing();
     }
 
     /** Evidence that the work queued on this stream so far has completed. */

@@ -12,16 +12,38 @@ final class StreamUsage {
 
     private volatile StreamCore last;
     private final List<StreamCore> streams = new ArrayList<>(2);
+    /** Whether a stream of another context (a peer copy or launch) used the handle. */
+    private volatile boolean foreign;
 
-    void add(StreamCore stream) {
+    /** Records use on {@code stream}; {@code owner} is the context the handle belongs to. */
+    void add(StreamCore stream, ContextCore owner) {
         if (last == stream) {
             return;
         }
         synchronized (streams) {
             if (!streams.contains(stream)) {
                 streams.add(stream);
+                if (stream.context() != owner) {
+                    foreign = true;
+                }
             }
             last = stream;
+        }
+    }
+
+    /** The streams of contexts other than {@code owner} that used the handle; empty (and no copy) when none did. */
+    List<StreamCore> foreignStreams(ContextCore owner) {
+        if (!foreign) {
+            return List.of();
+        }
+        synchronized (streams) {
+            List<StreamCore> out = new ArrayList<>(streams.size());
+            for (StreamCore s : streams) {
+                if (s.context() != owner) {
+                    out.add(s);
+                }
+            }
+            return out;
         }
     }
 
@@ -33,12 +55,6 @@ final class StreamUsage {
                 fences.add(s.fence());
             }
             return fences;
-        }
-    }
-
-    List<StreamCore> streams() {
-        synchronized (streams) {
-            return List.copyOf(streams);
         }
     }
 

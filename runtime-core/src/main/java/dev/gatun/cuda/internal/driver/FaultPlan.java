@@ -21,6 +21,8 @@ public final class FaultPlan {
     public static final int PASS = Integer.MIN_VALUE;
     /** A {@code times} value: fail every matching call from now on. */
     public static final int ALWAYS = -1;
+    /** A function name that matches every driver function (a driver that fails everything, as after a sticky error). */
+    public static final String ANY = "*";
 
     public enum Mode {
         /** Do not make the call; return the planned result. */
@@ -124,7 +126,7 @@ public final class FaultPlan {
     private Rule match(String function, Mode mode) {
         for (Iterator<Rule> it = rules.iterator(); it.hasNext();) {
             Rule rule = it.next();
-            if (rule.mode != mode || !rule.function.equals(function)) {
+            if (rule.mode != mode || !rule.function.equals(function) && !rule.function.equals(ANY)) {
                 continue;
             }
             if (rule.skip > 0) {

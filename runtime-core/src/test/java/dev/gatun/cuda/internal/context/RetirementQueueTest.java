@@ -56,6 +56,11 @@ class RetirementQueueTest {
         }
 
         @Override
+        public void abandoned(Retirement retirement) {
+            failed.add(retirement.identity());
+        }
+
+        @Override
         public String resultName(int result) {
             return "R" + result;
         }

@@ -1,0 +1,148 @@
+package dev.gatun.cuda.internal.context;
+
+import dev.gatun.cuda.CaptureActiveException;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * The ordering rule of synchronous operations: a synchronous copy (and anything else that
+ * returns only when its device work is done) is ordered after all work already queued on its
+ * context that may touch its operands — eager launches, asynchronous copies and graph
+ * replays, on any stream of the context, open or closed but not yet drained.
+ *
+ * <p>The context knows every stream it created until the stream is drained. Each submission
+ * flags its stream ({@link StreamCore#submitted()}: a volatile read, no allocation, no driver
+ * call); a synchronous operation makes its stream wait for each flagged stream (one event
+ * record and one stream wait each) and clears the flags. A stream with nothing new since the
+ * last synchronous operation costs nothing. This is coarser than tracking each buffer's users,
+ * but it cannot miss work that reaches a buffer without naming it: a graph replay (whose
+ * nodes baked the address in), a raw address passed to a kernel, a stream closed after
+ * queueing a write.
+ */
+public final class SyncOrdering {
+
+    private static final StreamCore[] NONE = new StreamCore[0];
+
+    private final ContextCore context;
+    /** Streams of this context not yet drained; copy-on-write, so ordering iterates without locks or allocation. */
+    private volatile StreamCore[] streams = NONE;
+
+    SyncOrdering(ContextCore context) {
+        this.context = context;
+    }
+
+    synchronized void register(StreamCore stream) {
+        StreamCore[] next = Arrays.copyOf(streams, streams.length + 1);
+        next[next.length - 1] = stream;
+        streams = next;
+    }
+
+    synchronized void deregister(StreamCore stream) {
+        StreamCore[] now = streams;
+        for (int i = 0; i < now.length; i++) {
+            if (now[i] == stream) {
+                StreamCore[] next = new StreamCore[now.length - 1];
+                System.arraycopy(now, 0, next, 0, i);
+                System.arraycopy(now, i + 1, next, i, now.length - i - 1);
+                streams = next;
+                return;
+            }
+        }
+    }
+
+    /** Streams registered now (for tests and diagnostics). */
+    public int registered() {
+        return streams.length;
+    }
+
+    /**
+     * Makes {@code waiter}, a stream of this context, wait for the work queued so far on every
+     * other stream of this context that has had work since the last time. Does not block the
+     * host.
+     *
+     * @throws dev.gatun.cuda.CudaException when a fence cannot be recorded or waited on
+     */
+    public void orderAfterQueuedWork(StreamCore waiter) {
+        for (StreamCore s : streams) {
+            if (s != waiter && s.takeUnordered()) {
+                try {
+                    orderAfter(waiter, s);
+                } catch (RuntimeException e) {
+                    s.restoreUnordered();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * Makes {@code waiter}, a stream of another context of the same driver, wait for the work
+     * queued so far on every stream of this context. The flags belong to this context's own
+     * synchronous operations, so none is consumed and every stream is fenced.
+     */
+    public void orderForeignWaiterAfterAllWork(StreamCore waiter) {
+        for (StreamCore s : streams) {
+            orderAfter(waiter, s);
+        }
+    }
+
+    /**
+     * Makes {@code waiter} wait for the work queued so far on {@code stream} (of any context of
+     * the same driver): through its final fence when it is closed, through the fence taken just
+     * before its capture began when it is capturing (captured work is not queued), and through a
+     * pooled event recorded now otherwise.
+     */
+    static void orderAfter(StreamCore waiter, StreamCore stream) {
+        ContextCore owner = stream.context();
+        synchronized (stream.captureLock()) {
+            if (stream.drained()) {
+                return;
+            }
+            Evidence last = stream.finalFence();
+            if (last != null) {
+                int r = ((FenceEvidence) last).enqueueWait(waiter);
+                if (r == Evidence.PENDING) {
+                    throw new IllegalStateException("a synchronous operation cannot be ordered after the closed "
+                            + stream + ": its final fence could not be recorded; retry, or synchronize the context");
+                }
+                waiter.context().check(r, "cuStreamWaitEvent");
+                return;
+            }
+            if (stream.inCapture()) {
+                MemorySegment before = stream.fenceBeforeCaptureTaken();
+                if (before != null) {
+                    // Safety: a pooled event recorded before the capture began; it goes back to
+                    // the pool only when the capture ends, under the lock held here.
+                    waiter.context().check(waiter.context().api().cuStreamWaitEvent(waiter.handle(), before, 0),
+                            "cuStreamWaitEvent");
+                }
+                return;
+            }
+            MemorySegment event = owner.events().acquire();
+            try {
+                // Safety: a pooled event of the stream's own context, recorded on that stream,
+                // which is open (not drained) and not capturing, checked under the lock that
+                // capture begin and stream close also take.
+                owner.check(owner.api().cuEventRecord(event, stream.handle()), "cuEventRecord");
+                // Safety: the waiter is an open stream of a context of the same driver; the wait
+                // is enqueued before the pooled event can be recorded again by another user.
+                waiter.context().check(waiter.context().api().cuStreamWaitEvent(waiter.handle(), event, 0),
+                        "cuStreamWaitEvent");
+            } finally {
+                owner.events().release(event);
+            }
+        }
+    }
+
+    /**
+     * Refuses a synchronous operation on a thread that holds a global-mode capture of this
+     * context: the driver would invalidate that capture instead of running it.
+     */
+    public void refuseDuringOwnCapture(String operation) {
+        if (context.gate().capturingOnCurrentThread()) {
+            throw new CaptureActiveException(operation + " is synchronous, and this thread is capturing a graph in "
+                    + "global mode on device " + context.device() + ": the driver would invalidate the capture. End "
+                    + "the capture first, or queue an asynchronous copy on the capturing stream instead.");
+        }
+    }
+}
