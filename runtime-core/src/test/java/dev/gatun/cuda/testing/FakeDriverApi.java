@@ -182,6 +182,13 @@ public final class FakeDriverApi implements DriverApi {
         streamOf(stream.address()).held = true;
     }
 
+    /** The GPU is busy on every stream that exists now: work waits until a host wait (or {@link #release}). */
+    public synchronized void holdAll() {
+        for (FakeStream s : streams.values()) {
+            s.held = true;
+        }
+    }
+
     /** The GPU finishes the held work on this stream (and whatever waited on it). */
     public synchronized void release(MemorySegment stream) {
         streamOf(stream.address()).held = false;
