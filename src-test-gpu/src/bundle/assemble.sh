@@ -31,6 +31,7 @@ rm -rf "$bundle/jdk"
 
 # install sets the modes explicitly: tar keeps them, and the GPU host needs run executable.
 install -m 0755 "$here/run" "$bundle/run"
+install -m 0755 "$here/sanitize" "$bundle/sanitize"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...

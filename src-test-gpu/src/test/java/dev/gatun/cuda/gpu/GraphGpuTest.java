@@ -29,6 +29,7 @@ import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -143,6 +144,7 @@ class GraphGpuTest {
     }
 
     @Test
+    @Tag("large") // a 3 GiB kernel: minutes under compute-sanitizer
     void aBufferClosedAfterCaptureStaysAllocatedUntilTheGraphsLastLaunchCompletes() {
         CudaContext ctx = Gpu.context();
         CudaGraphs graphs = CudaGraphs.of(ctx);
