@@ -21,9 +21,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Host cost of small asynchronous copies on one stream: device to device, and a fenced upload
- * through a pinned buffer (which first waits for that buffer's previous transfer, so the upload
- * loop is paced by the copy engine). Run with {@code -prof gc}: both must allocate nothing.
+ * Host cost of small copies: asynchronous ones on one stream (device to device, and a fenced
+ * upload through a pinned buffer, which first waits for that buffer's previous transfer, so
+ * the upload loop is paced by the copy engine), and a synchronous 4-byte read into an
+ * {@code int[]}, alone and after an asynchronous copy on another stream that it must be ordered
+ * after. Run with {@code -prof gc}: the asynchronous copies must allocate nothing.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -41,6 +43,8 @@ public class CopyBenchmark {
     private PinnedBuffer pinned;
     private DeviceView from;
     private DeviceView to;
+    private DeviceView word;
+    private final int[] host = new int[1];
 
     @Setup
     public void setUp() {
@@ -51,6 +55,7 @@ public class CopyBenchmark {
         pinned = context.allocatePinned(BYTES);
         from = a.bytes();
         to = b.bytes();
+        word = b.asInts().slice(0, 1);
     }
 
     @TearDown(Level.Iteration)
@@ -75,5 +80,20 @@ public class CopyBenchmark {
     @Benchmark
     public void uploadPinnedAsync() {
         stream.upload(from, pinned, 0);
+    }
+
+    /** A synchronous 4-byte read with nothing new queued on the context: no fence is needed. */
+    @Benchmark
+    public int readBackFourBytes() {
+        word.copyTo(host);
+        return host[0];
+    }
+
+    /** An asynchronous copy on another stream, then a synchronous read ordered after it (one fence). */
+    @Benchmark
+    public int copyThenReadBackFourBytes() {
+        stream.copy(to, from);
+        word.copyTo(host);
+        return host[0];
     }
 }
