@@ -12,7 +12,13 @@ import java.util.function.ToIntFunction;
  * @param computeMinor compute capability, minor
  * @param multiprocessorCount streaming multiprocessors (fallback 1)
  * @param maxThreadsPerBlock threads per block (fallback 256)
+ * @param maxBlockDimX threads of a block in x (fallback 1024); each axis is limited on its own, and
+ *     their product by {@code maxThreadsPerBlock}
+ * @param maxBlockDimY threads of a block in y (fallback 1024)
+ * @param maxBlockDimZ threads of a block in z (fallback 64)
  * @param maxGridDimX blocks in x (fallback 65535)
+ * @param maxGridDimY blocks in y (fallback 65535)
+ * @param maxGridDimZ blocks in z (fallback 65535)
  * @param sharedMemoryPerBlock shared memory a block gets without opting in (fallback 48 KiB)
  * @param sharedMemoryPerBlockOptIn the most a block can get after opting in, never less than
  *     {@code sharedMemoryPerBlock}
@@ -20,17 +26,20 @@ import java.util.function.ToIntFunction;
  * @param totalMemoryBytes device memory ({@code cuDeviceTotalMem}); 0 when unknown
  */
 public record DeviceCapabilities(int computeMajor, int computeMinor, int multiprocessorCount, int maxThreadsPerBlock,
-        int maxGridDimX, int sharedMemoryPerBlock, int sharedMemoryPerBlockOptIn, int l2CacheBytes,
-        long totalMemoryBytes) {
+        int maxBlockDimX, int maxBlockDimY, int maxBlockDimZ, int maxGridDimX, int maxGridDimY, int maxGridDimZ,
+        int sharedMemoryPerBlock, int sharedMemoryPerBlockOptIn, int l2CacheBytes, long totalMemoryBytes) {
 
     static final int FALLBACK_MAX_THREADS_PER_BLOCK = 256;
-    static final int FALLBACK_MAX_GRID_DIM_X = 65_535;
+    static final int FALLBACK_MAX_BLOCK_DIM_XY = 1024;
+    static final int FALLBACK_MAX_BLOCK_DIM_Z = 64;
+    static final int FALLBACK_MAX_GRID_DIM = 65_535;
     static final int FALLBACK_SHARED_MEMORY_PER_BLOCK = 48 * 1024;
 
     /** The attributes this record reads, by cuda.h name. */
     enum Attribute {
         COMPUTE_CAPABILITY_MAJOR, COMPUTE_CAPABILITY_MINOR, MULTIPROCESSOR_COUNT, MAX_THREADS_PER_BLOCK,
-        MAX_GRID_DIM_X, MAX_SHARED_MEMORY_PER_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, L2_CACHE_SIZE
+        MAX_BLOCK_DIM_X, MAX_BLOCK_DIM_Y, MAX_BLOCK_DIM_Z, MAX_GRID_DIM_X, MAX_GRID_DIM_Y, MAX_GRID_DIM_Z,
+        MAX_SHARED_MEMORY_PER_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, L2_CACHE_SIZE
     }
 
     /**
@@ -47,7 +56,12 @@ public record DeviceCapabilities(int computeMajor, int computeMinor, int multipr
                 Math.max(0, reported.applyAsInt(Attribute.COMPUTE_CAPABILITY_MINOR)),
                 positiveOr(reported.applyAsInt(Attribute.MULTIPROCESSOR_COUNT), 1),
                 positiveOr(reported.applyAsInt(Attribute.MAX_THREADS_PER_BLOCK), FALLBACK_MAX_THREADS_PER_BLOCK),
-                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_X), FALLBACK_MAX_GRID_DIM_X),
+                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_X), FALLBACK_MAX_BLOCK_DIM_XY),
+                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_Y), FALLBACK_MAX_BLOCK_DIM_XY),
+                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_Z), FALLBACK_MAX_BLOCK_DIM_Z),
+                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_X), FALLBACK_MAX_GRID_DIM),
+                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_Y), FALLBACK_MAX_GRID_DIM),
+                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_Z), FALLBACK_MAX_GRID_DIM),
                 shared,
                 optIn,
                 Math.max(0, reported.applyAsInt(Attribute.L2_CACHE_SIZE)),

@@ -9,7 +9,11 @@ public sealed interface KernelArg {
     /** Size in bytes of the argument as the kernel receives it. */
     int byteSize();
 
-    /** A device pointer to the start of a view (its buffer is tracked: it cannot be freed under the launch). */
+    /**
+     * A device pointer: to the start of {@code view} (its buffer is tracked: it cannot be freed
+     * under the launch), or, when {@code view} is null, the raw {@code address} (see
+     * {@link #address(long)}).
+     */
     record Pointer(DeviceView view, long address) implements KernelArg {
         @Override
         public int byteSize() {
@@ -59,17 +63,40 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A pointer to the start of {@code view}.
+     *
+     * @throws NullPointerException when {@code view} is null: a kernel would receive a NULL device
+     *     pointer; pass {@link #address(long) address(0)} when that is what it expects
+     */
     static KernelArg pointer(DeviceView view) {
-        return new Pointer(view, 0);
+        return new Pointer(requireTarget(view), 0);
     }
 
+    /**
+     * A pointer to the start of {@code buffer}.
+     *
+     * @throws NullPointerException when {@code buffer} is null (see {@link #pointer(DeviceView)})
+     */
     static KernelArg pointer(DeviceBuffer buffer) {
-        return new Pointer(buffer.bytes(), 0);
+        return new Pointer(requireTarget(buffer).bytes(), 0);
     }
 
-    /** A raw device address that Gatun does not own (interop); its lifetime is the caller's. */
+    /**
+     * A raw device address that Gatun does not own (interop); its lifetime is the caller's. This is
+     * also the one way to pass a NULL device pointer on purpose ({@code address(0)}), for a
+     * kernel that takes an optional pointer.
+     */
     static KernelArg address(long deviceAddress) {
         return new Pointer(null, deviceAddress);
+    }
+
+    private static <T> T requireTarget(T viewOrBuffer) {
+        if (viewOrBuffer == null) {
+            throw new NullPointerException("KernelArg.pointer needs a device view or buffer, not null; for a "
+                    + "deliberate NULL device pointer pass KernelArg.address(0)");
+        }
+        return viewOrBuffer;
     }
 
     static KernelArg i8(byte v) {

@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -44,7 +45,7 @@ public final class KernelLaunch {
         this.context = kernel.context();
         this.core = context.core();
         this.config = config;
-        this.kinds = args.clone();
+        this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
         LaunchChecks.check(kernel, config, kinds);
         if (config.sharedMemoryBytes() > 0) {
             kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
@@ -194,7 +195,11 @@ public final class KernelLaunch {
         return this;
     }
 
-    /** Points argument {@code index} (prepared as a pointer) at another view. */
+    /**
+     * Points argument {@code index} (prepared as a pointer) at another view.
+     *
+     * @throws NullPointerException when {@code view} is null; the argument is then unchanged
+     */
     public KernelLaunch setPointer(int index, DeviceView view) {
         checkKind(index, KernelArg.Pointer.class);
         bind(index, KernelArg.pointer(view));

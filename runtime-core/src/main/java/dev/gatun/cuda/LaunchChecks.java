@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /** The checks a launch passes before anything is submitted; each failure says what to change. */
@@ -12,18 +13,31 @@ final class LaunchChecks {
     private LaunchChecks() {
     }
 
+    /**
+     * Every launch, plain, cooperative or extended (clusters), is prepared through this one check
+     * ({@link KernelLaunch}'s constructor), so no path reaches the driver unchecked.
+     */
     static void check(Kernel kernel, LaunchConfig c, KernelArg[] args) {
-        DeviceCapabilities caps = kernel.context().device().capabilities();
         String who = "kernel '" + kernel.name() + "' on device " + kernel.context().device().ordinal();
+        Objects.requireNonNull(c, () -> who + ": the LaunchConfig is null; pass one, e.g. LaunchConfig.covering(n, 256)");
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] == null) {
+                throw new NullPointerException(who + ": argument " + i + " is null; pass a KernelArg (for a "
+                        + "deliberate NULL device pointer, KernelArg.address(0))");
+            }
+        }
+        DeviceCapabilities caps = kernel.context().device().capabilities();
+        checkAxis(who, "block", 'x', c.blockX(), caps.maxBlockDimX());
+        checkAxis(who, "block", 'y', c.blockY(), caps.maxBlockDimY());
+        checkAxis(who, "block", 'z', c.blockZ(), caps.maxBlockDimZ());
         int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.attributes().maxThreadsPerBlock());
         if (c.threadsPerBlock() > maxThreads) {
             throw new InvalidLaunchException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
                     + maxThreads + " this kernel can run per block (registers or device limit)");
         }
-        if (c.gridX() > caps.maxGridDimX() || c.gridY() > 65_535 || c.gridZ() > 65_535) {
-            throw new InvalidLaunchException(who + ": grid (" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ()
-                    + ") exceeds the device's (" + caps.maxGridDimX() + ", 65535, 65535)");
-        }
+        checkAxis(who, "grid", 'x', c.gridX(), caps.maxGridDimX());
+        checkAxis(who, "grid", 'y', c.gridY(), caps.maxGridDimY());
+        checkAxis(who, "grid", 'z', c.gridZ(), caps.maxGridDimZ());
         checkArguments(kernel, args, who);
         if (c.cooperative()) {
             long fit = (long) kernel.maxActiveBlocksPerMultiprocessor((int) c.threadsPerBlock(), c.sharedMemoryBytes())
@@ -49,6 +63,15 @@ final class LaunchChecks {
                 throw new InvalidLaunchException(who + ": a cluster of " + size + " blocks is larger than the portable "
                         + PORTABLE_CLUSTER_BLOCKS);
             }
+        }
+    }
+
+    /** One dimension of the block or grid against the device's own limit for that axis. */
+    private static void checkAxis(String who, String what, char axis, int value, int limit) {
+        if (value > limit) {
+            throw new InvalidLaunchException(who + ": " + what + " " + axis + " is " + value + ", more than the "
+                    + limit + " this device allows in " + axis + "; spread the work over the other axes, or "
+                    + (what.equals("grid") ? "use larger blocks or a grid-stride loop" : "use more blocks"));
         }
     }
 

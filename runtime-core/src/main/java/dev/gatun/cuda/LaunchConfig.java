@@ -36,11 +36,38 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, 0, 0, 0, 0, false);
     }
 
-    /** Enough blocks of {@code block} threads to cover {@code elements} (one thread each). */
+    /**
+     * Enough blocks of {@code block} threads to cover {@code elements}, one thread each: a
+     * one-dimensional grid of ceil(elements / block) blocks, whose kernel skips the indices past
+     * the end of the last block.
+     *
+     * <p>Zero elements are refused rather than rounded up to one block: a grid cannot be empty,
+     * and a block over no elements would only run threads that must all do nothing (or, in a
+     * kernel without a bounds check, write out of range). Skip the launch when there is nothing
+     * to do.
+     *
+     * @param elements how many elements, at least 1
+     * @param block threads per block, at least 1 (and at most what the device and kernel allow:
+     *     1024 on current GPUs, checked when the launch is prepared)
+     * @throws InvalidLaunchException when {@code elements} or {@code block} is less than 1, or the
+     *     grid would need more than 2^31-1 blocks
+     */
     public static LaunchConfig covering(long elements, int block) {
-        long grid = Math.max(1, (elements + block - 1) / block);
+        String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
+        if (block < 1) {
+            throw new InvalidLaunchException(call + ": the block must have at least 1 thread (at most the kernel's "
+                    + "max threads per block, 1024 on current GPUs; 128 or 256 are usual)");
+        }
+        if (elements < 1) {
+            throw new InvalidLaunchException(call + (elements == 0
+                    ? ": there are no elements to cover and a grid cannot be empty; skip the launch when there is "
+                            + "nothing to do"
+                    : ": the element count cannot be negative"));
+        }
+        long grid = elements / block + (elements % block == 0 ? 0 : 1); // no overflow, unlike (elements + block - 1)
         if (grid > Integer.MAX_VALUE) {
-            throw new InvalidLaunchException(elements + " elements need more than 2^31-1 blocks of " + block);
+            throw new InvalidLaunchException(call + ": " + grid + " blocks would be needed, more than the 2^31-1 a "
+                    + "grid holds in x; use larger blocks, or a grid-stride loop over fewer blocks");
         }
         return of((int) grid, block);
     }

@@ -19,7 +19,7 @@ class CompileOptionsTest {
         assertEquals("compute_90", CompileTarget.ptx(9, 0).architecture());
         assertEquals("sm_120", CompileTarget.cubin(12, 0).architecture());
         assertEquals("--gpu-architecture=sm_86", CompileTarget.cubin(8, 6).gpuArchOption());
-        DeviceCapabilities h100 = new DeviceCapabilities(9, 0, 132, 1024, 2147483647, 49152, 232448, 52428800, 0);
+        DeviceCapabilities h100 = new DeviceCapabilities(9, 0, 132, 1024, 1024, 1024, 64, 2147483647, 65535, 65535, 49152, 232448, 52428800, 0);
         assertEquals(h100.ptxArchitecture(), CompileTarget.ptx(h100).architecture());
         assertEquals(h100.cubinArchitecture(), CompileTarget.cubin(h100).architecture());
     }

@@ -49,8 +49,12 @@ class DeviceTest {
                 .failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK())
                 .attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN(), 1024)
                 .attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT(), -3)
-                .failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE());
+                .failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE())
+                .failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z())
+                .attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y(), 0);
         DeviceCapabilities c = new Simulated(gpu).cuda.device(0).capabilities();
+        assertEquals(64, c.maxBlockDimZ());
+        assertEquals(65_535, c.maxGridDimY());
         assertEquals(256, c.maxThreadsPerBlock());
         assertEquals(65_535, c.maxGridDimX());
         assertEquals(48 * 1024, c.sharedMemoryPerBlock());

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.testing;
 
+import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.Arena;
@@ -103,6 +104,8 @@ public final class FakeDriverApi implements DriverApi {
         final Set<Long> hostUses;
         long module;
         long exec;
+        /** What a kernel launch's graph node describes; null for every other operation. */
+        KernelNode kernel;
 
         Op(Runnable action, FakeEvent awaited, long awaitedGeneration, Set<Long> deviceUses, Set<Long> hostUses) {
             this.action = action;
@@ -999,31 +1002,43 @@ public final class FakeDriverApi implements DriverApi {
         if (cooperative && (long) gx * gy * gz > 132L * Math.max(1, 2048 / (bx * by * bz))) {
             return CudaDriver.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE();
         }
+        launches++;
+        submit(s, kernelOp(new KernelNode(fn.address(), gx, gy, gz, bx, by, bz, smem, readArguments(f, params))));
+        return SUCCESS;
+    }
+
+    /** The argument values a {@code void**} kernelParams array points at, widened to longs. */
+    private long[] readArguments(FakeFunction f, MemorySegment params) {
         MemorySegment ptrs = params.reinterpret(8L * f.paramSizes.size());
         long[] raw = new long[f.paramSizes.size()];
-        Set<Long> uses = new HashSet<>();
         for (int i = 0; i < raw.length; i++) {
             MemorySegment slot = ptrs.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(8);
             int size = f.paramSizes.get(i);
             raw[i] = size == 8 ? slot.get(ValueLayout.JAVA_LONG, 0) : size == 4 ? slot.get(ValueLayout.JAVA_INT, 0)
                     : size == 2 ? slot.get(ValueLayout.JAVA_SHORT, 0) : slot.get(ValueLayout.JAVA_BYTE, 0);
-            DeviceAllocation a = size == 8 ? allocationOf(raw[i]) : null;
-            if (a != null && raw[i] < a.base + Math.max(1, a.size)) {
+        }
+        return raw;
+    }
+
+    /** The operation that runs a kernel as {@code node} describes it. */
+    private Op kernelOp(KernelNode node) {
+        FakeFunction f = functions.get(node.function());
+        Set<Long> uses = new HashSet<>();
+        for (int i = 0; i < node.raw().length; i++) {
+            DeviceAllocation a = f.paramSizes.get(i) == 8 ? allocationOf(node.raw()[i]) : null;
+            if (a != null && node.raw()[i] < a.base + Math.max(1, a.size)) {
                 uses.add(a.base);
             }
         }
         FakeKernel body = bodies.get(f.name);
-        int grid = gx;
-        int block = bx;
-        launches++;
         Op op = new Op(() -> {
             if (body != null) {
-                body.run(new LaunchView(raw, grid, block, smem));
+                body.run(new LaunchView(node.raw(), node.gx(), node.bx(), node.smem()));
             }
         }, null, 0, uses, Set.of());
         op.module = f.module;
-        submit(s, op);
-        return SUCCESS;
+        op.kernel = node;
+        return op;
     }
 
     private final class LaunchView implements FakeKernel.Launch {
@@ -1138,6 +1153,19 @@ public final class FakeDriverApi implements DriverApi {
     private final Map<Long, List<Op>> graphs = new HashMap<>();
     private final Map<Long, List<Op>> execs = new HashMap<>();
     private int graphLaunches;
+    /** Node handles of every graph ever captured, in capture order (cuGraphGetNodes' order). */
+    private final Map<Long, long[]> graphNodes = new HashMap<>();
+    /** Which graph, and which position in it, each node handle names. */
+    private final Map<Long, NodeRef> nodes = new HashMap<>();
+    /** The graph each live executable was instantiated from: the driver names its nodes by that graph's. */
+    private final Map<Long, Long> execOrigins = new HashMap<>();
+
+    /** A kernel launch as a graph node describes it: function, dimensions and argument values. */
+    private record KernelNode(long function, int gx, int gy, int gz, int bx, int by, int bz, int smem, long[] raw) {
+    }
+
+    private record NodeRef(long graph, int index) {
+    }
 
     public synchronized int liveGraphs() {
         return graphs.size();
@@ -1173,6 +1201,7 @@ public final class FakeDriverApi implements DriverApi {
         }
         long h = nextHandle += 16;
         graphs.put(h, List.copyOf(s.captured));
+        addNodes(h, s.captured.size());
         s.captured = null;
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
         graph.set(ValueLayout.JAVA_LONG, 0, h);
@@ -1198,6 +1227,7 @@ public final class FakeDriverApi implements DriverApi {
         }
         long h = nextHandle += 16;
         execs.put(h, ops);
+        execOrigins.put(h, graph.address());
         exec.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
     }
@@ -1242,6 +1272,7 @@ public final class FakeDriverApi implements DriverApi {
             }
         }
         execs.remove(exec.address());
+        execOrigins.remove(exec.address());
         return SUCCESS;
     }
 
@@ -1259,24 +1290,110 @@ public final class FakeDriverApi implements DriverApi {
         return SUCCESS;
     }
 
+    private void addNodes(long graph, int count) {
+        long[] handles = new long[count];
+        for (int i = 0; i < count; i++) {
+            handles[i] = nextHandle += 16;
+            nodes.put(handles[i], new NodeRef(graph, i));
+        }
+        graphNodes.put(graph, handles);
+    }
+
+    /** The captured operation a node of a live graph names; null for a stray node or a destroyed graph's. */
+    private Op nodeOp(long node) {
+        NodeRef ref = nodes.get(node);
+        List<Op> ops = ref == null ? null : graphs.get(ref.graph());
+        return ops == null ? null : ops.get(ref.index());
+    }
+
     @Override
-    public synchronized int cuGraphGetNodes(MemorySegment graph, MemorySegment nodes, MemorySegment count) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+    public synchronized int cuGraphGetNodes(MemorySegment graph, MemorySegment out, MemorySegment count) {
+        long[] handles = graphs.containsKey(graph.address()) ? graphNodes.get(graph.address()) : null;
+        if (handles == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment n = count.reinterpret(8);
+        if (out.address() != 0) {
+            long room = Math.min(n.get(ValueLayout.JAVA_LONG, 0), handles.length);
+            MemorySegment array = out.reinterpret(8 * room);
+            for (int i = 0; i < room; i++) {
+                array.setAtIndex(ValueLayout.JAVA_LONG, i, handles[i]);
+            }
+        }
+        n.set(ValueLayout.JAVA_LONG, 0, handles.length);
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphNodeGetType(MemorySegment node, MemorySegment type) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        Op op = nodeOp(node.address());
+        if (op == null) {
+            return INVALID_VALUE;
+        }
+        // Only kernel nodes are told apart: Gatun inspects nothing else.
+        type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
+                : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
+        return SUCCESS;
     }
 
     @Override
     public synchronized int cuGraphKernelNodeGetParams_v2(MemorySegment node, MemorySegment params) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        Op op = nodeOp(node.address());
+        if (op == null || op.kernel == null) {
+            return INVALID_VALUE;
+        }
+        KernelNode k = op.kernel;
+        MemorySegment p = params.reinterpret(CUDA_KERNEL_NODE_PARAMS_v2_st.sizeof());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.func(p, MemorySegment.ofAddress(k.function()));
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX(p, k.gx());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY(p, k.gy());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ(p, k.gz());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX(p, k.bx());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY(p, k.by());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ(p, k.bz());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes(p, k.smem());
+        // Like the driver's, the argument array stays valid as long as the graph (here: the fake).
+        MemorySegment values = arena.allocate(8L * Math.max(1, k.raw().length), 8);
+        MemorySegment pointers = arena.allocate(ValueLayout.ADDRESS, Math.max(1, k.raw().length));
+        for (int i = 0; i < k.raw().length; i++) {
+            values.setAtIndex(ValueLayout.JAVA_LONG, i, k.raw()[i]); // little-endian: narrow reads see the low bytes
+            pointers.setAtIndex(ValueLayout.ADDRESS, i, values.asSlice(8L * i));
+        }
+        CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(p, pointers);
+        CUDA_KERNEL_NODE_PARAMS_v2_st.extra(p, MemorySegment.NULL);
+        return SUCCESS;
     }
 
+    /**
+     * As the driver: {@code node} must be a node of the graph {@code exec} was instantiated from,
+     * and that graph must still be alive; an in-place update does not change which graph that is.
+     */
     @Override
     public synchronized int cuGraphExecKernelNodeSetParams_v2(MemorySegment exec, MemorySegment node, MemorySegment params) {
-        return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        List<Op> ops = execs.get(exec.address());
+        if (ops == null) {
+            return INVALID_HANDLE;
+        }
+        NodeRef ref = nodes.get(node.address());
+        Op op = nodeOp(node.address());
+        if (op == null || ref.graph() != execOrigins.get(exec.address()) || ops.get(ref.index()).kernel == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment p = params.reinterpret(CUDA_KERNEL_NODE_PARAMS_v2_st.sizeof());
+        FakeFunction f = functions.get(CUDA_KERNEL_NODE_PARAMS_v2_st.func(p).address());
+        if (f == null) {
+            return INVALID_VALUE;
+        }
+        KernelNode updated = new KernelNode(CUDA_KERNEL_NODE_PARAMS_v2_st.func(p).address(),
+                CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX(p), CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY(p),
+                CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ(p), CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX(p),
+                CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY(p), CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ(p),
+                CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes(p),
+                readArguments(f, CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(p)));
+        List<Op> next = new ArrayList<>(ops);
+        next.set(ref.index(), kernelOp(updated));
+        execs.put(exec.address(), List.copyOf(next));
+        return SUCCESS;
     }
 
     // ---- simulation ----

@@ -5,6 +5,7 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.CaptureGate;
 import dev.gatun.cuda.internal.context.CaptureScope;
@@ -13,6 +14,7 @@ import dev.gatun.cuda.internal.context.Internals;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -320,7 +322,8 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
     @Override
     public void destroyGraph(MemorySegment graph) {
         core.enter("cuGraphDestroy");
-        // Safety: no executable refers to a graph; the lifecycle destroys each graph once.
+        // Safety: the lifecycle destroys each graph once, and the graph an executable was
+        // instantiated from only after that executable (launches never use a graph itself).
         core.check(core.api().cuGraphDestroy(graph), "cuGraphDestroy");
         Held held = graphs.remove(graph);
         if (held != null) {
@@ -346,51 +349,93 @@ final class CudaGraphBackend implements GraphBackend<Stream> {
     }
 
     /**
-     * Points the {@code occurrence}-th node (0-based) of {@code graph} that launches
-     * {@code function} at a new argument block, in {@code exec}, for later launches. The
-     * executable then holds the buffers the new arguments name.
+     * Points the {@code occurrence}-th node (0-based) of {@code segment}'s graph that launches
+     * {@code function} at a new argument block, in the segment's executable, for later launches.
+     * The executable then holds the buffers the new arguments name.
+     *
+     * <p>The node is looked up in the graph last captured, whose description (function,
+     * dimensions, shared memory) is what the executable runs now. The driver, however, names the
+     * executable's nodes by the nodes of the graph it was instantiated from (the segment's origin,
+     * kept alive for this), and refuses any other node. After an in-place update the two graphs
+     * are paired by position: cuGraphExecUpdate succeeded only because they have the same
+     * topology with nodes created in the same order, and it pairs nodes in that order, the order
+     * in which cuGraphGetNodes lists them (observed, not documented: {@link #originNode} checks
+     * what it can of the pair).
      */
-    void updateKernelNode(MemorySegment graph, MemorySegment exec, MemorySegment function, int occurrence,
-            MemorySegment kernelParams, List<OwnedResource> argumentOwners, String kernelName) {
+    void updateKernelNode(Segment segment, MemorySegment function, int occurrence, MemorySegment kernelParams,
+            List<OwnedResource> argumentOwners, String kernelName) {
         core.enter("cuGraphExecKernelNodeSetParams");
         core.driver().require("cuGraphExecKernelNodeSetParams_v2", 12000);
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(ValueLayout.JAVA_LONG);
-            // Safety: graph is live (the slot's lock keeps it); a NULL array asks for the count only.
-            core.check(core.api().cuGraphGetNodes(graph, MemorySegment.NULL, count), "cuGraphGetNodes");
-            long n = count.get(ValueLayout.JAVA_LONG, 0);
-            MemorySegment nodes = arena.allocate(ValueLayout.ADDRESS, Math.max(1, n));
-            // Safety: nodes has room for the n handles the driver writes.
-            core.check(core.api().cuGraphGetNodes(graph, nodes, count), "cuGraphGetNodes");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment nodes = nodesOf(segment.graph(), arena);
             MemorySegment type = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment params = dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);
+            MemorySegment params = CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);
             int seen = 0;
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < nodes.byteSize() / ValueLayout.ADDRESS.byteSize(); i++) {
                 MemorySegment node = nodes.getAtIndex(ValueLayout.ADDRESS, i);
-                // Safety: node is one of graph's nodes; type and params are sized for what the driver writes.
-                core.check(core.api().cuGraphNodeGetType(node, type), "cuGraphNodeGetType");
-                if (type.get(ValueLayout.JAVA_INT, 0) != CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()) {
+                if (!isKernelNode(node, type)) {
                     continue;
                 }
+                // Safety: node is a kernel node of a live graph; params is sized for the struct the driver fills in.
                 core.check(core.api().cuGraphKernelNodeGetParams_v2(node, params), "cuGraphKernelNodeGetParams");
-                if (dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.func(params).address() != function.address()
-                        || seen++ != occurrence) {
+                if (CUDA_KERNEL_NODE_PARAMS_v2_st.func(params).address() != function.address() || seen++ != occurrence) {
                     continue;
                 }
-                dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(params, kernelParams);
-                dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st.extra(params, MemorySegment.NULL);
-                Exec e = execs.get(exec);
+                MemorySegment target = segment.updated() ? originNode(segment, nodes, i, type, arena) : node;
+                CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(params, kernelParams);
+                CUDA_KERNEL_NODE_PARAMS_v2_st.extra(params, MemorySegment.NULL);
+                Exec e = execs.get(segment.exec());
                 if (e != null) {
                     e.held.addAll(argumentOwners); // before the node can use them
                 }
-                // Safety: exec was instantiated from graph; params is the node's own description
-                // with only its argument block replaced; the driver copies the argument values now.
-                core.check(core.api().cuGraphExecKernelNodeSetParams_v2(exec, node, params), "cuGraphExecKernelNodeSetParams");
+                // Safety: target is a kernel node of the graph the executable was instantiated
+                // from, which lives as long as the executable; params is the description of the
+                // node the executable runs now, with only its argument block replaced; the
+                // driver copies the argument values during the call.
+                core.check(core.api().cuGraphExecKernelNodeSetParams_v2(segment.exec(), target, params),
+                        "cuGraphExecKernelNodeSetParams");
                 return;
             }
             throw new IllegalArgumentException("the segment has " + seen + " node(s) launching kernel '" + kernelName
                     + "'; there is no occurrence " + occurrence);
         }
+    }
+
+    /** The node handles of {@code graph}, in the driver's order. */
+    private MemorySegment nodesOf(MemorySegment graph, Arena arena) {
+        MemorySegment count = arena.allocate(ValueLayout.JAVA_LONG);
+        // Safety: graph is live (the slot's lock keeps it); a NULL array asks for the count only.
+        core.check(core.api().cuGraphGetNodes(graph, MemorySegment.NULL, count), "cuGraphGetNodes");
+        long n = count.get(ValueLayout.JAVA_LONG, 0);
+        MemorySegment nodes = arena.allocate(ValueLayout.ADDRESS, Math.max(1, n));
+        // Safety: nodes has room for the n handles the driver writes, and count says so.
+        core.check(core.api().cuGraphGetNodes(graph, nodes, count), "cuGraphGetNodes");
+        return nodes.asSlice(0, ValueLayout.ADDRESS.byteSize() * count.get(ValueLayout.JAVA_LONG, 0)); // as many as written
+    }
+
+    private boolean isKernelNode(MemorySegment node, MemorySegment type) {
+        // Safety: node is a node of a live graph; type holds the enum the driver writes.
+        core.check(core.api().cuGraphNodeGetType(node, type), "cuGraphNodeGetType");
+        return type.get(ValueLayout.JAVA_INT, 0) == CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL();
+    }
+
+    /**
+     * The node of the segment's origin graph paired with node {@code index} of its current graph
+     * (see {@link #updateKernelNode}). Pairing by position rests on the driver listing the nodes
+     * of both graphs in creation order, which it does not document; so the pair is checked as far
+     * as the update allows: the same node count, and a kernel node at that position. Its function
+     * is not compared: an in-place update may have changed it (a kernel of a replaced module),
+     * and the driver lets a node update change it too.
+     */
+    private MemorySegment originNode(Segment segment, MemorySegment current, long index, MemorySegment type,
+            Arena arena) {
+        MemorySegment origin = nodesOf(segment.origin(), arena);
+        if (origin.byteSize() != current.byteSize() || !isKernelNode(origin.getAtIndex(ValueLayout.ADDRESS, index), type)) {
+            throw new IllegalStateException("node " + index + " of the graph this executable was updated to has no "
+                    + "kernel node to pair with in the graph it was instantiated from, so no node was updated. Reset "
+                    + "the slot and capture the segment anew for a fresh executable");
+        }
+        return origin.getAtIndex(ValueLayout.ADDRESS, index);
     }
 
     /** Retires a dropped segment: an executable waits for its launches; a bare graph goes at once. */

@@ -86,7 +86,9 @@ public final class CudaGraphs implements AutoCloseable {
      * {@code occurrence}-th (0-based) launch of {@code kernel} in segment {@code segment} of
      * {@code slot} takes {@code arguments}' argument values from its next launch on (launches
      * already queued are not affected). The executable holds the buffers the new arguments name.
-     * No re-capture, no re-instantiation.
+     * No re-capture, no re-instantiation. Works the same after any number of in-place updates
+     * of the segment (same-shape re-captures): the node is found in the graph last captured, and
+     * keeps that capture's grid, block and shared memory.
      *
      * @param arguments a launch of the same kernel prepared with the new arguments
      * @throws IllegalArgumentException when the segment has no such node, or {@code arguments}
@@ -100,8 +102,8 @@ public final class CudaGraphs implements AutoCloseable {
                     + "', not '" + kernel.name() + "'");
         }
         Internals.Bridge internals = Internals.get();
-        slot.withSegment(segment, (graph, exec) -> {
-            backend.updateKernelNode(graph, exec, internals.function(kernel), occurrence, internals.kernelParams(arguments),
+        slot.withSegment(segment, handles -> {
+            backend.updateKernelNode(handles, internals.function(kernel), occurrence, internals.kernelParams(arguments),
                     internals.argumentOwners(arguments), kernel.name());
             return null;
         });

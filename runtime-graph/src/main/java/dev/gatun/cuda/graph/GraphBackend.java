@@ -25,7 +25,11 @@ public interface GraphBackend<S> {
      */
     MemorySegment endCapture(S stream);
 
-    /** Instantiates an executable from {@code graph}; the graph stays owned by the caller. */
+    /**
+     * Instantiates an executable from {@code graph}. The graph stays owned by the caller, who
+     * keeps it alive as long as the executable, even after the executable was updated to run
+     * another graph: the driver names the executable's nodes by {@code graph}'s nodes.
+     */
     MemorySegment instantiate(MemorySegment graph);
 
     /**
@@ -45,7 +49,11 @@ public interface GraphBackend<S> {
     /** Launches {@code exec} on {@code stream}. */
     void launch(MemorySegment exec, S stream);
 
-    /** Destroys a graph. Launches never reference a graph, only executables made from it. */
+    /**
+     * Destroys a graph. Launches never reference a graph, only executables made from it; but an
+     * executable's node updates do, so a graph is destroyed only after the executables
+     * instantiated from it.
+     */
     void destroyGraph(MemorySegment graph);
 
     /** Destroys an executable; only called once nothing submitted can still use it. */

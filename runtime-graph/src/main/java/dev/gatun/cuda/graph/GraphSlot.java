@@ -163,7 +163,7 @@ public final class GraphSlot<S> {
     private List<RetiredSegment> append(SlotState prior, MemorySegment graph, S stream) {
         MemorySegment exec = instantiate(prior, graph);
         upload(prior, graph, exec, stream);
-        state = prior.appended(new Segment(graph, exec));
+        state = prior.appended(Segment.instantiated(graph, exec));
         return List.of();
     }
 
@@ -181,17 +181,21 @@ public final class GraphSlot<S> {
             throw failure;
         }
         if (updated) {
-            state = prior.replaced(index, new Segment(graph, old.exec()));
+            state = prior.replaced(index, old.updatedTo(graph));
             counters.add(SlotCounters.UPDATES_IN_PLACE, 1);
+            if (!old.updated()) {
+                return List.of(); // the replaced graph is the executable's origin: it stays (see Segment)
+            }
             // Launches made before the update may still be running what the old graph baked in
             // (kernels, buffer addresses), so it is released through retirement as well.
-            return List.of(retired(index, old.graph(), MemorySegment.NULL));
+            return List.of(new RetiredSegment(describe() + " segment " + index, backend, old.graph(),
+                    MemorySegment.NULL));
         }
         MemorySegment exec = instantiate(prior, graph);
         upload(prior, graph, exec, stream);
-        state = prior.replaced(index, new Segment(graph, exec));
+        state = prior.replaced(index, Segment.instantiated(graph, exec));
         counters.add(SlotCounters.REINSTANTIATIONS, 1);
-        return List.of(retired(index, old.graph(), old.exec()));
+        return List.of(retired(index, old));
     }
 
     private MemorySegment instantiate(SlotState prior, MemorySegment graph) {
@@ -274,11 +278,11 @@ public final class GraphSlot<S> {
     }
 
     /**
-     * Runs {@code action} on segment {@code index}'s graph and executable under this slot's lock,
-     * so that no capture, reset or retirement replaces them meanwhile (replays may still run: an
+     * Runs {@code action} on segment {@code index}'s handles under this slot's lock, so that no
+     * capture, reset or retirement replaces or destroys them meanwhile (replays may still run: an
      * in-place node update affects only launches made after it).
      */
-    <T> T withSegment(int index, java.util.function.BiFunction<MemorySegment, MemorySegment, T> action) {
+    <T> T withSegment(int index, java.util.function.Function<Segment, T> action) {
         lock.lock();
         try {
             SlotState current = state;
@@ -287,8 +291,7 @@ public final class GraphSlot<S> {
                 throw new IndexOutOfBoundsException(describe() + " has " + current.segments.length
                         + " segment(s); there is no segment " + index);
             }
-            Segment segment = current.segments[index];
-            return action.apply(segment.graph(), segment.exec());
+            return action.apply(current.segments[index]);
         } finally {
             lock.unlock();
         }
@@ -393,13 +396,13 @@ public final class GraphSlot<S> {
     private List<RetiredSegment> retiredAll(SlotState view) {
         List<RetiredSegment> dropped = new ArrayList<>(view.segments.length);
         for (int i = 0; i < view.segments.length; i++) {
-            dropped.add(retired(i, view.segments[i].graph(), view.segments[i].exec()));
+            dropped.add(retired(i, view.segments[i]));
         }
         return dropped;
     }
 
-    private RetiredSegment retired(int index, MemorySegment graph, MemorySegment exec) {
-        return new RetiredSegment(describe() + " segment " + index, backend, graph, exec);
+    private RetiredSegment retired(int index, Segment segment) {
+        return RetiredSegment.whole(describe() + " segment " + index, backend, segment);
     }
 
     /** Destroys a graph that was never instantiated; if that fails, retirement retries it later. */

@@ -186,6 +186,82 @@ class CudaGraphsTest {
     }
 
     @Test
+    void aKernelNodeIsUpdatedInPlaceAfterAnyNumberOfSameShapeRecaptures() {
+        List<Integer> grids = new java.util.concurrent.CopyOnWriteArrayList<>();
+        sim.gpu.kernelBody("add", l -> {
+            grids.add(l.gridX());
+            var v = l.memory(l.pointer(0), 4L * l.i32(1));
+            for (int i = 0; i < l.i32(1); i++) {
+                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
+            }
+        });
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
+                DeviceBuffer b = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
+            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(b), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            int recaptures = 3;
+            for (int k = 1; k <= recaptures; k++) {
+                slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
+                // The grid changes with each capture: the node update must keep the latest one.
+                add.launch(stream, LaunchConfig.of(1 + k, 4), KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(10 * k));
+                add.launch(stream, LaunchConfig.of(1 + k, 4), KernelArg.pointer(b), KernelArg.i32(4), KernelArg.i32(10 * k));
+                slot.endCapture();
+            }
+            assertEquals(recaptures, slot.counts().updatesInPlace());
+            assertEquals(2, sim.gpu.liveGraphs(), "the graph last captured and the one the executable was made from");
+
+            graphs.updateKernelArguments(slot, 0, add, 1,
+                    add.prepare(LaunchConfig.of(1, 4), KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7)));
+            for (DeviceBuffer d : new DeviceBuffer[] {a, b, c}) {
+                d.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            }
+            slot.replay(stream);
+            assertArrayEquals(new int[] {29, 29, 29, 29}, read(a, 4), "the first node runs the last capture");
+            assertArrayEquals(new int[] {-1, -1, -1, -1}, read(b, 4), "the second node no longer writes b");
+            assertArrayEquals(new int[] {6, 6, 6, 6}, read(c, 4), "it writes c with the new value");
+            assertEquals(List.of(1 + recaptures, 1 + recaptures), grids, "the re-captured grid is kept");
+            assertEquals(0, slot.counts().reinstantiations());
+
+            slot.reset();
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveGraphExecs());
+            assertEquals(0, sim.gpu.liveGraphs(), "the executable's first graph goes with it");
+            assertEquals(0, graphs.liveGraphs());
+        }
+    }
+
+    @Test
+    void aNodeRecapturedWithAReplacedModulesKernelIsUpdatedThroughTheExecutablesOwnNode() {
+        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        try (DeviceBuffer a = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
+            try (Kernel first = ctx.modules().kernel("m", "add")) {
+                slot.beginCapture(stream, CaptureMode.GLOBAL);
+                first.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+                slot.endCapture();
+            }
+            ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+            try (Kernel second = ctx.modules().kernel("m", "add")) {
+                slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
+                second.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(2));
+                slot.endCapture();
+                assertEquals(1, slot.counts().updatesInPlace());
+                // The executable's own node launched the first module's kernel; it now runs the second's.
+                graphs.updateKernelArguments(slot, 0, second, 0,
+                        second.prepare(LaunchConfig.of(1, 4), KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7)));
+            }
+            a.asInts().copyFrom(new int[4]);
+            c.asInts().copyFrom(new int[4]);
+            slot.replay(stream);
+            assertArrayEquals(new int[4], read(a, 4));
+            assertArrayEquals(new int[] {7, 7, 7, 7}, read(c, 4));
+            slot.reset();
+        }
+    }
+
+    @Test
     void theLatchWordIsReadClearedAndNeverTouchedByAGraphReset() {
         ValidationLatch latch = graphs.latch();
         ValidationOwner owner = latch.register("request");

@@ -15,6 +15,8 @@ import java.util.Set;
  * destroying a freed handle, ending a capture that is not open) as violations; and fails any
  * chosen call on demand. A captured graph carries a topology, which decides whether an in-place
  * update applies, and a label, which launches report so a test can check what ran, in which order.
+ * As on the driver, a graph must outlive the executables instantiated from it (their nodes are
+ * named by its nodes), even after they were updated to run another graph.
  */
 final class FakeGraphBackend implements GraphBackend<String> {
 
@@ -36,10 +38,13 @@ final class FakeGraphBackend implements GraphBackend<String> {
 
     private static final class Exec {
         final int topology;
+        /** The graph it was instantiated from: as on the driver, it must outlive the executable. */
+        final long origin;
         int label;
 
-        Exec(int topology, int label) {
+        Exec(int topology, long origin, int label) {
             this.topology = topology;
+            this.origin = origin;
             this.label = label;
         }
     }
@@ -128,7 +133,7 @@ final class FakeGraphBackend implements GraphBackend<String> {
         Graph source = liveGraph(graph, "instantiate");
         maybeFail(Op.INSTANTIATE);
         long handle = nextHandle++;
-        execs.put(handle, new Exec(source.topology(), source.label()));
+        execs.put(handle, new Exec(source.topology(), graph.address(), source.label()));
         return MemorySegment.ofAddress(handle);
     }
 
@@ -171,6 +176,12 @@ final class FakeGraphBackend implements GraphBackend<String> {
     @Override
     public synchronized void destroyGraph(MemorySegment graph) {
         liveGraph(graph, "destroyGraph");
+        for (Exec e : execs.values()) {
+            if (e.origin == graph.address()) {
+                throw violation("destroyGraph on graph 0x" + Long.toHexString(graph.address())
+                        + ", which a live executable was instantiated from");
+            }
+        }
         maybeFail(Op.DESTROY_GRAPH);
         graphs.remove(graph.address());
     }

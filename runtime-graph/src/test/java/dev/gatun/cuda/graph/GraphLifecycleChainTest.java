@@ -170,9 +170,11 @@ class GraphLifecycleChainTest {
                 if (target < 0) {
                     m.labels.add(label);
                     m.topologies.add(topology);
+                    m.updated.add(false);
                 } else {
                     m.labels.set(target, label);
                     m.topologies.set(target, topology);
+                    m.updated.set(target, inPlace);
                     if (inPlace) {
                         m.updates++;
                     } else {
@@ -203,8 +205,7 @@ class GraphLifecycleChainTest {
                 run(GraphStateException.class, slots.get(s)::reset);
             } else {
                 assertEquals(!m.labels.isEmpty(), slots.get(s).reset());
-                m.labels.clear();
-                m.topologies.clear();
+                m.clear();
                 m.resets++;
             }
             check();
@@ -254,8 +255,7 @@ class GraphLifecycleChainTest {
             if (!refused) {
                 for (Model m : owned) {
                     m.retired = true;
-                    m.labels.clear();
-                    m.topologies.clear();
+                    m.clear();
                 }
             }
             check();
@@ -301,6 +301,7 @@ class GraphLifecycleChainTest {
             backend.clearFaults();
             GraphCounts total = GraphCounts.ZERO;
             int segments = 0;
+            int segmentGraphs = 0;
             for (int s = 0; s < slots.size(); s++) {
                 Model m = models.get(s);
                 GraphSlot<String> slot = slots.get(s);
@@ -310,14 +311,16 @@ class GraphLifecycleChainTest {
                 assertEquals(m.capturing(), backend.capturing(stream(s)), "stream of slot " + s + " capturing");
                 total = total.plus(m.counts());
                 segments += m.labels.size();
+                segmentGraphs += m.graphs();
             }
             assertEquals(total, graphs.totals());
             assertEquals(List.of(), backend.takeLaunches(), "no launch outside a replay");
             List<RetiredSegment> pending = retirement.pending();
             long pendingExecs = pending.stream().filter(r -> r.exec().address() != 0).count();
-            long pendingGraphs = pending.stream().filter(r -> r.graph().address() != 0).count();
+            long pendingGraphs = pending.stream().filter(r -> r.graph().address() != 0).count()
+                    + pending.stream().filter(r -> r.origin().address() != 0).count();
             assertEquals(segments + pendingExecs, backend.liveExecs(), "live executables");
-            assertEquals(segments + pendingGraphs, backend.liveGraphs(), "live graphs");
+            assertEquals(segmentGraphs + pendingGraphs, backend.liveGraphs(), "live graphs");
             assertEquals(List.of(), backend.violations());
             long liveOwners = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_OWNER;
             assertEquals(liveOwners, graphs.liveOwners());
@@ -328,6 +331,8 @@ class GraphLifecycleChainTest {
     static final class Model {
         final List<Integer> labels = new ArrayList<>();
         final List<Integer> topologies = new ArrayList<>();
+        /** Per segment: updated in place since instantiated, so it holds its origin graph too. */
+        final List<Boolean> updated = new ArrayList<>();
         /** null when not capturing; -1 for an appending capture; else the segment re-captured. */
         Integer target;
         boolean retired;
@@ -341,6 +346,17 @@ class GraphLifecycleChainTest {
 
         boolean capturing() {
             return target != null;
+        }
+
+        /** Graphs the segments hold: each its last capture, and an updated one its origin too. */
+        int graphs() {
+            return labels.size() + (int) updated.stream().filter(u -> u).count();
+        }
+
+        void clear() {
+            labels.clear();
+            topologies.clear();
+            updated.clear();
         }
 
         SlotPhase phase() {

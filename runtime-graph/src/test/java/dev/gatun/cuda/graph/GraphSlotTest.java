@@ -196,13 +196,57 @@ class GraphSlotTest {
         assertEquals(2, backend.liveExecs());
         slot.replay(STREAM);
         assertEquals(List.of(11, 20), backend.takeLaunches());
-        // Only the replaced graph is dropped; the executable lives on.
-        List<RetiredSegment> handed = retirement.pending();
-        assertEquals(1, handed.size());
-        assertEquals(MemorySegment.NULL, handed.get(0).exec());
-        retirement.completeAll();
-        assertEquals(2, backend.liveGraphs());
+        // The replaced graph is the one the executable was instantiated from: it lives on with it.
+        assertEquals(List.of(), retirement.pending());
+        assertEquals(3, backend.liveGraphs());
         assertEquals(2, backend.liveExecs());
+    }
+
+    @Test
+    void repeatedInPlaceUpdatesDropTheGraphsInBetweenAndKeepTheExecutablesOrigin() {
+        capture(slot, 7, 10);
+        recapture(0, 7, 11);
+        recapture(0, 7, 12);
+        recapture(0, 7, 13);
+
+        slot.replay(STREAM);
+        assertEquals(List.of(13), backend.takeLaunches());
+        List<RetiredSegment> handed = retirement.pending();
+        assertEquals(2, handed.size(), "the graphs of labels 11 and 12");
+        for (RetiredSegment r : handed) {
+            assertEquals(MemorySegment.NULL, r.exec());
+            assertEquals(MemorySegment.NULL, r.origin());
+        }
+        retirement.completeAll();
+        assertEquals(2, backend.liveGraphs(), "the origin and the graph last captured");
+        assertEquals(1, backend.liveExecs());
+
+        assertTrue(slot.reset());
+        RetiredSegment whole = retirement.pending().get(0);
+        assertNotEquals(0, whole.exec().address());
+        assertNotEquals(0, whole.origin().address());
+        retirement.completeAll();
+        assertTrue(whole.destroyed());
+        assertEquals(0, backend.liveGraphs());
+        assertEquals(0, backend.liveExecs());
+    }
+
+    @Test
+    void anUpdatedSegmentWhoseOriginFailsToBeDestroyedRetriesOnlyThat() {
+        capture(slot, 7, 10);
+        recapture(0, 7, 11);
+        slot.reset();
+        RetiredSegment handed = retirement.pending().get(0);
+        backend.failOn(Op.DESTROY_GRAPH, 1); // the graph last captured goes, the origin does not
+
+        assertThrows(FakeDriverException.class, handed::destroy);
+        assertEquals(0, backend.liveExecs());
+        assertEquals(1, backend.liveGraphs());
+        assertEquals(MemorySegment.NULL, handed.graph());
+        assertFalse(handed.destroyed());
+        handed.destroy();
+        assertTrue(handed.destroyed());
+        assertEquals(0, backend.liveGraphs());
     }
 
     @Test

@@ -312,6 +312,91 @@ class GraphGpuTest {
         }
     }
 
+    /** y = x * a + b, in wrapping 32-bit integers. */
+    private static int[] cpuAffine(int[] x, int a, int b) {
+        int[] y = new int[x.length];
+        for (int i = 0; i < x.length; i++) {
+            y[i] = x[i] * a + b;
+        }
+        return y;
+    }
+
+    @Test
+    void aKernelNodeIsUpdatedInPlaceAfterThreeSameShapeRecaptures() {
+        String source = """
+                extern "C" __global__ void affine(unsigned int* y, const unsigned int* x, unsigned int a,
+                                                  unsigned int b, int n) {
+                    int i = blockIdx.x * blockDim.x + threadIdx.x;
+                    if (i < n) y[i] = x[i] * a + b;
+                }
+                """;
+        CudaContext ctx = Gpu.context();
+        CudaGraphs graphs = CudaGraphs.of(ctx);
+        int n = 5003;
+        long seed = Gpu.seed();
+        Random r = new Random(seed);
+        int poison = 0xDEADBEEF;
+        Stream s = ctx.createStream();
+        try (Kernel affine = Gpu.kernel(source, "affine"); DeviceBuffer x = ctx.allocate(4L * n);
+                DeviceBuffer y1 = ctx.allocate(4L * n); DeviceBuffer y2 = ctx.allocate(4L * n);
+                DeviceBuffer y3 = ctx.allocate(4L * n)) {
+            GraphSlot<Stream> slot = graphs.registerOwner("recaptured-nodes").slot("affine");
+            LaunchConfig config = LaunchConfig.covering(n, 128);
+            slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
+            affine.launch(s, config, KernelArg.pointer(y1), KernelArg.pointer(x), KernelArg.i32(3), KernelArg.i32(5),
+                    KernelArg.i32(n));
+            affine.launch(s, config, KernelArg.pointer(y2), KernelArg.pointer(x), KernelArg.i32(7), KernelArg.i32(11),
+                    KernelArg.i32(n));
+            slot.endCapture();
+            int a1 = 0;
+            int b1 = 0;
+            for (int k = 1; k <= 3; k++) {
+                a1 = r.nextInt() | 1;
+                b1 = r.nextInt();
+                slot.beginRecapture(0, s, CaptureMode.THREAD_LOCAL);
+                affine.launch(s, config, KernelArg.pointer(y1), KernelArg.pointer(x), KernelArg.i32(a1),
+                        KernelArg.i32(b1), KernelArg.i32(n));
+                affine.launch(s, config, KernelArg.pointer(y2), KernelArg.pointer(x), KernelArg.i32(a1 + 2),
+                        KernelArg.i32(b1 + 2), KernelArg.i32(n));
+                slot.endCapture();
+            }
+            assertEquals(3, slot.counts().updatesInPlace(), "every re-capture updated the executable in place");
+            assertEquals(0, slot.counts().reinstantiations());
+            int a3 = r.nextInt() | 1;
+            int b3 = r.nextInt();
+            graphs.updateKernelArguments(slot, 0, affine, 1, affine.prepare(config, KernelArg.pointer(y3),
+                    KernelArg.pointer(x), KernelArg.i32(a3), KernelArg.i32(b3), KernelArg.i32(n)));
+            int[] hostX = new int[n];
+            int[] out = new int[n];
+            int[] poisoned = new int[n];
+            Arrays.fill(poisoned, poison);
+            for (int replay = 0; replay < 2; replay++) {
+                for (int i = 0; i < n; i++) {
+                    hostX[i] = r.nextInt();
+                }
+                x.asInts().copyFrom(hostX);
+                for (DeviceBuffer d : new DeviceBuffer[] {y1, y2, y3}) {
+                    s.fill(d.asInts(), poison);
+                }
+                slot.replay(s);
+                Arrays.fill(out, 0x5A5A5A5A);
+                y1.asInts().copyTo(out);
+                assertArrayEquals(cpuAffine(hostX, a1, b1), out, "the first node runs the last capture; replay "
+                        + replay + " seed=" + seed);
+                Arrays.fill(out, 0x5A5A5A5A);
+                y2.asInts().copyTo(out);
+                assertArrayEquals(poisoned, out, "the updated node no longer writes y2; replay " + replay + " seed=" + seed);
+                Arrays.fill(out, 0x5A5A5A5A);
+                y3.asInts().copyTo(out);
+                assertArrayEquals(cpuAffine(hostX, a3, b3), out, "the updated node writes y3 with its new scalars; "
+                        + "replay " + replay + " seed=" + seed);
+            }
+            slot.reset();
+        } finally {
+            s.close();
+        }
+    }
+
     @Test
     void aSameShapeRecaptureUpdatesTheExecutableInPlace(TestReporter report) {
         CudaContext ctx = Gpu.context();

@@ -10,6 +10,7 @@ import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.CompiledProgram;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.InvalidLaunchException;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
@@ -21,6 +22,8 @@ import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.ModuleRegistry;
 import dev.gatun.cuda.NvrtcCompiler;
 import dev.gatun.cuda.NvrtcLibrary;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -310,6 +313,63 @@ class KernelGpuTest {
             assertTrue(k.maxActiveBlocksPerMultiprocessor(256, 0) >= 1);
             Kernel.BlockSizeSuggestion s = k.suggestBlockSize(0, 0);
             assertTrue(s.blockSize() >= 32 && s.blockSize() <= 1024 && s.minGridSize() > 0, s.toString());
+        }
+    }
+
+    @Test
+    void perAxisLimitsAreRefusedBeforeTheDriverAndAValidLaunchThenStillComputes() {
+        String source = """
+                extern "C" __global__ void affine3d(unsigned int* out, const unsigned int* x, unsigned int a, int n) {
+                    int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+                    int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+                    int i = b * (blockDim.x * blockDim.y * blockDim.z) + t;
+                    if (i < n) out[i] = x[i] * a + (unsigned int) i;
+                }
+                """;
+        CudaContext ctx = Gpu.context();
+        DeviceCapabilities caps = ctx.device().capabilities();
+        // The raw attributes: the limits come from the driver, not from the fallbacks.
+        assertEquals(64, ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z()), "raw max block z");
+        assertEquals(64, caps.maxBlockDimZ());
+        int maxGridY = ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y());
+        assertEquals(maxGridY, caps.maxGridDimY());
+        int n = 100_003;
+        long seed = Gpu.seed();
+        Random r = new Random(seed);
+        int[] x = new int[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = r.nextInt();
+        }
+        int a = r.nextInt() | 1;
+        Stream s = ctx.computeStream();
+        try (Kernel k = Gpu.kernel(source, "affine3d"); DeviceBuffer dx = ctx.allocate(4L * n);
+                DeviceBuffer out = ctx.allocate(4L * n)) {
+            dx.asInts().copyFrom(x);
+            s.fill(out.asInts(), 0xDEADBEEF);
+            LaunchConfig tallBlock = LaunchConfig.of(1, 1, 1, 2, 2, 128); // 512 threads, but z over 64
+            LaunchConfig tallGrid = LaunchConfig.of(1, maxGridY + 1, 1, 32, 1, 1);
+            for (LaunchConfig bad : new LaunchConfig[] {tallBlock, tallBlock.withCooperative(true),
+                    tallBlock.withCluster(1, 1, 1), tallGrid, tallGrid.withCooperative(true), tallGrid.withCluster(1, 1, 1)}) {
+                InvalidLaunchException e = assertThrows(InvalidLaunchException.class, () -> k.launch(s, bad,
+                        KernelArg.pointer(out), KernelArg.pointer(dx), KernelArg.i32(a), KernelArg.i32(n)), bad::toString);
+                String expected = bad.blockZ() == 128 ? "block z is 128, more than the 64" : "grid y is " + (maxGridY + 1)
+                        + ", more than the " + maxGridY;
+                assertTrue(e.getMessage().contains(expected), e.getMessage());
+            }
+            // The limit itself is fine: blocks of 2 x 2 x 64 threads over a two-dimensional grid.
+            int threads = 2 * 2 * 64;
+            int gridX = 7;
+            int gridY = (n + threads * gridX - 1) / (threads * gridX);
+            k.launch(s, LaunchConfig.of(gridX, gridY, 1, 2, 2, 64), KernelArg.pointer(out), KernelArg.pointer(dx),
+                    KernelArg.i32(a), KernelArg.i32(n));
+            int[] got = new int[n];
+            Arrays.fill(got, 0x5A5A5A5A);
+            out.asInts().copyTo(got);
+            int[] expected = new int[n];
+            for (int i = 0; i < n; i++) {
+                expected[i] = x[i] * a + i; // wrapping, as the kernel's unsigned arithmetic
+            }
+            assertArrayEquals(expected, got, "seed=" + seed);
         }
     }
 }
