@@ -1,12 +1,10 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A CUDA event: a marker recorded into a stream. Fence events (timing disabled) order and
@@ -32,9 +30,9 @@ public final class Event extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
-            // Safety: every stream it was recorded on has passed a later fence, so no record or
-            // wait on this event is pending.
-            return () -> context.api().cuEventDestroy_v2(handle);
+            // Every stream it was recorded on has passed a later fence, so no record or wait on
+            // this event is pending.
+            return () -> context.calls().events().destroy(handle);
         }
 
         @Override
@@ -50,13 +48,7 @@ public final class Event extends Owner {
 
     Event(CudaContext context, boolean timing) {
         ContextCore core = context.core();
-        core.enter("cuEventCreate");
-        MemorySegment out = core.scratch();
-        int flags = timing ? dev.gatun.cuda.bindings.driver.CudaDriver.CU_EVENT_DEFAULT()
-                : dev.gatun.cuda.bindings.driver.CudaDriver.CU_EVENT_DISABLE_TIMING();
-        // Safety: scratch holds the CUevent the driver writes.
-        core.check(core.api().cuEventCreate(out, flags), "cuEventCreate");
-        Resource r = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)), timing);
+        Resource r = new Resource(core, core.calls().events().create(timing), timing);
         super(r);
         this.context = context;
         this.core = core;
@@ -78,32 +70,20 @@ public final class Event extends Owner {
         StreamCore s = stream.enter("cuEventRecord");
         context.checkSame(stream.context(), "the stream");
         resource.usedOn(s);
-        // Safety: open event and open stream of the current context.
-        core.check(core.api().cuEventRecord(resource.handle, s.handle()), "cuEventRecord");
+        core.calls().events().record(resource.handle, s.handle());
     }
 
     /** Whether the work before the last record has completed (true if never recorded). Does not block. */
     public boolean query() {
         resource.checkOpen();
-        core.enter("cuEventQuery");
-        // Safety: open event of the current context.
-        int r = core.api().cuEventQuery(resource.handle);
-        if (r == 0) {
-            return true;
-        }
-        if (r == Evidence.PENDING) {
-            return false;
-        }
-        throw core.fail(r, "cuEventQuery");
+        return core.calls().events().query(resource.handle);
     }
 
     /** Blocks until the work before the last record has completed. */
     public void synchronize() {
         resource.checkOpen();
-        core.enter("cuEventSynchronize");
         core.stats().forcedSynchronizations.increment();
-        // Safety: open event of the current context.
-        core.check(core.api().cuEventSynchronize(resource.handle), "cuEventSynchronize");
+        core.calls().events().synchronize(resource.handle);
     }
 
     /**
@@ -117,12 +97,7 @@ public final class Event extends Owner {
         if (!timing || !start.timing) {
             throw new IllegalArgumentException("elapsed time needs two timing events (CudaContext.createTimingEvent)");
         }
-        core.enter("cuEventElapsedTime");
-        core.driver().require("cuEventElapsedTime_v2", 12080);
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the float the driver writes; both events are open.
-        core.check(core.api().cuEventElapsedTime_v2(out, start.resource.handle, resource.handle), "cuEventElapsedTime");
-        return out.get(ValueLayout.JAVA_FLOAT, 0);
+        return core.calls().events().elapsedMillis(start.resource.handle, resource.handle);
     }
 
     /** The handle for a wait on {@code stream}; records that the event was used there. */

@@ -4,8 +4,10 @@ import dev.gatun.cuda.CaptureActiveException;
 import dev.gatun.cuda.ContextPoisonedException;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.driver.Driver;
+import dev.gatun.cuda.internal.driver.DriverCalls;
 import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -37,7 +39,8 @@ public final class ContextCore implements RetirementQueue.Host {
     private final ContextStats stats = new ContextStats();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     private final ThreadLocal<MemorySegment> scratch;
-    private volatile CudaException poison;
+    private final Checked checked;
+    private final DriverCalls calls;
 
     /**
      * @param handle the retained primary context ({@code CUcontext})
@@ -49,6 +52,8 @@ public final class ContextCore implements RetirementQueue.Host {
         this.device = device;
         this.handle = handle;
         this.handleAddress = handle.address();
+        this.checked = new Checked(driver, device, handle);
+        this.calls = new DriverCalls(checked);
         this.gate = new CaptureGate(gateBound);
         this.retirement = new RetirementQueue(this);
         this.events = new EventPool(this);
@@ -59,6 +64,11 @@ public final class ContextCore implements RetirementQueue.Host {
 
     public DriverApi api() {
         return api;
+    }
+
+    /** Layer 2: the driver's functions as typed, checked calls. */
+    public DriverCalls calls() {
+        return calls;
     }
 
     public Driver driver() {
@@ -106,7 +116,7 @@ public final class ContextCore implements RetirementQueue.Host {
      * @param operation a constant name (no string building on hot paths)
      */
     public void enter(String operation) {
-        CudaException first = poison;
+        CudaException first = checked.poison();
         if (first != null) {
             throw new ContextPoisonedException(operation, first);
         }
@@ -128,27 +138,17 @@ public final class ContextCore implements RetirementQueue.Host {
 
     /** The typed exception for a failed result (poisoning the context if it is sticky), to throw. */
     public CudaException fail(int result, String operation) {
-        CudaException error = driver.error(result, operation, device);
-        if (CuResults.isSticky(result)) {
-            synchronized (this) {
-                if (poison == null) {
-                    poison = error;
-                    LOG.error("Device {} context poisoned by a sticky error; every later call on it will fail: {}",
-                            device, error.getMessage());
-                }
-            }
-        }
-        return error;
+        return checked.fail(result, operation);
     }
 
     /** The sticky error that poisoned this context, or null. */
     public CudaException poison() {
-        return poison;
+        return checked.poison();
     }
 
     @Override
     public boolean poisoned() {
-        return poison != null;
+        return checked.poisoned();
     }
 
     /**
@@ -192,16 +192,7 @@ public final class ContextCore implements RetirementQueue.Host {
 
     @Override
     public boolean makeCurrentForRetirement() {
-        if (poison != null) {
-            return false;
-        }
-        try {
-            enter("retirement");
-            return true;
-        } catch (CudaException e) {
-            LOG.warn("Cannot make device {} context current to free retired resources: {}", device, e.getMessage());
-            return false;
-        }
+        return checked.tryCurrent();
     }
 
     @Override

@@ -1,10 +1,9 @@
 package dev.gatun.cuda.internal.context;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
-import java.lang.foreign.Arena;
+import dev.gatun.cuda.OwnerKind;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
+import java.util.List;
 
 /**
  * Fence events (timing disabled, the cheapest kind) for completion evidence and cross-stream
@@ -15,7 +14,6 @@ import java.util.ArrayDeque;
 public final class EventPool {
 
     static final int MAX_POOLED = 256;
-    private static final int FENCE_FLAGS = CudaDriver.CU_EVENT_DISABLE_TIMING();
 
     private final ContextCore context;
     private final ArrayDeque<MemorySegment> free = new ArrayDeque<>();
@@ -36,14 +34,7 @@ public final class EventPool {
                 return e;
             }
         }
-        MemorySegment event;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            // Safety: out holds one CUevent and lives across the call.
-            context.check(context.api().cuEventCreate(out, FENCE_FLAGS), "cuEventCreate");
-            event = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-        }
-        return event;
+        return context.calls().events().create(false);
     }
 
     /** Returns an event whose last record nobody will wait on or query any more. */
@@ -54,16 +45,16 @@ public final class EventPool {
                 return;
             }
         }
-        context.retirement().submit(new Retirement("pooled fence event", dev.gatun.cuda.OwnerKind.EVENT,
-                java.util.List.of(), () -> context.api().cuEventDestroy_v2(event), true));
+        context.retirement().submit(new Retirement("pooled fence event", OwnerKind.EVENT, List.of(),
+                () -> context.calls().events().destroy(event), true));
     }
 
     /** Destroys the pooled events; at context shutdown, inside a synchronizing section. */
     void destroyPooled() {
         synchronized (free) {
             for (MemorySegment e; (e = free.pollFirst()) != null;) {
-                // Safety: pooled events have no pending record anyone relies on.
-                context.api().cuEventDestroy_v2(e);
+                // Pooled events have no pending record anyone relies on.
+                context.calls().events().destroy(e);
             }
         }
     }

@@ -38,9 +38,9 @@ final class FenceEvidence implements Evidence {
             } catch (RuntimeException cannotCreate) {
                 return; // retried at the next poll
             }
-            // Safety: e is a live pooled event and stream a live, non-capturing stream of the
-            // same context (checked under the lock that capture begin also takes).
-            if (context.api().cuEventRecord(e, stream.handle()) == 0) {
+            // e is a live pooled event and stream a live, non-capturing stream of the same context
+            // (checked under the lock that capture begin also takes).
+            if (context.calls().events().tryRecord(e, stream.handle()) == 0) {
                 event = e;
             } else {
                 context.events().release(e);
@@ -59,8 +59,8 @@ final class FenceEvidence implements Evidence {
                 return PENDING;
             }
         }
-        // Safety: event is a live pooled event recorded outside any capture.
-        return stream.context().api().cuEventQuery(event);
+        // event is a live pooled event recorded outside any capture.
+        return stream.context().calls().events().poll(event);
     }
 
     /**

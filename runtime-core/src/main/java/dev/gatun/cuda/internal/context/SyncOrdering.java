@@ -120,10 +120,10 @@ public final class SyncOrdering {
             }
             MemorySegment event = owner.events().acquire();
             try {
-                // Safety: a pooled event of the stream's own context, recorded on that stream,
-                // which is open (not drained) and not capturing, checked under the lock that
-                // capture begin and stream close also take.
-                owner.check(owner.api().cuEventRecord(event, stream.handle()), "cuEventRecord");
+                // A pooled event of the stream's own context, recorded on that stream, which is
+                // open (not drained) and not capturing, checked under the lock that capture begin
+                // and stream close also take.
+                owner.calls().events().record(event, stream.handle());
                 // Safety: the waiter is an open stream of a context of the same driver; the wait
                 // is enqueued before the pooled event can be recorded again by another user.
                 waiter.context().check(waiter.context().api().cuStreamWaitEvent(waiter.handle(), event, 0),

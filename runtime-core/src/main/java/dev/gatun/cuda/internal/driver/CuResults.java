@@ -31,6 +31,11 @@ public final class CuResults {
             CudaDriver.CUDA_ERROR_MPS_CLIENT_TERMINATED(),
             CudaDriver.CUDA_ERROR_EXTERNAL_DEVICE());
 
+    /** The result of a poll whose work is still running. */
+    public static final int NOT_READY = CudaDriver.CUDA_ERROR_NOT_READY();
+    /** What a call on a poisoned context reports without reaching the driver. */
+    public static final int CONTEXT_IS_DESTROYED = CudaDriver.CUDA_ERROR_CONTEXT_IS_DESTROYED();
+
     private static final Map<Integer, String> NAMES = GeneratedConstants.names(CudaDriver.class,
             n -> n.equals("CUDA_SUCCESS") || n.startsWith("CUDA_ERROR_"));
 

@@ -1,0 +1,153 @@
+package dev.gatun.cuda.internal.driver;
+
+import dev.gatun.cuda.ContextPoisonedException;
+import dev.gatun.cuda.CudaException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The choke point of layer 2 for one context: every typed call ({@link DriverCalls}) reaches
+ * the driver through the {@link DriverApi} held here, and turns its result into a typed
+ * exception here, poisoning the context on a sticky error. Owners never see the raw API: it is
+ * visible to this package only.
+ *
+ * <p>Out-parameters live in one 64-byte native block per thread that only this package
+ * touches: a typed call writes it and reads it back before it returns, and no call runs
+ * another, so the block is never shared by two calls in flight on one thread.
+ */
+public final class Checked {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Checked.class);
+
+    final DriverApi api;
+    private final Driver driver;
+    private final int device;
+    private final MemorySegment context;
+    private final long contextAddress;
+    private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(64, 8));
+    private volatile CudaException poison;
+
+    /**
+     * @param context the context whose calls these are ({@code CUcontext}); {@link MemorySegment#NULL}
+     *     for calls that belong to no context (device queries)
+     */
+    public Checked(Driver driver, int device, MemorySegment context) {
+        this.driver = driver;
+        this.api = driver.api();
+        this.device = device;
+        this.context = context;
+        this.contextAddress = context.address();
+    }
+
+    public Driver driver() {
+        return driver;
+    }
+
+    public int device() {
+        return device;
+    }
+
+    public MemorySegment context() {
+        return context;
+    }
+
+    /** This thread's out-parameter block (64 bytes, 8-aligned), for the call being made. */
+    MemorySegment out() {
+        return out.get();
+    }
+
+    /**
+     * Fails fast when a sticky error poisoned the context.
+     *
+     * @param operation a constant name (no string building on hot paths)
+     */
+    void live(String operation) {
+        CudaException first = poison;
+        if (first != null) {
+            throw new ContextPoisonedException(operation, first);
+        }
+    }
+
+    /**
+     * For calls that act on the calling thread's current context: fails fast when poisoned, then
+     * makes this context current (one cuCtxGetCurrent when it already is). Calls that name a
+     * stream or event act in that handle's context and skip this.
+     */
+    void current(String operation) {
+        live(operation);
+        MemorySegment o = out.get();
+        // Safety: o is this thread's out block, 8 bytes for one CUcontext.
+        check(api.cuCtxGetCurrent(o), "cuCtxGetCurrent");
+        if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
+            // Safety: context is the primary context this process retained and never releases.
+            check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        }
+    }
+
+    /**
+     * Makes the context current without throwing, for retirement (which runs on whatever thread
+     * reaps): false when it is poisoned or the driver refuses.
+     */
+    public boolean tryCurrent() {
+        if (poison != null) {
+            return false;
+        }
+        try {
+            current("retirement");
+            return true;
+        } catch (CudaException e) {
+            LOG.warn("Cannot make device {} context current to free retired resources: {}", device, e.getMessage());
+            return false;
+        }
+    }
+
+    /** Throws the typed exception for a failed result; poisons the context on a sticky error. */
+    void check(int result, String operation) {
+        if (result != 0) {
+            throw fail(result, operation);
+        }
+    }
+
+    /**
+     * For results that are handed back raw (frees for retirement, completion polls): poisons the
+     * context when the result is sticky, and returns it unchanged.
+     */
+    int observe(int result, String operation) {
+        if (result != 0 && CuResults.isSticky(result)) {
+            fail(result, operation);
+        }
+        return result;
+    }
+
+    /** The typed exception for a failed result (poisoning the context if it is sticky), to throw. */
+    public CudaException fail(int result, String operation) {
+        CudaException error = driver.error(result, operation, device);
+        if (CuResults.isSticky(result)) {
+            synchronized (this) {
+                if (poison == null) {
+                    poison = error;
+                    LOG.error("Device {} context poisoned by a sticky error; every later call on it will fail: {}",
+                            device, error.getMessage());
+                }
+            }
+        }
+        return error;
+    }
+
+    /** The sticky error that poisoned this context, or null. */
+    public CudaException poison() {
+        return poison;
+    }
+
+    public boolean poisoned() {
+        return poison != null;
+    }
+
+    /** See {@link Driver#require}. */
+    public void require(String function, int sinceVersion) {
+        driver.require(function, sinceVersion);
+    }
+}
