@@ -53,12 +53,13 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      *     grid would need more than 2^31-1 blocks
      */
     public static LaunchConfig covering(long elements, int block) {
-        String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
         if (block < 1) {
+            String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
             throw new InvalidLaunchException(call + ": the block must have at least 1 thread (at most the kernel's "
                     + "max threads per block, 1024 on current GPUs; 128 or 256 are usual)");
         }
         if (elements < 1) {
+            String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
             throw new InvalidLaunchException(call + (elements == 0
                     ? ": there are no elements to cover and a grid cannot be empty; skip the launch when there is "
                             + "nothing to do"
@@ -66,7 +67,8 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
         }
         long grid = elements / block + (elements % block == 0 ? 0 : 1); // no overflow, unlike (elements + block - 1)
         if (grid > Integer.MAX_VALUE) {
-            throw new InvalidLaunchException(call + ": " + grid + " blocks would be needed, more than the 2^31-1 a "
+            throw new InvalidLaunchException("LaunchConfig.covering(" + elements + ", " + block + "): " + grid
+                    + " blocks would be needed, more than the 2^31-1 a "
                     + "grid holds in x; use larger blocks, or a grid-stride loop over fewer blocks");
         }
         return of((int) grid, block);
