@@ -17,8 +17,9 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>The driver is found and initialized ({@code cuInit}) once, on first use; see the README
- * for where it is looked for and how to point Gatun at it. Without a usable driver,
+ * <p>The driver is found and initialized ({@code cuInit}) once, on first use (once per class
+ * loader that loads Gatun: each copy opens the same driver); see the README for where it is
+ * looked for and how to point Gatun at it. Without a usable driver,
  * {@link #isAvailable()} is false and {@link #system()} throws {@link CudaUnavailableException}
  * with every path tried, on every call.
  */

@@ -17,12 +17,18 @@ public final class CudaUnavailableException extends GatunException {
         this.attempts = List.copyOf(attempts);
     }
 
+    /** @param cause what went wrong, when loading failed with an exception of its own */
+    public CudaUnavailableException(String message, List<String> attempts, Throwable cause) {
+        super(message, cause);
+        this.attempts = List.copyOf(attempts);
+    }
+
     /**
      * The same diagnosis as a new exception, so that every caller of a library that failed to
-     * load gets a stack trace of its own call site.
+     * load gets a stack trace of its own call site. The cause, if any, is kept.
      */
     public CudaUnavailableException again() {
-        return new CudaUnavailableException(getMessage(), attempts);
+        return new CudaUnavailableException(getMessage(), attempts, getCause());
     }
 
     /** Each place tried, with the reason it failed, in the order tried. */

@@ -125,23 +125,27 @@ public final class NvrtcLibrary {
     }
 
     private static final class Holder {
-        static final Object STATE = load();
+        static final Object STATE = load(LibrarySearch.ofProcess(), CudaLibraries.nvrtc(System::getenv));
+    }
 
-        private static Object load() {
-            // Never let a class initializer throw: see Driver.SystemDriver.
-            try {
-                LibrarySpec spec = CudaLibraries.nvrtc(System::getenv);
-                LibrarySearch.Result found = LibrarySearch.ofProcess().find(spec);
-                if (!found.found()) {
-                    return new CudaUnavailableException(CudaLibraries.diagnosis(spec, found.attempts()), found.attempts());
-                }
-                return create(NativeNvrtcApi.INSTANCE, found.path() + " (" + found.how() + ")");
-            } catch (CudaUnavailableException e) {
-                return e;
-            } catch (RuntimeException | LinkageError e) {
-                String message = "loading NVRTC failed unexpectedly: " + e;
-                return new CudaUnavailableException(message, List.of(message));
+    /**
+     * Finds and opens NVRTC with {@code search}: the {@link NvrtcLibrary}, or the
+     * {@link CudaUnavailableException} that every caller will get. Never throws (see
+     * {@code Driver.load}).
+     */
+    static Object load(LibrarySearch search, LibrarySpec spec) {
+        try {
+            LibrarySearch.Result found = search.find(spec);
+            if (!found.found()) {
+                return CudaLibraries.unavailable(spec, found);
             }
+            String library = found.path() + " (" + found.how() + ")";
+            return create(new NativeNvrtcApi(found.symbols(), library), library);
+        } catch (CudaUnavailableException e) {
+            return e;
+        } catch (RuntimeException | Error e) {
+            String message = "loading NVRTC failed unexpectedly: " + e;
+            return new CudaUnavailableException(message, List.of(message), e);
         }
     }
 }

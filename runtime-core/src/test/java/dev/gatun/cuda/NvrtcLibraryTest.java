@@ -1,11 +1,20 @@
 package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
+import dev.gatun.cuda.internal.load.CudaLibraries;
+import dev.gatun.cuda.internal.load.LibrarySearch;
+import dev.gatun.cuda.internal.load.LibrarySpec;
+import dev.gatun.cuda.internal.load.Linkage;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class NvrtcLibraryTest {
@@ -40,5 +49,33 @@ class NvrtcLibraryTest {
         NvrtcCompiler compiler = NvrtcLibrary.create(new FakeNvrtcApi(13, 1), "fake").compiler(KernelCache.disabled());
         assertEquals("13.1", compiler.nvrtcVersion());
         assertEquals(KernelCache.disabled(), compiler.cache());
+    }
+
+    @Test
+    void anUnexpectedFailureWhileLoadingKeepsItsCause() {
+        IllegalStateException failure = new IllegalStateException("the loader broke");
+        Linkage broken = new Linkage() {
+            @Override
+            public Opened open(Path path) {
+                throw failure;
+            }
+
+            @Override
+            public Opened open(String soname) {
+                throw failure;
+            }
+
+            @Override
+            public Optional<Path> fileOf(MemorySegment symbol) {
+                throw failure;
+            }
+        };
+        LibrarySpec spec = CudaLibraries.nvrtc(name -> null);
+        Object state = NvrtcLibrary.load(new LibrarySearch(broken, name -> null, name -> null, LibrarySearch.FileCheck.REAL),
+                spec);
+        CudaUnavailableException e = assertInstanceOf(CudaUnavailableException.class, state);
+        assertTrue(e.getMessage().startsWith("loading NVRTC failed unexpectedly"), e.getMessage());
+        assertSame(failure, e.getCause());
+        assertSame(failure, e.again().getCause());
     }
 }

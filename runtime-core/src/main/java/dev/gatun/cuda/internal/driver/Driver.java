@@ -4,7 +4,6 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.CudaVersion;
 import dev.gatun.cuda.DriverTooOldException;
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.load.CudaLibraries;
 import dev.gatun.cuda.internal.load.LibrarySearch;
 import java.lang.foreign.Arena;
@@ -18,10 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * A loaded, initialized CUDA driver: the {@link DriverApi} to call, the CUDA version it
  * supports, where it came from, and the checks that turn its results into typed exceptions.
  *
- * <p>The process's driver ({@link #system()}) is loaded and {@code cuInit}-ed once, by the
- * first caller, under the class-initialization lock; a failure is remembered and reported as
- * a fresh {@link CudaUnavailableException} to every caller. Tests build their own instance
- * over a simulated driver with {@link #create}.
+ * <p>The process's driver ({@link #system()}) is loaded and {@code cuInit}-ed once per class
+ * loader that loads Gatun, by the first caller, under the class-initialization lock; a failure
+ * is remembered and reported as a fresh {@link CudaUnavailableException} to every caller.
+ * Tests build their own instance over a simulated driver with {@link #create}.
  */
 public final class Driver {
 
@@ -82,28 +81,28 @@ public final class Driver {
     }
 
     private static final class SystemDriver {
-        static final Object STATE = load();
+        static final Object STATE = load(LibrarySearch.ofProcess());
+    }
 
-        private static Object load() {
-            // Everything that can fail is caught here: a class initializer must not throw, or
-            // callers would see ExceptionInInitializerError once and NoClassDefFoundError after.
-            try {
-                LibrarySearch.Result found = LibrarySearch.ofProcess().find(CudaLibraries.DRIVER);
-                if (!found.found()) {
-                    return new CudaUnavailableException(CudaLibraries.diagnosis(CudaLibraries.DRIVER, found.attempts()),
-                            found.attempts());
-                }
-                if (CudaDriver.class.getClassLoader() != Driver.class.getClassLoader()) {
-                    return unavailable("dev.gatun.cuda.bindings and dev.gatun.cuda are in different class loaders; "
-                            + "the bindings would not see the driver loaded at " + found.path()
-                            + ". Load both jars with the same class loader.");
-                }
-                return create(new NativeDriverApi(), found.path() + " (" + found.how() + ")");
-            } catch (CudaUnavailableException e) {
-                return e;
-            } catch (RuntimeException | LinkageError e) {
-                return unavailable("loading the CUDA driver failed unexpectedly: " + e);
+    /**
+     * Finds, opens and initializes the driver with {@code search}: the {@link Driver}, or the
+     * {@link CudaUnavailableException} that every caller will get. Never throws: a class
+     * initializer must not, or callers would see ExceptionInInitializerError once and
+     * NoClassDefFoundError after.
+     */
+    static Object load(LibrarySearch search) {
+        try {
+            LibrarySearch.Result found = search.find(CudaLibraries.DRIVER);
+            if (!found.found()) {
+                return CudaLibraries.unavailable(CudaLibraries.DRIVER, found);
             }
+            String library = found.path() + " (" + found.how() + ")";
+            return create(new NativeDriverApi(found.symbols(), library), library);
+        } catch (CudaUnavailableException e) {
+            return e;
+        } catch (RuntimeException | Error e) {
+            String message = "loading the CUDA driver failed unexpectedly: " + e;
+            return new CudaUnavailableException(message, List.of(message), e);
         }
     }
 

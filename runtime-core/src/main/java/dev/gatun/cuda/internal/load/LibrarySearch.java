@@ -1,22 +1,37 @@
 package dev.gatun.cuda.internal.load;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
  * Runs a {@link LibrarySpec} against a {@link Linkage}. Pure logic: the environment, the system
  * properties and the file system check are inputs, so the whole order can be tested on a
- * machine with no GPU.
+ * machine with no GPU. Every candidate, however it was found, must export the spec's probe
+ * symbol: a library without it is some other library, and is reported as such.
  */
 public final class LibrarySearch {
 
-    /** The library found (path and how), or every attempt and why it failed. */
-    public record Result(Path path, String how, List<String> attempts) {
+    /**
+     * The library found (its path, how it was found, and its symbols to resolve downcalls in),
+     * or every attempt and why it failed.
+     *
+     * @param override where the user named the library ("system property gatun.cuda.driver"),
+     *        or null when the search ran
+     */
+    public record Result(Path path, String how, SymbolLookup symbols, String override, List<String> attempts) {
+        public Result {
+            attempts = List.copyOf(attempts);
+        }
+
         public boolean found() {
-            return path != null;
+            return symbols != null;
         }
     }
 
@@ -25,6 +40,11 @@ public final class LibrarySearch {
         boolean isRegularFile(Path path);
 
         boolean isDirectory(Path path);
+
+        /** Whether anything is at {@code path}; fakes that know only files and directories need not say. */
+        default boolean exists(Path path) {
+            return isRegularFile(path) || isDirectory(path);
+        }
 
         FileCheck REAL = new FileCheck() {
             @Override
@@ -35,6 +55,11 @@ public final class LibrarySearch {
             @Override
             public boolean isDirectory(Path path) {
                 return Files.isDirectory(path);
+            }
+
+            @Override
+            public boolean exists(Path path) {
+                return Files.exists(path);
             }
         };
     }
@@ -63,69 +88,93 @@ public final class LibrarySearch {
 
     public Result find(LibrarySpec spec) {
         List<String> attempts = new ArrayList<>();
-        String override = properties.apply(spec.property());
-        String overrideSource = "system property " + spec.property();
-        if (isBlank(override)) {
-            override = environment.apply(spec.environment());
-            overrideSource = "environment variable " + spec.environment();
+        String value = properties.apply(spec.property());
+        String override = "system property " + spec.property();
+        if (isBlank(value)) {
+            value = environment.apply(spec.environment());
+            override = "environment variable " + spec.environment();
         }
-        if (!isBlank(override)) {
+        if (!isBlank(value)) {
             // An explicit override is what the user asked for: no silent fallback to a
             // different library if it fails.
-            Path path = Path.of(override.trim());
-            if (files.isDirectory(path)) {
-                for (String soname : spec.sonames()) {
-                    Result r = tryFile(path.resolve(soname), overrideSource, attempts);
-                    if (r != null) {
-                        return r;
-                    }
-                }
-            } else {
-                Result r = tryFile(path, overrideSource, attempts);
+            for (Path candidate : overrideCandidates(value.trim(), spec, attempts)) {
+                Result r = tryFile(candidate, override, spec, override, attempts);
                 if (r != null) {
                     return r;
                 }
             }
-            return new Result(null, null, attempts);
+            return new Result(null, null, null, override, attempts);
         }
         for (LibrarySpec.Step step : spec.steps()) {
             for (String soname : spec.sonames()) {
                 Result r = step.isDynamicLoader()
-                        ? tryName(soname, spec.probeSymbol(), attempts)
-                        : tryFile(Path.of(step.directory()).resolve(soname), "directory " + step.directory(),
-                                attempts);
+                        ? tryName(soname, spec, attempts)
+                        : tryFile(Path.of(step.directory()).resolve(soname), "directory " + step.directory(), spec,
+                                null, attempts);
                 if (r != null) {
                     return r;
                 }
             }
         }
-        return new Result(null, null, attempts);
+        return new Result(null, null, null, null, attempts);
     }
 
-    private Result tryFile(Path path, String source, List<String> attempts) {
+    /** The file an override names, or every soname in the directory it names. */
+    private List<Path> overrideCandidates(String value, LibrarySpec spec, List<String> attempts) {
+        Path path;
+        try {
+            path = Path.of(value);
+        } catch (InvalidPathException e) {
+            attempts.add(value + " is not a valid path: " + e.getMessage());
+            return List.of();
+        }
+        return files.isDirectory(path) ? spec.sonames().stream().map(path::resolve).toList() : List.of(path);
+    }
+
+    private Result tryFile(Path path, String how, LibrarySpec spec, String override, List<String> attempts) {
         if (!path.isAbsolute()) {
-            attempts.add(path + " (from " + source + "): not an absolute path");
+            attempts.add(path + " is not an absolute path");
             return null;
         }
         if (!files.isRegularFile(path)) {
-            attempts.add(path + ": no such file");
+            attempts.add(path + (files.exists(path) ? " is not a regular file" : " does not exist"));
             return null;
         }
-        Linkage.Outcome outcome = linkage.loadFile(path);
-        if (outcome.succeeded()) {
-            return new Result(outcome.loaded(), source, attempts);
+        Linkage.Opened opened = linkage.open(path);
+        if (!opened.succeeded()) {
+            attempts.add(path + " " + opened.failure());
+            return null;
         }
-        attempts.add(path + ": " + outcome.failure());
-        return null;
+        if (opened.symbols().find(spec.probeSymbol()).isEmpty()) {
+            attempts.add(path + notIt(spec));
+            return null;
+        }
+        return new Result(path, how, opened.symbols(), override, attempts);
     }
 
-    private Result tryName(String soname, String probeSymbol, List<String> attempts) {
-        Linkage.Outcome outcome = linkage.loadByName(soname, probeSymbol);
-        if (outcome.succeeded()) {
-            return new Result(outcome.loaded(), "dynamic loader (" + soname + ")", attempts);
+    private Result tryName(String soname, LibrarySpec spec, List<String> attempts) {
+        String attempt = soname + " via the dynamic loader";
+        Linkage.Opened opened = linkage.open(soname);
+        if (!opened.succeeded()) {
+            attempts.add(attempt + ": " + opened.failure());
+            return null;
         }
-        attempts.add(soname + " via the dynamic loader: " + outcome.failure());
-        return null;
+        Optional<MemorySegment> probe = opened.symbols().find(spec.probeSymbol());
+        if (probe.isEmpty()) {
+            attempts.add(attempt + notIt(spec));
+            return null;
+        }
+        // The path is what messages and the user see ("which libcuda did it load?").
+        Optional<Path> file = linkage.fileOf(probe.get());
+        if (file.isEmpty()) {
+            attempts.add(attempt + ": loaded, but dladdr could not tell which file it is");
+            return null;
+        }
+        return new Result(file.get(), "dynamic loader (" + soname + ")", opened.symbols(), null, attempts);
+    }
+
+    private static String notIt(LibrarySpec spec) {
+        return " is not " + spec.definiteName() + ": it has no " + spec.probeSymbol();
     }
 
     private static boolean isBlank(String s) {

@@ -8,15 +8,16 @@ import java.util.List;
  * {@link #steps()}. Each step is tried with every soname in order.
  *
  * @param displayName what the library is, for messages ("CUDA driver")
+ * @param definiteName the same with its article, for "... is not {@code definiteName}" ("the CUDA driver")
  * @param property the system property that overrides the search
  * @param environment the environment variable that overrides the search
  * @param sonames file names to try, most wanted first
  * @param steps directories ({@link Step#directory}) and the dynamic loader ({@link Step#dynamicLoader})
- * @param probeSymbol a symbol the library must export; used to find its path after dlopen
+ * @param probeSymbol a symbol the library must export: a library without it is some other library
  * @param installHint what to install, for the message when nothing is found
  */
-public record LibrarySpec(String displayName, String property, String environment, List<String> sonames,
-        List<Step> steps, String probeSymbol, String installHint) {
+public record LibrarySpec(String displayName, String definiteName, String property, String environment,
+        List<String> sonames, List<Step> steps, String probeSymbol, String installHint) {
 
     public LibrarySpec {
         sonames = List.copyOf(sonames);

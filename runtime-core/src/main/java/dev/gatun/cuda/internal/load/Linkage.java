@@ -1,36 +1,49 @@
 package dev.gatun.cuda.internal.load;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
- * The two ways of loading a shared library, behind a seam so that the search order and its
- * report can be tested without touching the process's real dynamic loader.
+ * Opening a shared library, behind a seam so that the search order and its report can be
+ * tested without touching the process's real dynamic loader. An opened library is its own
+ * {@link SymbolLookup}: every downcall into it is resolved there, never through a class
+ * loader's registry, so any number of class loaders can open the same library.
  */
 public interface Linkage {
 
-    /** Outcome of one attempt: the absolute path loaded, or why it failed. */
-    record Outcome(Path loaded, String failure) {
-        static Outcome loaded(Path path) {
-            return new Outcome(path, null);
+    /** A library opened, or why it could not be. */
+    record Opened(SymbolLookup symbols, String failure) {
+        public static Opened library(SymbolLookup symbols) {
+            return new Opened(symbols, null);
         }
 
-        static Outcome failed(String why) {
-            return new Outcome(null, why);
+        public static Opened failed(String why) {
+            return new Opened(null, why);
         }
 
         public boolean succeeded() {
-            return loaded != null;
+            return symbols != null;
         }
     }
 
-    /** Loads the library at this absolute path. */
-    Outcome loadFile(Path path);
+    /**
+     * Opens the library at this absolute path, for the life of the process.
+     *
+     * @return on failure, what is wrong with the file, worded to follow its path
+     *         ("is not readable by this process")
+     */
+    Opened open(Path path);
 
     /**
-     * Loads the library by soname through the dynamic loader's own search (ld.so.cache,
-     * LD_LIBRARY_PATH, ...), and reports the file it resolved to.
+     * Opens a library by soname through the dynamic loader's own search (ld.so.cache,
+     * LD_LIBRARY_PATH, ...), for the life of the process.
      *
-     * @param probeSymbol a symbol the library exports, used to learn which file was mapped
+     * @return on failure, the dynamic loader's reason
      */
-    Outcome loadByName(String soname, String probeSymbol);
+    Opened open(String soname);
+
+    /** The file holding a symbol of an opened library ({@code dladdr}), or empty when that is unknown. */
+    Optional<Path> fileOf(MemorySegment symbol);
 }

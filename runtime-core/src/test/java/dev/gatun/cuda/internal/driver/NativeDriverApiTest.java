@@ -1,0 +1,49 @@
+package dev.gatun.cuda.internal.driver;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.testing.ZeroArguments;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The driver's downcall handles, built without a driver: over a library that exports nothing,
+ * every method must reach its own function's handle with the generated signature (a handle of
+ * another type would fail invokeExact with WrongMethodTypeException).
+ */
+class NativeDriverApiTest {
+
+    @Test
+    void everyMethodCallsItsOwnFunctionWithTheGeneratedSignature() {
+        NativeDriverApi api = new NativeDriverApi(name -> Optional.empty(), "/nowhere/libcuda.so.1");
+        int checked = 0;
+        for (Method m : DriverApi.class.getMethods()) {
+            if (m.getName().equals("hasSymbol")) {
+                continue;
+            }
+            InvocationTargetException e = assertThrows(InvocationTargetException.class,
+                    () -> m.invoke(api, ZeroArguments.of(m)), m.getName());
+            IllegalStateException missing = assertInstanceOf(IllegalStateException.class, e.getCause(), m.getName());
+            assertTrue(missing.getMessage().startsWith(m.getName() + " is not exported by /nowhere/libcuda.so.1"),
+                    missing.getMessage());
+            checked++;
+        }
+        assertTrue(checked > 70, "every driver function: " + checked);
+        assertFalse(api.hasSymbol("cuInit"));
+    }
+
+    @Test
+    void theLinkerAcceptsEveryDescriptorReadOffTheBindings() {
+        // Every name resolves to one real function, never called: only the handles are built.
+        MemorySegment strlen = Linker.nativeLinker().defaultLookup().find("strlen").orElseThrow();
+        NativeDriverApi api = new NativeDriverApi(name -> Optional.of(strlen), "libc");
+        assertTrue(api.hasSymbol("cuLaunchKernel"));
+    }
+}
