@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
         cuCtxSetCurrent(other); r = (expr); CUresult sync = cuStreamSynchronize(s); cuCtxSetCurrent(primary); \
         if (r == CUDA_SUCCESS) r = sync; failures += report(call, r, r == CUDA_SUCCESS && (verify)); } while (0)
 
-    WITH_OTHER("cuLaunchKernel", cuLaunchKernel(fill, 1, 1, 1, N, 1, 1, 0, s, args, NULL, NULL), check_fill(d, 5));
+    WITH_OTHER("cuLaunchKernel", cuLaunchKernel(fill, 1, 1, 1, N, 1, 1, 0, s, args, NULL), check_fill(d, 5));
     cuMemsetD32(d, 0, N);
     WITH_OTHER("cuGraphLaunch", cuGraphLaunch(ge, s), check_fill(d, 7));
     for (int i = 0; i < N; i++) h[i] = 11;
