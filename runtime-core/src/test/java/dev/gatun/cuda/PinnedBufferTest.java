@@ -79,7 +79,7 @@ class PinnedBufferTest {
         PinnedBuffer pinned = ctx.allocatePinned(64);
         DeviceBuffer device = ctx.allocate(64);
         sim.gpu.hold(stream.handle());
-        sim.faults.inject("cuEventRecord", UNKNOWN, dev.gatun.cuda.internal.driver.FaultPlan.Mode.REPLACE, 0, 2);
+        sim.faults.inject("cuEventRecord", UNKNOWN, dev.gatun.cuda.testing.FaultPlan.Mode.REPLACE, 0, 2);
         assertThrows(CudaException.class, () -> stream.download(pinned, 0, device.bytes()));
         assertEquals("UNFENCED", pinned.transferState());
         sim.faults.replaceAlways("cuEventRecord", UNKNOWN); // recording keeps failing for a while

@@ -74,7 +74,7 @@ class RetirementPropertiesTest {
                 }
                 case REAP -> ctx.reap();
                 case FAIL_NEXT_FENCES -> sim.faults.inject("cuEventRecord", 999,
-                        dev.gatun.cuda.internal.driver.FaultPlan.Mode.REPLACE, 0, 1 + s.b() % 3);
+                        dev.gatun.cuda.testing.FaultPlan.Mode.REPLACE, 0, 1 + s.b() % 3);
             }
             assertEquals(List.of(), sim.gpu.violations(), "after " + s);
             assertEquals(open.size(), ctx.liveOwners(OwnerKind.DEVICE_BUFFER));

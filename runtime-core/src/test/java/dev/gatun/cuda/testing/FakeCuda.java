@@ -3,8 +3,6 @@ package dev.gatun.cuda.testing;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.internal.driver.Driver;
 import dev.gatun.cuda.internal.driver.DriverApi;
-import dev.gatun.cuda.internal.driver.FaultInjectingDriverApi;
-import dev.gatun.cuda.internal.driver.FaultPlan;
 
 /** Builds a {@link Cuda} over a simulated driver, optionally behind a fault plan. */
 public final class FakeCuda {
@@ -19,6 +17,6 @@ public final class FakeCuda {
 
     /** A Cuda over {@code fake}, with every call going through {@code plan}. */
     public static Cuda over(FakeDriverApi fake, FaultPlan plan) {
-        return over(new FaultInjectingDriverApi(fake, plan));
+        return over(FaultInjection.around(fake, plan));
     }
 }

@@ -4,7 +4,6 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DevicePoolOptions;
-import dev.gatun.cuda.internal.driver.FaultPlan;
 
 /** A simulated GPU with a fault plan in front of it: one per test. */
 public final class Simulated {

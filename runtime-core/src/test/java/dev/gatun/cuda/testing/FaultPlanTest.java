@@ -1,4 +1,4 @@
-package dev.gatun.cuda.internal.driver;
+package dev.gatun.cuda.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

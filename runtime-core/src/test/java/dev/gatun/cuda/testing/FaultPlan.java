@@ -1,4 +1,4 @@
-package dev.gatun.cuda.internal.driver;
+package dev.gatun.cuda.testing;
 
 import java.util.ArrayList;
 import java.util.HashMap;
