@@ -186,9 +186,10 @@ public abstract class OwnedResource implements Runnable {
     }
 
     private void retire() {
-        // Fences are recorded and handles freed from whatever thread closes (or the Cleaner's, or
-        // a graph's retirement): make the context current there first; retirement retries later.
-        context.makeCurrentForRetirement();
+        // Runs on whatever thread closes (or the Cleaner's, or a graph's retirement), with any
+        // context current or none: a stream-ordered free and a fence record name their stream,
+        // a pooled event is created with the context made current, and the retirement queue makes
+        // it current before it frees anything.
         if (freeInStreamOrder(usage.sole())) {
             return;
         }
