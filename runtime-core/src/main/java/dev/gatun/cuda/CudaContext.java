@@ -30,7 +30,6 @@ public final class CudaContext implements AutoCloseable {
 
     private static final String PEER_ACCESS = "cuCtxEnablePeerAccess";
     private static final String SYNCHRONIZE = "cuCtxSynchronize";
-    private static final String TRIM = "cuMemFree (device pool trim)";
 
     static {
         Internals.install(new Internals.Bridge() {
@@ -81,6 +80,7 @@ public final class CudaContext implements AutoCloseable {
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
+    private final DevicePoolView devicePool;
     /** Ordinals of the devices whose memory this context can access (enabled peer access). */
     private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -90,6 +90,7 @@ public final class CudaContext implements AutoCloseable {
         this.options = options;
         this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout());
         this.pool = new DevicePool(new DevicePoolBackend(core), options.devicePool());
+        this.devicePool = new DevicePoolView(this, core, pool);
         ContextCalls.StreamPriorities priorities = core.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
@@ -120,33 +121,9 @@ public final class CudaContext implements AutoCloseable {
         return options;
     }
 
-    /** The device pool's counters (hits, misses, retained bytes, driver allocations and frees). */
-    public DevicePoolCounters devicePoolCounters() {
-        return pool.counters();
-    }
-
-    /** The device pool's per-call-site profile, most bytes first (empty unless profiling is on). */
-    public java.util.List<DevicePoolSite> devicePoolSites() {
-        return pool.sites();
-    }
-
-    /** Switches the device pool's call-site profiling (costs nothing while off). */
-    public void setDevicePoolProfiling(boolean on) {
-        pool.setProfiling(on);
-    }
-
-    /** Returns every block the device pool retains to the driver. */
-    public void trimDevicePool() {
-        checkOpen();
-        trimPool();
-    }
-
-    private void trimPool() {
-        core.calls().context().makeCurrent(TRIM); // the frees act on the current context
-        int r = pool.trim();
-        if (r != 0) {
-            throw core.calls().checked().fail(r, TRIM);
-        }
+    /** The device pool in front of {@link #allocate}: its counters, call-site profile and trim. */
+    public DevicePoolView devicePool() {
+        return devicePool;
     }
 
     /** The modules loaded in this context, by name. */
@@ -414,7 +391,7 @@ public final class CudaContext implements AutoCloseable {
             core.reap(); // abandons what a poisoned context can no longer free, with a log line each
         } else {
             core.drain("CudaContext.close");
-            trimPool();
+            devicePool.trimNow();
         }
         device.contextClosed(this);
     }
