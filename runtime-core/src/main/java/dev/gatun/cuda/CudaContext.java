@@ -88,7 +88,8 @@ public final class CudaContext implements AutoCloseable {
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
         this.options = options;
-        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout());
+        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
+                options.leakTracking());
         this.pool = new DevicePool(new DevicePoolBackend(core), options.devicePool());
         this.devicePool = new DevicePoolView(this, core, pool);
         ContextCalls.StreamPriorities priorities = core.calls().context().streamPriorities();
@@ -312,11 +313,6 @@ public final class CudaContext implements AutoCloseable {
 
     public void setGateTimeout(Duration timeout) {
         core.gate().setBound(timeout);
-    }
-
-    /** Switches allocation-site tracking for leak reports, for owners created from now on (all contexts). */
-    public static void setLeakTracking(boolean on) {
-        OwnedResource.setLeakTracking(on);
     }
 
     /** The sticky error that poisoned this context, if any. */

@@ -25,6 +25,7 @@ public final class ContextCore implements RetirementQueue.Host {
     private final MemorySegment handle;
     private final Checked checked;
     private final DriverCalls calls;
+    private final boolean leakTracking;
     private final CaptureGate gate;
     private final Section section;
     private final RetirementQueue retirement;
@@ -36,13 +37,15 @@ public final class ContextCore implements RetirementQueue.Host {
     /**
      * @param handle the retained primary context ({@code CUcontext})
      * @param gateBound how long a synchronizing call waits for a global capture to end
+     * @param leakTracking whether owners of this context record where they were allocated, for leak reports
      */
-    public ContextCore(Driver driver, int device, MemorySegment handle, Duration gateBound) {
+    public ContextCore(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
         this.driver = driver;
         this.device = device;
         this.handle = handle;
         this.checked = new Checked(driver, device, handle);
         this.calls = new DriverCalls(checked);
+        this.leakTracking = leakTracking;
         this.gate = new CaptureGate(gateBound);
         this.section = new Section(gate);
         this.retirement = new RetirementQueue(this);
@@ -64,6 +67,11 @@ public final class ContextCore implements RetirementQueue.Host {
 
     public MemorySegment handle() {
         return handle;
+    }
+
+    /** Whether owners of this context record their allocation site for leak reports. */
+    public boolean leakTracking() {
+        return leakTracking;
     }
 
     public CaptureGate gate() {
