@@ -256,7 +256,7 @@ public final class CudaContext implements AutoCloseable {
             core.calls().live(PEER_ACCESS);
             // Enabling may synchronize, so it runs inside the gate.
             try (var _ = core.enterSection(PEER_ACCESS)) {
-                core.calls().context().enablePeerAccess(peer.core.handle());
+                core.calls().context().enablePeerAccess(peer.core.handle(), ordinal);
             }
             peers.add(ordinal);
         }

@@ -54,13 +54,14 @@ public final class ContextCalls {
      * synchronize: call it inside the gate.
      *
      * @param peer another device's retained primary context, which the caller checked it can access
+     * @param peerDevice that device's ordinal, for the error message
      */
-    public void enablePeerAccess(MemorySegment peer) {
+    public void enablePeerAccess(MemorySegment peer, int peerDevice) {
         c.current(ENABLE_PEER);
         // Safety: peer is a retained primary context of the same driver; flags must be 0.
         int r = c.api.cuCtxEnablePeerAccess(peer, 0);
         if (r != 0 && r != ALREADY_ENABLED) {
-            throw c.fail(r, ENABLE_PEER);
+            throw c.fail(r, ENABLE_PEER + "(device " + peerDevice + ")");
         }
     }
 }

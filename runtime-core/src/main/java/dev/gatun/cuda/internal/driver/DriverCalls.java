@@ -30,7 +30,8 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>event record, query, synchronize, elapsed time; stream query, synchronize, wait,
  *       capture status; every {@code cuMemcpy*Async}, {@code cuMemcpyPeerAsync} and
  *       {@code cuMemset*Async}</td>
- *     <td>{@code live} (fail fast on poison only)</td>
+ *     <td>{@code live}: fail fast on poison only (the raw variants for completion evidence,
+ *       {@code poll} and {@code try*}, and the capture status report instead of throwing)</td>
  *     <td>They name a stream or an event, and act in that handle's context whatever is current.
  *       These are the hot paths: a warmed record, query or async copy makes exactly its own
  *       driver call.</td></tr>
