@@ -22,8 +22,8 @@ import java.time.Duration;
  *
  * <p>Owners can be used from any thread: an operation that acts on the calling thread's current
  * context (creating, allocating, loading, synchronizing the context) makes this one current
- * first, while one that names a stream or an event (records, queries, copies) needs no current
- * context at all. Safe points where closed handles are freed: allocations, owner creation and
+ * first, while one that names a stream or an event (launches, records, queries, copies) needs
+ * no current context at all. Safe points where closed handles are freed: allocations, owner creation and
  * close, synchronizations, and {@link #reap()}.
  */
 public final class CudaContext implements AutoCloseable {

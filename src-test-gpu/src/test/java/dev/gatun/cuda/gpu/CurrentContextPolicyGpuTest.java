@@ -21,9 +21,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The current-context policy of layer 2 (DriverCalls) on a real driver: calls that name a
- * stream or an event (records, queries, waits, async copies, memsets, stream synchronize) do
- * not make the context current, so they must work on a thread where no context is current at
- * all; calls that need one (a launch) make it current themselves.
+ * stream or an event (launches, records, queries, waits, async copies, memsets, stream
+ * synchronize) do not make the context current, so they must work, with right results, on a
+ * thread where no context was ever current. (The probe behind the policy ran them with another
+ * context current; this is the other case.)
  */
 @RequiresGpu
 class CurrentContextPolicyGpuTest {

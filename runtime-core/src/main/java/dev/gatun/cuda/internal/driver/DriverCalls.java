@@ -16,32 +16,33 @@ package dev.gatun.cuda.internal.driver;
  *   <caption>Current-context policy</caption>
  *   <tr><th>Calls</th><th>Policy</th><th>Why</th></tr>
  *   <tr><td>create a stream or an event; load a module, look up a function, function attributes,
- *       parameter info and occupancy; {@code cuMemAlloc}, {@code cuMemHostAlloc},
- *       {@code cuMemAllocAsync}; {@code cuCtxSynchronize}, {@code cuCtxGetStreamPriorityRange},
+ *       parameter info and occupancy; {@code cuMemAlloc}, {@code cuMemHostAlloc};
+ *       {@code cuCtxSynchronize}, {@code cuCtxGetStreamPriorityRange},
  *       {@code cuCtxEnablePeerAccess}, {@code cuMemGetInfo}</td>
  *     <td>{@code current}</td>
- *     <td>They act on (or create into) the thread's current context. All are cold paths, and the
- *       function-level ones keep it where the driver's documentation does not say otherwise.</td></tr>
- *   <tr><td>{@code cuLaunchKernel}, {@code cuLaunchCooperativeKernel}, {@code cuLaunchKernelEx}</td>
- *     <td>{@code current}</td>
- *     <td>They name a stream, but the driver documents the function as belonging to the
- *       current context; kept until a GPU probe (runtime-bench/src/c/current_context_probe.c)
- *       shows a launch with another context current is sound.</td></tr>
- *   <tr><td>event record, query, synchronize, elapsed time; stream query, synchronize, wait,
+ *     <td>They act on (or create into) the thread's current context. All are cold paths.</td></tr>
+ *   <tr><td>{@code cuLaunchKernel}, {@code cuLaunchCooperativeKernel}, {@code cuLaunchKernelEx};
+ *       event record, query, synchronize, elapsed time; stream query, synchronize, wait,
  *       capture status; every {@code cuMemcpy*Async}, {@code cuMemcpyPeerAsync} and
- *       {@code cuMemset*Async}</td>
+ *       {@code cuMemset*Async}; {@code cuMemAllocAsync}</td>
  *     <td>{@code live}: fail fast on poison only (the raw variants for completion evidence,
  *       {@code poll} and {@code try*}, and the capture status report instead of throwing)</td>
- *     <td>They name a stream or an event, and act in that handle's context whatever is current.
- *       These are the hot paths: a warmed record, query or async copy makes exactly its own
- *       driver call.</td></tr>
- *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeAsync},
- *       {@code cuMemFreeHost}, {@code cuModuleUnload}, {@code cuStreamDestroy},
- *       {@code cuEventDestroy}</td>
- *     <td>neither; the caller makes the context current</td>
- *     <td>Retirement runs them in rounds and makes the context current once per round
- *       ({@link Checked#tryCurrent}); a pool trim calls {@link ContextCalls#makeCurrent} first.
+ *     <td>They name a stream or an event, and act in that handle's context whatever is current:
+ *       the GPU probe (runtime-bench/src/c/current_context_probe.c, H200, driver 580, CUDA 13.0)
+ *       ran a launch, async copies, a memset, event record and query, a stream wait and query,
+ *       and a stream-ordered alloc and free on primary-context handles with another context
+ *       current, all with right results. These are the hot paths: a warmed launch, record,
+ *       query or async copy makes exactly its own driver call.</td></tr>
+ *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
+ *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy}</td>
+ *     <td>{@code current}, made by their caller</td>
+ *     <td>They act on the current context, but run in batches: retirement makes the context
+ *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
+ *       pool trim or staging free once before its frees ({@link ContextCalls#makeCurrent}).
  *       Their results still poison through {@code observe}.</td></tr>
+ *   <tr><td>{@code cuMemFreeAsync}</td>
+ *     <td>neither</td>
+ *     <td>Names its stream (see the probe above); a raw result, for retirement.</td></tr>
  *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
  *     <td>none</td>
  *     <td>Driver-level: they belong to no context, and poison none.</td></tr>

@@ -6,7 +6,9 @@ import java.lang.foreign.MemorySegment;
 /**
  * Layer 2, kernel launches: plain, cooperative and extended ({@code cuLaunchKernelEx}, for
  * clusters). Each names its operation once and checks its result; a warmed launch allocates
- * nothing (the kernel's name is only joined into a message when the launch fails).
+ * nothing (the kernel's name is only joined into a message when the launch fails) and makes
+ * exactly its one driver call: a launch names its stream and runs in the context of its
+ * function and stream, whatever context is current (see DriverCalls).
  *
  * <p>A failed launch may still have queued work: the caller treats its outcome as uncertain.
  */
@@ -30,7 +32,7 @@ public final class LaunchCalls {
      */
     public void launch(MemorySegment function, LaunchConfig config, MemorySegment stream, MemorySegment params,
             String kernel) {
-        c.current(LAUNCH);
+        c.live(LAUNCH);
         // Safety: the caller's contract: function belongs to a module it retains; params has one
         // valid slot per parameter (count and sizes checked when the launch was prepared); every
         // device pointer in it belongs to an open allocation that lists this stream; the stream
@@ -45,7 +47,7 @@ public final class LaunchCalls {
     /** {@link #launch} as a cooperative launch (all blocks co-resident; the caller checked the grid fits). */
     public void launchCooperative(MemorySegment function, LaunchConfig config, MemorySegment stream,
             MemorySegment params, String kernel) {
-        c.current(COOPERATIVE);
+        c.live(COOPERATIVE);
         // Safety: as in launch.
         int r = c.api.cuLaunchCooperativeKernel(function, config.gridX(), config.gridY(), config.gridZ(),
                 config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(), stream, params);
@@ -61,7 +63,7 @@ public final class LaunchCalls {
      *     whose stream field names an open stream of this context
      */
     public void launchExtended(MemorySegment config, MemorySegment function, MemorySegment params, String kernel) {
-        c.current(EXTENDED);
+        c.live(EXTENDED);
         // Safety: as in launch; config and its attribute array are alive for the call.
         int r = c.api.cuLaunchKernelEx(config, function, params, MemorySegment.NULL);
         if (r != 0) {

@@ -57,7 +57,7 @@ public final class MemoryCalls {
 
     /** {@code bytes} (more than 0) of device memory in {@code stream}'s order ({@code cuMemAllocAsync}). */
     public long allocateAsync(long bytes, MemorySegment stream) {
-        c.current(ALLOC_ASYNC);
+        c.live(ALLOC_ASYNC);
         MemorySegment out = c.out();
         // Safety: out holds the CUdeviceptr the driver writes; the caller passes an open stream of this context.
         c.check(c.api.cuMemAllocAsync(out, bytes, stream), ALLOC_ASYNC);
