@@ -10,8 +10,11 @@ import java.util.Objects;
  *     global-mode capture before failing with {@link CaptureActiveException}
  * @param devicePool the pool in front of {@link CudaContext#allocate}: its bound on retained
  *     bytes (0 disables it) and call-site profiling
+ * @param leakTracking whether every owner made from the context records where it was created,
+ *     so that an owner that is never closed is reported with its allocation site (costs a stack
+ *     trace per owner: for tests and debugging)
  */
-public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool) {
+public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking) {
 
     public ContextOptions {
         Objects.requireNonNull(gateTimeout, "gateTimeout");
@@ -21,16 +24,24 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool)
         }
     }
 
-    /** 30 s gate timeout; the pool configured by system properties (default: 2 GiB bound, profiling off). */
+    /**
+     * 30 s gate timeout; the pool configured by system properties (default: 2 GiB bound,
+     * profiling off); leak tracking as {@code -Dgatun.leakTracking} says (default off).
+     */
     public static ContextOptions defaults() {
-        return new ContextOptions(Duration.ofSeconds(30), DevicePoolOptions.fromSystemProperties());
+        return new ContextOptions(Duration.ofSeconds(30), DevicePoolOptions.fromSystemProperties(),
+                Boolean.getBoolean("gatun.leakTracking"));
     }
 
     public ContextOptions withGateTimeout(Duration timeout) {
-        return new ContextOptions(timeout, devicePool);
+        return new ContextOptions(timeout, devicePool, leakTracking);
     }
 
     public ContextOptions withDevicePool(DevicePoolOptions pool) {
-        return new ContextOptions(gateTimeout, pool);
+        return new ContextOptions(gateTimeout, pool, leakTracking);
+    }
+
+    public ContextOptions withLeakTracking(boolean on) {
+        return new ContextOptions(gateTimeout, devicePool, on);
     }
 }

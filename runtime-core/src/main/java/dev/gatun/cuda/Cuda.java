@@ -1,9 +1,7 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.driver.DeviceCalls;
 import dev.gatun.cuda.internal.driver.Driver;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Objects;
 
@@ -32,12 +30,7 @@ public final class Cuda {
 
     Cuda(Driver driver) {
         this.driver = Objects.requireNonNull(driver);
-        int count;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            driver.check(driver.api().cuDeviceGetCount(out), "cuDeviceGetCount", -1);
-            count = out.get(ValueLayout.JAVA_INT, 0);
-        }
+        int count = DeviceCalls.of(driver, -1).count();
         Device[] all = new Device[count];
         for (int i = 0; i < count; i++) {
             all[i] = new Device(this, i);

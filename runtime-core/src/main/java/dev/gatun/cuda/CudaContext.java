@@ -1,15 +1,14 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.Internals;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 
 /**
@@ -21,11 +20,16 @@ import java.time.Duration;
  * Gatun's state instead (it frees everything queued for retirement, then the context's own
  * streams and pooled events), and refuses while owners made from it are still open.
  *
- * <p>Every operation makes the context current on the calling thread first, so owners can be
- * used from any thread. Safe points where closed handles are freed: allocations, owner
- * creation and close, synchronizations, and {@link #reap()}.
+ * <p>Owners can be used from any thread: an operation that acts on the calling thread's current
+ * context (creating, allocating, loading, synchronizing the context) makes this one current
+ * first, while one that names a stream or an event (launches, records, queries, copies) needs
+ * no current context at all. Safe points where closed handles are freed: allocations, owner creation and
+ * close, synchronizations, and {@link #reap()}.
  */
 public final class CudaContext implements AutoCloseable {
+
+    private static final String PEER_ACCESS = "cuCtxEnablePeerAccess";
+    private static final String SYNCHRONIZE = "cuCtxSynchronize";
 
     static {
         Internals.install(new Internals.Bridge() {
@@ -76,6 +80,7 @@ public final class CudaContext implements AutoCloseable {
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
+    private final DevicePoolView devicePool;
     /** Ordinals of the devices whose memory this context can access (enabled peer access). */
     private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -83,14 +88,13 @@ public final class CudaContext implements AutoCloseable {
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
         this.options = options;
-        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout());
+        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
+                options.leakTracking());
         this.pool = new DevicePool(new DevicePoolBackend(core), options.devicePool());
-        core.enter("CudaContext");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the two ints the driver writes.
-        core.check(core.api().cuCtxGetStreamPriorityRange(out, out.asSlice(4)), "cuCtxGetStreamPriorityRange");
-        this.leastPriority = out.get(ValueLayout.JAVA_INT, 0);
-        this.greatestPriority = out.get(ValueLayout.JAVA_INT, 4);
+        this.devicePool = new DevicePoolView(this, core, pool);
+        ContextCalls.StreamPriorities priorities = core.calls().context().streamPriorities();
+        this.leastPriority = priorities.least();
+        this.greatestPriority = priorities.greatest();
         this.staging = new StagingPool(this);
         this.computeStream = new Stream(this, 0, true);
         this.copyStream = new Stream(this, 0, true);
@@ -118,25 +122,9 @@ public final class CudaContext implements AutoCloseable {
         return options;
     }
 
-    /** The device pool's counters (hits, misses, retained bytes, driver allocations and frees). */
-    public DevicePoolCounters devicePoolCounters() {
-        return pool.counters();
-    }
-
-    /** The device pool's per-call-site profile, most bytes first (empty unless profiling is on). */
-    public java.util.List<DevicePoolSite> devicePoolSites() {
-        return pool.sites();
-    }
-
-    /** Switches the device pool's call-site profiling (costs nothing while off). */
-    public void setDevicePoolProfiling(boolean on) {
-        pool.setProfiling(on);
-    }
-
-    /** Returns every block the device pool retains to the driver. */
-    public void trimDevicePool() {
-        checkOpen();
-        core.check(pool.trim(), "cuMemFree (device pool trim)");
+    /** The device pool in front of {@link #allocate}: its counters, call-site profile and trim. */
+    public DevicePoolView devicePool() {
+        return devicePool;
     }
 
     /** The modules loaded in this context, by name. */
@@ -265,17 +253,10 @@ public final class CudaContext implements AutoCloseable {
                 throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device " + ordinal
                         + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage through the host instead");
             }
-            core.enter("cuCtxEnablePeerAccess");
-            // Safety: peer.core.handle() is the peer device's retained primary context; enabling
-            // may synchronize, so it runs inside the gate.
-            core.enterSection("cuCtxEnablePeerAccess");
-            try {
-                int r = core.api().cuCtxEnablePeerAccess(peer.core.handle(), 0);
-                if (r != 0 && r != CudaDriver.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED()) {
-                    core.check(r, "cuCtxEnablePeerAccess(device " + ordinal + ")");
-                }
-            } finally {
-                core.gate().exitSynchronizing();
+            core.calls().live(PEER_ACCESS);
+            // Enabling may synchronize, so it runs inside the gate.
+            try (var _ = core.enterSection(PEER_ACCESS)) {
+                core.calls().context().enablePeerAccess(peer.core.handle(), ordinal);
             }
             peers.add(ordinal);
         }
@@ -289,9 +270,11 @@ public final class CudaContext implements AutoCloseable {
     /** Waits for all work on the device from this context (inside the capture gate). */
     public void synchronize() {
         checkOpen();
-        core.enter("cuCtxSynchronize");
+        core.calls().live(SYNCHRONIZE);
         core.stats().forcedSynchronizations.increment();
-        core.synchronizing("cuCtxSynchronize", () -> core.api().cuCtxSynchronize());
+        try (var _ = core.enterSection(SYNCHRONIZE)) {
+            core.calls().context().synchronize();
+        }
         core.reap();
     }
 
@@ -304,11 +287,7 @@ public final class CudaContext implements AutoCloseable {
     /** Free and total device memory. */
     public MemoryInfo memoryInfo() {
         checkOpen();
-        core.enter("cuMemGetInfo");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the two size_t values the driver writes.
-        core.check(core.api().cuMemGetInfo_v2(out, out.asSlice(8)), "cuMemGetInfo");
-        return new MemoryInfo(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8));
+        return core.calls().memory().info();
     }
 
     /** Owners of this kind made from this context and not yet closed. */
@@ -334,11 +313,6 @@ public final class CudaContext implements AutoCloseable {
 
     public void setGateTimeout(Duration timeout) {
         core.gate().setBound(timeout);
-    }
-
-    /** Switches allocation-site tracking for leak reports, for owners created from now on (all contexts). */
-    public static void setLeakTracking(boolean on) {
-        OwnedResource.setLeakTracking(on);
     }
 
     /** The sticky error that poisoned this context, if any. */
@@ -413,7 +387,7 @@ public final class CudaContext implements AutoCloseable {
             core.reap(); // abandons what a poisoned context can no longer free, with a log line each
         } else {
             core.drain("CudaContext.close");
-            core.check(pool.trim(), "cuMemFree (device pool trim)");
+            devicePool.trimNow();
         }
         device.contextClosed(this);
     }

@@ -1,10 +1,8 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import dev.gatun.cuda.internal.driver.Driver;
-import java.lang.foreign.Arena;
+import dev.gatun.cuda.internal.driver.DeviceCalls;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * One CUDA device. Cheap to hold; queries go to the driver each time except
@@ -14,6 +12,7 @@ public final class Device {
 
     private final Cuda cuda;
     private final int ordinal;
+    private final DeviceCalls calls;
     private final int handle;
     private volatile DeviceCapabilities capabilities;
     /** The primary context, retained once and never released (see CudaContext). */
@@ -23,12 +22,8 @@ public final class Device {
     Device(Cuda cuda, int ordinal) {
         this.cuda = cuda;
         this.ordinal = ordinal;
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            driver.check(driver.api().cuDeviceGet(out, ordinal), "cuDeviceGet(" + ordinal + ")", ordinal);
-            this.handle = out.get(ValueLayout.JAVA_INT, 0);
-        }
+        this.calls = DeviceCalls.of(cuda.driver(), ordinal);
+        this.handle = calls.get(ordinal);
     }
 
     public int ordinal() {
@@ -46,32 +41,17 @@ public final class Device {
 
     /** The product name, e.g. {@code NVIDIA H200}. */
     public String name() {
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(256);
-            driver.check(driver.api().cuDeviceGetName(out, 256, handle), "cuDeviceGetName", ordinal);
-            return out.getString(0);
-        }
+        return calls.name(handle);
     }
 
     /** The PCI bus id in the form {@code 0000:00:06.0} (domain:bus:device.function). */
     public String pciBusId() {
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(64);
-            driver.check(driver.api().cuDeviceGetPCIBusId(out, 64, handle), "cuDeviceGetPCIBusId", ordinal);
-            return out.getString(0);
-        }
+        return calls.pciBusId(handle);
     }
 
     /** Total device memory in bytes ({@code cuDeviceTotalMem}). */
     public long totalMemoryBytes() {
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
-            driver.check(driver.api().cuDeviceTotalMem_v2(out, handle), "cuDeviceTotalMem", ordinal);
-            return out.get(ValueLayout.JAVA_LONG, 0);
-        }
+        return calls.totalMemory(handle);
     }
 
     /**
@@ -82,13 +62,7 @@ public final class Device {
      * @throws CudaException when the driver rejects the attribute
      */
     public int attribute(int attribute) {
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            driver.check(driver.api().cuDeviceGetAttribute(out, attribute, handle),
-                    "cuDeviceGetAttribute(" + attribute + ")", ordinal);
-            return out.get(ValueLayout.JAVA_INT, 0);
-        }
+        return calls.attribute(handle, attribute);
     }
 
     /** The launch-relevant limits, with conservative fallbacks (see {@link DeviceCapabilities}). */
@@ -136,12 +110,7 @@ public final class Device {
         if (peer == this) {
             return false;
         }
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            driver.check(driver.api().cuDeviceCanAccessPeer(out, handle, peer.handle), "cuDeviceCanAccessPeer", ordinal);
-            return out.get(ValueLayout.JAVA_INT, 0) != 0;
-        }
+        return calls.canAccessPeer(handle, peer.handle);
     }
 
     /** The link from this device to {@code peer}: access, native atomics, performance rank. */
@@ -157,13 +126,7 @@ public final class Device {
     }
 
     private int p2p(Device peer, int attribute) {
-        Driver driver = cuda.driver();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            driver.check(driver.api().cuDeviceGetP2PAttribute(out, attribute, handle, peer.handle),
-                    "cuDeviceGetP2PAttribute(" + attribute + ")", ordinal);
-            return out.get(ValueLayout.JAVA_INT, 0);
-        }
+        return calls.peerAttribute(attribute, handle, peer.handle);
     }
 
     private void checkSameDriver(Device peer) {
@@ -195,15 +158,7 @@ public final class Device {
             return context;
         }
         if (primary == null) {
-            Driver driver = cuda.driver();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-                // Safety: out holds the CUcontext the driver writes. The retain is never
-                // released: releasing a primary context synchronizes the device and breaks
-                // other threads' captures.
-                driver.check(driver.api().cuDevicePrimaryCtxRetain(out, handle), "cuDevicePrimaryCtxRetain", ordinal);
-                primary = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-            }
+            primary = calls.retainPrimaryContext(handle); // never released (see CudaContext)
         }
         context = new CudaContext(this, primary, options);
         return context;

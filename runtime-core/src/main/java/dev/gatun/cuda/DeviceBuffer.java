@@ -6,8 +6,6 @@ import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.pool.DevicePool;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
@@ -48,9 +46,9 @@ public final class DeviceBuffer extends Owner {
                 if (on.closed() || on.capturing()) {
                     return false;
                 }
-                // Safety: every use of this allocation was queued on `on` (it is the only stream
-                // that used it, or none did), so the driver frees it after that work, in order.
-                if (context.api().cuMemFreeAsync(address, on.handle()) != 0) {
+                // Every use of this allocation was queued on `on` (it is the only stream that used
+                // it, or none did), so the driver frees it after that work, in order.
+                if (context.calls().memory().freeAsync(address, on.handle()) != 0) {
                     return false;
                 }
             }
@@ -76,11 +74,11 @@ public final class DeviceBuffer extends Owner {
                 Stream copy = owner.isClosed() ? null : owner.copyStream();
                 int r;
                 if (copy != null && !copy.core().closed() && !copy.core().capturing()) {
-                    // Safety: the fences of every stream that used it completed.
-                    r = context.api().cuMemFreeAsync(address, copy.core().handle());
+                    // The fences of every stream that used it completed.
+                    r = context.calls().memory().freeAsync(address, copy.core().handle());
                 } else {
-                    // Safety: as above, and the caller (shutdown) holds the capture gate.
-                    r = context.api().cuMemFree_v2(address);
+                    // As above, and the caller (shutdown) holds the capture gate.
+                    r = context.calls().memory().free(address);
                 }
                 if (r == 0) {
                     freed(context.stats());
@@ -117,7 +115,7 @@ public final class DeviceBuffer extends Owner {
         if (bytes == 0) {
             return new DeviceBuffer(context, 0, 0, null);
         }
-        context.core().enter("DeviceBuffer.allocate");
+        context.core().calls().live("DeviceBuffer.allocate");
         return new DeviceBuffer(context, context.pool().acquire(bytes), bytes, null);
     }
 
@@ -126,10 +124,7 @@ public final class DeviceBuffer extends Owner {
         if (bytes == 0) {
             return new DeviceBuffer(context, 0, 0, stream);
         }
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the CUdeviceptr; the stream is open and of this context.
-        core.check(core.api().cuMemAllocAsync(out, bytes, stream.handle()), "cuMemAllocAsync");
-        long address = out.get(ValueLayout.JAVA_LONG, 0);
+        long address = core.calls().memory().allocateAsync(bytes, stream.handle());
         core.stats().asyncAllocations.increment();
         core.stats().bytesLive.add(bytes);
         DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, stream);

@@ -1,9 +1,8 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.pool.PoolBackend;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * The device pool's driver side for one context: cuMemAlloc and cuMemFree, each inside a
@@ -11,6 +10,9 @@ import java.lang.foreign.ValueLayout;
  * section). Counts the context's synchronous allocations, frees and live bytes.
  */
 final class DevicePoolBackend implements PoolBackend {
+
+    private static final String ALLOC = "cuMemAlloc";
+    private static final int CAPTURE_ACTIVE = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
 
     private final ContextCore core;
 
@@ -20,25 +22,26 @@ final class DevicePoolBackend implements PoolBackend {
 
     @Override
     public long allocate(long bytes) {
-        core.enter("cuMemAlloc");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the CUdeviceptr the driver writes; cuMemAlloc may synchronize,
-        // so it runs in a synchronizing section.
-        core.synchronizing("cuMemAlloc", () -> core.api().cuMemAlloc_v2(out, bytes));
+        long address;
+        // cuMemAlloc may synchronize, so it runs in a synchronizing section.
+        try (var _ = core.enterSection(ALLOC)) {
+            address = core.calls().memory().allocate(bytes);
+        }
         core.stats().syncAllocations.increment();
         core.stats().bytesLive.add(bytes);
-        return out.get(ValueLayout.JAVA_LONG, 0);
+        return address;
     }
 
     @Override
     public int free(long address, long bytes) {
         if (!core.gate().tryEnterSynchronizing()) {
-            return dev.gatun.cuda.bindings.driver.CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
+            return CAPTURE_ACTIVE;
         }
         try {
-            // Safety: the pool frees a block only after the retirement queue saw every fence of
-            // its last use complete (or at trim, when it holds no block anyone uses).
-            int r = core.api().cuMemFree_v2(address);
+            // The pool frees a block only after the retirement queue saw every fence of its last
+            // use complete (or at trim, when it holds no block anyone uses); both make the
+            // context current first.
+            int r = core.calls().memory().free(address);
             if (r == 0) {
                 core.stats().syncFrees.increment();
                 core.stats().bytesLive.add(-bytes);

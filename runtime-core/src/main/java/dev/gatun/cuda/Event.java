@@ -67,7 +67,7 @@ public final class Event extends Owner {
     /** Records this event after the work queued so far on {@code stream}. */
     public void record(Stream stream) {
         resource.checkOpen();
-        StreamCore s = stream.enter("cuEventRecord");
+        StreamCore s = stream.openCore();
         context.checkSame(stream.context(), "the stream");
         resource.usedOn(s);
         core.calls().events().record(resource.handle, s.handle());

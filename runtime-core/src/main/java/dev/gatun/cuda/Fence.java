@@ -1,7 +1,6 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,11 +26,12 @@ public final class Fence implements AutoCloseable {
     static Fence record(Stream stream, StreamCore s) {
         ContextCore core = stream.context().core();
         MemorySegment e = core.events().acquire();
-        // Safety: pooled event and open stream of the current context.
-        int r = core.api().cuEventRecord(e, s.handle());
-        if (r != 0) {
+        try {
+            // A pooled event and an open stream of the same context.
+            core.calls().events().record(e, s.handle());
+        } catch (RuntimeException failed) {
             core.events().release(e);
-            throw core.fail(r, "cuEventRecord (fence)");
+            throw failed;
         }
         return new Fence(stream.context(), s, e);
     }
@@ -42,14 +42,13 @@ public final class Fence implements AutoCloseable {
         if (e == null) {
             return; // already consumed or closed: a second wait is a no-op
         }
-        ContextCore core = context.core();
         try {
-            // Safety: the event was recorded by record() and not yet given back; the wait is
-            // enqueued before the event returns to the pool, and a later re-record of a pooled
-            // event does not affect a wait already enqueued.
-            core.check(core.api().cuStreamWaitEvent(s.handle(), e, 0), "cuStreamWaitEvent");
+            // The event was recorded by record() and not yet given back; the wait is enqueued
+            // before the event returns to the pool, and a later re-record of a pooled event does
+            // not affect a wait already enqueued.
+            waiter.context().core().calls().streams().waitEvent(s.handle(), e);
         } finally {
-            core.events().release(e);
+            context.core().events().release(e);
         }
     }
 
@@ -59,16 +58,7 @@ public final class Fence implements AutoCloseable {
         if (e == null) {
             return true;
         }
-        ContextCore core = context.core();
-        core.enter("cuEventQuery");
-        int r = core.api().cuEventQuery(e);
-        if (r == 0) {
-            return true;
-        }
-        if (r == Evidence.PENDING) {
-            return false;
-        }
-        throw core.fail(r, "cuEventQuery (fence)");
+        return context.core().calls().events().query(e);
     }
 
     /** Whether a wait has consumed this fence (or it was closed). */

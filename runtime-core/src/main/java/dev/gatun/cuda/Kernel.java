@@ -6,8 +6,6 @@ import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -99,20 +97,13 @@ public final class Kernel extends Owner {
     /** One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}). */
     public int attribute(int attribute) {
         resource.checkOpen();
-        core.enter("cuFuncGetAttribute");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the int the driver writes; the function's module is retained.
-        core.check(core.api().cuFuncGetAttribute(out, attribute, resource.function), "cuFuncGetAttribute(" + attribute + ")");
-        return out.get(ValueLayout.JAVA_INT, 0);
+        return core.calls().modules().attribute(resource.function, attribute);
     }
 
     /** Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout. */
     public void setAttribute(int attribute, int value) {
         resource.checkOpen();
-        core.enter("cuFuncSetAttribute");
-        // Safety: the function's module is retained; the driver validates attribute and value.
-        core.check(core.api().cuFuncSetAttribute(resource.function, attribute, value),
-                "cuFuncSetAttribute(" + attribute + ", " + value + ")");
+        core.calls().modules().setAttribute(resource.function, attribute, value);
         attributes = null;
     }
 
@@ -148,29 +139,14 @@ public final class Kernel extends Owner {
         } catch (DriverTooOldException tooOld) {
             return Optional.empty();
         }
-        core.enter("cuFuncGetParamInfo");
-        List<Parameter> params = new ArrayList<>();
-        MemorySegment out = core.scratch();
-        for (long i = 0;; i++) {
-            // Safety: scratch holds the two size_t results; the function's module is retained.
-            int r = core.api().cuFuncGetParamInfo(resource.function, i, out, out.asSlice(8));
-            if (r == CudaDriver.CUDA_ERROR_INVALID_VALUE()) {
-                return Optional.of(List.copyOf(params)); // past the last parameter
-            }
-            core.check(r, "cuFuncGetParamInfo(" + i + ")");
-            params.add(new Parameter(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8)));
-        }
+        return Optional.of(core.calls().modules().parameters(resource.function));
     }
 
     /** How many blocks of this size can be resident on one multiprocessor. */
     public int maxActiveBlocksPerMultiprocessor(int blockThreads, long dynamicSharedBytes) {
         resource.checkOpen();
-        core.enter("cuOccupancyMaxActiveBlocksPerMultiprocessor");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the int result; the function's module is retained.
-        core.check(core.api().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(out, resource.function, blockThreads,
-                dynamicSharedBytes, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-        return out.get(ValueLayout.JAVA_INT, 0);
+        return core.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
+                dynamicSharedBytes);
     }
 
     /** A block size that maximizes occupancy, and the smallest grid that reaches it. */
@@ -180,13 +156,7 @@ public final class Kernel extends Owner {
     /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
     public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
         resource.checkOpen();
-        core.enter("cuOccupancyMaxPotentialBlockSize");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the two int results; a NULL callback means the shared memory
-        // does not depend on the block size; the function's module is retained.
-        core.check(core.api().cuOccupancyMaxPotentialBlockSizeWithFlags(out, out.asSlice(4), resource.function,
-                MemorySegment.NULL, dynamicSharedBytes, blockSizeLimit, 0), "cuOccupancyMaxPotentialBlockSize");
-        return new BlockSizeSuggestion(out.get(ValueLayout.JAVA_INT, 0), out.get(ValueLayout.JAVA_INT, 4));
+        return core.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes, blockSizeLimit);
     }
 
     /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
@@ -195,14 +165,10 @@ public final class Kernel extends Owner {
         if (!config.hasCluster()) {
             throw new InvalidLaunchException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
         }
-        core.enter("cuOccupancyMaxActiveClusters");
         try (LaunchExConfig ex = new LaunchExConfig(config)) {
-            MemorySegment out = core.scratch();
             ex.setStream(MemorySegment.NULL);
-            // Safety: ex is a complete CUlaunchConfig with its attribute array, alive for the call.
-            core.check(core.api().cuOccupancyMaxActiveClusters(out, resource.function, ex.segment()),
-                    "cuOccupancyMaxActiveClusters");
-            return out.get(ValueLayout.JAVA_INT, 0);
+            // ex is a complete CUlaunchConfig with its attribute array, alive for the call.
+            return core.calls().modules().maxActiveClusters(resource.function, ex.segment());
         }
     }
 

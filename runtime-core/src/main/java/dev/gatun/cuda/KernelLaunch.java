@@ -2,6 +2,8 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.driver.CuResults;
+import dev.gatun.cuda.internal.driver.LaunchCalls;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,8 +24,6 @@ import java.util.Optional;
  */
 public final class KernelLaunch {
 
-    private static final String LAUNCH = "cuLaunchKernel";
-
     private enum Mode {
         PLAIN, COOPERATIVE, EXTENDED
     }
@@ -31,6 +31,7 @@ public final class KernelLaunch {
     private final Kernel kernel;
     private final CudaContext context;
     private final ContextCore core;
+    private final LaunchCalls launches;
     private final LaunchConfig config;
     private final KernelArg[] kinds;
     private final DeviceBuffer[] buffers;
@@ -44,6 +45,7 @@ public final class KernelLaunch {
         this.kernel = kernel;
         this.context = kernel.context();
         this.core = context.core();
+        this.launches = core.calls().launches();
         this.config = config;
         this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
         LaunchChecks.check(kernel, config, kinds);
@@ -96,7 +98,7 @@ public final class KernelLaunch {
 
     /** Submits the launch on {@code stream}. Allocates nothing once warmed. */
     public void launch(Stream stream) {
-        StreamCore s = stream.enter(LAUNCH);
+        StreamCore s = stream.openCore();
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }
@@ -111,34 +113,33 @@ public final class KernelLaunch {
         }
         kernel.module().usedOn(s);
         MemorySegment function = kernel.function();
-        // Safety: function belongs to a module this kernel retains; params is this launch's
-        // block, one valid slot per kernel parameter (count and sizes checked at prepare);
-        // every device pointer in it belongs to an open buffer that now lists this stream, so
-        // none is freed before the launch completes; stream is open and of this context.
-        int r = switch (mode) {
-            case PLAIN -> core.api().cuLaunchKernel(function, config.gridX(), config.gridY(), config.gridZ(),
-                    config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(), s.handle(),
-                    params.kernelParams(), MemorySegment.NULL);
-            case COOPERATIVE -> core.api().cuLaunchCooperativeKernel(function, config.gridX(), config.gridY(),
-                    config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(),
-                    s.handle(), params.kernelParams());
-            case EXTENDED -> {
-                extended.setStream(s.handle());
-                yield core.api().cuLaunchKernelEx(extended.segment(), function, params.kernelParams(), MemorySegment.NULL);
+        // function belongs to a module this kernel retains; params is this launch's block, one
+        // valid slot per kernel parameter (count and sizes checked at prepare); every device
+        // pointer in it belongs to an open buffer that now lists this stream, so none is freed
+        // before the launch completes; the stream is open and of this context.
+        try {
+            switch (mode) {
+                case PLAIN -> launches.launch(function, config, s.handle(), params.kernelParams(), kernel.name());
+                case COOPERATIVE -> launches.launchCooperative(function, config, s.handle(), params.kernelParams(),
+                        kernel.name());
+                case EXTENDED -> {
+                    extended.setStream(s.handle());
+                    launches.launchExtended(extended.segment(), function, params.kernelParams(), kernel.name());
+                }
             }
-        };
-        s.submitted(); // even when it failed: the launch may have been queued (its outcome is uncertain)
-        if (r != 0) {
-            uncertainOn = s;
-            uncertainError = core.driver().error(r, LAUNCH, context.device().ordinal()).resultName();
-            throw core.fail(r, LAUNCH + " of kernel '" + kernel.name() + "'");
+        } catch (CudaException e) {
+            uncertainOn = s; // the launch may have been queued although it failed
+            uncertainError = e.resultName();
+            throw e;
+        } finally {
+            s.submitted(); // even when it failed: its outcome is uncertain
         }
     }
 
     private void proveUncertainDone() {
         StreamCore s = uncertainOn;
-        // Safety: s was open when the failed launch used it; a closed stream has drained.
-        int r = s.closed() ? (s.drained() ? 0 : 600) : core.api().cuStreamQuery(s.handle());
+        // s was open when the failed launch used it; a closed stream is idle once drained.
+        int r = s.closed() ? (s.drained() ? 0 : CuResults.NOT_READY) : core.calls().streams().poll(s.handle());
         if (r != 0) {
             throw new IllegalStateException("the previous launch of kernel '" + kernel.name() + "' on " + s + " failed ("
                     + uncertainError + ") after possibly queueing work; it is proven finished only once that stream is "

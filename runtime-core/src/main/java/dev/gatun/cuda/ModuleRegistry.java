@@ -3,9 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ModuleResource;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -27,6 +25,7 @@ public final class ModuleRegistry {
 
     private static final Logger LOG = LoggerFactory.getLogger(ModuleRegistry.class);
     private static final int UNSUPPORTED_PTX_VERSION = CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
+    private static final String LOAD = "cuModuleLoadData";
 
     private final CudaContext context;
     private final ContextCore core;
@@ -122,7 +121,7 @@ public final class ModuleRegistry {
 
     private ModuleInfo install(String name, ModuleImage image, Map<String, String> lowered, String... requiredKernels) {
         context.checkOpen();
-        core.enter("cuModuleLoadData");
+        core.calls().live(LOAD);
         core.reap();
         ModuleResource module = loadModule(name, image);
         try {
@@ -150,33 +149,19 @@ public final class ModuleRegistry {
     }
 
     private ModuleResource loadModule(String name, ModuleImage image) {
-        byte[] bytes = image.loadableBytes();
+        byte[] bytes = image.loadableBytes(); // PTX NUL-terminated
         MemorySegment handle;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            // Safety: data holds the whole image (PTX NUL-terminated) for the call, which
-            // copies it; out receives the CUmodule. Module load may synchronize: gated.
-            core.synchronizing("cuModuleLoadData(" + image.artifact() + ")", () -> core.api().cuModuleLoadData(out, data));
-            handle = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        // Module load may synchronize: gated.
+        try (var _ = core.enterSection(LOAD + "(" + image.artifact() + ")")) {
+            handle = core.calls().modules().load(bytes, image.artifact());
         }
         return new ModuleResource(core, handle, name, image.artifact(), image.sha256());
     }
 
     /** The CUfunction for {@code kernel}, or null when the module has no such function. */
     static MemorySegment function(ModuleResource module, String kernel) {
-        ContextCore core = module.context();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            // Safety: the module is loaded (the caller holds a reference); the name is a
-            // NUL-terminated copy alive for the call.
-            int r = core.api().cuModuleGetFunction(out, module.handle(), arena.allocateFrom(kernel));
-            if (r == CudaDriver.CUDA_ERROR_NOT_FOUND()) {
-                return null;
-            }
-            core.check(r, "cuModuleGetFunction(" + kernel + ")");
-            return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-        }
+        // The module is loaded: the caller holds a reference.
+        return module.context().calls().modules().function(module.handle(), kernel);
     }
 
     /**
@@ -189,7 +174,6 @@ public final class ModuleRegistry {
      */
     public Kernel kernel(String name, String function) {
         context.checkOpen();
-        core.enter("cuModuleGetFunction");
         ModuleResource module;
         String symbol;
         synchronized (entries) {

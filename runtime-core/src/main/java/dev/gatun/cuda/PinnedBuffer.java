@@ -9,7 +9,6 @@ import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.context.TransferCompletion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Page-locked host memory ({@code cuMemHostAlloc}), the fast path for asynchronous transfers.
@@ -26,6 +25,10 @@ import java.lang.foreign.ValueLayout;
  * reference fails with {@link IllegalStateException} instead of touching freed memory.
  */
 public final class PinnedBuffer extends Owner {
+
+    private static final String HOST_ALLOC = "cuMemHostAlloc";
+    private static final String UPLOAD = "cuMemcpyHtoDAsync";
+    private static final String DOWNLOAD = "cuMemcpyDtoHAsync";
 
     private final CudaContext context;
     private final Resource resource;
@@ -47,18 +50,18 @@ public final class PinnedBuffer extends Owner {
         MemorySegment host;
         long bytes;
         final TransferCompletion.Step transfer = () -> upload
-                // Safety: the host range is inside this pinned buffer, which cannot be freed or
-                // touched by the host until the fence recorded after it completes; the device
-                // range is checked and its allocation lists this stream.
-                ? context.api().cuMemcpyHtoDAsync_v2(device, host, bytes, lastStream.handle())
-                : context.api().cuMemcpyDtoHAsync_v2(host, device, bytes, lastStream.handle());
-        // Safety: the buffer's own pooled event, recorded on the transfer's open stream.
-        final TransferCompletion.Step record = () -> context.api().cuEventRecord(event, lastStream.handle());
+                // The host range is inside this pinned buffer, which cannot be freed or touched by
+                // the host until the fence recorded after it completes; the device range is
+                // checked and its allocation lists this stream.
+                ? context.calls().memory().tryCopyToDevice(device, host, bytes, lastStream.handle())
+                : context.calls().memory().tryCopyToHost(host, device, bytes, lastStream.handle());
+        // The buffer's own pooled event, recorded on the transfer's open stream.
+        final TransferCompletion.Step record = () -> context.calls().events().tryRecord(event, lastStream.handle());
         /** Waits for the recorded fence (a host synchronization). */
         final TransferCompletion.Step waitForFence = () -> {
             context.stats().forcedSynchronizations.increment();
-            // Safety: the buffer's own event, recorded after its last transfer.
-            return context.api().cuEventSynchronize(event);
+            // The buffer's own event, recorded after its last transfer.
+            return context.calls().events().trySynchronize(event);
         };
         /** UNFENCED: only a fence recorded now, on the same stream, follows the transfer. */
         final TransferCompletion.Step refence = () -> {
@@ -70,8 +73,8 @@ public final class PinnedBuffer extends Owner {
                 if (stream.capturing()) {
                     return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
                 }
-                // Safety: own event, open non-capturing stream of this context.
-                return context.api().cuEventRecord(event, stream.handle());
+                // Own event, open non-capturing stream of this context.
+                return context.calls().events().tryRecord(event, stream.handle());
             }
         };
 
@@ -106,9 +109,9 @@ public final class PinnedBuffer extends Owner {
                 return () -> CudaDriver.CUDA_ERROR_INVALID_VALUE(); // abandoned by the queue, with a log line
             }
             return () -> {
-                // Safety: the fences of every stream that moved bytes through this buffer
-                // completed (or the device was synchronized), and its views are closed.
-                int r = context.api().cuMemFreeHost(MemorySegment.ofAddress(address));
+                // The fences of every stream that moved bytes through this buffer completed (or
+                // the device was synchronized), and its views are closed.
+                int r = context.calls().memory().freeHost(address);
                 if (r == 0 && event != null) {
                     context.events().release(event);
                     event = null;
@@ -138,13 +141,14 @@ public final class PinnedBuffer extends Owner {
 
     static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
         ContextCore core = context.core();
-        core.enter("cuMemHostAlloc");
-        MemorySegment out = core.scratch();
-        int flags = CudaDriver.CU_MEMHOSTALLOC_PORTABLE() | (writeCombined ? CudaDriver.CU_MEMHOSTALLOC_WRITECOMBINED() : 0);
-        // Safety: scratch holds the host pointer; a zero-byte buffer still owns one byte so that
-        // every buffer has a real allocation. Pinned allocation may synchronize: gate it.
-        core.synchronizing("cuMemHostAlloc", () -> core.api().cuMemHostAlloc(out, Math.max(1, bytes), flags));
-        return new PinnedBuffer(context, out.get(ValueLayout.JAVA_LONG, 0), bytes, writeCombined);
+        core.calls().live(HOST_ALLOC);
+        long address;
+        // A zero-byte buffer still owns one byte so that every buffer has a real allocation.
+        // Pinned allocation may synchronize: gate it.
+        try (var _ = core.enterSection(HOST_ALLOC)) {
+            address = core.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
+        }
+        return new PinnedBuffer(context, address, bytes, writeCombined);
     }
 
     public CudaContext context() {
@@ -184,10 +188,11 @@ public final class PinnedBuffer extends Owner {
             return;
         }
         ContextCore core = context.core();
-        core.enter(operation);
+        core.calls().live(operation);
         int r = resource.completion.await(resource.waitForFence, resource.refence);
         if (r != 0) {
-            throw core.fail(r, operation + " (waiting for the last transfer through " + resource.identity() + ")");
+            throw core.calls().checked().fail(r,
+                    operation + " (waiting for the last transfer through " + resource.identity() + ")");
         }
     }
 
@@ -195,11 +200,12 @@ public final class PinnedBuffer extends Owner {
         long n = destination.byteLength();
         synchronized (resource) {
             resource.checkOpen();
+            context.core().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
             Transfers.checkRange(sourceOffset, n, resource.size, "upload source", this);
             context.checkSame(stream.context(), "the stream");
-            awaitLocked("cuMemcpyHtoDAsync");
+            awaitLocked(UPLOAD);
             destination.useOn(context, s);
-            submit("cuMemcpyHtoDAsync", s, true, destination.address(), hostAt(sourceOffset), n);
+            submit(UPLOAD, s, true, destination.address(), hostAt(sourceOffset), n);
             context.core().stats().hostToDeviceCopies.increment();
             context.core().stats().hostToDeviceBytes.add(n);
         }
@@ -209,11 +215,12 @@ public final class PinnedBuffer extends Owner {
         long n = source.byteLength();
         synchronized (resource) {
             resource.checkOpen();
+            context.core().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
             Transfers.checkRange(destinationOffset, n, resource.size, "download destination", this);
             context.checkSame(stream.context(), "the stream");
-            awaitLocked("cuMemcpyDtoHAsync");
+            awaitLocked(DOWNLOAD);
             source.useOn(context, s);
-            submit("cuMemcpyDtoHAsync", s, false, source.address(), hostAt(destinationOffset), n);
+            submit(DOWNLOAD, s, false, source.address(), hostAt(destinationOffset), n);
             context.core().stats().deviceToHostCopies.increment();
             context.core().stats().deviceToHostBytes.add(n);
         }
@@ -238,7 +245,8 @@ public final class PinnedBuffer extends Owner {
         int r = resource.completion.submit(resource.transfer, resource.record);
         s.submitted();
         if (r != 0) {
-            throw core.fail(r, resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
+            throw core.calls().checked().fail(r,
+                    resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }
     }
 

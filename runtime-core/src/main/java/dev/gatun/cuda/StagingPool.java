@@ -1,12 +1,10 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.List;
 import org.slf4j.Logger;
@@ -27,6 +25,7 @@ import org.slf4j.LoggerFactory;
 final class StagingPool {
 
     private static final Logger LOG = LoggerFactory.getLogger(StagingPool.class);
+    private static final String FREE_STAGING = "cuMemFreeHost(staging)";
     static final long BLOCK_BYTES = 4L << 20;
     static final int MAX_RETAINED = 8;
 
@@ -64,15 +63,15 @@ final class StagingPool {
                 return b;
             }
         }
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the host pointer the driver writes; pinned allocation may
-        // synchronize, so it runs inside the capture gate.
-        core.synchronizing("cuMemHostAlloc(staging)",
-                () -> core.api().cuMemHostAlloc(out, BLOCK_BYTES, CudaDriver.CU_MEMHOSTALLOC_PORTABLE()));
+        long address;
+        // Pinned allocation may synchronize, so it runs inside the capture gate.
+        try (var _ = core.enterSection("cuMemHostAlloc(staging)")) {
+            address = core.calls().memory().allocateHost(BLOCK_BYTES, false);
+        }
         core.opened(OwnerKind.STAGING);
         // Safety: the driver returned BLOCK_BYTES of page-locked memory at this address, which
         // stays mapped until this pool frees it with cuMemFreeHost.
-        return new Block(MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)).reinterpret(BLOCK_BYTES));
+        return new Block(MemorySegment.ofAddress(address).reinterpret(BLOCK_BYTES));
     }
 
     private int giveBack(Block b) {
@@ -91,8 +90,8 @@ final class StagingPool {
             core.events().release(b.event);
             b.event = null;
         }
-        // Safety: the block's last copy completed (its fence, or the caller's synchronize).
-        int r = core.api().cuMemFreeHost(b.host);
+        // The block's last copy completed (its fence, or the caller's synchronize).
+        int r = core.calls().memory().freeHost(b.host.address());
         if (r == 0) {
             core.closed(OwnerKind.STAGING);
         }
@@ -122,14 +121,14 @@ final class StagingPool {
             }
             return;
         }
-        core.enter("cuMemFreeHost(staging)");
-        core.enterSection("cuMemFreeHost(staging)");
-        try {
+        core.calls().context().makeCurrent(FREE_STAGING); // the frees act on the current context
+        try (var _ = core.enterSection(FREE_STAGING)) {
             for (Block b : blocks) {
-                core.check(freeBlock(b), "cuMemFreeHost(staging)");
+                int r = freeBlock(b);
+                if (r != 0) {
+                    throw core.calls().checked().fail(r, FREE_STAGING);
+                }
             }
-        } finally {
-            core.gate().exitSynchronizing();
         }
     }
 
@@ -142,16 +141,15 @@ final class StagingPool {
         destination.useOn(context, copy);
         if (n > 0) {
             if (source.isNative()) {
-                // Safety: the caller's segment is alive for this call, and the call synchronizes
-                // the copy stream before it returns; the device range is checked and open.
-                core.check(core.api().cuMemcpyHtoDAsync_v2(destination.address(), source, n, copy.handle()),
-                        "cuMemcpyHtoDAsync");
+                // The caller's segment is alive for this call, and the call synchronizes the copy
+                // stream before it returns; the device range is checked and open.
+                core.calls().memory().copyToDevice(destination.address(), source, n, copy.handle());
                 synchronize(copy);
             } else {
                 pipeline(copy, n, (block, offset, length) -> {
                     MemorySegment.copy(source, offset, block.host, 0, length);
-                    // Safety: the block is pinned and owned by this pool; the device range is checked.
-                    return core.api().cuMemcpyHtoDAsync_v2(destination.address() + offset, block.host, length,
+                    // The block is pinned and owned by this pool; the device range is checked.
+                    core.calls().memory().copyToDevice(destination.address() + offset, block.host, length,
                             copy.handle());
                 }, null);
             }
@@ -167,14 +165,13 @@ final class StagingPool {
         source.useOn(context, copy);
         if (n > 0) {
             if (destination.isNative()) {
-                // Safety: as in uploadSync; the destination segment is alive and writable.
-                core.check(core.api().cuMemcpyDtoHAsync_v2(destination, source.address(), n, copy.handle()),
-                        "cuMemcpyDtoHAsync");
+                // As in uploadSync; the destination segment is alive and writable.
+                core.calls().memory().copyToHost(destination, source.address(), n, copy.handle());
                 synchronize(copy);
             } else {
                 pipeline(copy, n, (block, offset, length) ->
-                        // Safety: the block is pinned and owned by this pool; the device range is checked.
-                        core.api().cuMemcpyDtoHAsync_v2(block.host, source.address() + offset, length, copy.handle()),
+                        // The block is pinned and owned by this pool; the device range is checked.
+                        core.calls().memory().copyToHost(block.host, source.address() + offset, length, copy.handle()),
                         (block, offset, length) -> MemorySegment.copy(block.host, 0, destination, offset, length));
             }
         }
@@ -200,22 +197,24 @@ final class StagingPool {
             long length = Math.min(BLOCK_BYTES, n - offset);
             Block block = acquire();
             MemorySegment.copy(source, offset, block.host, 0, length);
-            // Safety: the block is pinned, owned by this pool, and handed to retirement below
-            // with a fence recorded after this copy: it is not reused before the copy is done.
-            int r = core.api().cuMemcpyHtoDAsync_v2(destination + offset, block.host, length, stream.handle());
-            stream.submitted();
-            core.retirement().submit(new Retirement("staging block (upload)", OwnerKind.STAGING,
-                    List.of(stream.fence()), () -> giveBack(block), true));
-            core.check(r, "cuMemcpyHtoDAsync");
+            try {
+                // The block is pinned, owned by this pool, and handed to retirement below with a
+                // fence recorded after this copy: it is not reused before the copy is done.
+                core.calls().memory().copyToDevice(destination + offset, block.host, length, stream.handle());
+            } finally {
+                stream.submitted(); // a failed copy may have queued work too
+                core.retirement().submit(new Retirement("staging block (upload)", OwnerKind.STAGING,
+                        List.of(stream.fence()), () -> giveBack(block), true));
+            }
         }
         core.stats().hostToDeviceCopies.increment();
         core.stats().hostToDeviceBytes.add(n);
     }
 
-    /** One chunk of a pipelined copy. */
+    /** One chunk of a pipelined copy: queues its device side, or throws. */
     @FunctionalInterface
     private interface Chunk {
-        int run(Block block, long offset, long length);
+        void run(Block block, long offset, long length);
     }
 
     /** The host side of a chunk after the device side completed (downloads copy out of the block). */
@@ -243,7 +242,7 @@ final class StagingPool {
                         awaitBlock(b);
                     }
                     long offset = issued * BLOCK_BYTES;
-                    core.check(submit.run(b, offset, Math.min(BLOCK_BYTES, n - offset)), "staged copy");
+                    submit.run(b, offset, Math.min(BLOCK_BYTES, n - offset));
                     recordBlock(b, copy);
                     issued++;
                 }
@@ -276,19 +275,19 @@ final class StagingPool {
         if (b.event == null) {
             b.event = core.events().acquire();
         }
-        // Safety: a pooled event of this context, recorded on the open copy stream.
-        core.check(core.api().cuEventRecord(b.event, copy.handle()), "cuEventRecord");
+        // A pooled event of this context, recorded on the open copy stream.
+        core.calls().events().record(b.event, copy.handle());
     }
 
     private void awaitBlock(Block b) {
-        // Safety: the block's event was recorded after its last chunk.
-        core.check(core.api().cuEventSynchronize(b.event), "cuEventSynchronize");
+        // The block's event was recorded after its last chunk.
+        core.calls().events().synchronize(b.event);
     }
 
     private void synchronize(StreamCore copy) {
         core.stats().forcedSynchronizations.increment();
-        // Safety: the context's own copy stream, open while the context is.
-        core.check(core.api().cuStreamSynchronize(copy.handle()), "cuStreamSynchronize");
+        // The context's own copy stream, open while the context is.
+        core.calls().streams().synchronize(copy.handle());
     }
 
     /**
@@ -300,7 +299,7 @@ final class StagingPool {
      */
     private StreamCore enterSynchronous(String operation, DeviceBuffer first, DeviceBuffer second) {
         core.ordering().refuseDuringOwnCapture(operation);
-        StreamCore copy = context.copyStream().enter(operation);
+        StreamCore copy = context.copyStream().openCore();
         core.ordering().orderAfterQueuedWork(copy);
         orderAfterForeignWork(copy, first);
         if (second != null) {

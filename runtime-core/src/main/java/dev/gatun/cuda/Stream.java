@@ -1,13 +1,11 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -56,9 +54,9 @@ public final class Stream extends Owner {
         protected Retirement.Release howToFree() {
             MemorySegment handle = stream.handle();
             return () -> {
-                // Safety: the stream's final fence completed, so no queued work remains and no
-                // Gatun owner will submit to it again (it is marked closed).
-                int r = context.api().cuStreamDestroy_v2(handle);
+                // The stream's final fence completed, so no queued work remains and no Gatun
+                // owner will submit to it again (it is marked closed).
+                int r = context.calls().streams().destroy(handle);
                 if (r == 0) {
                     stream.markDrained();
                 }
@@ -79,12 +77,7 @@ public final class Stream extends Owner {
 
     Stream(CudaContext context, int priority, boolean contextOwned) {
         ContextCore core = context.core();
-        core.enter("cuStreamCreateWithPriority");
-        MemorySegment out = core.scratch();
-        // Safety: scratch holds the CUstream the driver writes; flags and priority were validated.
-        core.check(core.api().cuStreamCreateWithPriority(out, CudaDriver.CU_STREAM_NON_BLOCKING(), priority),
-                "cuStreamCreateWithPriority");
-        Resource r = new Resource(core, MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)));
+        Resource r = new Resource(core, core.calls().streams().create(priority));
         super(r);
         this.context = context;
         this.core = core;
@@ -113,25 +106,20 @@ public final class Stream extends Owner {
         return resource.stream;
     }
 
-    /** Checks that the stream is open and makes its context current; returns the stream core. */
-    StreamCore enter(String operation) {
+    /**
+     * Checks that the stream is open; returns the stream core. Each driver call made with it
+     * fails fast on a poisoned context itself, and needs no current context: calls that name a
+     * stream act in the stream's context.
+     */
+    StreamCore openCore() {
         resource.checkOpen();
-        core.enter(operation);
         return resource.stream;
     }
 
     /** Whether every operation queued so far has completed. Does not block. */
     public boolean query() {
-        StreamCore s = enter("cuStreamQuery");
-        // Safety: s is a live stream of the current context.
-        int r = core.api().cuStreamQuery(s.handle());
-        if (r == 0) {
-            return true;
-        }
-        if (r == Evidence.PENDING) {
-            return false;
-        }
-        throw core.fail(r, "cuStreamQuery");
+        resource.checkOpen();
+        return core.calls().streams().query(resource.stream.handle());
     }
 
     /**
@@ -141,23 +129,21 @@ public final class Stream extends Owner {
      *     invalidate the capture (end or abort it first)
      */
     public void synchronize() {
-        StreamCore s = enter("cuStreamSynchronize");
+        StreamCore s = openCore();
         if (s.captureScope() != null) {
             throw new CaptureActiveException(this + " is capturing a graph; synchronizing it would invalidate the "
                     + "capture. End or abort the capture first, then synchronize.");
         }
         core.stats().forcedSynchronizations.increment();
-        // Safety: s is a live stream of the current context.
-        core.check(core.api().cuStreamSynchronize(s.handle()), "cuStreamSynchronize");
+        core.calls().streams().synchronize(s.handle());
         core.reap();
     }
 
     /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */
     public void waitFor(Event event) {
-        StreamCore s = enter("cuStreamWaitEvent");
+        StreamCore s = openCore();
         context.checkSameDriver(event.context(), "the event"); // cross-device waits are legal
-        // Safety: both handles are live and belong to the current context.
-        core.check(core.api().cuStreamWaitEvent(s.handle(), event.handleForUse(s), 0), "cuStreamWaitEvent");
+        core.calls().streams().waitEvent(s.handle(), event.handleForUse(s));
     }
 
     /**
@@ -166,13 +152,13 @@ public final class Stream extends Owner {
      * on it does nothing.
      */
     public void waitFor(Fence fence) {
-        StreamCore s = enter("cuStreamWaitEvent");
+        StreamCore s = openCore();
         fence.consumeInto(this, s);
     }
 
     /** Records a one-shot fence after the work queued so far, for another stream to {@link #waitFor(Fence)}. */
     public Fence recordFence() {
-        StreamCore s = enter("cuEventRecord");
+        StreamCore s = openCore();
         return Fence.record(this, s);
     }
 
@@ -184,7 +170,7 @@ public final class Stream extends Owner {
      * work with a {@link Fence} from that device's stream.
      */
     public void copy(DeviceView destination, DeviceView source) {
-        StreamCore s = enter("cuMemcpyDtoDAsync");
+        StreamCore s = openCore();
         long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
         CudaContext to = destination.buffer().context();
         CudaContext from = source.buffer().context();
@@ -194,11 +180,13 @@ public final class Stream extends Owner {
         }
         destination.useOn(context, s);
         source.useOn(context, s);
-        // Safety: both ranges lie inside open allocations of this context (checked by the views),
-        // and both allocations now list this stream, so neither is freed before the copy is done.
-        int r = core.api().cuMemcpyDtoDAsync_v2(destination.address(), source.address(), bytes, s.handle());
-        s.submitted();
-        core.check(r, "cuMemcpyDtoDAsync");
+        // Both ranges lie inside open allocations of this context (checked by the views), and
+        // both allocations now list this stream, so neither is freed before the copy is done.
+        try {
+            core.calls().memory().copyOnDevice(destination.address(), source.address(), bytes, s.handle());
+        } finally {
+            s.submitted(); // a failed copy may have queued work too
+        }
         core.stats().deviceToDeviceCopies.increment();
         core.stats().deviceToDeviceBytes.add(bytes);
     }
@@ -212,13 +200,14 @@ public final class Stream extends Owner {
         }
         destination.buffer().useOnPeer(context, s);
         source.buffer().useOnPeer(context, s);
-        // Safety: both ranges are checked and inside open allocations of their contexts, both
-        // now list this stream (so neither is freed before the copy completes), and each
-        // context handle is that device's retained primary context.
-        int r = core.api().cuMemcpyPeerAsync(destination.address(), to.core().handle(), source.address(),
-                from.core().handle(), bytes, s.handle());
-        s.submitted();
-        core.check(r, "cuMemcpyPeerAsync");
+        // Both ranges are checked and inside open allocations of their contexts, and both now
+        // list this stream (so neither is freed before the copy completes).
+        try {
+            core.calls().memory().copyPeer(destination.address(), to.core().handle(), source.address(),
+                    from.core().handle(), bytes, s.handle());
+        } finally {
+            s.submitted();
+        }
         core.stats().deviceToDeviceCopies.increment();
         core.stats().deviceToDeviceBytes.add(bytes);
     }
@@ -229,7 +218,7 @@ public final class Stream extends Owner {
      * completes (its segment waits for it).
      */
     public void upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
-        StreamCore s = enter("cuMemcpyHtoDAsync");
+        StreamCore s = openCore();
         source.uploadTo(this, s, destination, sourceOffset);
     }
 
@@ -238,7 +227,7 @@ public final class Stream extends Owner {
      * asynchronously. The pinned buffer's host bytes are unusable until the copy completes.
      */
     public void download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
-        StreamCore s = enter("cuMemcpyDtoHAsync");
+        StreamCore s = openCore();
         destination.downloadFrom(this, s, destinationOffset, source);
     }
 
@@ -248,7 +237,7 @@ public final class Stream extends Owner {
      * this returns. {@code source.byteSize()} must equal {@code destination.byteLength()}.
      */
     public void upload(DeviceView destination, MemorySegment source) {
-        StreamCore s = enter("cuMemcpyHtoDAsync");
+        StreamCore s = openCore();
         Transfers.sameLength(destination.byteLength(), source.byteSize());
         destination.useOn(context, s);
         context.staging().uploadAsync(s, destination.address(), source);
@@ -256,12 +245,14 @@ public final class Stream extends Owner {
 
     /** Sets every byte of {@code destination} to {@code value}, asynchronously. */
     public void memset(DeviceView destination, byte value) {
-        StreamCore s = enter("cuMemsetD8Async");
+        StreamCore s = openCore();
         destination.useOn(context, s);
-        // Safety: the range lies inside an open allocation of this context that now lists this stream.
-        int r = core.api().cuMemsetD8Async(destination.address(), value, destination.byteLength(), s.handle());
-        s.submitted();
-        core.check(r, "cuMemsetD8Async");
+        // The range lies inside an open allocation of this context that now lists this stream.
+        try {
+            core.calls().memory().setBytes(destination.address(), value, destination.byteLength(), s.handle());
+        } finally {
+            s.submitted();
+        }
     }
 
     /**
@@ -269,17 +260,19 @@ public final class Stream extends Owner {
      * asynchronously. The view must start at a 4-byte aligned address and span whole words.
      */
     public void fill(DeviceView destination, int value) {
-        StreamCore s = enter("cuMemsetD32Async");
+        StreamCore s = openCore();
         if ((destination.address() & 3) != 0 || (destination.byteLength() & 3) != 0) {
             throw new IllegalArgumentException("fill writes 32-bit words: the view must be 4-byte aligned and a "
                     + "multiple of 4 bytes long (offset " + destination.byteOffset() + ", length "
                     + destination.byteLength() + ")");
         }
         destination.useOn(context, s);
-        // Safety: aligned range inside an open allocation of this context that now lists this stream.
-        int r = core.api().cuMemsetD32Async(destination.address(), value, destination.byteLength() / 4, s.handle());
-        s.submitted();
-        core.check(r, "cuMemsetD32Async");
+        // An aligned range inside an open allocation of this context that now lists this stream.
+        try {
+            core.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4, s.handle());
+        } finally {
+            s.submitted();
+        }
     }
 
     /**
@@ -291,7 +284,7 @@ public final class Stream extends Owner {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        StreamCore s = enter("cuMemAllocAsync");
+        StreamCore s = openCore();
         return DeviceBuffer.allocateAsync(context, s, bytes);
     }
 

@@ -162,6 +162,19 @@ class ContextTest {
     }
 
     @Test
+    void leakTrackingIsAnOptionOfEachContextNotOfTheProcess() {
+        CudaContext tracked = sim.cuda.device(1).context(ContextOptions.defaults().withLeakTracking(true));
+        try (DeviceBuffer a = tracked.allocate(16); DeviceBuffer b = ctx.allocate(16);
+                Stream s = tracked.createStream()) {
+            assertTrue(tracked.options().leakTracking());
+            assertTrue(a.resource().allocationSite() != null, "the tracked context records where its owners began");
+            assertTrue(s.core().context().leakTracking());
+            assertEquals(null, b.resource().allocationSite(), "the other context does not pay for it");
+        }
+        tracked.close();
+    }
+
+    @Test
     void anOwnerThatIsNeverClosedIsRetiredByTheCleaner() throws Exception {
         leak();
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();

@@ -24,7 +24,7 @@ class DevicePoolIntegrationTest {
             assertEquals(700, b.byteSize());
         }
         assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
-        DevicePoolCounters c = ctx.devicePoolCounters();
+        DevicePoolCounters c = ctx.devicePool().counters();
         assertEquals(1, c.hits());
         assertEquals(1, c.misses());
         assertEquals(1, c.allocations());
@@ -43,10 +43,10 @@ class DevicePoolIntegrationTest {
         }
         sim.gpu.release(s.handle());
         ctx.reap();
-        long hits = ctx.devicePoolCounters().hits();
+        long hits = ctx.devicePool().counters().hits();
         sim.faults.countCalls();
         try (DeviceBuffer c = ctx.allocate(4096)) {
-            assertEquals(hits + 1, ctx.devicePoolCounters().hits(), "now the block is free to reuse");
+            assertEquals(hits + 1, ctx.devicePool().counters().hits(), "now the block is free to reuse");
             assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
         }
         s.close();
@@ -72,8 +72,33 @@ class DevicePoolIntegrationTest {
         try (DeviceBuffer big = ctx.allocate(3 << 20)) {
             assertEquals(3 << 20, big.byteSize());
         }
-        assertEquals(1, ctx.devicePoolCounters().trims());
+        assertEquals(1, ctx.devicePool().counters().trims());
         assertThrows(CudaException.class, () -> ctx.allocate(4 << 20));
+    }
+
+    @Test
+    void theContextsPoolViewTrimsFromAnyThreadWithTheContextMadeCurrentThere() throws Exception {
+        ctx.allocate(1000).close();
+        ctx.allocate(5000).close();
+        DevicePoolView pool = ctx.devicePool();
+        assertEquals(2, pool.counters().retainedBlocks());
+        sim.faults.countCalls();
+        // A fresh thread has no current context: the frees act on the current one, so the trim
+        // must make this context current there first.
+        Thread trimmer = new Thread(pool::trim);
+        trimmer.start();
+        trimmer.join();
+        assertEquals(2, sim.faults.calls("cuMemFree_v2"));
+        assertEquals(1, sim.faults.calls("cuCtxSetCurrent"), "made current on the trimming thread");
+        assertEquals(0, pool.counters().retainedBlocks());
+        assertEquals(2, pool.counters().frees());
+    }
+
+    @Test
+    void thePoolViewRefusesToTrimOnceItsContextIsClosed() {
+        DevicePoolView pool = ctx.devicePool();
+        ctx.close();
+        assertThrows(IllegalStateException.class, pool::trim);
     }
 
     @Test

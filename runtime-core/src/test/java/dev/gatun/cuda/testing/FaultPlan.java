@@ -92,6 +92,11 @@ public final class FaultPlan {
         return calls.getOrDefault(function, 0);
     }
 
+    /** Every function called while counting or armed, with how many times: the exact multiset of driver calls. */
+    public synchronized Map<String, Integer> counts() {
+        return Map.copyOf(calls);
+    }
+
     /** Removes every rule and count. */
     public synchronized void clear() {
         rules.clear();

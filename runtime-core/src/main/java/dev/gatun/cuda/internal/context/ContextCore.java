@@ -1,7 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
 import dev.gatun.cuda.CaptureActiveException;
-import dev.gatun.cuda.ContextPoisonedException;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.internal.driver.Checked;
@@ -11,59 +10,46 @@ import dev.gatun.cuda.internal.driver.DriverCalls;
 import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.function.IntSupplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The machinery behind one {@code CudaContext}: the checked layer (CUresult to typed exception,
- * sticky-error poisoning), making the context current, the capture gate, the retirement
- * queue, the fence-event pool and the counters. Owners call the driver only through this.
+ * The machinery behind one {@code CudaContext}: the capture gate, the retirement queue, the
+ * fence-event pool, the sync ordering, the counters and the live-owner counts. Owners reach the
+ * driver only through its {@link #calls() layer 2}, which also holds the poison state.
  */
 public final class ContextCore implements RetirementQueue.Host {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ContextCore.class);
-
     private final Driver driver;
-    private final DriverApi api;
     private final int device;
     private final MemorySegment handle;
-    private final long handleAddress;
+    private final Checked checked;
+    private final DriverCalls calls;
+    private final boolean leakTracking;
     private final CaptureGate gate;
+    private final Section section;
     private final RetirementQueue retirement;
     private final EventPool events;
     private final SyncOrdering ordering = new SyncOrdering(this);
     private final ContextStats stats = new ContextStats();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
-    private final ThreadLocal<MemorySegment> scratch;
-    private final Checked checked;
-    private final DriverCalls calls;
 
     /**
      * @param handle the retained primary context ({@code CUcontext})
      * @param gateBound how long a synchronizing call waits for a global capture to end
+     * @param leakTracking whether owners of this context record where they were allocated, for leak reports
      */
-    public ContextCore(Driver driver, int device, MemorySegment handle, Duration gateBound) {
+    public ContextCore(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
         this.driver = driver;
-        this.api = driver.api();
         this.device = device;
         this.handle = handle;
-        this.handleAddress = handle.address();
         this.checked = new Checked(driver, device, handle);
         this.calls = new DriverCalls(checked);
+        this.leakTracking = leakTracking;
         this.gate = new CaptureGate(gateBound);
+        this.section = new Section(gate);
         this.retirement = new RetirementQueue(this);
         this.events = new EventPool(this);
-        // One 64-byte native scratch per thread for out-parameters of hot calls; Arena.ofAuto
-        // frees it when the thread (or virtual thread) is gone.
-        this.scratch = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(64, 8));
-    }
-
-    public DriverApi api() {
-        return api;
     }
 
     /** Layer 2: the driver's functions as typed, checked calls. */
@@ -81,6 +67,11 @@ public final class ContextCore implements RetirementQueue.Host {
 
     public MemorySegment handle() {
         return handle;
+    }
+
+    /** Whether owners of this context record their allocation site for leak reports. */
+    public boolean leakTracking() {
+        return leakTracking;
     }
 
     public CaptureGate gate() {
@@ -104,43 +95,6 @@ public final class ContextCore implements RetirementQueue.Host {
         return stats;
     }
 
-    /** This thread's native scratch (64 bytes, 8-aligned), for out-parameters. Not reentrant. */
-    public MemorySegment scratch() {
-        return scratch.get();
-    }
-
-    /**
-     * Before any operation: fails fast if a sticky error poisoned the context, then makes the
-     * context current on this thread (one cuCtxGetCurrent when it already is).
-     *
-     * @param operation a constant name (no string building on hot paths)
-     */
-    public void enter(String operation) {
-        CudaException first = checked.poison();
-        if (first != null) {
-            throw new ContextPoisonedException(operation, first);
-        }
-        MemorySegment out = scratch.get();
-        // Safety: out is this thread's scratch, 8 bytes for one CUcontext, alive for the thread.
-        check(api.cuCtxGetCurrent(out), "cuCtxGetCurrent");
-        if (out.get(ValueLayout.JAVA_LONG, 0) != handleAddress) {
-            // Safety: handle is the primary context this process retained and never releases.
-            check(api.cuCtxSetCurrent(handle), "cuCtxSetCurrent");
-        }
-    }
-
-    /** Throws the typed exception for a failed CUresult; poisons the context on a sticky error. */
-    public void check(int result, String operation) {
-        if (result != 0) {
-            throw fail(result, operation);
-        }
-    }
-
-    /** The typed exception for a failed result (poisoning the context if it is sticky), to throw. */
-    public CudaException fail(int result, String operation) {
-        return checked.fail(result, operation);
-    }
-
     /** The sticky error that poisoned this context, or null. */
     public CudaException poison() {
         return checked.poison();
@@ -152,21 +106,28 @@ public final class ContextCore implements RetirementQueue.Host {
     }
 
     /**
-     * Runs a device-synchronizing driver call inside a synchronizing section of the gate.
-     *
-     * @throws CaptureActiveException when a global capture stays active past the gate's bound
+     * A synchronizing section of the gate, for the device-synchronizing calls made inside it;
+     * leave it with {@link Section#close()} (try-with-resources). Entering allocates nothing.
      */
-    public void synchronizing(String operation, IntSupplier call) {
-        enterSection(operation);
-        try {
-            check(call.getAsInt(), operation);
-        } finally {
+    public static final class Section implements AutoCloseable {
+        private final CaptureGate gate;
+
+        private Section(CaptureGate gate) {
+            this.gate = gate;
+        }
+
+        @Override
+        public void close() {
             gate.exitSynchronizing();
         }
     }
 
-    /** Enters a synchronizing section or throws {@link CaptureActiveException}. Pair with gate().exitSynchronizing(). */
-    public void enterSection(String operation) {
+    /**
+     * Enters a synchronizing section of the gate, for calls that may synchronize the device.
+     *
+     * @throws CaptureActiveException when a global capture stays active past the gate's bound
+     */
+    public Section enterSection(String operation) {
         try {
             gate.enterSynchronizing();
         } catch (CaptureGate.GateException e) {
@@ -174,6 +135,7 @@ public final class ContextCore implements RetirementQueue.Host {
                     + "stream capture: " + e.getMessage() + ". Do it before capturing, capture in thread-local or "
                     + "relaxed mode, or raise the context's gate timeout.");
         }
+        return section;
     }
 
     /** Counts a new live owner. */
@@ -220,20 +182,55 @@ public final class ContextCore implements RetirementQueue.Host {
      * retirement's evidence is complete, frees them all, then destroys the pooled events.
      */
     public void drain(String operation) {
-        enter(operation);
-        enterSection(operation);
-        try {
+        checked.live(operation);
+        try (var _ = enterSection(operation)) {
             stats.forcedSynchronizations.increment();
-            check(api.cuCtxSynchronize(), "cuCtxSynchronize");
+            calls.context().synchronize();
             retirement.drainAfterSynchronize();
             events.destroyPooled();
-        } finally {
-            gate.exitSynchronizing();
         }
     }
 
     @Override
     public String toString() {
         return "context of device " + device;
+    }
+
+    // ---- Graph bridge: what runtime-graph's CudaGraphBackend calls until its graph and capture
+    // calls move to layer 2 (a GraphCalls group, in progress elsewhere). Nothing in runtime-core
+    // uses these; delete them once the backend no longer does. ----
+
+    private final ThreadLocal<MemorySegment> graphScratch = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(64, 8));
+
+    /** @deprecated graph bridge only: fails fast on poison, then makes the context current. */
+    @Deprecated(forRemoval = true)
+    public void enter(String operation) {
+        calls.context().makeCurrent(operation);
+    }
+
+    /** @deprecated graph bridge only: the raw driver. */
+    @Deprecated(forRemoval = true)
+    public DriverApi api() {
+        return driver.api();
+    }
+
+    /** @deprecated graph bridge only: a per-thread 64-byte out block, not shared with layer 2. */
+    @Deprecated(forRemoval = true)
+    public MemorySegment scratch() {
+        return graphScratch.get();
+    }
+
+    /** @deprecated graph bridge only: see {@link Checked#fail}. */
+    @Deprecated(forRemoval = true)
+    public CudaException fail(int result, String operation) {
+        return checked.fail(result, operation);
+    }
+
+    /** @deprecated graph bridge only: throws the typed exception for a failed result. */
+    @Deprecated(forRemoval = true)
+    public void check(int result, String operation) {
+        if (result != 0) {
+            throw checked.fail(result, operation);
+        }
     }
 }

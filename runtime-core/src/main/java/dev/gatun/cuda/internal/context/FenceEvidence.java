@@ -67,21 +67,22 @@ final class FenceEvidence implements Evidence {
      * Makes {@code waiter} (a stream of any context of the same driver) wait for the work this
      * fence covers, recording the fence first if it could not be recorded before.
      *
-     * @return 0, {@link #PENDING} when the fence still cannot be recorded, or the driver's error
+     * @return false when the fence still cannot be recorded (nothing was enqueued)
+     * @throws dev.gatun.cuda.CudaException when the driver refuses the wait
      */
-    int enqueueWait(StreamCore waiter) {
+    boolean enqueueWait(StreamCore waiter) {
         synchronized (stream.captureLock()) {
             if (event == null) {
                 tryRecord();
             }
             MemorySegment e = event;
             if (e == null) {
-                return PENDING;
+                return false;
             }
-            // Safety: e is a live pooled event of this fence's context, and release() cannot hand
-            // it back to the pool (where it could be destroyed) while this lock is held; waiting
-            // on another context's event is legal within one driver.
-            return waiter.context().api().cuStreamWaitEvent(waiter.handle(), e, 0);
+            // e is a live pooled event of this fence's context, and release() cannot hand it back
+            // to the pool (where it could be destroyed) while this lock is held.
+            waiter.context().calls().streams().waitEvent(waiter.handle(), e);
+            return true;
         }
     }
 

@@ -74,9 +74,9 @@ public final class ModuleResource extends OwnedResource {
 
     @Override
     protected Retirement.Release howToFree() {
-        // Safety: every stream that launched this module's kernels has passed a later fence, and
-        // no holder remains that could launch again (graphs hold references while they can).
-        return () -> context.api().cuModuleUnload(handle);
+        // Every stream that launched this module's kernels has passed a later fence, and no
+        // holder remains that could launch again (graphs hold references while they can).
+        return () -> context.calls().modules().unload(handle);
     }
 
     @Override

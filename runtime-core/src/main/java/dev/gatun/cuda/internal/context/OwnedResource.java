@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #close()} is idempotent: the first call counts the owner closed and hands the
  *       handle to the context's retirement queue, with one fence per stream it was used on.
  *   <li>If the owner becomes unreachable without being closed, the {@link Cleaner} reports it
- *       (SLF4J warn, with the allocation site when {@code -Dgatun.leakTracking=true}) and
+ *       (SLF4J warn, with the allocation site when its context tracks leaks) and
  *       retires it the same way: a safety net, not a way to manage memory.
  *   <li>Use after close is an {@link IllegalStateException} from {@link #checkOpen}.
  * </ul>
@@ -31,7 +31,6 @@ public abstract class OwnedResource implements Runnable {
         return t;
     });
     private static final AtomicLong IDS = new AtomicLong();
-    private static volatile boolean leakTracking = Boolean.getBoolean("gatun.leakTracking");
 
     protected final ContextCore context;
     private final OwnerKind kind;
@@ -46,13 +45,13 @@ public abstract class OwnedResource implements Runnable {
     protected OwnedResource(ContextCore context, OwnerKind kind) {
         this.context = context;
         this.kind = kind;
-        this.allocationSite = leakTracking ? new Throwable("allocation site of a leaked Gatun owner") : null;
+        this.allocationSite = context.leakTracking() ? new Throwable("allocation site of a leaked Gatun owner") : null;
         context.opened(kind);
     }
 
-    /** Switches leak tracking (allocation sites for leak reports) for owners created from now on. */
-    public static void setLeakTracking(boolean on) {
-        leakTracking = on;
+    /** Where this owner was created, when its context tracks leaks ({@code ContextOptions.leakTracking}); else null. */
+    public final Throwable allocationSite() {
+        return allocationSite;
     }
 
     /** Registers the public owner object with the Cleaner; call once, from the owner's constructor. */
@@ -186,9 +185,10 @@ public abstract class OwnedResource implements Runnable {
     }
 
     private void retire() {
-        // Fences are recorded and handles freed from whatever thread closes (or the Cleaner's, or
-        // a graph's retirement): make the context current there first; retirement retries later.
-        context.makeCurrentForRetirement();
+        // Runs on whatever thread closes (or the Cleaner's, or a graph's retirement), with any
+        // context current or none: a stream-ordered free and a fence record name their stream,
+        // a pooled event is created with the context made current, and the retirement queue makes
+        // it current before it frees anything.
         if (freeInStreamOrder(usage.sole())) {
             return;
         }
@@ -212,7 +212,8 @@ public abstract class OwnedResource implements Runnable {
                     allocationSite);
         } else {
             LOG.warn("{} was never closed; retiring it now. Close owners explicitly (try-with-resources); "
-                    + "run with -Dgatun.leakTracking=true to see where it was allocated.", identity());
+                    + "open its context with ContextOptions.withLeakTracking(true) to see where it was allocated.",
+                    identity());
         }
         close();
     }

@@ -1,8 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * The state behind one stream: its handle and context, and what fences need to know about it.
@@ -14,8 +12,6 @@ import java.lang.foreign.ValueLayout;
  * ({@link SyncOrdering}).
  */
 public final class StreamCore {
-
-    private static final int CAPTURE_STATUS_NONE = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
 
     private final ContextCore context;
     private final MemorySegment handle;
@@ -138,10 +134,7 @@ public final class StreamCore {
      * Returns true too when the query itself fails: not knowing means not recording.
      */
     public boolean capturing() {
-        MemorySegment out = context.scratch();
-        // Safety: scratch holds the one int the driver writes; handle is a live stream.
-        int r = context.api().cuStreamIsCapturing(handle, out);
-        return r != 0 || out.get(ValueLayout.JAVA_INT, 0) != CAPTURE_STATUS_NONE;
+        return context.calls().streams().capturing(handle);
     }
 
     /** The scope of the Gatun capture in progress on this stream, or null. */
@@ -177,12 +170,13 @@ public final class StreamCore {
             return;
         }
         MemorySegment event = context.events().acquire();
-        // Safety: a pooled event of this stream's context, recorded on this open stream before
-        // its capture begins (the caller holds the capture lock).
-        int r = context.api().cuEventRecord(event, handle);
-        if (r != 0) {
+        try {
+            // A pooled event of this stream's context, recorded on this open stream before its
+            // capture begins (the caller holds the capture lock).
+            context.calls().events().record(event, handle);
+        } catch (RuntimeException e) {
             context.events().release(event);
-            throw context.fail(r, "cuEventRecord(fence before capture)");
+            throw e;
         }
         beforeCapture = event;
     }

@@ -100,21 +100,18 @@ public final class SyncOrdering {
             }
             Evidence last = stream.finalFence();
             if (last != null) {
-                int r = ((FenceEvidence) last).enqueueWait(waiter);
-                if (r == Evidence.PENDING) {
+                if (!((FenceEvidence) last).enqueueWait(waiter)) {
                     throw new IllegalStateException("a synchronous operation cannot be ordered after the closed "
                             + stream + ": its final fence could not be recorded; retry, or synchronize the context");
                 }
-                waiter.context().check(r, "cuStreamWaitEvent");
                 return;
             }
             if (stream.inCapture()) {
                 MemorySegment before = stream.fenceBeforeCaptureTaken();
                 if (before != null) {
-                    // Safety: a pooled event recorded before the capture began; it goes back to
-                    // the pool only when the capture ends, under the lock held here.
-                    waiter.context().check(waiter.context().api().cuStreamWaitEvent(waiter.handle(), before, 0),
-                            "cuStreamWaitEvent");
+                    // A pooled event recorded before the capture began; it goes back to the pool
+                    // only when the capture ends, under the lock held here.
+                    waiter.context().calls().streams().waitEvent(waiter.handle(), before);
                 }
                 return;
             }
@@ -124,10 +121,9 @@ public final class SyncOrdering {
                 // open (not drained) and not capturing, checked under the lock that capture begin
                 // and stream close also take.
                 owner.calls().events().record(event, stream.handle());
-                // Safety: the waiter is an open stream of a context of the same driver; the wait
-                // is enqueued before the pooled event can be recorded again by another user.
-                waiter.context().check(waiter.context().api().cuStreamWaitEvent(waiter.handle(), event, 0),
-                        "cuStreamWaitEvent");
+                // The waiter is an open stream of a context of the same driver; the wait is
+                // enqueued before the pooled event can be recorded again by another user.
+                waiter.context().calls().streams().waitEvent(waiter.handle(), event);
             } finally {
                 owner.events().release(event);
             }

@@ -14,32 +14,56 @@ import org.slf4j.LoggerFactory;
  * exception here, poisoning the context on a sticky error. Owners never see the raw API: it is
  * visible to this package only.
  *
- * <p>Out-parameters live in one 64-byte native block per thread that only this package
- * touches: a typed call writes it and reads it back before it returns, and no call runs
- * another, so the block is never shared by two calls in flight on one thread.
+ * <p>Out-parameters live in one {@value #OUT_BYTES}-byte native block per thread that only this
+ * package touches: a typed call writes it and reads it back before it returns, and no call runs
+ * another, so the block is never shared by two calls in flight on one thread. Inputs the driver
+ * reads from native memory (a module image, a function name) are copied into a confined arena
+ * per call, on cold paths only.
+ *
+ * <p>A {@code Checked} {@linkplain #withoutContext without a context} serves driver-level calls
+ * (device queries, retaining a primary context): it cannot make a context current, and a sticky
+ * result poisons nothing, since there is no context to poison.
  */
 public final class Checked {
 
     private static final Logger LOG = LoggerFactory.getLogger(Checked.class);
+    /** Room for the largest out-parameter: a device name, which the driver is told to cut at this length. */
+    static final int OUT_BYTES = 256;
 
     final DriverApi api;
     private final Driver driver;
     private final int device;
     private final MemorySegment context;
     private final long contextAddress;
-    private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(64, 8));
+    private final boolean hasContext;
+    // Arena.ofAuto frees a thread's block once the thread (or virtual thread) is gone.
+    private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(OUT_BYTES, 8));
     private volatile CudaException poison;
 
     /**
-     * @param context the context whose calls these are ({@code CUcontext}); {@link MemorySegment#NULL}
-     *     for calls that belong to no context (device queries)
+     * @param device the device ordinal, for messages
+     * @param context the retained primary context whose calls these are ({@code CUcontext})
      */
     public Checked(Driver driver, int device, MemorySegment context) {
+        this(driver, device, context, true);
+    }
+
+    private Checked(Driver driver, int device, MemorySegment context, boolean hasContext) {
         this.driver = driver;
         this.api = driver.api();
         this.device = device;
         this.context = context;
         this.contextAddress = context.address();
+        this.hasContext = hasContext;
+    }
+
+    /**
+     * Driver-level calls that belong to no context (device queries).
+     *
+     * @param device the device ordinal errors name, or -1 for calls about no one device
+     */
+    public static Checked withoutContext(Driver driver, int device) {
+        return new Checked(driver, device, MemorySegment.NULL, false);
     }
 
     public Driver driver() {
@@ -54,17 +78,19 @@ public final class Checked {
         return context;
     }
 
-    /** This thread's out-parameter block (64 bytes, 8-aligned), for the call being made. */
+    /** This thread's out-parameter block ({@value #OUT_BYTES} bytes, 8-aligned), for the call being made. */
     MemorySegment out() {
         return out.get();
     }
 
     /**
-     * Fails fast when a sticky error poisoned the context.
+     * Fails fast when a sticky error poisoned the context. Owners call it first when an
+     * operation makes several calls or changes state before its first call, so that a poisoned
+     * context refuses it before anything happens.
      *
      * @param operation a constant name (no string building on hot paths)
      */
-    void live(String operation) {
+    public void live(String operation) {
         CudaException first = poison;
         if (first != null) {
             throw new ContextPoisonedException(operation, first);
@@ -77,6 +103,9 @@ public final class Checked {
      * stream or event act in that handle's context and skip this.
      */
     void current(String operation) {
+        if (!hasContext) {
+            throw new IllegalStateException(operation + " needs a context; these calls belong to none");
+        }
         live(operation);
         MemorySegment o = out.get();
         // Safety: o is this thread's out block, 8 bytes for one CUcontext.
@@ -125,7 +154,7 @@ public final class Checked {
     /** The typed exception for a failed result (poisoning the context if it is sticky), to throw. */
     public CudaException fail(int result, String operation) {
         CudaException error = driver.error(result, operation, device);
-        if (CuResults.isSticky(result)) {
+        if (hasContext && CuResults.isSticky(result)) {
             synchronized (this) {
                 if (poison == null) {
                     poison = error;

@@ -3,16 +3,69 @@ package dev.gatun.cuda.internal.driver;
 /**
  * Layer 2 for one context: the driver's functions as typed calls, grouped by area. Each call
  * names its operation once, owns its out-parameters, checks its result and poisons the context
- * on a sticky error, all through one {@link Checked}; owners call only these.
+ * on a sticky error, all through one {@link Checked}; owners call only these. Device queries,
+ * which belong to no context, are {@link DeviceCalls}.
+ *
+ * <h2>Which calls make the context current</h2>
+ *
+ * Making the context current costs one {@code cuCtxGetCurrent} (and a {@code cuCtxSetCurrent}
+ * when another context is current on the thread). A call pays it only where the driver acts on
+ * the calling thread's current context; this table is the one place that decides it.
+ *
+ * <table>
+ *   <caption>Current-context policy</caption>
+ *   <tr><th>Calls</th><th>Policy</th><th>Why</th></tr>
+ *   <tr><td>create a stream or an event; load a module, look up a function, function attributes,
+ *       parameter info and occupancy; {@code cuMemAlloc}, {@code cuMemHostAlloc};
+ *       {@code cuCtxSynchronize}, {@code cuCtxGetStreamPriorityRange},
+ *       {@code cuCtxEnablePeerAccess}, {@code cuMemGetInfo}</td>
+ *     <td>{@code current}</td>
+ *     <td>They act on (or create into) the thread's current context. All are cold paths.</td></tr>
+ *   <tr><td>{@code cuLaunchKernel}, {@code cuLaunchCooperativeKernel}, {@code cuLaunchKernelEx};
+ *       event record, query, synchronize, elapsed time; stream query, synchronize, wait,
+ *       capture status; every {@code cuMemcpy*Async}, {@code cuMemcpyPeerAsync} and
+ *       {@code cuMemset*Async}; {@code cuMemAllocAsync}</td>
+ *     <td>{@code live}: fail fast on poison only (the raw variants for completion evidence,
+ *       {@code poll} and {@code try*}, and the capture status report instead of throwing)</td>
+ *     <td>They name a stream or an event, and act in that handle's context whatever is current:
+ *       the GPU probe (runtime-bench/src/c/current_context_probe.c, H200, driver 580, CUDA 13.0)
+ *       ran a launch, async copies, a memset, event record and query, a stream wait and query,
+ *       and a stream-ordered alloc and free on primary-context handles with another context
+ *       current, all with right results. These are the hot paths: a warmed launch, record,
+ *       query or async copy makes exactly its own driver call.</td></tr>
+ *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
+ *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy}</td>
+ *     <td>{@code current}, made by their caller</td>
+ *     <td>They act on the current context, but run in batches: retirement makes the context
+ *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
+ *       pool trim or staging free once before its frees ({@link ContextCalls#makeCurrent}).
+ *       Their results still poison through {@code observe}.</td></tr>
+ *   <tr><td>{@code cuMemFreeAsync}</td>
+ *     <td>neither</td>
+ *     <td>Names its stream (see the probe above); a raw result, for retirement.</td></tr>
+ *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
+ *     <td>none</td>
+ *     <td>Driver-level: they belong to no context, and poison none.</td></tr>
+ * </table>
  */
 public final class DriverCalls {
 
     private final Checked checked;
     private final EventCalls events;
+    private final StreamCalls streams;
+    private final MemoryCalls memory;
+    private final ModuleCalls modules;
+    private final LaunchCalls launches;
+    private final ContextCalls context;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
         this.events = new EventCalls(checked);
+        this.streams = new StreamCalls(checked);
+        this.memory = new MemoryCalls(checked);
+        this.modules = new ModuleCalls(checked);
+        this.launches = new LaunchCalls(checked);
+        this.context = new ContextCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -20,7 +73,32 @@ public final class DriverCalls {
         return checked;
     }
 
+    /** See {@link Checked#live}: fails fast when a sticky error poisoned the context. */
+    public void live(String operation) {
+        checked.live(operation);
+    }
+
     public EventCalls events() {
         return events;
+    }
+
+    public StreamCalls streams() {
+        return streams;
+    }
+
+    public MemoryCalls memory() {
+        return memory;
+    }
+
+    public ModuleCalls modules() {
+        return modules;
+    }
+
+    public LaunchCalls launches() {
+        return launches;
+    }
+
+    public ContextCalls context() {
+        return context;
     }
 }

@@ -84,6 +84,12 @@ public final class EventCalls {
         c.check(c.api.cuEventSynchronize(event), SYNCHRONIZE);
     }
 
+    /** {@link #synchronize} with the raw result, for a pinned buffer's transfer state machine (sticky results still poison). */
+    public int trySynchronize(MemorySegment event) {
+        // Safety: the caller passes a live event of this context.
+        return c.observe(c.api.cuEventSynchronize(event), SYNCHRONIZE);
+    }
+
     /** GPU milliseconds between two completed records of timing events. */
     public float elapsedMillis(MemorySegment start, MemorySegment end) {
         c.live(ELAPSED);

@@ -1,0 +1,63 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.pool.DevicePool;
+import java.util.List;
+
+/**
+ * A context's device pool, as its user sees it ({@link CudaContext#devicePool()}): counters,
+ * call-site profiling, and trimming. It owns nothing; the pool lives and dies with its context.
+ */
+public final class DevicePoolView {
+
+    private static final String TRIM = "cuMemFree (device pool trim)";
+
+    private final CudaContext context;
+    private final ContextCore core;
+    private final DevicePool pool;
+
+    DevicePoolView(CudaContext context, ContextCore core, DevicePool pool) {
+        this.context = context;
+        this.core = core;
+        this.pool = pool;
+    }
+
+    /** The pool's counters (hits, misses, retained bytes, driver allocations and frees). */
+    public DevicePoolCounters counters() {
+        return pool.counters();
+    }
+
+    /** The per-call-site profile, most bytes first (empty unless profiling is on). */
+    public List<DevicePoolSite> sites() {
+        return pool.sites();
+    }
+
+    /** Switches call-site profiling (costs nothing while off). */
+    public void setProfiling(boolean on) {
+        pool.setProfiling(on);
+    }
+
+    /**
+     * Returns every block the pool retains to the driver.
+     *
+     * @throws CudaException with the first result a free failed with (the block is dropped, not reused)
+     */
+    public void trim() {
+        context.checkOpen();
+        trimNow();
+    }
+
+    /** Trims on behalf of the context, also while it shuts down. */
+    void trimNow() {
+        core.calls().context().makeCurrent(TRIM); // the frees act on the current context
+        int r = pool.trim();
+        if (r != 0) {
+            throw core.calls().checked().fail(r, TRIM);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DevicePool[" + context + ", " + counters() + "]";
+    }
+}

@@ -1,0 +1,96 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each warmed hot-path operation makes exactly the driver calls its C equivalent makes: no
+ * cuCtxGetCurrent, no extra record or query. Every operation is done once to warm it (pooled
+ * events, a pinned buffer's own fence event, the stream lists of the buffers), then counted.
+ */
+class DriverCallsPerOperationTest {
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.context();
+    private final Stream stream = ctx.createStream();
+
+    @AfterEach
+    void closeStream() {
+        stream.close();
+    }
+
+    /** The exact multiset of driver calls {@code operation} makes. */
+    private Map<String, Integer> callsOf(Runnable operation) {
+        sim.faults.clear();
+        sim.faults.countCalls();
+        operation.run();
+        Map<String, Integer> calls = sim.faults.counts();
+        sim.faults.clear();
+        return calls;
+    }
+
+    @Test
+    void aWarmedLaunchIsOneCuLaunchKernel() {
+        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {
+            KernelLaunch launch = k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b), KernelArg.i32(7));
+            launch.launch(stream);
+            assertEquals(Map.of("cuLaunchKernel", 1), callsOf(() -> launch.launch(stream)));
+        }
+    }
+
+    @Test
+    void aWarmedEventRecordAndQueryAreOneCuEventRecordAndOneCuEventQuery() {
+        try (Event e = ctx.createEvent()) {
+            e.record(stream);
+            e.query();
+            assertEquals(Map.of("cuEventRecord", 1, "cuEventQuery", 1), callsOf(() -> {
+                e.record(stream);
+                e.query();
+            }));
+        }
+    }
+
+    @Test
+    void aWarmedDeviceToDeviceCopyIsOneCuMemcpyDtoDAsync() {
+        try (DeviceBuffer a = ctx.allocate(256); DeviceBuffer b = ctx.allocate(256)) {
+            stream.copy(b.bytes(), a.bytes());
+            assertEquals(Map.of("cuMemcpyDtoDAsync_v2", 1), callsOf(() -> stream.copy(b.bytes(), a.bytes())));
+        }
+    }
+
+    @Test
+    void aWarmedPinnedUploadIsOneCopyAndItsFence() {
+        try (PinnedBuffer pinned = ctx.allocatePinned(256); DeviceBuffer b = ctx.allocate(256)) {
+            stream.upload(b.bytes(), pinned, 0);
+            pinned.awaitTransfer();
+            assertEquals(Map.of("cuMemcpyHtoDAsync_v2", 1, "cuEventRecord", 1),
+                    callsOf(() -> stream.upload(b.bytes(), pinned, 0)));
+        }
+    }
+
+    @Test
+    void aStreamOrderedAllocationIsOneCuMemAllocAsync() {
+        stream.allocate(256).close();
+        DeviceBuffer[] allocated = new DeviceBuffer[1];
+        assertEquals(Map.of("cuMemAllocAsync", 1), callsOf(() -> allocated[0] = stream.allocate(256)));
+        allocated[0].close();
+    }
+
+    @Test
+    void aStreamQueryIsOneCuStreamQuery() {
+        stream.query();
+        assertEquals(Map.of("cuStreamQuery", 1), callsOf(stream::query));
+    }
+
+    @Test
+    void aStreamSynchronizeIsOneCuStreamSynchronize() {
+        stream.synchronize();
+        assertEquals(Map.of("cuStreamSynchronize", 1), callsOf(stream::synchronize));
+    }
+}
