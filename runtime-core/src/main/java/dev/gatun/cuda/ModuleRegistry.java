@@ -156,7 +156,9 @@ public final class ModuleRegistry {
             MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             // Safety: data holds the whole image (PTX NUL-terminated) for the call, which
-            // copies it; out receives the CUmodule. Module load may synchronize: gated.
+            // copies it; ModuleImage checked when it was made that every offset and size the
+            // driver follows lies within those bytes. out receives the CUmodule. Module load
+            // may synchronize: gated.
             core.synchronizing("cuModuleLoadData(" + image.artifact() + ")", () -> core.api().cuModuleLoadData(out, data));
             handle = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
         }
