@@ -1,8 +1,13 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.image.ElfImage;
+import dev.gatun.cuda.internal.image.FatbinImage;
+import dev.gatun.cuda.internal.image.ImageFormatException;
+import dev.gatun.cuda.internal.image.PtxImage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,11 +15,19 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
  * A loadable GPU code image: PTX text, a CUBIN (an ELF for one architecture) or a fatbin (several
  * images in NVIDIA's container), with the name of the artifact it came from and its SHA-256.
+ *
+ * <p>The bytes are checked when the image is made: the driver is handed a pointer and no
+ * length, and follows the offsets and sizes inside the image, so a truncated or corrupt one
+ * could crash the process. Every table, section and entry must lie within the bytes (see
+ * {@link InvalidModuleImageException}). PTX is text that the driver reads up to its first NUL:
+ * it must hold {@code .version} and {@code .target} directives, may end in NULs but hold none
+ * before its end, and is handed to the driver with a NUL appended when it has none.
  */
 public final class ModuleImage {
 
@@ -33,27 +46,58 @@ public final class ModuleImage {
     private final String sha256;
 
     private ModuleImage(Kind kind, byte[] bytes, String artifact) {
-        if (bytes.length == 0) {
-            throw new IllegalArgumentException("module image " + artifact + " is empty");
-        }
+        this.artifact = Objects.requireNonNull(artifact);
+        check(kind, bytes, artifact);
         this.kind = kind;
         this.bytes = bytes;
-        this.artifact = Objects.requireNonNull(artifact);
         this.sha256 = sha256(bytes);
     }
 
-    /** PTX source text. */
+    private static void check(Kind kind, byte[] bytes, String artifact) {
+        if (bytes.length == 0) {
+            throw new InvalidModuleImageException(artifact, "module image " + artifact + " is empty");
+        }
+        MemorySegment image = MemorySegment.ofArray(bytes);
+        try {
+            switch (kind) {
+                case CUBIN -> ElfImage.check(image);
+                case FATBIN -> FatbinImage.check(image);
+                case PTX -> PtxImage.check(image);
+            }
+        } catch (ImageFormatException e) {
+            throw new InvalidModuleImageException(artifact, "module image " + artifact + " (" + kind + ", "
+                    + String.format(Locale.ROOT, "%,d", bytes.length) + " bytes) is malformed: " + e.getMessage()
+                    + "; it is truncated, corrupt or no GPU image, and was not handed to the driver. Load the complete"
+                    + " file as nvcc, NVRTC or fatbinary wrote it");
+        }
+    }
+
+    /**
+     * PTX source text.
+     *
+     * @throws InvalidModuleImageException when the text lacks {@code .version} or {@code .target},
+     *     or holds a NUL before its end
+     */
     public static ModuleImage ptx(String artifact, String ptx) {
         return new ModuleImage(Kind.PTX, ptx.getBytes(StandardCharsets.UTF_8), artifact);
     }
 
-    /** Bytes whose kind is recognized from their first bytes: ELF is a CUBIN, the fatbin magic a fatbin, else PTX. */
+    /**
+     * Bytes whose kind is recognized from their first bytes: ELF is a CUBIN, the fatbin magic a
+     * fatbin, else PTX.
+     *
+     * @throws InvalidModuleImageException when the bytes are not a well-formed image of that kind
+     */
     public static ModuleImage of(String artifact, byte[] bytes) {
         byte[] copy = bytes.clone();
         return new ModuleImage(detect(copy), copy, artifact);
     }
 
-    /** A file: PTX, CUBIN or fatbin, recognized from its contents. */
+    /**
+     * A file: PTX, CUBIN or fatbin, recognized from its contents.
+     *
+     * @throws InvalidModuleImageException when the file is not a well-formed image
+     */
     public static ModuleImage fromFile(Path file) {
         try {
             return of(file.toString(), Files.readAllBytes(file));

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.testing.CubinBuilder;
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FatbinBuilder;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.ValueLayout;
@@ -176,7 +178,8 @@ class ModuleAndKernelTest {
     @Test
     void aFailedLoadLeavesThePreviousEntryUntouched() {
         ModuleInfo good = modules.load("m", ModuleImage.ptx("good.ptx", Ptx.module("k")));
-        assertThrows(CudaException.class, () -> modules.load("m", ModuleImage.ptx("bad.ptx", "not ptx at all")));
+        String newerIsa = Ptx.module("k").replace(".version 8.5", ".version 99.0");
+        assertThrows(CudaException.class, () -> modules.load("m", ModuleImage.ptx("bad.ptx", newerIsa)));
         IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
                 () -> modules.load("m", ModuleImage.ptx("other.ptx", Ptx.module("other")), "k"));
         assertTrue(missing.getMessage().contains("has no kernel 'k'"), missing.getMessage());
@@ -191,11 +194,12 @@ class ModuleAndKernelTest {
 
     @Test
     void imagesAreRecognizedAndDigested() {
-        ModuleImage ptx = ModuleImage.of("a", ".version 8.5\n".getBytes());
+        ModuleImage ptx = ModuleImage.of("a", ".version 8.5\n.target sm_90\n".getBytes());
         assertEquals(ModuleImage.Kind.PTX, ptx.kind());
-        assertEquals(ModuleImage.Kind.CUBIN, ModuleImage.of("b", new byte[] {0x7f, 'E', 'L', 'F', 2}).kind());
-        assertEquals(ModuleImage.Kind.FATBIN, ModuleImage.of("c", new byte[] {0x50, (byte) 0xED, 0x55, (byte) 0xBA, 1}).kind());
-        assertEquals("a27a7d144aa99de343e7ad2528723e8e2f524c86bb81f7ded1f98f86250475ec", ptx.sha256());
+        byte[] cubin = CubinBuilder.cubin("k", Ptx.module("k"));
+        assertEquals(ModuleImage.Kind.CUBIN, ModuleImage.of("b", cubin).kind());
+        assertEquals(ModuleImage.Kind.FATBIN, ModuleImage.of("c", FatbinBuilder.fatbin(FatbinBuilder.Entry.elf(90, cubin))).kind());
+        assertEquals("ac12b2113d50aa036943ccd61ffe6d89215cad875e282384b7e5674d4692fb94", ptx.sha256());
         byte[] loadable = ptx.loadableBytes();
         assertEquals(0, loadable[loadable.length - 1], "PTX is handed to the driver NUL-terminated");
         assertThrows(IllegalArgumentException.class, () -> ModuleImage.of("empty", new byte[0]));

@@ -828,7 +828,8 @@ public final class FakeDriverApi implements DriverApi {
         String text = image.reinterpret(1 << 24).getString(0);
         boolean cubin = text.startsWith("\u007fELF");
         if (cubin) {
-            text = image.reinterpret(1 << 24).getString(8); // the simulated CUBIN wraps PTX-like text
+            // A simulated CUBIN (CubinBuilder) holds PTX-like text in its code section, right after the ELF header.
+            text = image.reinterpret(1 << 24).getString(CubinBuilder.TEXT_OFFSET);
         }
         if (!text.contains(".version")) {
             return CudaDriver.CUDA_ERROR_INVALID_IMAGE();

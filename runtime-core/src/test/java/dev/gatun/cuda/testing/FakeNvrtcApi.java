@@ -109,16 +109,9 @@ public final class FakeNvrtcApi implements NvrtcApi {
                 + Sha256.hex(source.getBytes(StandardCharsets.UTF_8)) + "\n.version 9.0\n.target " + arch + "\n";
     }
 
-    /** The CUBIN this fake produces: ELF-like bytes with NULs inside, as real CUBINs have. */
+    /** The CUBIN this fake produces: a well-formed ELF whose code section holds {@link #ptxFor}'s text. */
     public static byte[] cubinFor(String source, List<String> options) {
-        byte[] text = ptxFor(source, options).getBytes(StandardCharsets.UTF_8);
-        byte[] cubin = new byte[text.length + 8];
-        cubin[0] = 0x7f;
-        cubin[1] = 'E';
-        cubin[2] = 'L';
-        cubin[3] = 'F';
-        System.arraycopy(text, 0, cubin, 8, text.length);
-        return cubin;
+        return CubinBuilder.cubin("fake", ptxFor(source, options));
     }
 
     /** The fake's mangling of a name expression. */

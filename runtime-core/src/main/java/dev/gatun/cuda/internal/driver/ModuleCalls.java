@@ -37,7 +37,8 @@ public final class ModuleCalls {
     /**
      * Loads a module image into this context; may synchronize: call it inside the gate.
      *
-     * @param image the whole image as the driver takes it (PTX NUL-terminated)
+     * @param image the whole image as the driver takes it (PTX NUL-terminated), structurally
+     *     checked already ({@code ModuleImage}): never bytes the driver could read past
      * @param artifact where the image came from, for the error message
      */
     public MemorySegment load(byte[] image, String artifact) {
@@ -45,7 +46,10 @@ public final class ModuleCalls {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, image);
             MemorySegment out = c.out();
-            // Safety: data holds the whole image for the call, which copies it; out receives the CUmodule.
+            // Safety: data holds the whole image for the call, which copies it; the driver takes no
+            // length, so every offset and size it follows must lie within these bytes, which the
+            // only caller passes from a ModuleImage, checked when it was made (internal.image:
+            // ELF tables, fatbin entries, PTX text). out receives the CUmodule.
             int r = c.api.cuModuleLoadData(out, data);
             if (r != 0) {
                 throw c.fail(r, LOAD + "(" + artifact + ")");
