@@ -3,10 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.Internals;
-import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.OwnedResource;
-import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -26,45 +23,6 @@ import java.time.Duration;
  * creation and close, synchronizations, and {@link #reap()}.
  */
 public final class CudaContext implements AutoCloseable {
-
-    static {
-        Internals.install(new Internals.Bridge() {
-            @Override
-            public ContextCore context(CudaContext context) {
-                return context.core;
-            }
-
-            @Override
-            public StreamCore stream(Stream stream) {
-                return stream.core();
-            }
-
-            @Override
-            public OwnedResource buffer(DeviceBuffer buffer) {
-                return buffer.resource();
-            }
-
-            @Override
-            public ModuleResource module(Kernel kernel) {
-                return kernel.module();
-            }
-
-            @Override
-            public MemorySegment function(Kernel kernel) {
-                return kernel.function();
-            }
-
-            @Override
-            public MemorySegment kernelParams(KernelLaunch launch) {
-                return launch.params().kernelParams();
-            }
-
-            @Override
-            public java.util.List<OwnedResource> argumentOwners(KernelLaunch launch) {
-                return launch.argumentOwners();
-            }
-        });
-    }
 
     private final Device device;
     private final ContextCore core;

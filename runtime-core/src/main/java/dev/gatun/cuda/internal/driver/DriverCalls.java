@@ -9,10 +9,12 @@ public final class DriverCalls {
 
     private final Checked checked;
     private final EventCalls events;
+    private final GraphCalls graphs;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
         this.events = new EventCalls(checked);
+        this.graphs = new GraphCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -22,5 +24,9 @@ public final class DriverCalls {
 
     public EventCalls events() {
         return events;
+    }
+
+    public GraphCalls graphs() {
+        return graphs;
     }
 }
