@@ -2,8 +2,6 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.Internals;
-import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.driver.ContextCalls;
@@ -30,45 +28,6 @@ public final class CudaContext implements AutoCloseable {
 
     private static final String PEER_ACCESS = "cuCtxEnablePeerAccess";
     private static final String SYNCHRONIZE = "cuCtxSynchronize";
-
-    static {
-        Internals.install(new Internals.Bridge() {
-            @Override
-            public ContextCore context(CudaContext context) {
-                return context.core;
-            }
-
-            @Override
-            public StreamCore stream(Stream stream) {
-                return stream.core();
-            }
-
-            @Override
-            public OwnedResource buffer(DeviceBuffer buffer) {
-                return buffer.resource();
-            }
-
-            @Override
-            public ModuleResource module(Kernel kernel) {
-                return kernel.module();
-            }
-
-            @Override
-            public MemorySegment function(Kernel kernel) {
-                return kernel.function();
-            }
-
-            @Override
-            public MemorySegment kernelParams(KernelLaunch launch) {
-                return launch.params().kernelParams();
-            }
-
-            @Override
-            public java.util.List<OwnedResource> argumentOwners(KernelLaunch launch) {
-                return launch.argumentOwners();
-            }
-        });
-    }
 
     private final Device device;
     private final ContextCore core;

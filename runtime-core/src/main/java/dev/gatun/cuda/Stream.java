@@ -289,6 +289,28 @@ public final class Stream extends Owner {
     }
 
     /**
+     * Begins capturing this stream into a graph: work queued on it from now on is recorded, not
+     * run, until {@link StreamCapture#end()}. A {@linkplain CaptureMode#GLOBAL global-mode}
+     * capture holds the context's capture gate while it lasts.
+     *
+     * @throws CaptureActiveException when a global-mode capture cannot enter the gate in time
+     * @throws IllegalStateException when this stream is closed or already capturing
+     */
+    public StreamCapture beginCapture(CaptureMode mode) {
+        return StreamCapture.begin(this, mode, null);
+    }
+
+    /**
+     * Begins a capture that may use only the device buffers in {@code only}: work using another
+     * buffer is refused with {@link UnregisteredBufferException} before it is queued, so no
+     * address the caller did not plan for is baked into the graph. Otherwise as
+     * {@link #beginCapture(CaptureMode)}.
+     */
+    public StreamCapture beginCapture(CaptureMode mode, java.util.Collection<? extends DeviceBuffer> only) {
+        return StreamCapture.begin(this, mode, java.util.Objects.requireNonNull(only, "only"));
+    }
+
+    /**
      * Closes the stream: no more work can be queued; the stream is destroyed once the work
      * already queued has completed. Closing a context's own compute or copy stream does nothing.
      */

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.bench;
 
+import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CompileOptions;
 import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.Cuda;
@@ -8,9 +9,7 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.Stream;
-import dev.gatun.cuda.graph.CaptureMode;
 import dev.gatun.cuda.graph.CudaGraphs;
-import dev.gatun.cuda.graph.GraphOwner;
 import dev.gatun.cuda.graph.GraphSlot;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -45,8 +44,7 @@ public class GraphReplayBenchmark {
 
     private CudaContext context;
     private CudaGraphs graphs;
-    private GraphOwner<Stream> owner;
-    private GraphSlot<Stream> slot;
+    private GraphSlot slot;
     private Stream stream;
     private Kernel empty;
     private KernelLaunch launch;
@@ -54,14 +52,13 @@ public class GraphReplayBenchmark {
     @Setup
     public void setUp() {
         context = Cuda.system().device(0).context();
-        graphs = CudaGraphs.of(context);
+        graphs = CudaGraphs.create(context);
         stream = context.createStream();
         context.modules().loadSource("bench-graph", "extern \"C\" __global__ void empty() {}",
                 CompileOptions.of(CompileTarget.ptx(context.device().capabilities())), "empty");
         empty = context.modules().kernel("bench-graph", "empty");
         launch = empty.prepare(LaunchConfig.of(1, 32));
-        owner = graphs.registerOwner("bench");
-        slot = owner.slot("replay");
+        slot = graphs.registerOwner("bench").slot("replay");
         slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
         for (int i = 0; i < kernels; i++) {
             launch.launch(stream);
@@ -77,7 +74,7 @@ public class GraphReplayBenchmark {
     @TearDown
     public void tearDown() {
         stream.synchronize();
-        owner.retire();
+        graphs.close(); // retires the slot's owner
         empty.close();
         context.modules().unload("bench-graph");
         context.reap();

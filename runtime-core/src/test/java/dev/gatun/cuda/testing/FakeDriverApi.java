@@ -204,6 +204,18 @@ public final class FakeDriverApi implements DriverApi {
                 : CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
     }
 
+    /**
+     * Invalidates the capture open on this stream, as a call the driver forbids during a capture
+     * would: ending it then ends it without a graph and reports CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+     */
+    public synchronized void invalidateCapture(MemorySegment stream) {
+        FakeStream s = streamOf(stream.address());
+        if (s.captured == null) {
+            throw new IllegalStateException("no capture is open on stream 0x" + Long.toHexString(stream.address()));
+        }
+        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
+    }
+
     /** Frees (or other misuse) that would have been unsafe on a real GPU. Empty in a correct run. */
     public synchronized List<String> violations() {
         return List.copyOf(violations);
@@ -1200,6 +1212,11 @@ public final class FakeDriverApi implements DriverApi {
         if (s == null || s.captured == null) {
             return s == null ? INVALID_HANDLE : CudaDriver.CUDA_ERROR_ILLEGAL_STATE();
         }
+        if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED()) {
+            s.captured = null;
+            s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
+            return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
+        }
         long h = nextHandle += 16;
         graphs.put(h, List.copyOf(s.captured));
         addNodes(h, s.captured.size());
@@ -1257,6 +1274,9 @@ public final class FakeDriverApi implements DriverApi {
 
     @Override
     public synchronized int cuGraphDestroy(MemorySegment graph) {
+        if (execOrigins.containsValue(graph.address())) {
+            violations.add("cuGraphDestroy of a graph a live executable was instantiated from");
+        }
         return graphs.remove(graph.address()) == null ? INVALID_HANDLE : SUCCESS;
     }
 

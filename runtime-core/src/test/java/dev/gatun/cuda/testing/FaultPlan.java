@@ -97,6 +97,15 @@ public final class FaultPlan {
         return Map.copyOf(calls);
     }
 
+    /** How many driver calls of any function were made (or replaced) while counting or armed. */
+    public synchronized int totalCalls() {
+        int total = 0;
+        for (int n : calls.values()) {
+            total += n;
+        }
+        return total;
+    }
+
     /** Removes every rule and count. */
     public synchronized void clear() {
         rules.clear();

@@ -1,48 +1,39 @@
 package dev.gatun.cuda.graph;
 
 import java.util.HashSet;
-import java.util.Objects;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The graph lifecycles of one context, keyed by (owner, slot): owners register here, each owner
- * holds named {@link GraphSlot}s, and every slot drives the same backend and hands what it drops
- * to the same retirement.
+ * Graph lifecycles keyed by (owner, slot): owners register here, and each owner holds named
+ * {@link GraphSlot}s. A slot captures on whatever stream it is given; the executables it
+ * installs belong to that stream's context.
  *
  * <pre>{@code
- * GraphOwner<Stream> session = graphs.registerOwner("session-1");
- * GraphSlot<Stream> decode = session.slot("decode");
+ * GraphOwner session = lifecycles.registerOwner("session-1");
+ * GraphSlot decode = session.slot("decode");
  * decode.beginCapture(stream, CaptureMode.THREAD_LOCAL);
  * ... enqueue kernels on stream ...
  * decode.endCapture();
  * decode.replay(stream);         // per request: no lock, no allocation
  * session.retire();              // at shutdown: every slot at once
  * }</pre>
- *
- * @param <S> the stream type
  */
-public final class GraphLifecycles<S> {
+public final class GraphLifecycles {
 
-    private final GraphBackend<S> backend;
-    private final GraphRetirement retirement;
     private final ReentrantLock lock = new ReentrantLock();
     // Guarded by lock.
-    private final Set<GraphOwner<S>> live = new HashSet<>();
+    private final Set<GraphOwner> live = new HashSet<>();
     private GraphCounts retiredCounts = GraphCounts.ZERO;
-
-    public GraphLifecycles(GraphBackend<S> backend, GraphRetirement retirement) {
-        this.backend = Objects.requireNonNull(backend, "backend");
-        this.retirement = Objects.requireNonNull(retirement, "retirement");
-    }
 
     /**
      * Registers a new owner. Names are for messages and logs; two owners may share one.
      *
      * @throws IllegalArgumentException when {@code name} is blank
      */
-    public GraphOwner<S> registerOwner(String name) {
-        GraphOwner<S> owner = new GraphOwner<>(this, Names.require(name, "owner name"));
+    public GraphOwner registerOwner(String name) {
+        GraphOwner owner = new GraphOwner(this, Names.require(name, "owner name"));
         lock.lock();
         try {
             live.add(owner);
@@ -67,7 +58,7 @@ public final class GraphLifecycles<S> {
         lock.lock();
         try {
             GraphCounts sum = retiredCounts;
-            for (GraphOwner<S> owner : live) {
+            for (GraphOwner owner : live) {
                 sum = sum.plus(owner.counts());
             }
             return sum;
@@ -76,16 +67,39 @@ public final class GraphLifecycles<S> {
         }
     }
 
-    GraphBackend<S> backend() {
-        return backend;
-    }
-
-    GraphRetirement retirement() {
-        return retirement;
+    /**
+     * Retires every live owner (see {@link GraphOwner#retire()}).
+     *
+     * @throws GraphStateException when a slot is capturing; the owners without an open capture
+     *     are retired all the same, the others stay (end or abort their captures, then retry)
+     */
+    public void retireAll() {
+        List<GraphOwner> owners;
+        lock.lock();
+        try {
+            owners = List.copyOf(live);
+        } finally {
+            lock.unlock();
+        }
+        RuntimeException first = null;
+        for (GraphOwner owner : owners) {
+            try {
+                owner.retire();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 
     /** Folds a retired owner's final counts into the totals; its slots no longer change them. */
-    void ownerRetired(GraphOwner<S> owner) {
+    void ownerRetired(GraphOwner owner) {
         lock.lock();
         try {
             live.remove(owner);

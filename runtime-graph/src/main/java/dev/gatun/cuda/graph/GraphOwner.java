@@ -1,5 +1,6 @@
 package dev.gatun.cuda.graph;
 
+import dev.gatun.cuda.GraphExec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -9,19 +10,17 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One owner's graph slots (an executor, a session, a model instance), keyed by slot name. Slots
  * are created on first use; {@link #retire()} drops every slot of the owner at once.
- *
- * @param <S> the stream type
  */
-public final class GraphOwner<S> {
+public final class GraphOwner {
 
-    private final GraphLifecycles<S> lifecycles;
+    private final GraphLifecycles lifecycles;
     private final String name;
-    private final ConcurrentHashMap<String, GraphSlot<S>> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, GraphSlot> slots = new ConcurrentHashMap<>();
     /** Serializes slot creation with retirement. */
     private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean retired;
 
-    GraphOwner(GraphLifecycles<S> lifecycles, String name) {
+    GraphOwner(GraphLifecycles lifecycles, String name) {
         this.lifecycles = lifecycles;
         this.name = name;
     }
@@ -41,9 +40,9 @@ public final class GraphOwner<S> {
      * @throws GraphStateException when the owner has been retired
      * @throws IllegalArgumentException when {@code slotName} is blank
      */
-    public GraphSlot<S> slot(String slotName) {
+    public GraphSlot slot(String slotName) {
         Objects.requireNonNull(slotName, "slotName");
-        GraphSlot<S> existing = slots.get(slotName);
+        GraphSlot existing = slots.get(slotName);
         if (existing != null && !retired) {
             return existing;
         }
@@ -55,7 +54,7 @@ public final class GraphOwner<S> {
             }
             Names.require(slotName, "slot name");
             return slots.computeIfAbsent(slotName,
-                    key -> new GraphSlot<>(this, key, lifecycles.backend(), lifecycles.retirement()));
+                    key -> new GraphSlot(this, key));
         } finally {
             lock.unlock();
         }
@@ -64,36 +63,37 @@ public final class GraphOwner<S> {
     /** The sum of this owner's slot counts. */
     public GraphCounts counts() {
         GraphCounts sum = GraphCounts.ZERO;
-        for (GraphSlot<S> slot : slots.values()) {
+        for (GraphSlot slot : slots.values()) {
             sum = sum.plus(slot.counts());
         }
         return sum;
     }
 
     /**
-     * Retires every slot of this owner at once: each drops its segments (handed to retirement) and
-     * refuses every later operation. Idempotent.
+     * Retires every slot of this owner at once: each drops its segments (their executables are
+     * closed, so retirement destroys each after its last launch) and refuses every later operation.
+     * Idempotent.
      *
      * @throws GraphStateException when one of the slots is capturing; nothing is retired then (end
      *     or abort that capture first)
      */
     public void retire() {
-        List<RetiredSegment> dropped = new ArrayList<>();
+        List<GraphExec> dropped = new ArrayList<>();
         lock.lock();
         try {
             if (retired) {
                 return;
             }
-            List<GraphSlot<S>> all = List.copyOf(slots.values());
+            List<GraphSlot> all = List.copyOf(slots.values());
             int locked = 0;
             try {
                 // All slot locks at once, so that no capture can open between the check and the
                 // retirement. Nothing else holds two slot locks, so the order cannot deadlock.
-                for (GraphSlot<S> slot : all) {
+                for (GraphSlot slot : all) {
                     slot.mutationLock().lock();
                     locked++;
                 }
-                for (GraphSlot<S> slot : all) {
+                for (GraphSlot slot : all) {
                     if (slot.capturingLocked()) {
                         throw new GraphStateException("owner '" + name + "': cannot retire while slot '" + slot.name()
                                 + "' is capturing; end or abort that capture first. Nothing was retired",
@@ -101,7 +101,7 @@ public final class GraphOwner<S> {
                     }
                 }
                 retired = true;
-                for (GraphSlot<S> slot : all) {
+                for (GraphSlot slot : all) {
                     dropped.addAll(slot.retireLocked());
                 }
             } finally {
@@ -113,7 +113,7 @@ public final class GraphOwner<S> {
         } finally {
             lock.unlock();
         }
-        RetiredSegment.handAll(lifecycles.retirement(), dropped);
+        GraphSlot.closeAll(dropped);
     }
 
     @Override

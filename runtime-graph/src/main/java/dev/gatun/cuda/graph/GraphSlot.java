@@ -1,7 +1,13 @@
 package dev.gatun.cuda.graph;
 
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.StreamCapture;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,49 +22,45 @@ import org.slf4j.LoggerFactory;
  * topology is unchanged. {@link #abortCapture()} returns to the phase before the capture and
  * leaves nothing behind; {@link #reset()} drops every segment and is refused while capturing.
  *
+ * <p>Each segment is a {@link GraphExec}, which keeps what it needs of its graphs; the slot closes
+ * every graph as soon as it is installed, and closes an executable when it drops it, which hands
+ * it to the context's retirement queue: it is destroyed once its last launch has completed.
+ *
  * <p>Replays take no lock and allocate nothing: they read one published immutable view. Mutations
  * (capture, reset, retirement) take this slot's lock, so captures on different slots run
  * concurrently with each other and with replays anywhere. A mutation that drops or updates an
  * executable first publishes a view no replay may launch from, then waits for the replays already
- * launching to return, and only then hands executables to {@link GraphRetirement} or updates one
- * in place: a replay racing a reset of the same slot either launches the old segments completely
- * or is refused, and never launches a retired executable.
- *
- * @param <S> the stream type
+ * launching to return, and only then closes executables or updates one in place: a replay racing
+ * a reset of the same slot either launches the old segments completely or is refused, and never
+ * launches a closed executable.
  */
-public final class GraphSlot<S> {
+public final class GraphSlot {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphSlot.class);
     /** {@link #captureTarget} of a capture that appends a new segment. */
     private static final int APPEND = -1;
-    private static final String INVALIDATION_HINT = ". If the capture was invalidated, a synchronizing call "
-            + "probably ran during a global-mode capture: capture in thread-local mode or move that call out of it";
 
-    private final GraphOwner<S> owner;
+    private final GraphOwner owner;
     private final String name;
-    private final GraphBackend<S> backend;
-    private final GraphRetirement retirement;
     private final ReentrantLock lock = new ReentrantLock();
     private final SlotCounters counters = new SlotCounters();
     /** Replays between entering their launch window and returning; see {@link #enterLaunch()}. */
     private final AtomicInteger launching = new AtomicInteger();
     private volatile SlotState state = SlotState.IDLE;
     // Guarded by lock; meaningful while the phase is CAPTURING.
-    private S captureStream;
+    private StreamCapture capture;
     private int captureTarget;
 
-    GraphSlot(GraphOwner<S> owner, String name, GraphBackend<S> backend, GraphRetirement retirement) {
+    GraphSlot(GraphOwner owner, String name) {
         this.owner = owner;
         this.name = name;
-        this.backend = backend;
-        this.retirement = retirement;
     }
 
     public String name() {
         return name;
     }
 
-    public GraphOwner<S> owner() {
+    public GraphOwner owner() {
         return owner;
     }
 
@@ -85,26 +87,39 @@ public final class GraphSlot<S> {
      * segments already installed.
      *
      * @throws GraphStateException when a capture is already open or the owner is retired
-     * @throws GraphCaptureException when the driver refuses to begin; the slot is unchanged
+     * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
      */
-    public void beginCapture(S stream, CaptureMode mode) {
-        begin(stream, mode, APPEND);
+    public void beginCapture(Stream stream, CaptureMode mode) {
+        begin(stream, mode, null, APPEND);
+    }
+
+    /**
+     * As {@link #beginCapture(Stream, CaptureMode)}, for a capture that may use only the device
+     * buffers in {@code only} (see {@link Stream#beginCapture(CaptureMode, Collection)}).
+     */
+    public void beginCapture(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        begin(stream, mode, Objects.requireNonNull(only, "only"), APPEND);
     }
 
     /**
      * Begins re-capturing segment {@code index} on {@code stream}. {@link #endCapture()} then
      * updates that segment's executable in place when the new capture has the same topology, and
-     * instantiates a new executable (retiring the old one) when it does not.
+     * instantiates a new executable (closing the old one) when it does not.
      *
      * @throws IndexOutOfBoundsException when the slot has no segment {@code index}
      * @throws GraphStateException when a capture is already open or the owner is retired
-     * @throws GraphCaptureException when the driver refuses to begin; the slot is unchanged
+     * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
      */
-    public void beginRecapture(int index, S stream, CaptureMode mode) {
-        begin(stream, mode, index);
+    public void beginRecapture(int index, Stream stream, CaptureMode mode) {
+        begin(stream, mode, null, index);
     }
 
-    private void begin(S stream, CaptureMode mode, int target) {
+    /** As {@link #beginRecapture(int, Stream, CaptureMode)}, using only the device buffers in {@code only}. */
+    public void beginRecapture(int index, Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        begin(stream, mode, Objects.requireNonNull(only, "only"), index);
+    }
+
+    private void begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only, int target) {
         Objects.requireNonNull(stream, "stream");
         Objects.requireNonNull(mode, "mode");
         lock.lock();
@@ -114,13 +129,14 @@ public final class GraphSlot<S> {
             if (target != APPEND) {
                 checkIndex(target, current.segments.length);
             }
+            StreamCapture begun;
             try {
-                backend.beginCapture(stream, mode);
+                begun = only == null ? stream.beginCapture(mode) : stream.beginCapture(mode, only);
             } catch (RuntimeException e) {
                 throw new GraphCaptureException(describe() + ": beginning the capture failed; the slot is unchanged",
                         e);
             }
-            captureStream = stream;
+            capture = begun;
             captureTarget = target;
             state = current.capturing();
         } finally {
@@ -137,95 +153,90 @@ public final class GraphSlot<S> {
      *     updated or uploaded; the slot is back to exactly what it held before the capture began
      */
     public void endCapture() {
-        List<RetiredSegment> dropped;
+        List<GraphExec> dropped;
         lock.lock();
         try {
             SlotState prior = requireCapturing("end a capture").settled();
-            S stream = captureStream;
-            captureStream = null;
-            MemorySegment graph;
+            StreamCapture ending = capture;
+            capture = null;
+            Graph graph;
             try {
-                graph = backend.endCapture(stream);
+                graph = ending.end();
             } catch (RuntimeException e) {
                 state = prior;
-                throw installFailed("ending the capture", prior, e, INVALIDATION_HINT);
+                throw installFailed("ending the capture", prior, e);
             }
-            dropped = captureTarget == APPEND
-                    ? append(prior, graph, stream)
-                    : replace(prior, captureTarget, graph, stream);
+            try (graph) { // an executable keeps what it needs of the graph
+                dropped = captureTarget == APPEND
+                        ? append(prior, graph, ending.stream())
+                        : replace(prior, captureTarget, graph, ending.stream());
+            }
             counters.add(SlotCounters.CAPTURES, 1);
         } finally {
             lock.unlock();
         }
-        RetiredSegment.handAll(retirement, dropped);
+        closeAll(dropped);
     }
 
-    private List<RetiredSegment> append(SlotState prior, MemorySegment graph, S stream) {
-        MemorySegment exec = instantiate(prior, graph);
-        upload(prior, graph, exec, stream);
-        state = prior.appended(Segment.instantiated(graph, exec));
+    private List<GraphExec> append(SlotState prior, Graph graph, Stream stream) {
+        GraphExec exec = instantiate(prior, graph);
+        upload(prior, exec, stream);
+        state = prior.appended(exec);
         return List.of();
     }
 
-    private List<RetiredSegment> replace(SlotState prior, int index, MemorySegment graph, S stream) {
-        Segment old = prior.segments[index];
+    private List<GraphExec> replace(SlotState prior, int index, Graph graph, Stream stream) {
+        GraphExec old = prior.segments[index];
         state = prior.updating();
         awaitLaunches();
         boolean updated;
         try {
-            updated = backend.tryUpdate(old.exec(), graph);
+            updated = old.update(graph);
         } catch (RuntimeException e) {
             state = prior;
-            GraphCaptureException failure = installFailed("updating segment " + index + " in place", prior, e, "");
-            discard(graph, failure);
-            throw failure;
+            throw installFailed("updating segment " + index + " in place", prior, e);
         }
         if (updated) {
-            state = prior.replaced(index, old.updatedTo(graph));
+            state = prior;
             counters.add(SlotCounters.UPDATES_IN_PLACE, 1);
-            if (!old.updated()) {
-                return List.of(); // the replaced graph is the executable's origin: it stays (see Segment)
-            }
-            // Launches made before the update may still be running what the old graph baked in
-            // (kernels, buffer addresses), so it is released through retirement as well.
-            return List.of(new RetiredSegment(describe() + " segment " + index, backend, old.graph(),
-                    MemorySegment.NULL));
+            return List.of();
         }
-        MemorySegment exec = instantiate(prior, graph);
-        upload(prior, graph, exec, stream);
-        state = prior.replaced(index, Segment.instantiated(graph, exec));
+        GraphExec exec = instantiate(prior, graph);
+        upload(prior, exec, stream);
+        state = prior.replaced(index, exec);
         counters.add(SlotCounters.REINSTANTIATIONS, 1);
-        return List.of(retired(index, old));
+        return List.of(old);
     }
 
-    private MemorySegment instantiate(SlotState prior, MemorySegment graph) {
+    private GraphExec instantiate(SlotState prior, Graph graph) {
         try {
-            return backend.instantiate(graph);
+            return graph.instantiate();
         } catch (RuntimeException e) {
             state = prior;
-            GraphCaptureException failure = installFailed("instantiating the captured graph", prior, e, "");
-            discard(graph, failure);
-            throw failure;
+            throw installFailed("instantiating the captured graph", prior, e);
         }
     }
 
-    private void upload(SlotState prior, MemorySegment graph, MemorySegment exec, S stream) {
+    private void upload(SlotState prior, GraphExec exec, Stream stream) {
         try {
-            backend.upload(exec, stream);
+            exec.upload(stream);
         } catch (RuntimeException e) {
             state = prior;
-            GraphCaptureException failure = installFailed("uploading the new executable", prior, e, "");
-            // A failed upload may still have reached the stream, so only retirement can tell when
-            // the executable is unused; it is never destroyed here.
-            handOverAfterFailure(new RetiredSegment(describe() + " failed capture", backend, graph, exec), failure);
+            GraphCaptureException failure = installFailed("uploading the new executable", prior, e);
+            // A failed upload may still have reached the stream: closing waits for its fence.
+            try {
+                exec.close();
+            } catch (RuntimeException closing) {
+                failure.addSuppressed(closing);
+            }
             throw failure;
         }
     }
 
     /**
-     * Abandons the open capture: the stream's capture is ended, whatever it recorded is destroyed,
+     * Abandons the open capture: the stream stops capturing, whatever it recorded is destroyed,
      * and the slot returns to the phase and segments it had before the capture began. Safe on an
-     * invalidated capture (the usual reason to abort); the driver's complaint about ending it is
+     * invalidated capture (the usual reason to abort); a driver complaint about ending it is
      * logged, not thrown, since the slot is restored either way.
      *
      * @throws GraphStateException when no capture is open
@@ -234,34 +245,31 @@ public final class GraphSlot<S> {
         lock.lock();
         try {
             SlotState capturing = requireCapturing("abort a capture");
-            S stream = captureStream;
-            captureStream = null;
+            StreamCapture aborted = capture;
+            capture = null;
             state = capturing.settled();
             counters.add(SlotCounters.ABORTS, 1);
-            MemorySegment partial;
             try {
-                partial = backend.endCapture(stream);
+                aborted.abort();
             } catch (RuntimeException e) {
-                LOG.warn("{}: ending the aborted capture failed (expected when it was invalidated); the slot is "
-                        + "restored, but if its stream still reports a capture, end that capture before using the "
-                        + "stream", describe(), e);
-                return;
+                LOG.warn("{}: ending the aborted capture failed; the slot is restored, but if its stream still "
+                        + "reports a capture, end that capture before using the stream", describe(), e);
             }
-            discard(partial, null);
         } finally {
             lock.unlock();
         }
     }
 
     /**
-     * Drops every segment and returns to IDLE; dropped executables go to retirement.
+     * Drops every segment and returns to IDLE; dropped executables are closed, so retirement
+     * destroys each once its last launch has completed.
      *
      * @return whether an executable was dropped
      * @throws GraphStateException while a capture is open (end or abort it first) or after the
      *     owner was retired; nothing is dropped then
      */
     public boolean reset() {
-        List<RetiredSegment> dropped;
+        List<GraphExec> dropped;
         lock.lock();
         try {
             SlotState current = state;
@@ -269,29 +277,32 @@ public final class GraphSlot<S> {
             state = SlotState.IDLE;
             awaitLaunches();
             counters.add(SlotCounters.RESETS, 1);
-            dropped = retiredAll(current);
+            dropped = List.of(current.segments);
         } finally {
             lock.unlock();
         }
-        RetiredSegment.handAll(retirement, dropped);
+        closeAll(dropped);
         return !dropped.isEmpty();
     }
 
     /**
-     * Runs {@code action} on segment {@code index}'s handles under this slot's lock, so that no
-     * capture, reset or retirement replaces or destroys them meanwhile (replays may still run: an
-     * in-place node update affects only launches made after it).
+     * Updates, in place, the arguments of one kernel node of segment {@code segment}: the
+     * {@code occurrence}-th (0-based) node launching {@code arguments}' kernel takes its argument
+     * values from its next launch on (see {@link GraphExec#updateKernelNode}). No re-capture, no
+     * re-instantiation; replays may run meanwhile, and those already launched are not affected.
+     *
+     * @throws IndexOutOfBoundsException when the slot has no such segment
+     * @throws IllegalArgumentException when the segment has no such node
+     * @throws GraphStateException while a capture is open or after the owner was retired
      */
-    <T> T withSegment(int index, java.util.function.Function<Segment, T> action) {
+    public void updateKernelArguments(int segment, int occurrence, KernelLaunch arguments) {
+        Objects.requireNonNull(arguments, "arguments");
         lock.lock();
         try {
             SlotState current = state;
             requireSettled(current, "update a node");
-            if (index < 0 || index >= current.segments.length) {
-                throw new IndexOutOfBoundsException(describe() + " has " + current.segments.length
-                        + " segment(s); there is no segment " + index);
-            }
-            return action.apply(current.segments[index]);
+            checkIndex(segment, current.segments.length);
+            current.segments[segment].updateKernelNode(occurrence, arguments);
         } finally {
             lock.unlock();
         }
@@ -305,9 +316,9 @@ public final class GraphSlot<S> {
      *     another thread, or its owner is retired
      * @throws GraphReplayException when a launch fails; earlier segments were launched
      */
-    public void replay(S stream) {
+    public void replay(Stream stream) {
         Objects.requireNonNull(stream, "stream");
-        Segment[] segments = enterLaunch();
+        GraphExec[] segments = enterLaunch();
         try {
             for (int i = 0; i < segments.length; i++) {
                 launch(segments, i, stream);
@@ -325,9 +336,9 @@ public final class GraphSlot<S> {
      * @throws GraphStateException as {@link #replay}
      * @throws GraphReplayException when the launch fails
      */
-    public void replaySegment(int index, S stream) {
+    public void replaySegment(int index, Stream stream) {
         Objects.requireNonNull(stream, "stream");
-        Segment[] segments = enterLaunch();
+        GraphExec[] segments = enterLaunch();
         try {
             checkIndex(index, segments.length);
             launch(segments, index, stream);
@@ -344,7 +355,7 @@ public final class GraphSlot<S> {
      * replay, or this replay sees its view and is refused. Refusals are checked once before
      * entering too, so that replays hammering a reset slot do not keep the count from draining.
      */
-    private Segment[] enterLaunch() {
+    private GraphExec[] enterLaunch() {
         SlotState view = state;
         if (!view.replayable()) {
             throw notReplayable(view);
@@ -365,9 +376,9 @@ public final class GraphSlot<S> {
         }
     }
 
-    private void launch(Segment[] segments, int index, S stream) {
+    private void launch(GraphExec[] segments, int index, Stream stream) {
         try {
-            backend.launch(segments[index].exec(), stream);
+            segments[index].launch(stream);
         } catch (RuntimeException e) {
             throw new GraphReplayException(describe() + ": launching segment " + index + " of " + segments.length
                     + " failed; the " + index + " segment(s) before it were launched", index, e);
@@ -386,47 +397,32 @@ public final class GraphSlot<S> {
         return state.phase == SlotPhase.CAPTURING;
     }
 
-    List<RetiredSegment> retireLocked() {
+    List<GraphExec> retireLocked() {
         SlotState current = state;
         state = SlotState.RETIRED;
         awaitLaunches();
-        return retiredAll(current);
+        return List.of(current.segments);
     }
 
-    private List<RetiredSegment> retiredAll(SlotState view) {
-        List<RetiredSegment> dropped = new ArrayList<>(view.segments.length);
-        for (int i = 0; i < view.segments.length; i++) {
-            dropped.add(retired(i, view.segments[i]));
-        }
-        return dropped;
-    }
-
-    private RetiredSegment retired(int index, Segment segment) {
-        return RetiredSegment.whole(describe() + " segment " + index, backend, segment);
-    }
-
-    /** Destroys a graph that was never instantiated; if that fails, retirement retries it later. */
-    private void discard(MemorySegment graph, RuntimeException primary) {
-        RetiredSegment leftover = new RetiredSegment(describe() + " discarded capture", backend, graph,
-                MemorySegment.NULL);
-        try {
-            leftover.destroy();
-        } catch (RuntimeException e) {
-            LOG.warn("{}: destroying a discarded capture's graph failed; handing it to retirement to retry",
-                    describe(), e);
-            handOverAfterFailure(leftover, primary);
-        }
-    }
-
-    /** Hands a leftover to retirement on a failure path, without letting it mask the first error. */
-    private void handOverAfterFailure(RetiredSegment leftover, RuntimeException primary) {
-        try {
-            retirement.retire(leftover);
-        } catch (RuntimeException e) {
-            if (primary == null) {
-                throw e;
+    /**
+     * Closes every executable, even when one close throws: the rest must not leak because of it.
+     * The first failure is rethrown with the others suppressed.
+     */
+    static void closeAll(List<GraphExec> executables) {
+        RuntimeException first = null;
+        for (GraphExec exec : executables) {
+            try {
+                exec.close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
             }
-            primary.addSuppressed(e);
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
@@ -466,9 +462,9 @@ public final class GraphSlot<S> {
                 SlotPhase.RETIRED);
     }
 
-    private GraphCaptureException installFailed(String step, SlotState prior, RuntimeException cause, String hint) {
+    private GraphCaptureException installFailed(String step, SlotState prior, RuntimeException cause) {
         return new GraphCaptureException(describe() + ": " + step + " failed; the slot keeps its "
-                + prior.segments.length + " earlier segment(s) and nothing of this capture stays in it" + hint, cause);
+                + prior.segments.length + " earlier segment(s) and nothing of this capture stays in it", cause);
     }
 
     private void checkIndex(int index, int count) {

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.graph;
 
+import dev.gatun.cuda.GraphExec;
 import java.util.Arrays;
 
 /**
@@ -8,21 +9,21 @@ import java.util.Arrays;
  */
 final class SlotState {
 
-    private static final Segment[] NONE = new Segment[0];
+    private static final GraphExec[] NONE = new GraphExec[0];
 
     static final SlotState IDLE = new SlotState(SlotPhase.IDLE, NONE, false);
     static final SlotState RETIRED = new SlotState(SlotPhase.RETIRED, NONE, false);
 
     final SlotPhase phase;
-    /** In capture order; never modified after publication. */
-    final Segment[] segments;
+    /** The segments' executables, in capture order; never modified after publication. */
+    final GraphExec[] segments;
     /**
      * Set while a re-capture updates or replaces one of these segments' executables: the driver
      * must not launch an executable while it is being updated, so replays are refused meanwhile.
      */
     final boolean updating;
 
-    private SlotState(SlotPhase phase, Segment[] segments, boolean updating) {
+    private SlotState(SlotPhase phase, GraphExec[] segments, boolean updating) {
         this.phase = phase;
         this.segments = segments;
         this.updating = updating;
@@ -45,19 +46,19 @@ final class SlotState {
         return new SlotState(SlotPhase.CAPTURING, segments, true);
     }
 
-    SlotState appended(Segment segment) {
-        Segment[] next = Arrays.copyOf(segments, segments.length + 1);
+    SlotState appended(GraphExec segment) {
+        GraphExec[] next = Arrays.copyOf(segments, segments.length + 1);
         next[segments.length] = segment;
         return settled(next);
     }
 
-    SlotState replaced(int index, Segment segment) {
-        Segment[] next = segments.clone();
+    SlotState replaced(int index, GraphExec segment) {
+        GraphExec[] next = segments.clone();
         next[index] = segment;
         return settled(next);
     }
 
-    private static SlotState settled(Segment[] segments) {
+    private static SlotState settled(GraphExec[] segments) {
         return segments.length == 0 ? IDLE : new SlotState(SlotPhase.READY, segments, false);
     }
 }

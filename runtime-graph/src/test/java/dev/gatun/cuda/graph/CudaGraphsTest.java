@@ -3,12 +3,14 @@ package dev.gatun.cuda.graph;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CaptureInvalidatedException;
+import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
-import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
@@ -16,6 +18,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.UnregisteredBufferException;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.ValueLayout;
@@ -26,12 +29,12 @@ import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The driver-backed graphs on the simulated driver: what a captured graph holds, and the gate. */
+/** Graph slots and the latch on the simulated driver: what a captured graph holds, and the gate. */
 class CudaGraphsTest {
 
     private final Simulated sim = new Simulated();
     private final CudaContext ctx = sim.context();
-    private final CudaGraphs graphs = CudaGraphs.of(ctx);
+    private final CudaGraphs graphs = CudaGraphs.create(ctx);
     private final Stream stream = ctx.createStream();
 
     CudaGraphsTest() {
@@ -45,8 +48,13 @@ class CudaGraphsTest {
     }
 
     @AfterEach
-    void noViolations() {
+    void noViolationsAndNothingLeft() {
+        graphs.close();
+        stream.close();
+        ctx.close(); // refuses while a graph, executable or buffer is still open
         assertEquals(List.of(), sim.gpu.violations());
+        assertEquals(0, sim.gpu.liveGraphs());
+        assertEquals(0, sim.gpu.liveGraphExecs());
     }
 
     private int[] read(DeviceBuffer b, int n) {
@@ -57,7 +65,7 @@ class CudaGraphsTest {
 
     @Test
     void aCapturedKernelRunsOnlyWhenReplayed() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             v.asInts().copyFrom(new int[] {1, 2, 3, 4});
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -68,17 +76,17 @@ class CudaGraphsTest {
             slot.replay(stream);
             assertArrayEquals(new int[] {21, 22, 23, 24}, read(v, 4));
             assertEquals(2, graphs.totals().replays());
-            assertEquals(1, graphs.liveExecutables());
+            assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
             assertTrue(slot.reset());
+            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
             ctx.reap();
-            assertEquals(0, graphs.liveExecutables());
             assertEquals(0, sim.gpu.liveGraphExecs());
         }
     }
 
     @Test
     void aBufferClosedAfterCaptureLivesUntilTheGraphsLastLaunchCompletes() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         long buffers = ctx.liveOwners(OwnerKind.DEVICE_BUFFER); // the latch word
         int allocations = sim.gpu.liveDeviceAllocations();
         Kernel add = ctx.modules().kernel("m", "add");
@@ -109,24 +117,24 @@ class CudaGraphsTest {
 
     @Test
     void aRegisteredCaptureRefusesUnregisteredBuffersBeforeQueueingAnything() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer ok = ctx.allocate(16);
                 DeviceBuffer stray = ctx.allocate(16)) {
-            graphs.register(stream, ok);
-            slot.beginCapture(stream, CaptureMode.GLOBAL);
+            slot.beginCapture(stream, CaptureMode.GLOBAL, List.of(ok));
             UnregisteredBufferException e = assertThrows(UnregisteredBufferException.class, () -> add.launch(stream,
                     LaunchConfig.of(1, 4), KernelArg.pointer(stray), KernelArg.i32(4), KernelArg.i32(1)));
-            assertTrue(e.getMessage().contains("not registered"), e.getMessage());
+            assertTrue(e.getMessage().contains("is not one of the buffers"), e.getMessage());
             assertEquals(0, sim.gpu.launches());
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(ok), KernelArg.i32(4), KernelArg.i32(1));
             slot.endCapture();
             assertEquals(1, slot.segmentCount());
+            slot.reset();
         }
     }
 
     @Test
     void aGlobalCaptureMakesSynchronizingCallsOfOtherThreadsWait() throws Exception {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         ctx.setGateTimeout(Duration.ZERO);
         slot.beginCapture(stream, CaptureMode.GLOBAL);
         CompletionException blocked = assertThrows(CompletionException.class,
@@ -145,24 +153,25 @@ class CudaGraphsTest {
 
     @Test
     void anInvalidatedCaptureLeavesNoGraphNoGateAndNothingHeld() throws Exception {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.GLOBAL);
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
-            sim.faults.overrideOnce("cuStreamEndCapture", 901); // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-            RuntimeException e = assertThrows(RuntimeException.class, slot::endCapture);
-            assertTrue(e instanceof CudaException || e.getCause() instanceof CudaException, e.toString());
+            sim.gpu.invalidateCapture(stream.handle()); // as a forbidden call during the capture would
+            GraphCaptureException e = assertThrows(GraphCaptureException.class, slot::endCapture);
+            assertTrue(e.getCause() instanceof CaptureInvalidatedException, e.toString());
             assertFalse(slot.hasExecutable());
             assertFalse(ctx.device().context().isClosed());
             CompletableFuture.supplyAsync(() -> ctx.allocate(8)).get().close(); // gate released
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveDeviceAllocations() - 1, "only the latch word remains");
+        assertEquals(0, sim.gpu.liveGraphs());
     }
 
     @Test
     void aSameShapeRecaptureUpdatesTheExecutableInPlace() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             v.asInts().copyFrom(new int[4]);
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -195,7 +204,7 @@ class CudaGraphsTest {
                 v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
             }
         });
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
                 DeviceBuffer b = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -213,7 +222,7 @@ class CudaGraphsTest {
             assertEquals(recaptures, slot.counts().updatesInPlace());
             assertEquals(2, sim.gpu.liveGraphs(), "the graph last captured and the one the executable was made from");
 
-            graphs.updateKernelArguments(slot, 0, add, 1,
+            slot.updateKernelArguments(0, 1,
                     add.prepare(LaunchConfig.of(1, 4), KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7)));
             for (DeviceBuffer d : new DeviceBuffer[] {a, b, c}) {
                 d.asInts().copyFrom(new int[] {-1, -1, -1, -1});
@@ -229,13 +238,13 @@ class CudaGraphsTest {
             ctx.reap();
             assertEquals(0, sim.gpu.liveGraphExecs());
             assertEquals(0, sim.gpu.liveGraphs(), "the executable's first graph goes with it");
-            assertEquals(0, graphs.liveGraphs());
+            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
         }
     }
 
     @Test
     void aNodeRecapturedWithAReplacedModulesKernelIsUpdatedThroughTheExecutablesOwnNode() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         try (DeviceBuffer a = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
             try (Kernel first = ctx.modules().kernel("m", "add")) {
                 slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -249,7 +258,7 @@ class CudaGraphsTest {
                 slot.endCapture();
                 assertEquals(1, slot.counts().updatesInPlace());
                 // The executable's own node launched the first module's kernel; it now runs the second's.
-                graphs.updateKernelArguments(slot, 0, second, 0,
+                slot.updateKernelArguments(0, 0,
                         second.prepare(LaunchConfig.of(1, 4), KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7)));
             }
             a.asInts().copyFrom(new int[4]);
@@ -259,6 +268,29 @@ class CudaGraphsTest {
             assertArrayEquals(new int[] {7, 7, 7, 7}, read(c, 4));
             slot.reset();
         }
+    }
+
+    @Test
+    void graphsAreMadeAndClosedByTheirUserAndEachOwnsItsLatchWord() {
+        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "this test's graphs' latch word");
+        CudaGraphs second = CudaGraphs.create(ctx);
+        assertNotSame(graphs, second);
+        assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        GraphSlot slot = second.registerOwner("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
+            slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+            add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
+            GraphStateException refused = assertThrows(GraphStateException.class, second::close);
+            assertEquals(SlotPhase.CAPTURING, refused.phase());
+            slot.endCapture();
+        }
+        second.close();
+        second.close();
+        assertEquals(SlotPhase.RETIRED, slot.phase(), "closing retires every owner");
+        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "its latch word is freed");
+        assertThrows(IllegalStateException.class, () -> second.registerOwner("late"));
+        assertEquals(SlotPhase.IDLE, graphs.registerOwner("still open").slot("s").phase(), "the first is untouched");
     }
 
     @Test

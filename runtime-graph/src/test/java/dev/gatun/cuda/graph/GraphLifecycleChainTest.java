@@ -2,10 +2,16 @@ package dev.gatun.cuda.graph;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.graph.FakeGraphBackend.Op;
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.graph.SimulatedGraphs.Op;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -19,10 +25,11 @@ import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
 
 /**
- * Random sequences of captures, re-captures, aborts, resets, replays and owner retirements, with
- * driver failures injected at every step, checked after each step against a plain model: phase,
- * segments launched in capture order, counts, and (once retirement has run) no graph or
- * executable alive that no segment holds.
+ * Random sequences of captures, re-captures, aborts, resets, replays and owner retirements on the
+ * simulated driver, with driver failures injected at every step and a GPU that is sometimes busy,
+ * checked after each step against a plain model: phase, segments run in capture order, counts,
+ * open executables, and (once the GPU caught up and retirement ran) no graph or executable alive
+ * that no segment holds.
  */
 class GraphLifecycleChainTest {
 
@@ -58,6 +65,7 @@ class GraphLifecycleChainTest {
                 .withAction(2, action(Arbitraries.of(null, null, Op.DESTROY_GRAPH, Op.DESTROY_EXEC)
                         .map(fault -> Transformer.mutate("retirement runs" + (fault == null ? "" : " failing " + fault),
                                 w -> w.reap(fault)))))
+                .withAction(2, action(Arbitraries.just(Transformer.mutate("the GPU is busy", World::busy))))
                 .withAction(1, action(slot.map(s -> Transformer.mutate("reset slot " + s, w -> w.reset(s)))))
                 .withAction(2, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 3))
                         .as((s, failAt) -> Transformer.mutate(
@@ -93,29 +101,43 @@ class GraphLifecycleChainTest {
         return Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.of(capturing)), Tuple.of(1, anySlot));
     }
 
-    /** The system under test, its fakes and the model, side by side. */
+    /** The system under test, the simulated driver and the model, side by side. */
     static final class World {
-        final FakeGraphBackend backend = new FakeGraphBackend();
-        final CollectingRetirement retirement = new CollectingRetirement();
-        final GraphLifecycles<String> graphs = new GraphLifecycles<>(backend, retirement);
-        final List<GraphOwner<String>> owners = new ArrayList<>();
-        final List<GraphSlot<String>> slots = new ArrayList<>();
+        final SimulatedGraphs gpu = new SimulatedGraphs();
+        final GraphLifecycles graphs = new GraphLifecycles();
+        final List<GraphOwner> owners = new ArrayList<>();
+        final List<GraphSlot> slots = new ArrayList<>();
         final List<Model> models = new ArrayList<>();
+        /** The slot each label was captured by. */
+        final Map<Integer, Integer> slotOfLabel = new HashMap<>();
         int nextLabel = 1;
+        /** The simulated GPU holds every stream's work until retirement runs. */
+        boolean busy;
 
         World() {
             for (int o = 0; o < OWNERS; o++) {
-                GraphOwner<String> owner = graphs.registerOwner("owner-" + o);
+                GraphOwner owner = graphs.registerOwner("owner-" + o);
                 owners.add(owner);
                 for (int s = 0; s < SLOTS_PER_OWNER; s++) {
                     slots.add(owner.slot("slot-" + s));
                     models.add(new Model());
+                    gpu.stream(stream(slots.size() - 1));
+                    replayStream(slots.size() - 1);
                 }
             }
         }
 
+        /** The stream slot {@code slot} captures on. */
         private static String stream(int slot) {
             return "stream-" + slot;
+        }
+
+        /**
+         * The stream slot {@code slot} replays on: another than its capture stream, where a replay
+         * during a re-capture would be recorded into the capture instead of running.
+         */
+        private Stream replayStream(int slot) {
+            return gpu.stream("replay-" + slot);
         }
 
         void begin(int s, int index, boolean fail) {
@@ -127,12 +149,12 @@ class GraphLifecycleChainTest {
                 expected = IndexOutOfBoundsException.class;
             } else if (fail) {
                 expected = GraphCaptureException.class;
-                backend.failOn(Op.BEGIN, 0);
+                gpu.failNext(Op.BEGIN);
             }
-            GraphSlot<String> slot = slots.get(s);
+            GraphSlot slot = slots.get(s);
             run(expected, index < 0
-                    ? () -> slot.beginCapture(stream(s), CaptureMode.GLOBAL)
-                    : () -> slot.beginRecapture(index, stream(s), CaptureMode.GLOBAL));
+                    ? () -> slot.beginCapture(gpu.stream(stream(s)), CaptureMode.GLOBAL)
+                    : () -> slot.beginRecapture(index, gpu.stream(stream(s)), CaptureMode.GLOBAL));
             if (expected == null) {
                 m.target = index;
             }
@@ -140,21 +162,21 @@ class GraphLifecycleChainTest {
         }
 
         /**
-         * With {@code destroyFails}, destroying a discarded graph fails too: the outcome must not
-         * change, the graph goes to retirement instead.
+         * With {@code destroyFails}, destroying a graph the step drops fails too: the outcome must
+         * not change, retirement retries it.
          */
         void end(int s, int topology, Op fault, boolean destroyFails) {
             Model m = models.get(s);
             int label = nextLabel++;
-            backend.nextCapture(topology, label);
+            slotOfLabel.put(label, s);
             if (fault != null) {
-                backend.failOn(fault, 0);
+                gpu.failNext(fault);
             }
             if (destroyFails) {
-                backend.failOn(Op.DESTROY_GRAPH, 0);
+                gpu.failNext(Op.DESTROY_GRAPH);
             }
             if (m.retired || !m.capturing()) {
-                run(GraphStateException.class, slots.get(s)::endCapture);
+                run(GraphStateException.class, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
                 check();
                 return;
             }
@@ -164,7 +186,8 @@ class GraphLifecycleChainTest {
             boolean fails = fault == Op.END
                     || fault == Op.UPDATE && target >= 0
                     || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace;
-            run(fails ? GraphCaptureException.class : null, slots.get(s)::endCapture);
+            run(fails ? GraphCaptureException.class : null, () -> gpu.endCapture(slots.get(s), stream(s), topology,
+                    label));
             if (!fails) {
                 m.captures++;
                 if (target < 0) {
@@ -188,10 +211,10 @@ class GraphLifecycleChainTest {
         void abort(int s, Op fault) {
             Model m = models.get(s);
             if (fault != null) {
-                backend.failOn(fault, 0);
+                gpu.failNext(fault);
             }
             boolean refused = m.retired || !m.capturing();
-            run(refused ? GraphStateException.class : null, slots.get(s)::abortCapture);
+            run(refused ? GraphStateException.class : null, () -> gpu.abortCapture(slots.get(s), stream(s)));
             if (!refused) {
                 m.target = null;
                 m.aborts++;
@@ -214,19 +237,19 @@ class GraphLifecycleChainTest {
         void replay(int s, int failAt) {
             Model m = models.get(s);
             if (failAt >= 0) {
-                backend.failOn(Op.LAUNCH, failAt);
+                gpu.failAfter(Op.LAUNCH, failAt);
             }
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replay(stream(s)));
+                run(GraphStateException.class, () -> slots.get(s).replay(replayStream(s)));
             } else if (failAt >= 0 && failAt < m.labels.size()) {
                 GraphReplayException failure = assertThrowsExactly(GraphReplayException.class,
-                        () -> slots.get(s).replay(stream(s)));
+                        () -> slots.get(s).replay(replayStream(s)));
                 assertEquals(failAt, failure.segment());
-                assertEquals(m.labels.subList(0, failAt), backend.takeLaunches());
+                m.queued.addAll(m.labels.subList(0, failAt));
                 m.launches += failAt;
             } else {
-                slots.get(s).replay(stream(s));
-                assertEquals(m.labels, backend.takeLaunches());
+                slots.get(s).replay(replayStream(s));
+                m.queued.addAll(m.labels);
                 m.replays++;
                 m.launches += m.labels.size();
             }
@@ -236,12 +259,12 @@ class GraphLifecycleChainTest {
         void replaySegment(int s, int index) {
             Model m = models.get(s);
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replaySegment(index, stream(s)));
+                run(GraphStateException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else if (index < 0 || index >= m.labels.size()) {
-                run(IndexOutOfBoundsException.class, () -> slots.get(s).replaySegment(index, stream(s)));
+                run(IndexOutOfBoundsException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else {
-                slots.get(s).replaySegment(index, stream(s));
-                assertEquals(List.of(m.labels.get(index)), backend.takeLaunches());
+                slots.get(s).replaySegment(index, replayStream(s));
+                m.queued.add(m.labels.get(index));
                 m.replays++;
                 m.launches++;
             }
@@ -261,16 +284,21 @@ class GraphLifecycleChainTest {
             check();
         }
 
-        /** The GPU catches up and retirement frees what it holds; a failed free is retried later. */
+        /** The GPU keeps every stream's work queued: launches run, and retirement proceeds, only once it catches up. */
+        void busy() {
+            gpu.holdAll();
+            busy = true;
+            check();
+        }
+
+        /** The GPU catches up and retirement frees what it can; a failed free is retried later. */
         void reap(Op fault) {
+            gpu.releaseAll();
+            busy = false;
             if (fault != null) {
-                backend.failOn(fault, 0);
+                gpu.failNext(fault);
             }
-            try {
-                retirement.completeAll();
-            } catch (FakeGraphBackend.FakeDriverException e) {
-                assertEquals(fault, e.op);
-            }
+            gpu.ctx.reap();
             check();
         }
 
@@ -282,10 +310,12 @@ class GraphLifecycleChainTest {
                 }
             }
             owners.forEach(GraphOwner::retire);
-            retirement.completeAll();
-            assertEquals(0, backend.liveExecs(), "live executables after retiring everything");
-            assertEquals(0, backend.liveGraphs(), "live graphs after retiring everything");
-            assertEquals(List.of(), backend.violations());
+            gpu.releaseAll();
+            gpu.ctx.reap();
+            assertEquals(0, gpu.pendingRetirements(), "retirements pending after retiring everything");
+            assertEquals(0, gpu.liveExecs(), "live executables after retiring everything");
+            assertEquals(0, gpu.liveGraphs(), "live graphs after retiring everything");
+            gpu.close();
         }
 
         private void run(Class<? extends Throwable> expected, Runnable call) {
@@ -297,31 +327,42 @@ class GraphLifecycleChainTest {
         }
 
         private void check() {
-            // A fault that the step never reached must not fire in a later one.
-            backend.clearFaults();
+            // A fault that the step never reached must not fire in a later one; and a safe point
+            // passes, where retirement retries what failed.
+            gpu.clearFaults();
+            gpu.ctx.reap();
+            List<Integer> ran = busy ? List.of() : gpu.takeLaunches();
             GraphCounts total = GraphCounts.ZERO;
             int segments = 0;
             int segmentGraphs = 0;
             for (int s = 0; s < slots.size(); s++) {
                 Model m = models.get(s);
-                GraphSlot<String> slot = slots.get(s);
+                GraphSlot slot = slots.get(s);
                 assertEquals(m.phase(), slot.phase(), "phase of slot " + s);
                 assertEquals(m.labels.size(), slot.segmentCount(), "segments of slot " + s);
                 assertEquals(m.counts(), slot.counts(), "counts of slot " + s);
-                assertEquals(m.capturing(), backend.capturing(stream(s)), "stream of slot " + s + " capturing");
+                assertEquals(m.capturing(), gpu.capturing(stream(s)), "stream of slot " + s + " capturing");
+                if (!busy) {
+                    int slotIndex = s;
+                    assertEquals(m.queued, ran.stream().filter(l -> slotOfLabel.get(l) == slotIndex).toList(),
+                            "segments slot " + s + " ran, in order");
+                    m.queued.clear();
+                }
                 total = total.plus(m.counts());
                 segments += m.labels.size();
                 segmentGraphs += m.graphs();
             }
             assertEquals(total, graphs.totals());
-            assertEquals(List.of(), backend.takeLaunches(), "no launch outside a replay");
-            List<RetiredSegment> pending = retirement.pending();
-            long pendingExecs = pending.stream().filter(r -> r.exec().address() != 0).count();
-            long pendingGraphs = pending.stream().filter(r -> r.graph().address() != 0).count()
-                    + pending.stream().filter(r -> r.origin().address() != 0).count();
-            assertEquals(segments + pendingExecs, backend.liveExecs(), "live executables");
-            assertEquals(segmentGraphs + pendingGraphs, backend.liveGraphs(), "live graphs");
-            assertEquals(List.of(), backend.violations());
+            assertEquals(segments, gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC), "open executables");
+            assertEquals(0, gpu.ctx.liveOwners(OwnerKind.GRAPH), "a slot closes every graph it installs");
+            if (!busy && gpu.pendingRetirements() == 0) {
+                assertEquals(segments, gpu.liveExecs(), "live executables");
+                assertEquals(segmentGraphs, gpu.liveGraphs(), "live graphs");
+            } else {
+                assertTrue(gpu.liveExecs() >= segments, "live executables");
+                assertTrue(gpu.liveGraphs() >= segmentGraphs, "live graphs");
+            }
+            assertEquals(List.of(), gpu.violations());
             long liveOwners = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_OWNER;
             assertEquals(liveOwners, graphs.liveOwners());
         }
@@ -333,6 +374,8 @@ class GraphLifecycleChainTest {
         final List<Integer> topologies = new ArrayList<>();
         /** Per segment: updated in place since instantiated, so it holds its origin graph too. */
         final List<Boolean> updated = new ArrayList<>();
+        /** Labels this slot's replays launched that the GPU has not been seen running yet, in launch order. */
+        final List<Integer> queued = new ArrayList<>();
         /** null when not capturing; -1 for an appending capture; else the segment re-captured. */
         Integer target;
         boolean retired;

@@ -3,46 +3,51 @@ package dev.gatun.cuda.graph;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.graph.FakeGraphBackend.FakeDriverException;
-import dev.gatun.cuda.graph.FakeGraphBackend.Op;
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
+import dev.gatun.cuda.CaptureInvalidatedException;
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.graph.SimulatedGraphs.Op;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+/** One slot's lifecycle on the simulated driver, with driver failures injected at every step. */
 class GraphSlotTest {
 
     private static final String STREAM = "stream-1";
 
-    private final FakeGraphBackend backend = new FakeGraphBackend();
-    private final CollectingRetirement retirement = new CollectingRetirement();
-    private final GraphLifecycles<String> graphs = new GraphLifecycles<>(backend, retirement);
-    private final GraphOwner<String> owner = graphs.registerOwner("session-1");
-    private final GraphSlot<String> slot = owner.slot("decode");
+    private final SimulatedGraphs gpu = new SimulatedGraphs();
+    private final GraphLifecycles graphs = new GraphLifecycles();
+    private final GraphOwner owner = graphs.registerOwner("session-1");
+    private final GraphSlot slot = owner.slot("decode");
 
     @AfterEach
-    void nothingMisused() {
-        assertEquals(List.of(), backend.violations());
+    void nothingMisusedOrLeft() {
+        graphs.retireAll();
+        gpu.close();
     }
 
-    private void capture(GraphSlot<String> target, int topology, int label) {
-        target.beginCapture(STREAM, CaptureMode.THREAD_LOCAL);
-        backend.nextCapture(topology, label);
-        target.endCapture();
+    private Stream stream() {
+        return gpu.stream(STREAM);
+    }
+
+    private void capture(GraphSlot target, int topology, int label) {
+        gpu.capture(target, STREAM, topology, label);
     }
 
     private void recapture(int index, int topology, int label) {
-        slot.beginRecapture(index, STREAM, CaptureMode.THREAD_LOCAL);
-        backend.nextCapture(topology, label);
-        slot.endCapture();
+        gpu.recapture(slot, index, STREAM, topology, label);
+    }
+
+    private long liveExecutableOwners() {
+        return gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC);
     }
 
     @Test
@@ -55,75 +60,78 @@ class GraphSlotTest {
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(3, slot.segmentCount());
         assertTrue(slot.hasExecutable());
-        slot.replay(STREAM);
-        assertEquals(List.of(10, 20, 30), backend.takeLaunches());
-        slot.replaySegment(1, STREAM);
-        assertEquals(List.of(20), backend.takeLaunches());
+        slot.replay(stream());
+        assertEquals(List.of(10, 20, 30), gpu.takeLaunches());
+        slot.replaySegment(1, stream());
+        assertEquals(List.of(20), gpu.takeLaunches());
         assertEquals(new GraphCounts(3, 2, 4, 0, 0, 0, 0), slot.counts());
     }
 
     @Test
     void slotsOfOneOwnerAreIndependentAndLookedUpByName() {
-        GraphSlot<String> prefill = owner.slot("prefill");
+        GraphSlot prefill = owner.slot("prefill");
         capture(slot, 1, 10);
         capture(prefill, 1, 99);
 
         assertSame(slot, owner.slot("decode"));
-        prefill.replay(STREAM);
-        assertEquals(List.of(99), backend.takeLaunches());
+        prefill.replay(stream());
+        assertEquals(List.of(99), gpu.takeLaunches());
         assertEquals(1, slot.segmentCount());
     }
 
     @Test
     void abortReturnsAnIdleSlotToIdleAndLeavesNothing() {
-        slot.beginCapture(STREAM, CaptureMode.GLOBAL);
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
         assertEquals(SlotPhase.CAPTURING, slot.phase());
+        gpu.record(STREAM, 1, 10);
         slot.abortCapture();
 
         assertEquals(SlotPhase.IDLE, slot.phase());
-        assertFalse(backend.capturing(STREAM));
-        assertEquals(0, backend.liveGraphs());
+        assertFalse(gpu.capturing(STREAM));
+        assertEquals(0, gpu.liveGraphs());
+        assertEquals(0, gpu.liveExecs());
         assertEquals(1, slot.counts().aborts());
-        assertEquals(0, retirement.received());
+        assertEquals(List.of(), gpu.takeLaunches(), "what the capture recorded never ran");
     }
 
     @Test
     void abortOnAReadySlotKeepsItsSegments() {
         capture(slot, 1, 10);
-        slot.beginCapture(STREAM, CaptureMode.GLOBAL);
-        slot.replay(STREAM);
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
+        slot.replay(gpu.stream("elsewhere")); // replays go on while the slot captures
         slot.abortCapture();
 
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(1, slot.segmentCount());
-        assertEquals(1, backend.liveGraphs());
-        assertEquals(1, backend.liveExecs());
-        slot.replay(STREAM);
-        assertEquals(List.of(10, 10), backend.takeLaunches());
+        assertEquals(1, gpu.liveGraphs());
+        assertEquals(1, gpu.liveExecs());
+        slot.replay(stream());
+        assertEquals(List.of(10, 10), gpu.takeLaunches());
     }
 
     @Test
     void abortOfAnInvalidatedCaptureRestoresTheSlotWithoutThrowing() {
         capture(slot, 1, 10);
-        slot.beginCapture(STREAM, CaptureMode.GLOBAL);
-        backend.failOn(Op.END, 0);
-        slot.abortCapture();
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
+        gpu.failNext(Op.END);
+        gpu.abortCapture(slot, STREAM);
 
         assertEquals(SlotPhase.READY, slot.phase());
-        assertEquals(1, backend.liveGraphs());
-        assertFalse(backend.capturing(STREAM));
+        assertEquals(1, gpu.liveGraphs());
+        assertFalse(gpu.capturing(STREAM));
     }
 
     @Test
     void resetIsRefusedWhileCapturingAndDropsNothing() {
         capture(slot, 1, 10);
-        slot.beginCapture(STREAM, CaptureMode.GLOBAL);
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
 
         GraphStateException refused = assertThrows(GraphStateException.class, slot::reset);
         assertEquals(SlotPhase.CAPTURING, refused.phase());
         assertTrue(refused.getMessage().contains("end or abort the capture first"), refused.getMessage());
         assertEquals(1, slot.segmentCount());
         assertEquals(0, slot.counts().resets());
+        assertEquals(1, liveExecutableOwners());
 
         slot.abortCapture();
         assertTrue(slot.reset());
@@ -135,27 +143,31 @@ class GraphSlotTest {
     void resetHandsExecutablesToRetirementInsteadOfDestroyingThem() {
         capture(slot, 1, 10);
         capture(slot, 2, 20);
+        gpu.holdAll();
+        slot.replay(stream()); // still running when the slot is reset
         assertTrue(slot.reset());
 
         assertEquals(SlotPhase.IDLE, slot.phase());
         assertFalse(slot.hasExecutable());
-        assertEquals(2, backend.liveExecs(), "a launched exec must wait for retirement");
-        List<RetiredSegment> handed = retirement.pending();
-        assertEquals(List.of("owner 'session-1' slot 'decode' segment 0", "owner 'session-1' slot 'decode' segment 1"),
-                handed.stream().map(RetiredSegment::identity).toList());
+        assertEquals(0, liveExecutableOwners(), "closed for Java at once");
+        gpu.ctx.reap();
+        assertEquals(2, gpu.liveExecs(), "a launched exec must wait for retirement");
+        assertEquals(2, gpu.pendingRetirements());
 
-        retirement.completeAll();
-        assertEquals(0, backend.liveExecs());
-        assertEquals(0, backend.liveGraphs());
-        assertTrue(handed.get(0).destroyed());
+        gpu.releaseAll();
+        assertEquals(List.of(10, 20), gpu.takeLaunches());
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(0, gpu.liveGraphs());
+        assertEquals(0, gpu.pendingRetirements());
     }
 
     @Test
     void replayingNothingIsRefused() {
-        GraphStateException refused = assertThrows(GraphStateException.class, () -> slot.replay(STREAM));
+        GraphStateException refused = assertThrows(GraphStateException.class, () -> slot.replay(stream()));
         assertEquals(SlotPhase.IDLE, refused.phase());
-        assertThrows(GraphStateException.class, () -> slot.replaySegment(0, STREAM));
-        assertEquals(List.of(), backend.takeLaunches());
+        assertThrows(GraphStateException.class, () -> slot.replaySegment(0, stream()));
+        assertEquals(List.of(), gpu.takeLaunches());
     }
 
     @Test
@@ -164,26 +176,27 @@ class GraphSlotTest {
         capture(slot, 2, 20);
 
         IndexOutOfBoundsException high = assertThrows(IndexOutOfBoundsException.class,
-                () -> slot.replaySegment(2, STREAM));
+                () -> slot.replaySegment(2, stream()));
         assertTrue(high.getMessage().contains("no segment 2; the slot holds 2 segment(s)"), high.getMessage());
-        assertThrows(IndexOutOfBoundsException.class, () -> slot.replaySegment(-1, STREAM));
+        assertThrows(IndexOutOfBoundsException.class, () -> slot.replaySegment(-1, stream()));
         IndexOutOfBoundsException recapture = assertThrows(IndexOutOfBoundsException.class,
-                () -> slot.beginRecapture(5, STREAM, CaptureMode.GLOBAL));
+                () -> slot.beginRecapture(5, stream(), CaptureMode.GLOBAL));
         assertTrue(recapture.getMessage().contains("holds 2 segment(s)"), recapture.getMessage());
-        assertFalse(backend.capturing(STREAM));
+        assertFalse(gpu.capturing(STREAM));
         assertEquals(SlotPhase.READY, slot.phase());
-        assertEquals(List.of(), backend.takeLaunches());
+        assertEquals(List.of(), gpu.takeLaunches());
     }
 
     @Test
     void phaseMisuseIsRefused() {
         assertEquals(SlotPhase.IDLE, assertThrows(GraphStateException.class, slot::endCapture).phase());
         assertThrows(GraphStateException.class, slot::abortCapture);
-        slot.beginCapture(STREAM, CaptureMode.GLOBAL);
-        assertThrows(GraphStateException.class, () -> slot.beginCapture("stream-2", CaptureMode.GLOBAL));
-        assertFalse(backend.capturing("stream-2"));
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
+        assertThrows(GraphStateException.class, () -> slot.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL));
+        assertFalse(gpu.capturing("stream-2"));
         assertThrows(IllegalArgumentException.class, () -> owner.slot(" "));
         assertThrows(IllegalArgumentException.class, () -> graphs.registerOwner(""));
+        slot.abortCapture();
     }
 
     @Test
@@ -193,13 +206,13 @@ class GraphSlotTest {
         recapture(0, 7, 11);
 
         assertEquals(new GraphCounts(3, 0, 0, 1, 0, 0, 0), slot.counts());
-        assertEquals(2, backend.liveExecs());
-        slot.replay(STREAM);
-        assertEquals(List.of(11, 20), backend.takeLaunches());
+        assertEquals(2, gpu.liveExecs());
+        slot.replay(stream());
+        assertEquals(List.of(11, 20), gpu.takeLaunches());
         // The replaced graph is the one the executable was instantiated from: it lives on with it.
-        assertEquals(List.of(), retirement.pending());
-        assertEquals(3, backend.liveGraphs());
-        assertEquals(2, backend.liveExecs());
+        assertEquals(0, gpu.pendingRetirements());
+        assertEquals(3, gpu.liveGraphs());
+        assertEquals(2, gpu.liveExecs());
     }
 
     @Test
@@ -209,71 +222,58 @@ class GraphSlotTest {
         recapture(0, 7, 12);
         recapture(0, 7, 13);
 
-        slot.replay(STREAM);
-        assertEquals(List.of(13), backend.takeLaunches());
-        List<RetiredSegment> handed = retirement.pending();
-        assertEquals(2, handed.size(), "the graphs of labels 11 and 12");
-        for (RetiredSegment r : handed) {
-            assertEquals(MemorySegment.NULL, r.exec());
-            assertEquals(MemorySegment.NULL, r.origin());
-        }
-        retirement.completeAll();
-        assertEquals(2, backend.liveGraphs(), "the origin and the graph last captured");
-        assertEquals(1, backend.liveExecs());
+        slot.replay(stream());
+        assertEquals(List.of(13), gpu.takeLaunches());
+        gpu.ctx.reap();
+        assertEquals(2, gpu.liveGraphs(), "the origin and the graph last captured; those of labels 11 and 12 are gone");
+        assertEquals(1, gpu.liveExecs());
 
         assertTrue(slot.reset());
-        RetiredSegment whole = retirement.pending().get(0);
-        assertNotEquals(0, whole.exec().address());
-        assertNotEquals(0, whole.origin().address());
-        retirement.completeAll();
-        assertTrue(whole.destroyed());
-        assertEquals(0, backend.liveGraphs());
-        assertEquals(0, backend.liveExecs());
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveGraphs());
+        assertEquals(0, gpu.liveExecs());
     }
 
     @Test
     void anUpdatedSegmentWhoseOriginFailsToBeDestroyedRetriesOnlyThat() {
         capture(slot, 7, 10);
         recapture(0, 7, 11);
+        gpu.failAfter(Op.DESTROY_GRAPH, 1); // the graph last captured goes, the origin does not
         slot.reset();
-        RetiredSegment handed = retirement.pending().get(0);
-        backend.failOn(Op.DESTROY_GRAPH, 1); // the graph last captured goes, the origin does not
 
-        assertThrows(FakeDriverException.class, handed::destroy);
-        assertEquals(0, backend.liveExecs());
-        assertEquals(1, backend.liveGraphs());
-        assertEquals(MemorySegment.NULL, handed.graph());
-        assertFalse(handed.destroyed());
-        handed.destroy();
-        assertTrue(handed.destroyed());
-        assertEquals(0, backend.liveGraphs());
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(1, gpu.liveGraphs());
+        assertEquals(1, gpu.pendingRetirements());
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveGraphs());
+        assertEquals(0, gpu.pendingRetirements());
     }
 
     @Test
     void recaptureWithAnotherTopologyReinstantiatesAndRetiresTheOldExecutable() {
         capture(slot, 7, 10);
+        gpu.holdAll(); // the old executable's upload is still queued
         recapture(0, 9, 12);
 
         assertEquals(new GraphCounts(2, 0, 0, 0, 1, 0, 0), slot.counts());
-        slot.replay(STREAM);
-        assertEquals(List.of(12), backend.takeLaunches());
-        List<RetiredSegment> handed = retirement.pending();
-        assertEquals(1, handed.size());
-        assertNotEquals(0, handed.get(0).exec().address());
-        assertEquals(2, backend.liveExecs(), "the old exec waits for retirement");
-        retirement.completeAll();
-        assertEquals(1, backend.liveExecs());
-        assertEquals(1, backend.liveGraphs());
+        assertEquals(2, gpu.liveExecs(), "the old exec waits for retirement");
+        assertEquals(1, liveExecutableOwners());
+        slot.replay(stream());
+        gpu.releaseAll();
+        assertEquals(List.of(12), gpu.takeLaunches());
+        gpu.ctx.reap();
+        assertEquals(1, gpu.liveExecs());
+        assertEquals(1, gpu.liveGraphs());
     }
 
     @ParameterizedTest
     @EnumSource(value = Op.class, names = {"BEGIN", "END", "INSTANTIATE", "UPLOAD"})
     void aFailedAppendLeavesTheSlotAsBeforeAndLeaksNothing(Op failing) {
         capture(slot, 1, 10);
-        backend.failOn(failing, 0);
+        gpu.failNext(failing);
 
         GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 2, 20));
-        assertEquals(failing, assertInstanceOf(FakeDriverException.class, failure.getCause()).op);
+        SimulatedGraphs.assertFailedIn(failing, failure);
         assertUnchangedAfterFailure();
     }
 
@@ -281,65 +281,74 @@ class GraphSlotTest {
     @EnumSource(value = Op.class, names = {"BEGIN", "END", "UPDATE", "INSTANTIATE", "UPLOAD"})
     void aFailedRecaptureLeavesTheSlotAsBeforeAndLeaksNothing(Op failing) {
         capture(slot, 1, 10);
-        backend.failOn(failing, 0);
+        gpu.failNext(failing);
 
         // A new topology, so that the re-capture reaches instantiate and upload.
         GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> recapture(0, 2, 20));
-        assertEquals(failing, assertInstanceOf(FakeDriverException.class, failure.getCause()).op);
+        SimulatedGraphs.assertFailedIn(failing, failure);
         assertUnchangedAfterFailure();
+    }
+
+    @Test
+    void anInvalidatedCaptureIsReportedAsSuch() {
+        gpu.failNext(Op.END);
+        GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
+        assertInstanceOf(CaptureInvalidatedException.class, failure.getCause());
+        assertEquals(SlotPhase.IDLE, slot.phase());
     }
 
     private void assertUnchangedAfterFailure() {
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(1, slot.segmentCount());
         assertEquals(1, slot.counts().captures());
-        assertFalse(backend.capturing(STREAM));
-        slot.replay(STREAM);
-        assertEquals(List.of(10), backend.takeLaunches());
-        retirement.completeAll();
-        assertEquals(1, backend.liveGraphs());
-        assertEquals(1, backend.liveExecs());
+        assertFalse(gpu.capturing(STREAM));
+        slot.replay(stream());
+        assertEquals(List.of(10), gpu.takeLaunches());
+        gpu.ctx.reap();
+        assertEquals(1, gpu.liveGraphs());
+        assertEquals(1, gpu.liveExecs());
+        assertEquals(1, liveExecutableOwners());
     }
 
     @Test
     void aFailedUploadHandsTheNewExecutableToRetirementRatherThanDestroyingIt() {
-        backend.failOn(Op.UPLOAD, 0);
+        stream();
+        gpu.holdAll();
+        gpu.failNext(Op.UPLOAD);
         assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
 
-        assertEquals(1, backend.liveExecs(), "an upload that failed may still be on the stream");
-        assertEquals(1, retirement.pending().size());
-        retirement.completeAll();
-        assertEquals(0, backend.liveExecs());
-        assertEquals(0, backend.liveGraphs());
+        assertEquals(1, gpu.liveExecs(), "an upload that failed may still be on the stream");
+        assertEquals(1, gpu.pendingRetirements());
+        gpu.releaseAll();
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(0, gpu.liveGraphs());
     }
 
     @Test
     void aGraphThatCannotBeDestroyedDirectlyGoesToRetirementAndTheFirstErrorIsKept() {
-        backend.failOn(Op.INSTANTIATE, 0);
-        backend.failOn(Op.DESTROY_GRAPH, 0);
+        gpu.failNext(Op.INSTANTIATE);
+        gpu.failNext(Op.DESTROY_GRAPH);
 
         GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
-        assertEquals(Op.INSTANTIATE, ((FakeDriverException) failure.getCause()).op);
-        assertEquals(1, retirement.pending().size());
-        retirement.completeAll();
-        assertEquals(0, backend.liveGraphs());
+        SimulatedGraphs.assertFailedIn(Op.INSTANTIATE, failure);
+        assertEquals(1, gpu.pendingRetirements());
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveGraphs());
         assertEquals(SlotPhase.IDLE, slot.phase());
     }
 
     @Test
     void aRetiredSegmentWhoseDestroyFailedRetriesOnlyWhatIsLeft() {
         capture(slot, 1, 10);
+        gpu.failNext(Op.DESTROY_GRAPH);
         slot.reset();
-        RetiredSegment handed = retirement.pending().get(0);
-        backend.failOn(Op.DESTROY_GRAPH, 0);
 
-        assertThrows(FakeDriverException.class, handed::destroy);
-        assertEquals(0, backend.liveExecs());
-        assertEquals(1, backend.liveGraphs());
-        assertFalse(handed.destroyed());
-        handed.destroy();
-        assertTrue(handed.destroyed());
-        assertEquals(0, backend.liveGraphs());
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(1, gpu.liveGraphs());
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveGraphs());
+        assertEquals(0, gpu.pendingRetirements());
     }
 
     @Test
@@ -347,24 +356,26 @@ class GraphSlotTest {
         capture(slot, 1, 10);
         capture(slot, 2, 20);
         capture(slot, 3, 30);
-        backend.failOn(Op.LAUNCH, 1);
+        gpu.failAfter(Op.LAUNCH, 1);
 
-        GraphReplayException failure = assertThrows(GraphReplayException.class, () -> slot.replay(STREAM));
+        GraphReplayException failure = assertThrows(GraphReplayException.class, () -> slot.replay(stream()));
         assertEquals(1, failure.segment());
-        assertEquals(List.of(10), backend.takeLaunches());
+        SimulatedGraphs.assertFailedIn(Op.LAUNCH, failure);
+        assertEquals(List.of(10), gpu.takeLaunches());
         assertEquals(0, slot.counts().replays());
         assertEquals(1, slot.counts().segmentLaunches());
-        slot.replay(STREAM);
-        assertEquals(List.of(10, 20, 30), backend.takeLaunches());
+        slot.replay(stream());
+        assertEquals(List.of(10, 20, 30), gpu.takeLaunches());
     }
 
     @Test
     void retiringAnOwnerDropsEverySlotAtOnce() {
-        GraphSlot<String> prefill = owner.slot("prefill");
+        GraphSlot prefill = owner.slot("prefill");
         capture(slot, 1, 10);
         capture(slot, 2, 20);
         capture(prefill, 1, 30);
-        slot.replay(STREAM);
+        gpu.holdAll();
+        slot.replay(stream());
         GraphCounts before = graphs.totals();
 
         owner.retire();
@@ -372,67 +383,67 @@ class GraphSlotTest {
         assertTrue(owner.isRetired());
         assertEquals(SlotPhase.RETIRED, slot.phase());
         assertEquals(SlotPhase.RETIRED, prefill.phase());
-        assertEquals(3, retirement.pending().size());
-        assertEquals(SlotPhase.RETIRED, assertThrows(GraphStateException.class, () -> slot.replay(STREAM)).phase());
-        assertThrows(GraphStateException.class, () -> prefill.beginCapture(STREAM, CaptureMode.GLOBAL));
+        assertEquals(0, liveExecutableOwners());
+        assertEquals(3, gpu.pendingRetirements());
+        assertEquals(SlotPhase.RETIRED, assertThrows(GraphStateException.class, () -> slot.replay(stream())).phase());
+        assertThrows(GraphStateException.class, () -> prefill.beginCapture(stream(), CaptureMode.GLOBAL));
         assertThrows(GraphStateException.class, slot::reset);
         assertThrows(GraphStateException.class, () -> owner.slot("decode"));
         assertThrows(GraphStateException.class, () -> owner.slot("new"));
         owner.retire();
-        assertEquals(3, retirement.pending().size(), "retiring twice drops nothing more");
+        assertEquals(3, gpu.pendingRetirements(), "retiring twice drops nothing more");
         assertEquals(before, graphs.totals(), "a retired owner's counts stay in the totals");
         assertEquals(0, graphs.liveOwners());
-        retirement.completeAll();
-        assertEquals(0, backend.liveExecs());
-        assertEquals(0, backend.liveGraphs());
+        gpu.releaseAll();
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(0, gpu.liveGraphs());
     }
 
     @Test
     void retiringAnOwnerIsRefusedWhileOneOfItsSlotsCaptures() {
-        GraphSlot<String> prefill = owner.slot("prefill");
+        GraphSlot prefill = owner.slot("prefill");
         capture(slot, 1, 10);
-        prefill.beginCapture("stream-2", CaptureMode.GLOBAL);
+        prefill.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL);
 
         GraphStateException refused = assertThrows(GraphStateException.class, owner::retire);
         assertTrue(refused.getMessage().contains("'prefill' is capturing"), refused.getMessage());
         assertFalse(owner.isRetired());
         assertEquals(SlotPhase.READY, slot.phase());
-        assertEquals(0, retirement.received());
+        assertEquals(1, liveExecutableOwners());
         assertEquals(1, graphs.liveOwners());
 
         prefill.abortCapture();
         owner.retire();
-        assertEquals(1, retirement.received());
+        assertEquals(0, liveExecutableOwners());
     }
 
     @Test
     void totalsSumEverySlotOfEveryOwner() {
-        GraphOwner<String> other = graphs.registerOwner("session-2");
+        GraphOwner other = graphs.registerOwner("session-2");
         capture(slot, 1, 10);
         capture(other.slot("decode"), 1, 20);
-        slot.replay(STREAM);
-        other.slot("decode").replay(STREAM);
-        other.slot("decode").replay(STREAM);
+        slot.replay(stream());
+        other.slot("decode").replay(stream());
+        other.slot("decode").replay(stream());
 
         assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0), graphs.totals());
         assertEquals(2, graphs.liveOwners());
     }
 
     @Test
-    void aThrowingRetirementStillReceivesEverySegmentAndTheSlotStaysReset() {
-        List<RetiredSegment> received = new ArrayList<>();
-        GraphLifecycles<String> failing = new GraphLifecycles<>(backend, segment -> {
-            received.add(segment);
-            throw new IllegalStateException("queue closed " + received.size());
-        });
-        GraphSlot<String> target = failing.registerOwner("session-3").slot("decode");
-        capture(target, 1, 10);
-        capture(target, 2, 20);
+    void aResetWhoseFirstDestroyFailsStillDropsEverySegmentAndRetirementRetries() {
+        capture(slot, 1, 10);
+        capture(slot, 2, 20);
+        gpu.sim.faults.countCalls();
+        gpu.failNext(Op.DESTROY_EXEC);
 
-        IllegalStateException thrown = assertThrows(IllegalStateException.class, target::reset);
-        assertEquals("queue closed 1", thrown.getMessage());
-        assertEquals(1, thrown.getSuppressed().length);
-        assertEquals(2, received.size());
-        assertEquals(SlotPhase.IDLE, target.phase());
+        assertTrue(slot.reset());
+        assertEquals(SlotPhase.IDLE, slot.phase());
+        assertEquals(0, liveExecutableOwners());
+        gpu.ctx.reap();
+        assertEquals(3, gpu.sim.faults.calls("cuGraphExecDestroy"), "the failed destroy was retried, once");
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(0, gpu.liveGraphs());
     }
 }

@@ -16,21 +16,21 @@ class LatchSurvivesGraphResetTest {
         FakeLatchWord word = new FakeLatchWord();
         ValidationLatch latch = new ValidationLatch(word);
         ValidationOwner owner = latch.register("session");
-        FakeGraphBackend backend = new FakeGraphBackend();
-        GraphOwner<String> graphs = new GraphLifecycles<>(backend, new CollectingRetirement()).registerOwner("session");
-        GraphSlot<String> slot = graphs.slot("decode");
-        slot.beginCapture("stream", CaptureMode.THREAD_LOCAL);
-        slot.endCapture();
-        // The captured kernel finds an out-of-range index every time it runs.
-        backend.beforeEachLaunch(() -> word.raise(LatchFlags.OUT_OF_RANGE));
+        try (SimulatedGraphs gpu = new SimulatedGraphs()) {
+            GraphOwner graphs = new GraphLifecycles().registerOwner("session");
+            GraphSlot slot = graphs.slot("decode");
+            gpu.capture(slot, "stream", 0, 1);
+            // The captured kernel finds an out-of-range index every time it runs.
+            gpu.onEachRun(() -> word.raise(LatchFlags.OUT_OF_RANGE));
 
-        long token = latch.begin(owner);
-        latch.activate(owner, token);
-        slot.replay("stream");
-        assertTrue(slot.reset());
-        graphs.retire();
+            long token = latch.begin(owner);
+            latch.activate(owner, token);
+            slot.replay(gpu.stream("stream"));
+            assertTrue(slot.reset());
+            graphs.retire();
 
-        assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
-        assertEquals(1, word.clears(), "only the begin cleared the word");
+            assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
+            assertEquals(1, word.clears(), "only the begin cleared the word");
+        }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Kernel;
@@ -31,7 +32,7 @@ class SynchronousReadsAndGraphsTest {
     private static final int N = 32;
     private final Simulated sim = new Simulated();
     private final CudaContext ctx = sim.context();
-    private final CudaGraphs graphs = CudaGraphs.of(ctx);
+    private final CudaGraphs graphs = CudaGraphs.create(ctx);
 
     SynchronousReadsAndGraphsTest() {
         // add(p, n, v): p[i] += v
@@ -64,7 +65,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aReadWaitsForAReplayOnAnotherStreamThanTheCapture() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         Stream captureOn = ctx.createStream();
         Stream replayOn = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N)) {
@@ -87,7 +88,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aReadWaitsForWorkQueuedBeforeACaptureBeganOnItsStream() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         Stream stream = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N);
                 DeviceBuffer other = ctx.allocate(4L * N)) {
@@ -106,7 +107,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aSynchronousReadDuringOnesOwnGlobalCaptureIsRefusedAndTheCaptureSurvives() {
-        GraphSlot<Stream> slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerOwner("o").slot("s");
         Stream stream = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N)) {
             b.asInts().copyFrom(ramp(0));

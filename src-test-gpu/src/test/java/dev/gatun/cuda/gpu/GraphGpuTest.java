@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CompileOptions;
 import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.CudaContext;
@@ -15,7 +16,6 @@ import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
-import dev.gatun.cuda.graph.CaptureMode;
 import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.graph.LatchFlags;
@@ -28,7 +28,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
@@ -38,11 +37,6 @@ import org.junit.jupiter.api.TestReporter;
 class GraphGpuTest {
 
     private static final int STAGES = 20;
-
-    @AfterAll
-    static void closeGraphs() {
-        CudaGraphs.of(Gpu.context()).close();
-    }
 
     /** stage k: y = y * (2k + 3) + (x ^ k) (stage 0 starts from y = x), in wrapping 32-bit integers. */
     private static String pipelineSource() {
@@ -69,7 +63,7 @@ class GraphGpuTest {
     @Test
     void aTwentyKernelPipelineReplayedAThousandTimesMatchesTheCpuEachTime() {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         int n = 4099;
         long seed = Gpu.seed();
         Random r = new Random(seed);
@@ -80,9 +74,8 @@ class GraphGpuTest {
             for (int k = 0; k < STAGES; k++) {
                 kernels.add(ctx.modules().kernel("pipeline", "stage" + k));
             }
-            GraphSlot<Stream> slot = graphs.registerOwner("pipeline").slot("forward");
-            graphs.register(s, x, y);
-            slot.beginCapture(s, CaptureMode.GLOBAL);
+            GraphSlot slot = graphs.registerOwner("pipeline").slot("forward");
+            slot.beginCapture(s, CaptureMode.GLOBAL, List.of(x, y)); // only these may be baked in
             for (Kernel k : kernels) {
                 k.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n));
             }
@@ -103,6 +96,7 @@ class GraphGpuTest {
             assertEquals(1000, slot.counts().replays());
             slot.reset();
         } finally {
+            graphs.close();
             kernels.forEach(Kernel::close);
             ctx.modules().unload("pipeline");
             s.close();
@@ -112,13 +106,13 @@ class GraphGpuTest {
     @Test
     void aReplayAfterTheModuleNameWasReplacedRunsTheOldImage() {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         String source = "extern \"C\" __global__ void version(int* out) { *out = VERSION; }";
         CompileTarget target = CompileTarget.ptx(ctx.device().capabilities());
         ctx.modules().loadSource("graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=1").build(), "version");
         Stream s = ctx.createStream();
         try (DeviceBuffer out = ctx.allocate(4)) {
-            GraphSlot<Stream> slot = graphs.registerOwner("versioned").slot("v");
+            GraphSlot slot = graphs.registerOwner("versioned").slot("v");
             try (Kernel v1 = ctx.modules().kernel("graph-versioned", "version")) {
                 slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
                 v1.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(out));
@@ -138,6 +132,7 @@ class GraphGpuTest {
             }
             slot.reset();
         } finally {
+            graphs.close();
             ctx.modules().unload("graph-versioned");
             s.close();
         }
@@ -147,12 +142,12 @@ class GraphGpuTest {
     @Tag("large") // a 3 GiB kernel: minutes under compute-sanitizer
     void aBufferClosedAfterCaptureStaysAllocatedUntilTheGraphsLastLaunchCompletes() {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         long big = 3L << 30;
         Stream s = ctx.createStream();
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4)) {
             flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
-            GraphSlot<Stream> slot = graphs.registerOwner("holder").slot("spin");
+            GraphSlot slot = graphs.registerOwner("holder").slot("spin");
             DeviceBuffer buffer = ctx.allocate(big);
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             spin.launch(s, LaunchConfig.of(132, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(buffer),
@@ -170,6 +165,7 @@ class GraphGpuTest {
             ctx.reap();
             assertTrue(ctx.memoryInfo().freeBytes() > freeBefore + big / 2, "freed after the last launch completed");
         } finally {
+            graphs.close();
             s.close();
         }
     }
@@ -188,7 +184,7 @@ class GraphGpuTest {
                 }
                 """;
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         int n = 1000;
         int m = 64;
         Stream s = ctx.computeStream(); // the latch word is cleared in order on the compute stream
@@ -207,7 +203,7 @@ class GraphGpuTest {
                 valid[i] = r.nextInt(m);
             }
             index.asInts().copyFrom(valid);
-            GraphSlot<Stream> slot = graphs.registerOwner("lookup").slot("gather");
+            GraphSlot slot = graphs.registerOwner("lookup").slot("gather");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             gather.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(index), KernelArg.pointer(table),
                     KernelArg.pointer(out), KernelArg.i32(n), KernelArg.i32(m), KernelArg.pointer(graphs.latchWord()));
@@ -246,6 +242,7 @@ class GraphGpuTest {
             slot.reset();
             latch.unregister(request);
         } finally {
+            graphs.close();
             ctx.modules().unload("gather");
         }
     }
@@ -253,12 +250,12 @@ class GraphGpuTest {
     @Test
     void aSynchronizingCallOnAnotherThreadWaitsForAGlobalCaptureWhichStillSucceeds() throws Exception {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         Stream s = ctx.createStream();
         try (Kernel saxpyLike = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer out = ctx.allocate(4 * 1024)) {
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1); // never waits: the kernel just fills
-            GraphSlot<Stream> slot = graphs.registerOwner("gate").slot("g");
+            GraphSlot slot = graphs.registerOwner("gate").slot("g");
             slot.beginCapture(s, CaptureMode.GLOBAL);
             // A fresh size class: a real cuMemAlloc, which would invalidate the capture if it ran now.
             CompletableFuture<DeviceBuffer> allocation = CompletableFuture.supplyAsync(() -> ctx.allocate((123L << 20) + 7));
@@ -276,6 +273,7 @@ class GraphGpuTest {
             }
             slot.reset();
         } finally {
+            graphs.close();
             s.close();
         }
     }
@@ -283,17 +281,17 @@ class GraphGpuTest {
     @Test
     void oneKernelNodesArgumentsAreUpdatedInPlace() {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         Stream s = ctx.createStream();
         try (Kernel set = Gpu.kernel("extern \"C\" __global__ void set(int* out, int v) { *out = v; }", "set");
                 DeviceBuffer a = ctx.allocate(4); DeviceBuffer b = ctx.allocate(4); DeviceBuffer c = ctx.allocate(4)) {
-            GraphSlot<Stream> slot = graphs.registerOwner("nodes").slot("set");
+            GraphSlot slot = graphs.registerOwner("nodes").slot("set");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(a), KernelArg.i32(1));
             set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(b), KernelArg.i32(2));
             slot.endCapture();
             KernelLaunch moved = set.prepare(LaunchConfig.of(1, 1), KernelArg.pointer(c), KernelArg.i32(7));
-            graphs.updateKernelArguments(slot, 0, set, 1, moved);
+            slot.updateKernelArguments(0, 1, moved);
             for (DeviceBuffer d : new DeviceBuffer[] {a, b, c}) {
                 s.fill(d.asInts(), -1);
             }
@@ -308,6 +306,7 @@ class GraphGpuTest {
             assertEquals(0, slot.counts().reinstantiations() + slot.counts().updatesInPlace(), "no re-capture at all");
             slot.reset();
         } finally {
+            graphs.close();
             s.close();
         }
     }
@@ -331,7 +330,7 @@ class GraphGpuTest {
                 }
                 """;
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         int n = 5003;
         long seed = Gpu.seed();
         Random r = new Random(seed);
@@ -340,7 +339,7 @@ class GraphGpuTest {
         try (Kernel affine = Gpu.kernel(source, "affine"); DeviceBuffer x = ctx.allocate(4L * n);
                 DeviceBuffer y1 = ctx.allocate(4L * n); DeviceBuffer y2 = ctx.allocate(4L * n);
                 DeviceBuffer y3 = ctx.allocate(4L * n)) {
-            GraphSlot<Stream> slot = graphs.registerOwner("recaptured-nodes").slot("affine");
+            GraphSlot slot = graphs.registerOwner("recaptured-nodes").slot("affine");
             LaunchConfig config = LaunchConfig.covering(n, 128);
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             affine.launch(s, config, KernelArg.pointer(y1), KernelArg.pointer(x), KernelArg.i32(3), KernelArg.i32(5),
@@ -364,7 +363,7 @@ class GraphGpuTest {
             assertEquals(0, slot.counts().reinstantiations());
             int a3 = r.nextInt() | 1;
             int b3 = r.nextInt();
-            graphs.updateKernelArguments(slot, 0, affine, 1, affine.prepare(config, KernelArg.pointer(y3),
+            slot.updateKernelArguments(0, 1, affine.prepare(config, KernelArg.pointer(y3),
                     KernelArg.pointer(x), KernelArg.i32(a3), KernelArg.i32(b3), KernelArg.i32(n)));
             int[] hostX = new int[n];
             int[] out = new int[n];
@@ -393,6 +392,7 @@ class GraphGpuTest {
             }
             slot.reset();
         } finally {
+            graphs.close();
             s.close();
         }
     }
@@ -400,7 +400,7 @@ class GraphGpuTest {
     @Test
     void aSameShapeRecaptureUpdatesTheExecutableInPlace(TestReporter report) {
         CudaContext ctx = Gpu.context();
-        CudaGraphs graphs = CudaGraphs.of(ctx);
+        CudaGraphs graphs = CudaGraphs.create(ctx);
         ctx.modules().loadSource("pipeline-u", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
         Stream s = ctx.createStream();
         List<Kernel> kernels = new ArrayList<>();
@@ -413,7 +413,7 @@ class GraphGpuTest {
             for (Kernel k : kernels) {
                 launches.add(k.prepare(LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n)));
             }
-            GraphSlot<Stream> slot = graphs.registerOwner("update").slot("u");
+            GraphSlot slot = graphs.registerOwner("update").slot("u");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             launches.forEach(l -> l.launch(s));
             slot.endCapture();
@@ -452,6 +452,7 @@ class GraphGpuTest {
             assertArrayEquals(cpuPipeline(hostX), out);
             slot.reset();
         } finally {
+            graphs.close();
             kernels.forEach(Kernel::close);
             ctx.modules().unload("pipeline-u");
             s.close();

@@ -2,23 +2,22 @@ package dev.gatun.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
-import dev.gatun.cuda.graph.CaptureMode;
-import dev.gatun.cuda.graph.CudaGraphs;
-import dev.gatun.cuda.graph.GraphSlot;
+import dev.gatun.cuda.StreamCapture;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,11 +31,6 @@ class OrderingGpuTest {
 
     private static final int N = 1 << 16;
     private static final float POISON = Float.NaN;
-
-    @AfterAll
-    static void closeGraphs() {
-        CudaGraphs.of(Gpu.context()).close();
-    }
 
     /** Sets the flag from another thread after 200 ms. */
     private static Thread releaseLater(PinnedBuffer flag) {
@@ -69,26 +63,28 @@ class OrderingGpuTest {
     @Test
     void aReadWaitsForAGraphReplayedOnAnotherStream() throws InterruptedException {
         CudaContext ctx = Gpu.context();
-        GraphSlot<dev.gatun.cuda.Stream> slot = CudaGraphs.of(ctx).registerOwner("ordering").slot("replay");
         Stream captureOn = ctx.createStream();
         Stream replayOn = ctx.createStream();
         float value = new Random(Gpu.seed()).nextFloat() + 1;
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer b = ctx.allocate(4L * N)) {
-            slot.beginCapture(captureOn, CaptureMode.THREAD_LOCAL);
-            spin.launch(captureOn, LaunchConfig.of(64, 256), KernelArg.address(flag.segment().address()),
-                    KernelArg.pointer(b), KernelArg.f32(value), KernelArg.i64(N));
-            slot.endCapture();
-            captureOn.close();
-            for (int round = 0; round < 3; round++) {
-                poison(b);
-                flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
-                slot.replay(replayOn);
-                Thread setter = releaseLater(flag);
-                assertAll(value, b, "read " + round + " after a replay on another stream");
-                setter.join();
+            Graph graph;
+            try (StreamCapture capture = captureOn.beginCapture(CaptureMode.THREAD_LOCAL)) {
+                spin.launch(captureOn, LaunchConfig.of(64, 256), KernelArg.address(flag.segment().address()),
+                        KernelArg.pointer(b), KernelArg.f32(value), KernelArg.i64(N));
+                graph = capture.end();
             }
-            assertTrue(slot.reset());
+            captureOn.close();
+            try (graph; GraphExec exec = graph.instantiate()) {
+                for (int round = 0; round < 3; round++) {
+                    poison(b);
+                    flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
+                    exec.launch(replayOn);
+                    Thread setter = releaseLater(flag);
+                    assertAll(value, b, "read " + round + " after a replay on another stream");
+                    setter.join();
+                }
+            }
         } finally {
             replayOn.close();
         }
@@ -115,23 +111,24 @@ class OrderingGpuTest {
     @Test
     void aSynchronousReadOrSynchronizeDuringOnesOwnGlobalCaptureIsRefusedAndTheCaptureSurvives() {
         CudaContext ctx = Gpu.context();
-        GraphSlot<dev.gatun.cuda.Stream> slot = CudaGraphs.of(ctx).registerOwner("ordering").slot("global");
         Stream s = ctx.createStream();
         float value = new Random(Gpu.seed()).nextFloat() + 1;
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer b = ctx.allocate(4L * N)) {
             poison(b);
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
-            slot.beginCapture(s, CaptureMode.GLOBAL);
-            spin.launch(s, LaunchConfig.of(64, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(b),
-                    KernelArg.f32(value), KernelArg.i64(N));
-            assertThrows(CaptureActiveException.class, () -> assertAll(value, b, "refused"));
-            assertThrows(CaptureActiveException.class, s::synchronize);
-            slot.endCapture(); // would throw had the driver invalidated the capture
-            slot.replay(s);
-            s.synchronize();
-            assertAll(value, b, "the capture survived the refused calls");
-            assertTrue(slot.reset());
+            try (StreamCapture capture = s.beginCapture(CaptureMode.GLOBAL)) {
+                spin.launch(s, LaunchConfig.of(64, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(b),
+                        KernelArg.f32(value), KernelArg.i64(N));
+                assertThrows(CaptureActiveException.class, () -> assertAll(value, b, "refused"));
+                assertThrows(CaptureActiveException.class, s::synchronize);
+                // end() would throw CaptureInvalidatedException had the driver invalidated the capture
+                try (Graph graph = capture.end(); GraphExec exec = graph.instantiate()) {
+                    exec.launch(s);
+                    s.synchronize();
+                    assertAll(value, b, "the capture survived the refused calls");
+                }
+            }
         } finally {
             s.close();
         }

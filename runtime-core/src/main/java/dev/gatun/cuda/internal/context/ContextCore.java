@@ -195,42 +195,4 @@ public final class ContextCore implements RetirementQueue.Host {
     public String toString() {
         return "context of device " + device;
     }
-
-    // ---- Graph bridge: what runtime-graph's CudaGraphBackend calls until its graph and capture
-    // calls move to layer 2 (a GraphCalls group, in progress elsewhere). Nothing in runtime-core
-    // uses these; delete them once the backend no longer does. ----
-
-    private final ThreadLocal<MemorySegment> graphScratch = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(64, 8));
-
-    /** @deprecated graph bridge only: fails fast on poison, then makes the context current. */
-    @Deprecated(forRemoval = true)
-    public void enter(String operation) {
-        calls.context().makeCurrent(operation);
-    }
-
-    /** @deprecated graph bridge only: the raw driver. */
-    @Deprecated(forRemoval = true)
-    public DriverApi api() {
-        return driver.api();
-    }
-
-    /** @deprecated graph bridge only: a per-thread 64-byte out block, not shared with layer 2. */
-    @Deprecated(forRemoval = true)
-    public MemorySegment scratch() {
-        return graphScratch.get();
-    }
-
-    /** @deprecated graph bridge only: see {@link Checked#fail}. */
-    @Deprecated(forRemoval = true)
-    public CudaException fail(int result, String operation) {
-        return checked.fail(result, operation);
-    }
-
-    /** @deprecated graph bridge only: throws the typed exception for a failed result. */
-    @Deprecated(forRemoval = true)
-    public void check(int result, String operation) {
-        if (result != 0) {
-            throw checked.fail(result, operation);
-        }
-    }
 }

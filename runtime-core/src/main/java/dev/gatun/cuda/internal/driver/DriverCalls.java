@@ -57,6 +57,7 @@ public final class DriverCalls {
     private final ModuleCalls modules;
     private final LaunchCalls launches;
     private final ContextCalls context;
+    private final GraphCalls graphs;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -66,6 +67,7 @@ public final class DriverCalls {
         this.modules = new ModuleCalls(checked);
         this.launches = new LaunchCalls(checked);
         this.context = new ContextCalls(checked);
+        this.graphs = new GraphCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -100,5 +102,9 @@ public final class DriverCalls {
 
     public ContextCalls context() {
         return context;
+    }
+
+    public GraphCalls graphs() {
+        return graphs;
     }
 }

@@ -1,4 +1,4 @@
-package dev.gatun.cuda.graph;
+package dev.gatun.cuda;
 
 /**
  * How a stream capture interacts with other threads, as CUDA's {@code CUstreamCaptureMode}.

@@ -1,0 +1,205 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Holds;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.driver.GraphCalls;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An executable graph ({@link Graph#instantiate()}): what {@link #launch(Stream)} replays.
+ *
+ * <p>It holds everything the graphs it ran hold (the one it was made from, and each one it was
+ * {@linkplain #update updated} to run), the buffers of its {@linkplain #updateKernelNode node
+ * updates}, the graph it was made from (the driver names its nodes by that graph's) and the
+ * graph it runs now. Closing it hands it to the context's retirement queue, which destroys it
+ * once the work queued before the close on every stream it was launched on has completed, and
+ * only then lets go of what it holds.
+ *
+ * <p>A warmed launch allocates nothing and looks nothing up. The driver forbids launching an
+ * executable while it is being updated: order {@link #update} and {@link #updateKernelNode}
+ * after the launches of other threads.
+ */
+public final class GraphExec extends Owner {
+
+    private final CudaContext context;
+    private final GraphCalls calls;
+    private final Resource resource;
+
+    /** The executable handle, what it holds, and its retirement. */
+    private static final class Resource extends OwnedResource {
+        final MemorySegment handle;
+        /** The owners its nodes use: of every graph it ran and of its node updates. */
+        final Holds holds = new Holds();
+        /** The graph it was instantiated from; held as long as it lives. */
+        final Graph.Resource origin;
+        /** Guards current and the driver-side updates. */
+        final Object lock = new Object();
+        /** The graph it runs now (at first the origin); held once more on its own. */
+        Graph.Resource current;
+
+        Resource(ContextCore core, MemorySegment handle, Graph.Resource origin) {
+            super(core, OwnerKind.GRAPH_EXEC);
+            this.handle = handle;
+            this.origin = origin;
+            this.current = origin;
+        }
+
+        @Override
+        protected Retirement.Release howToFree() {
+            return () -> {
+                // Every stream it was launched on has passed a later fence: no launch of it remains.
+                int r = context.calls().graphs().destroyExec(handle);
+                if (r == 0) {
+                    // Only now: a graph must outlive the executables made from it.
+                    holds.releaseAll();
+                    synchronized (lock) {
+                        current.unhold();
+                    }
+                    origin.unhold();
+                }
+                return r;
+            };
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return true; // it may free device memory the executable's nodes own
+        }
+
+        @Override
+        public String identity() {
+            return "GraphExec#" + id() + " (device " + context.device() + ")";
+        }
+    }
+
+    GraphExec(CudaContext context, Graph.Resource graph) {
+        graph.checkOpen();
+        graph.hold(); // as origin
+        MemorySegment handle;
+        try {
+            handle = context.core().calls().graphs().instantiate(graph.handle);
+        } catch (RuntimeException e) {
+            graph.unhold();
+            throw e;
+        }
+        Resource r = new Resource(context.core(), handle, graph);
+        graph.hold(); // as the graph it runs now
+        r.holds.addAll(graph.holds);
+        super(r);
+        this.context = context;
+        this.calls = context.core().calls().graphs();
+        this.resource = r;
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    /**
+     * Launches this executable on {@code stream}: a replay of its graph. Allocates nothing once
+     * warmed.
+     *
+     * @throws CudaException when the driver refuses; the launch may have been queued anyway
+     */
+    public void launch(Stream stream) {
+        StreamCore s = use(stream);
+        try {
+            calls.launch(resource.handle, s.handle());
+        } finally {
+            // Its nodes write buffers they name by address: synchronous operations must order
+            // after it, even when it failed (it may have been queued).
+            s.submitted();
+        }
+    }
+
+    /**
+     * Uploads this executable to the device in {@code stream}'s order, so that its first launch
+     * does not pay for it.
+     */
+    public void upload(Stream stream) {
+        calls.upload(resource.handle, use(stream).handle());
+    }
+
+    /** Checks this executable and {@code stream}, and records the use for retirement. */
+    private StreamCore use(Stream stream) {
+        resource.checkOpen();
+        StreamCore s = stream.core();
+        if (stream.context() != context) {
+            context.checkSame(stream.context(), "the stream");
+        }
+        if (s.closed()) {
+            throw new IllegalStateException(stream + " is closed");
+        }
+        resource.usedOn(s);
+        return s;
+    }
+
+    /**
+     * Updates this executable in place ({@code cuGraphExecUpdate}) so that later launches run
+     * {@code graph}, when {@code graph} has the topology of the graph this executable runs now.
+     * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
+     *
+     * @return false when the topologies differ; this executable is then unchanged
+     */
+    public boolean update(Graph graph) {
+        resource.checkOpen();
+        context.checkSame(graph.context(), "the graph");
+        Graph.Resource next = graph.resource();
+        next.checkOpen();
+        synchronized (resource.lock) {
+            next.hold();
+            boolean applied;
+            try {
+                applied = calls.update(resource.handle, next.handle);
+            } catch (RuntimeException e) {
+                next.unhold();
+                throw e;
+            }
+            if (!applied) {
+                next.unhold();
+                return false;
+            }
+            resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses
+            Graph.Resource previous = resource.current;
+            resource.current = next;
+            previous.unhold(); // launches before the update ran it; this executable holds what it baked in
+            return true;
+        }
+    }
+
+    /**
+     * Points one kernel node at a new argument block, for the launches made after this call:
+     * the {@code occurrence}-th node (0-based, in the driver's node order) that launches
+     * {@code arguments}' kernel takes {@code arguments}' argument values, and keeps the grid,
+     * block and shared memory of the graph this executable runs now. This executable then holds
+     * the buffers the new arguments name. Works the same after any number of in-place updates.
+     *
+     * @throws IllegalArgumentException when no such node exists
+     */
+    public void updateKernelNode(int occurrence, KernelLaunch arguments) {
+        resource.checkOpen();
+        if (occurrence < 0) {
+            throw new IllegalArgumentException("occurrence is 0-based and must not be negative: " + occurrence);
+        }
+        Kernel kernel = arguments.kernel();
+        context.checkSame(kernel.context(), "the kernel");
+        MemorySegment function = kernel.function();
+        synchronized (resource.lock) {
+            resource.checkOpen();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment params = CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);
+                MemorySegment node = KernelNodes.find(calls, resource.current.handle, resource.origin.handle, function,
+                        occurrence, params, arena, kernel.name());
+                CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(params, arguments.params().kernelParams());
+                CUDA_KERNEL_NODE_PARAMS_v2_st.extra(params, MemorySegment.NULL);
+                resource.holds.addAll(arguments.argumentOwners()); // before the node can use them
+                calls.setKernelNodeParams(resource.handle, node, params);
+            }
+        }
+    }
+}

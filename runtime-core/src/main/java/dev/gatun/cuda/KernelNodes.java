@@ -1,0 +1,70 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
+import dev.gatun.cuda.internal.driver.GraphCalls;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Finds the node of an executable that a kernel-node update addresses.
+ *
+ * <p>The node is looked up in the graph the executable runs now, whose description (function,
+ * dimensions, shared memory) is what it launches. The driver, however, names an executable's
+ * nodes by the nodes of the graph it was instantiated from (its origin), and refuses any other
+ * node. After an in-place update the two graphs are paired by position: cuGraphExecUpdate
+ * succeeded only because they have the same topology with nodes created in the same order, and
+ * it pairs nodes in that order, the order in which cuGraphGetNodes lists them (observed, not
+ * documented: {@link #originNode} checks what it can of the pair).
+ */
+final class KernelNodes {
+
+    private KernelNodes() {
+    }
+
+    /**
+     * The node to address for the {@code occurrence}-th kernel node of graph {@code current}
+     * that launches {@code function}, with that node's description written into {@code params}.
+     *
+     * @param origin the graph the executable was instantiated from (maybe {@code current} itself)
+     * @throws IllegalArgumentException when {@code current} has no such node
+     */
+    static MemorySegment find(GraphCalls calls, MemorySegment current, MemorySegment origin, MemorySegment function,
+            int occurrence, MemorySegment params, Arena arena, String kernelName) {
+        MemorySegment nodes = calls.nodes(current, arena);
+        long count = nodes.byteSize() / ValueLayout.ADDRESS.byteSize();
+        int seen = 0;
+        for (long i = 0; i < count; i++) {
+            MemorySegment node = nodes.getAtIndex(ValueLayout.ADDRESS, i);
+            if (!calls.isKernelNode(node)) {
+                continue;
+            }
+            calls.kernelNodeParams(node, params);
+            if (CUDA_KERNEL_NODE_PARAMS_v2_st.func(params).address() != function.address() || seen++ != occurrence) {
+                continue;
+            }
+            return current.address() == origin.address() ? node : originNode(calls, origin, count, i, arena);
+        }
+        throw new IllegalArgumentException("the graph has " + seen + " node(s) launching kernel '" + kernelName
+                + "'; there is no occurrence " + occurrence);
+    }
+
+    /**
+     * The node of the origin graph paired with node {@code index} of the current one. Pairing by
+     * position rests on the driver listing both graphs' nodes in creation order, which it does not
+     * document; so the pair is checked as far as the update allows: the same node count, and a
+     * kernel node at that position. Its function is not compared: an in-place update may have
+     * changed it (a kernel of a replaced module), and the driver lets a node update change it too.
+     */
+    private static MemorySegment originNode(GraphCalls calls, MemorySegment origin, long currentCount, long index,
+            Arena arena) {
+        MemorySegment nodes = calls.nodes(origin, arena);
+        if (nodes.byteSize() / ValueLayout.ADDRESS.byteSize() != currentCount
+                || !calls.isKernelNode(nodes.getAtIndex(ValueLayout.ADDRESS, index))) {
+            throw new IllegalStateException("node " + index + " of the graph this executable was updated to has no "
+                    + "kernel node to pair with in the graph it was instantiated from, so no node was updated. "
+                    + "Instantiate a fresh executable from the graph it runs now");
+        }
+        return nodes.getAtIndex(ValueLayout.ADDRESS, index);
+    }
+}

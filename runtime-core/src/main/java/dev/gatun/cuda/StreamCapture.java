@@ -1,0 +1,256 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.CaptureGate;
+import dev.gatun.cuda.internal.context.CaptureScope;
+import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.Holds;
+import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.driver.GraphCalls;
+import java.lang.foreign.MemorySegment;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Objects;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A capture in progress on one stream ({@link Stream#beginCapture}): work queued on the stream
+ * from then on is recorded into a graph instead of running. {@link #end()} returns the
+ * {@link Graph}; {@link #abort()} (or {@link #close()} of a capture not ended) drops what was
+ * recorded and leaves nothing behind.
+ *
+ * <p>The capture holds every owner the captured work uses (buffers whose addresses it bakes in,
+ * modules whose kernels it launches), even if they are closed meanwhile; the graph takes the
+ * holds over. A {@linkplain CaptureMode#GLOBAL global-mode} capture holds its context's capture
+ * gate until it ends, so Gatun's device-synchronizing calls on other threads wait instead of
+ * invalidating it.
+ *
+ * <pre>{@code
+ * try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
+ *     launch.launch(stream);                  // recorded, not run
+ *     try (Graph graph = capture.end(); GraphExec exec = graph.instantiate()) {
+ *         exec.launch(stream);                // runs it
+ *     }
+ * }
+ * }</pre>
+ */
+public final class StreamCapture implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StreamCapture.class);
+
+    private final Stream stream;
+    private final StreamCore core;
+    private final ContextCore context;
+    private final CaptureMode mode;
+    private final Scope scope;
+    private final CaptureGate.CaptureTicket ticket;
+    private boolean open = true; // guarded by this
+
+    /** What the captured work uses: held, or refused when the capture lists its buffers. */
+    private static final class Scope implements CaptureScope {
+        final Holds holds = new Holds();
+        /** The buffers the capture may use, or null for any. */
+        final Set<OwnedResource> allowed;
+        final Stream stream;
+
+        Scope(Set<OwnedResource> allowed, Stream stream) {
+            this.allowed = allowed;
+            this.stream = stream;
+        }
+
+        @Override
+        public void admit(OwnedResource resource) {
+            if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)) {
+                throw new UnregisteredBufferException(resource.identity() + " is not one of the buffers the capture on "
+                        + stream + " may use; list it when beginning the capture, or queue this work outside it");
+            }
+            holds.add(resource);
+        }
+    }
+
+    private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket) {
+        this.stream = stream;
+        this.core = stream.core();
+        this.context = stream.context().core();
+        this.mode = mode;
+        this.scope = scope;
+        this.ticket = ticket;
+    }
+
+    /** See {@link Stream#beginCapture(CaptureMode, Collection)}; {@code only} null admits every buffer. */
+    static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        Objects.requireNonNull(mode, "mode");
+        StreamCore s = stream.core();
+        if (s.closed()) {
+            throw new IllegalStateException(stream + " is closed");
+        }
+        Scope scope = new Scope(allowed(stream.context(), only), stream);
+        ContextCore context = stream.context().core();
+        CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
+        boolean begun = false;
+        try {
+            synchronized (s.captureLock()) {
+                if (s.capturing()) {
+                    throw new IllegalStateException(stream + " is already capturing; a stream captures one graph at a "
+                            + "time");
+                }
+                // Work queued before the capture still runs while the stream captures, when no
+                // fence can be recorded on it: synchronous reads wait on this one instead.
+                s.fenceBeforeCapture();
+                context.calls().graphs().beginCapture(s.handle(), code(mode));
+                StreamCapture capture = new StreamCapture(stream, mode, scope, ticket);
+                s.setCaptureScope(scope);
+                begun = true;
+                return capture;
+            }
+        } finally {
+            if (!begun && ticket != null) {
+                context.gate().exitCapture(ticket);
+            }
+        }
+    }
+
+    private static Set<OwnedResource> allowed(CudaContext context, Collection<? extends DeviceBuffer> only) {
+        if (only == null) {
+            return null;
+        }
+        Set<OwnedResource> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (DeviceBuffer b : only) {
+            context.checkSame(b.context(), b.toString());
+            allowed.add(b.resource());
+        }
+        return allowed;
+    }
+
+    private static CaptureGate.CaptureTicket enterGate(ContextCore context, Stream stream) {
+        try {
+            return context.gate().enterCapture();
+        } catch (CaptureGate.GateException e) {
+            throw new CaptureActiveException("a global-mode capture on " + stream + " could not begin: "
+                    + e.getMessage() + ". Capture in thread-local mode, or begin it outside synchronizing calls");
+        }
+    }
+
+    private static int code(CaptureMode mode) {
+        return switch (mode) {
+            case GLOBAL -> GraphCalls.MODE_GLOBAL;
+            case THREAD_LOCAL -> GraphCalls.MODE_THREAD_LOCAL;
+            case RELAXED -> GraphCalls.MODE_RELAXED;
+        };
+    }
+
+    public Stream stream() {
+        return stream;
+    }
+
+    public CaptureMode mode() {
+        return mode;
+    }
+
+    /** Whether the capture is still recording (neither ended nor aborted). */
+    public synchronized boolean isOpen() {
+        return open;
+    }
+
+    /**
+     * Ends the capture and returns what it recorded, holding every owner the recorded work uses.
+     *
+     * @throws CaptureInvalidatedException when something invalidated the capture; it is over
+     *     then, and holds nothing
+     * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and
+     *     holds nothing
+     * @throws IllegalStateException when the capture was already ended or aborted
+     */
+    public Graph end() {
+        finish("end");
+        MemorySegment graph;
+        try {
+            graph = endOnStream();
+        } catch (RuntimeException e) {
+            scope.holds.releaseAll(); // no graph: nothing needs what the work used
+            throw invalidated(e);
+        } finally {
+            exitGate();
+        }
+        return new Graph(stream.context(), graph, scope.holds);
+    }
+
+    /**
+     * Abandons the capture: the stream stops capturing, whatever was recorded is destroyed and
+     * every hold is dropped. An invalidated capture (the usual reason to abort) is aborted
+     * quietly.
+     *
+     * @throws CudaException when the driver fails to end the capture for another reason; Gatun
+     *     has dropped the capture all the same (if the stream still reports a capture, end that
+     *     capture before using the stream)
+     * @throws IllegalStateException when the capture was already ended or aborted
+     */
+    public void abort() {
+        finish("abort");
+        MemorySegment partial;
+        try {
+            partial = endOnStream();
+        } catch (CudaException e) {
+            if (e.result() != GraphCalls.CAPTURE_INVALIDATED) {
+                throw e;
+            }
+            LOG.debug("The aborted capture on {} was invalidated; nothing to destroy", stream);
+            return;
+        } finally {
+            exitGate();
+            scope.holds.releaseAll(); // nothing will be launched from what was recorded
+        }
+        Graph.discard(stream.context(), partial);
+    }
+
+    /** Aborts the capture if it is still open; does nothing after {@link #end()} or {@link #abort()}. */
+    @Override
+    public void close() {
+        if (isOpen()) {
+            abort();
+        }
+    }
+
+    private synchronized void finish(String action) {
+        if (!open) {
+            throw new IllegalStateException("cannot " + action + " the capture on " + stream
+                    + ": it was already ended or aborted");
+        }
+        open = false;
+    }
+
+    private MemorySegment endOnStream() {
+        synchronized (core.captureLock()) {
+            core.setCaptureScope(null);
+            return context.calls().graphs().endCapture(core.handle());
+        }
+    }
+
+    private void exitGate() {
+        if (ticket != null) {
+            context.gate().exitCapture(ticket);
+        }
+    }
+
+    private RuntimeException invalidated(RuntimeException e) {
+        if (!(e instanceof CudaException c) || c.result() != GraphCalls.CAPTURE_INVALIDATED) {
+            return e;
+        }
+        String why = mode == CaptureMode.GLOBAL
+                ? "a device-synchronizing call probably ran during this global-mode capture, from a thread or "
+                        + "through a handle Gatun's capture gate does not cover: move it out of the capture, or "
+                        + "capture in thread-local mode"
+                : "a call the driver forbids during a capture ran on the capturing thread, or work was joined "
+                        + "from a stream that was not capturing: move it out of the capture";
+        return new CaptureInvalidatedException("the capture on " + stream + " was invalidated before it ended, so no "
+                + "graph came of it and it holds nothing; " + why, c);
+    }
+
+    @Override
+    public String toString() {
+        return "StreamCapture[" + stream + ", " + mode + (isOpen() ? "]" : ", over]");
+    }
+}

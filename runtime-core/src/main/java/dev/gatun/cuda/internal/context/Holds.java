@@ -1,0 +1,71 @@
+package dev.gatun.cuda.internal.context;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The owners one holder keeps alive ({@link OwnedResource#hold()}): what a capture's work used,
+ * and then its graph and every executable made from it. Each owner is held once per holder,
+ * however often it is added, so repeated in-place updates of an executable do not pile up
+ * holds. Thread-safe.
+ */
+public final class Holds {
+
+    private final Set<OwnedResource> held = Collections.newSetFromMap(new IdentityHashMap<>());
+    private boolean released;
+
+    /**
+     * Holds {@code resource} unless this holder already does.
+     *
+     * @throws IllegalStateException when the holder has released everything already, or the
+     *     owner is closed and nothing holds it any more
+     */
+    public synchronized void add(OwnedResource resource) {
+        if (released) {
+            throw new IllegalStateException("the holder of " + resource.identity() + " was already released");
+        }
+        if (!held.contains(resource)) {
+            resource.hold();
+            held.add(resource);
+        }
+    }
+
+    /** Holds each of {@code resources} (see {@link #add}). */
+    public void addAll(Collection<? extends OwnedResource> resources) {
+        for (OwnedResource r : resources) {
+            add(r);
+        }
+    }
+
+    /** Holds everything {@code other} holds now. */
+    public void addAll(Holds other) {
+        addAll(other.snapshot());
+    }
+
+    private synchronized List<OwnedResource> snapshot() {
+        return new ArrayList<>(held);
+    }
+
+    /**
+     * Drops every hold, once; later calls do nothing. Each dropped last hold lets a deferred
+     * close proceed to retirement.
+     */
+    public void releaseAll() {
+        List<OwnedResource> all;
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+            all = new ArrayList<>(held);
+            held.clear();
+        }
+        for (OwnedResource r : all) {
+            r.unhold();
+        }
+    }
+}
