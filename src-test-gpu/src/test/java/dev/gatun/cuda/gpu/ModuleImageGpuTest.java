@@ -31,8 +31,11 @@ import org.junit.jupiter.api.TestReporter;
  * this test finishing proves. Half a cubin used to end the JVM with SIGSEGV inside
  * cuModuleLoadData. The fatbin is the real NVRTC cubin in a container built here ({@link Fatbins}).
  *
- * <p>The mutations come from a seeded Random: {@code -Dgatun.fuzz.seed=N} replays a run, and the
- * seed is printed before the first load, since a crashed JVM leaves no assertion message.
+ * <p>The mutations come from a seeded Random with a fixed default seed, so a run that fails
+ * fails again the same way; {@code -Dgatun.fuzz.seed=N} tries others. The seed is printed before
+ * the first load, since a crashed JVM leaves no assertion message, and
+ * {@code -Dgatun.fuzz.trace=true} prints each mutation before the driver is handed it, to name
+ * the one that took the JVM down.
  */
 @RequiresGpu
 class ModuleImageGpuTest {
@@ -56,6 +59,8 @@ class ModuleImageGpuTest {
         long seed = Long.getLong("gatun.fuzz.seed", 20261202L);
         // Test output, not library logging: the one clue left if the driver takes the JVM down.
         System.out.println("ModuleImageGpuTest: mutating with seed " + seed + " (replay: -Dgatun.fuzz.seed=" + seed + ")");
+        System.out.flush();
+        boolean trace = Boolean.getBoolean("gatun.fuzz.trace");
         Random r = new Random(seed);
         for (byte[] image : new byte[][] {cubin, fatbin}) {
             int loaded = 0;
@@ -70,6 +75,10 @@ class ModuleImageGpuTest {
                 } catch (InvalidModuleImageException e) {
                     rejected++;
                     continue;
+                }
+                if (trace) {
+                    System.out.println("ModuleImageGpuTest: loading " + checked);
+                    System.out.flush(); // out before the driver call that may end the process
                 }
                 try {
                     ctx.modules().load("fuzz", checked);
