@@ -1,10 +1,12 @@
 /**
  * Gatun's runtime: owners for CUDA contexts, streams, events, memory, modules, kernels, stream
- * captures and graphs. Only {@code dev.gatun.cuda} is API.
+ * captures and graphs, and NVRTC compilation. API: {@code dev.gatun.cuda} and
+ * {@code dev.gatun.cuda.nvrtc} (which depends on the first, never the other way).
  */
 module dev.gatun.cuda {
     requires dev.gatun.cuda.bindings;
     requires org.slf4j;
 
     exports dev.gatun.cuda;
+    exports dev.gatun.cuda.nvrtc;
 }

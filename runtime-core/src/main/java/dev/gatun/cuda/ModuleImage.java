@@ -16,6 +16,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -44,6 +45,8 @@ public final class ModuleImage {
     private final byte[] bytes;
     private final String artifact;
     private final String sha256;
+    /** Name expression to lowered (mangled) name, e.g. {@code scale<float>}; empty unless NVRTC made it. */
+    private final Map<String, String> loweredNames;
 
     private ModuleImage(Kind kind, byte[] bytes, String artifact) {
         this.artifact = Objects.requireNonNull(artifact);
@@ -51,6 +54,29 @@ public final class ModuleImage {
         this.kind = kind;
         this.bytes = bytes;
         this.sha256 = sha256(bytes);
+        this.loweredNames = Map.of();
+    }
+
+    private ModuleImage(ModuleImage image, Map<String, String> loweredNames) {
+        this.artifact = image.artifact;
+        this.kind = image.kind;
+        this.bytes = image.bytes;
+        this.sha256 = image.sha256;
+        this.loweredNames = Map.copyOf(loweredNames);
+    }
+
+    /**
+     * This image, with the lowered (mangled) names of C++ name expressions, so that kernels can
+     * be looked up by expression ({@code ModuleRegistry.kernel(name, "scale<float>")}); a
+     * compiler that lowered them (NVRTC) supplies the map.
+     */
+    public ModuleImage withLoweredNames(Map<String, String> loweredNames) {
+        return new ModuleImage(this, loweredNames);
+    }
+
+    /** Name expression to lowered name; empty for an image that was not compiled with name expressions. */
+    public Map<String, String> loweredNames() {
+        return loweredNames;
     }
 
     private static void check(Kind kind, byte[] bytes, String artifact) {

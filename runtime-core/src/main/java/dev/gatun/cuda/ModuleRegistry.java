@@ -30,9 +30,8 @@ public final class ModuleRegistry {
     private final CudaContext context;
     private final ContextCore core;
     private final Map<String, Entry> entries = new HashMap<>();
-    private volatile NvrtcCompiler compiler;
-    /** Set once the driver rejected NVRTC's PTX ISA: later sources are compiled to CUBIN directly. */
-    private volatile boolean preferCubin;
+    /** Set once the driver rejected a PTX image's ISA (see {@link #ptxRejected()}). */
+    private volatile boolean ptxRejected;
 
     /** @param lowered name expression to lowered (mangled) name, for sources compiled with NVRTC */
     private record Entry(ModuleResource module, ModuleImage.Kind kind, long generation, Map<String, String> lowered) {
@@ -52,78 +51,33 @@ public final class ModuleRegistry {
      *     {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}, {@code CUDA_ERROR_INVALID_IMAGE})
      */
     public ModuleInfo load(String name, ModuleImage image, String... requiredKernels) {
-        return install(name, image, Map.of(), requiredKernels);
+        return install(name, image, image.loweredNames(), requiredKernels);
     }
 
     /**
-     * Compiles CUDA C++ with NVRTC (through the kernel cache) and loads the result under
-     * {@code name}. Kernels can then be looked up by their name expressions (C++ templates)
-     * as well as by plain names. If the driver rejects NVRTC's PTX as a newer ISA than it knows
-     * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}), the source is compiled to CUBIN for the same
-     * architecture instead, and so is every later source in this context.
-     *
-     * @throws CompilationException with the full compiler log when the source does not compile
+     * Whether the driver has rejected a PTX image's ISA in this context
+     * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}): PTX newer than the driver knows. A compiler
+     * that can emit CUBIN instead (NVRTC) then does so for this context.
      */
-    public ModuleInfo loadSource(String name, String source, CompileOptions options, String... requiredKernels) {
-        context.checkOpen();
-        CompileOptions effective = preferCubin ? asCubin(options) : options;
-        CompiledProgram program = compiler().compile(source, effective);
-        try {
-            return install(name, image(program), program.loweredNames(), requiredKernels);
-        } catch (CudaException e) {
-            if (e.result() != UNSUPPORTED_PTX_VERSION || program.kind() != CompileTarget.Kind.PTX) {
-                throw e;
-            }
-            preferCubin = true;
-            LOG.info("The driver (CUDA {}) rejects NVRTC {}'s PTX ISA; compiling to CUBIN from now on",
-                    core.driver().version(), program.nvrtcVersion());
-            CompiledProgram cubin = compiler().compile(source, asCubin(options));
-            return install(name, image(cubin), cubin.loweredNames(), requiredKernels);
-        }
-    }
-
-    /** Whether this context compiles sources to CUBIN because the driver rejected NVRTC's PTX. */
-    public boolean compilesToCubin() {
-        return preferCubin;
-    }
-
-    /** Uses {@code compiler} for {@link #loadSource} (default: the process's NVRTC with the default kernel cache). */
-    public void useCompiler(NvrtcCompiler compiler) {
-        this.compiler = compiler;
-    }
-
-    private NvrtcCompiler compiler() {
-        NvrtcCompiler c = compiler;
-        if (c == null) {
-            synchronized (this) {
-                c = compiler;
-                if (c == null) {
-                    c = NvrtcLibrary.system().compiler();
-                    compiler = c;
-                }
-            }
-        }
-        return c;
-    }
-
-    private static CompileOptions asCubin(CompileOptions o) {
-        CompileTarget t = o.target();
-        if (t.kind() == CompileTarget.Kind.CUBIN) {
-            return o;
-        }
-        return new CompileOptions(CompileTarget.cubin(t.major(), t.minor()), o.programName(), o.options(),
-                o.includeDirectories(), o.nameExpressions());
-    }
-
-    private static ModuleImage image(CompiledProgram program) {
-        return ModuleImage.of("nvrtc:" + program.programName() + " (" + program.architecture() + ")", program.image());
+    public boolean ptxRejected() {
+        return ptxRejected;
     }
 
     private ModuleInfo install(String name, ModuleImage image, Map<String, String> lowered, String... requiredKernels) {
         context.checkOpen();
         core.calls().live(LOAD);
         core.reap();
-        ModuleResource module = loadModule(name, image);
+        ModuleResource module;
+        try {
+            module = loadModule(name, image);
+        } catch (CudaException e) {
+            if (e.result() == UNSUPPORTED_PTX_VERSION && image.kind() == ModuleImage.Kind.PTX && !ptxRejected) {
+                ptxRejected = true;
+                LOG.info("The driver (CUDA {}) rejects the PTX ISA of {}; compilers that can emit CUBIN will from now on",
+                        core.driver().version(), image.artifact());
+            }
+            throw e;
+        }
         try {
             for (String kernel : requiredKernels) {
                 if (function(module, lowered.getOrDefault(kernel, kernel)) == null) {

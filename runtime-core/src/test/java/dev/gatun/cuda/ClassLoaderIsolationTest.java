@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.net.URL;
@@ -45,7 +46,7 @@ class ClassLoaderIsolationTest {
                 URLClassLoader second = new URLClassLoader("second", gatun, ClassLoader.getPlatformClassLoader())) {
             for (URLClassLoader loader : List.of(first, second)) {
                 Class<?> cuda = Class.forName("dev.gatun.cuda.Cuda", true, loader);
-                Class<?> nvrtc = Class.forName("dev.gatun.cuda.NvrtcLibrary", true, loader);
+                Class<?> nvrtc = Class.forName("dev.gatun.cuda.nvrtc.NvrtcLibrary", true, loader);
                 if (cuda.getClassLoader() != loader || cuda == Cuda.class) {
                     throw new AssertionError("Gatun was not isolated in " + loader);
                 }

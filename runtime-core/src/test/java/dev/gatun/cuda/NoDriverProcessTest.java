@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,8 +1,6 @@
 package dev.gatun.cuda.bench;
 
 import dev.gatun.cuda.CaptureMode;
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.Kernel;
@@ -11,6 +9,9 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -54,7 +55,7 @@ public class GraphReplayBenchmark {
         context = Cuda.system().device(0).context();
         graphs = CudaGraphs.create(context);
         stream = context.createStream();
-        context.modules().loadSource("bench-graph", "extern \"C\" __global__ void empty() {}",
+        NvrtcLibrary.system().compiler().load(context.modules(), "bench-graph", "extern \"C\" __global__ void empty() {}",
                 CompileOptions.of(CompileTarget.ptx(context.device().capabilities())), "empty");
         empty = context.modules().kernel("bench-graph", "empty");
         launch = empty.prepare(LaunchConfig.of(1, 32));

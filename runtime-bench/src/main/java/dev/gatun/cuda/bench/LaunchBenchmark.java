@@ -1,7 +1,5 @@
 package dev.gatun.cuda.bench;
 
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
@@ -11,6 +9,9 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -62,7 +63,7 @@ public class LaunchBenchmark {
     public void setUp() {
         context = Cuda.system().device(0).context();
         stream = context.createStream();
-        context.modules().loadSource("bench-launch", SOURCE,
+        NvrtcLibrary.system().compiler().load(context.modules(), "bench-launch", SOURCE,
                 CompileOptions.builder(CompileTarget.ptx(context.device().capabilities())).build(), "empty", "four");
         empty = context.modules().kernel("bench-launch", "empty");
         four = context.modules().kernel("bench-launch", "four");

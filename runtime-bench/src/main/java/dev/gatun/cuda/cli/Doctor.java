@@ -5,7 +5,7 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.Device;
 import dev.gatun.cuda.DeviceCapabilities;
-import dev.gatun.cuda.NvrtcLibrary;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.function.Supplier;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
-import dev.gatun.cuda.NvrtcLibrary;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import java.io.ByteArrayOutputStream;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 
 import dev.gatun.cuda.Cuda;
-import dev.gatun.cuda.NvrtcLibrary;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.util.Arrays;
@@ -60,7 +60,7 @@ class ClassLoadersGpuTest {
         }
 
         String nvrtcVersion() throws ReflectiveOperationException {
-            Class<?> nvrtc = type("dev.gatun.cuda.NvrtcLibrary");
+            Class<?> nvrtc = type("dev.gatun.cuda.nvrtc.NvrtcLibrary");
             return (String) call(nvrtc, "version", nvrtc.getMethod("system").invoke(null));
         }
 

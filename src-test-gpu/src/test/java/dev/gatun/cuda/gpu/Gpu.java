@@ -1,10 +1,11 @@
 package dev.gatun.cuda.gpu;
 
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -24,7 +25,7 @@ final class Gpu {
     static Kernel kernel(String source, String function, String... options) {
         CudaContext ctx = context();
         String name = "gpu-test-" + MODULES.incrementAndGet();
-        ctx.modules().loadSource(name, source, CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
+        NvrtcLibrary.system().compiler().load(ctx.modules(), name, source, CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
                 .programName(function + ".cu").options(options).build(), function);
         Kernel k = ctx.modules().kernel(name, function);
         ctx.modules().unload(name); // the kernel keeps the module alive; the registry need not

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureMode;
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Kernel;
@@ -21,6 +19,9 @@ import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.graph.LatchFlags;
 import dev.gatun.cuda.graph.ValidationLatch;
 import dev.gatun.cuda.graph.ValidationOwner;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -67,7 +68,7 @@ class GraphGpuTest {
         int n = 4099;
         long seed = Gpu.seed();
         Random r = new Random(seed);
-        ctx.modules().loadSource("pipeline", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "pipeline", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
         Stream s = ctx.createStream();
         List<Kernel> kernels = new ArrayList<>();
         try (DeviceBuffer x = ctx.allocate(4L * n); DeviceBuffer y = ctx.allocate(4L * n)) {
@@ -109,7 +110,7 @@ class GraphGpuTest {
         CudaGraphs graphs = CudaGraphs.create(ctx);
         String source = "extern \"C\" __global__ void version(int* out) { *out = VERSION; }";
         CompileTarget target = CompileTarget.ptx(ctx.device().capabilities());
-        ctx.modules().loadSource("graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=1").build(), "version");
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=1").build(), "version");
         Stream s = ctx.createStream();
         try (DeviceBuffer out = ctx.allocate(4)) {
             GraphSlot slot = graphs.registerOwner("versioned").slot("v");
@@ -118,7 +119,7 @@ class GraphGpuTest {
                 v1.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(out));
                 slot.endCapture();
             }
-            ctx.modules().loadSource("graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=2").build(),
+            NvrtcLibrary.system().compiler().load(ctx.modules(), "graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=2").build(),
                     "version");
             s.fill(out.asInts(), -1);
             slot.replay(s);
@@ -188,7 +189,7 @@ class GraphGpuTest {
         int n = 1000;
         int m = 64;
         Stream s = ctx.computeStream(); // the latch word is cleared in order on the compute stream
-        ctx.modules().loadSource("gather", source, CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "gather", source, CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
                 .includeDirectory(CudaGraphs.latchIncludeDirectory()).build(), "gather");
         try (Kernel gather = ctx.modules().kernel("gather", "gather"); DeviceBuffer index = ctx.allocate(4L * n);
                 DeviceBuffer table = ctx.allocate(4L * m); DeviceBuffer out = ctx.allocate(4L * n)) {
@@ -401,7 +402,7 @@ class GraphGpuTest {
     void aSameShapeRecaptureUpdatesTheExecutableInPlace(TestReporter report) {
         CudaContext ctx = Gpu.context();
         CudaGraphs graphs = CudaGraphs.create(ctx);
-        ctx.modules().loadSource("pipeline-u", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "pipeline-u", pipelineSource(), CompileOptions.of(CompileTarget.ptx(ctx.device().capabilities())));
         Stream s = ctx.createStream();
         List<Kernel> kernels = new ArrayList<>();
         int n = 1024;

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
-import dev.gatun.cuda.CompiledProgram;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceCapabilities;
@@ -15,15 +12,18 @@ import dev.gatun.cuda.InvalidLaunchException;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelAttributes;
-import dev.gatun.cuda.KernelCache;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.ModuleRegistry;
-import dev.gatun.cuda.NvrtcCompiler;
-import dev.gatun.cuda.NvrtcLibrary;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompiledProgram;
+import dev.gatun.cuda.nvrtc.KernelCache;
+import dev.gatun.cuda.nvrtc.NvrtcCompiler;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -220,9 +220,9 @@ class KernelGpuTest {
         ModuleRegistry modules = ctx.modules();
         CompileOptions v1 = CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities())).options("-DVERSION=1").build();
         CompileOptions v2 = CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities())).options("-DVERSION=2").build();
-        modules.loadSource("versioned", source, v1, "version");
+        NvrtcLibrary.system().compiler().load(modules, "versioned", source, v1, "version");
         try (Kernel old = modules.kernel("versioned", "version"); DeviceBuffer out = ctx.allocate(4)) {
-            modules.loadSource("versioned", source, v2, "version");
+            NvrtcLibrary.system().compiler().load(modules, "versioned", source, v2, "version");
             try (Kernel fresh = modules.kernel("versioned", "version")) {
                 int[] got = new int[1];
                 old.launch(ctx.computeStream(), LaunchConfig.of(1, 1), KernelArg.pointer(out));
@@ -248,7 +248,7 @@ class KernelGpuTest {
         CudaContext ctx = Gpu.context();
         for (CompileTarget target : new CompileTarget[] {CompileTarget.ptx(ctx.device().capabilities()),
                 CompileTarget.cubin(ctx.device().capabilities())}) {
-            ctx.modules().loadSource("templates", source, CompileOptions.builder(target)
+            NvrtcLibrary.system().compiler().load(ctx.modules(), "templates", source, CompileOptions.builder(target)
                     .nameExpression("scale<float>").nameExpression("scale<double>").build(), "scale<double>");
             try (Kernel f = ctx.modules().kernel("templates", "scale<float>");
                     Kernel d = ctx.modules().kernel("templates", "scale<double>"); DeviceBuffer fb = ctx.allocate(16);

@@ -14,6 +14,9 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PeerLink;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
@@ -138,8 +141,8 @@ class MultiGpuTest {
         for (int i = 0; i < n; i++) {
             in[i] = r.nextFloat();
         }
-        d1.modules().loadSource("peer-twice", source, dev.gatun.cuda.CompileOptions.of(
-                dev.gatun.cuda.CompileTarget.ptx(d1.device().capabilities())), "twice");
+        NvrtcLibrary.system().compiler().load(d1.modules(), "peer-twice", source, CompileOptions.of(
+                CompileTarget.ptx(d1.device().capabilities())), "twice");
         try (Kernel k = d1.modules().kernel("peer-twice", "twice"); DeviceBuffer remote = d0.allocate(4L * n);
                 DeviceBuffer local = d1.allocate(4L * n)) {
             remote.asFloats().copyFrom(in);

@@ -3,8 +3,6 @@ package dev.gatun.cuda.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
@@ -15,6 +13,9 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -41,12 +42,12 @@ class PoisonedShutdownGpuTest {
         Device device = Cuda.system().device(0);
         CudaContext ctx = device.context();
         CompileOptions options = CompileOptions.of(CompileTarget.ptx(device.capabilities()));
-        ctx.modules().loadSource("poke", POKE, options, "poke");
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "poke", POKE, options, "poke");
         ctx.close(); // only the registry's module is left: the close retires it itself
         System.out.println("registryOnlyClose=" + ctx.isClosed() + " modules=" + ctx.liveOwners(OwnerKind.MODULE));
 
         ctx = device.context();
-        ctx.modules().loadSource("poke", POKE, options, "poke");
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "poke", POKE, options, "poke");
         Stream s = ctx.createStream();
         Kernel poke = ctx.modules().kernel("poke", "poke");
         DeviceBuffer b = ctx.allocate(1 << 20);

@@ -1,7 +1,7 @@
 package dev.gatun.cuda.internal.nvrtc;
 
-import dev.gatun.cuda.CompileTarget;
-import dev.gatun.cuda.CompiledProgram;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompiledProgram;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

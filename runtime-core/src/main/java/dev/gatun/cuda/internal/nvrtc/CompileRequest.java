@@ -1,6 +1,6 @@
 package dev.gatun.cuda.internal.nvrtc;
 
-import dev.gatun.cuda.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

@@ -1,10 +1,10 @@
 package dev.gatun.cuda.internal.nvrtc;
 
-import dev.gatun.cuda.CompilationException;
-import dev.gatun.cuda.CompileTarget;
-import dev.gatun.cuda.CompiledProgram;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.GatunException;
+import dev.gatun.cuda.nvrtc.CompilationException;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompiledProgram;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

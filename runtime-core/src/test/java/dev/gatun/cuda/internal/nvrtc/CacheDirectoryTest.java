@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CompileTarget;
-import dev.gatun.cuda.CompiledProgram;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompiledProgram;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

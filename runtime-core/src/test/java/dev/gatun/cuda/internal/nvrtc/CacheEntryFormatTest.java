@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CompileTarget;
-import dev.gatun.cuda.CompiledProgram;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompiledProgram;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

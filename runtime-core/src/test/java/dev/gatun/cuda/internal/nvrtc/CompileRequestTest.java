@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CompileOptions;
-import dev.gatun.cuda.CompileTarget;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

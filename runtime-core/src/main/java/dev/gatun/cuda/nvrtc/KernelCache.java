@@ -1,4 +1,4 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import dev.gatun.cuda.internal.nvrtc.CacheDirectory;
 import dev.gatun.cuda.internal.nvrtc.CacheEntryFormat;

@@ -1,5 +1,6 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
+import dev.gatun.cuda.DeviceCapabilities;
 import java.util.Objects;
 
 /**

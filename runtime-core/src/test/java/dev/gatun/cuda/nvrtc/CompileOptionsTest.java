@@ -1,9 +1,10 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.DeviceCapabilities;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,9 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.ModuleInfo;
+import dev.gatun.cuda.ModuleRegistry;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.nvrtc.CacheKey;
 import dev.gatun.cuda.internal.nvrtc.CompileRequest;
 import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
@@ -18,6 +22,8 @@ import java.util.Optional;
  * then the caller's options.
  */
 public final class NvrtcCompiler {
+
+    private static final int UNSUPPORTED_PTX_VERSION = CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
 
     private final NvrtcApi api;
     private final String nvrtcVersion;
@@ -53,6 +59,32 @@ public final class NvrtcCompiler {
         CompiledProgram program = NvrtcProgram.compile(api, request);
         cache.store(key, program);
         return program;
+    }
+
+    /**
+     * Compiles CUDA C++ (through the kernel cache) and loads the result into {@code modules}
+     * under {@code name}. Kernels can then be looked up by their name expressions (C++
+     * templates) as well as by plain names. If the driver rejects NVRTC's PTX as a newer ISA
+     * than it knows ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}), the source is compiled to
+     * CUBIN for the same architecture instead, and so is every later source loaded into that
+     * context ({@link ModuleRegistry#ptxRejected()}).
+     *
+     * @param requiredKernels functions (or name expressions) that must exist; if one is missing
+     *     the load fails with {@link IllegalArgumentException} and the previous entry stays
+     * @throws CompilationException with the full compiler log when the source does not compile
+     */
+    public ModuleInfo load(ModuleRegistry modules, String name, String source, CompileOptions options,
+            String... requiredKernels) {
+        CompiledProgram program = compile(source, modules.ptxRejected() ? options.asCubin() : options);
+        try {
+            return modules.load(name, program.moduleImage(), requiredKernels);
+        } catch (CudaException e) {
+            if (e.result() != UNSUPPORTED_PTX_VERSION || program.kind() != CompileTarget.Kind.PTX) {
+                throw e;
+            }
+            CompiledProgram cubin = compile(source, options.asCubin());
+            return modules.load(name, cubin.moduleImage(), requiredKernels);
+        }
     }
 
     /** The toolkit include directories passed to every compile, after the caller's own. */

@@ -1,5 +1,6 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
+import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.internal.nvrtc.Sha256;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -92,6 +93,11 @@ public final class CompiledProgram {
             segment.set(ValueLayout.JAVA_BYTE, image.length, (byte) 0);
         }
         return segment;
+    }
+
+    /** The image as the driver loads it, with the lowered names of its name expressions. */
+    public ModuleImage moduleImage() {
+        return ModuleImage.of("nvrtc:" + programName + " (" + architecture() + ")", image).withLoweredNames(loweredNames());
     }
 
     /** The compiler's log: warnings and remarks; empty when it wrote none. */

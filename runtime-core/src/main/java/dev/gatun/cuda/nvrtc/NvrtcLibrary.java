@@ -1,5 +1,6 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
+import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.internal.load.CudaLibraries;
 import dev.gatun.cuda.internal.load.LibrarySearch;
 import dev.gatun.cuda.internal.load.LibrarySpec;

@@ -1,4 +1,4 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
 import dev.gatun.cuda.internal.load.CudaLibraries;
 import dev.gatun.cuda.internal.load.LibrarySearch;

@@ -1,10 +1,11 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -56,6 +56,15 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
             requireText(expression, "name expression");
         }
         nameExpressions = List.copyOf(new LinkedHashSet<>(nameExpressions));
+    }
+
+    /** These options with the target switched to CUBIN for the same architecture (itself when it is CUBIN already). */
+    public CompileOptions asCubin() {
+        if (target.kind() == CompileTarget.Kind.CUBIN) {
+            return this;
+        }
+        return new CompileOptions(CompileTarget.cubin(target.major(), target.minor()), programName, options,
+                includeDirectories, nameExpressions);
     }
 
     /** Options with no extras: the default program name, no options, no includes, no names. */

@@ -1,10 +1,15 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.ModuleInfo;
+import dev.gatun.cuda.ModuleRegistry;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.List;
@@ -16,10 +21,10 @@ class ModuleSourceTest {
     private final CudaContext ctx = sim.context();
     private final FakeNvrtcApi nvrtc = new FakeNvrtcApi();
     private final ModuleRegistry modules = ctx.modules();
+    private final NvrtcCompiler compiler = NvrtcLibrary.create(nvrtc, "fake nvrtc").compiler(KernelCache.disabled(), List.of());
 
     ModuleSourceTest() {
         sim.gpu.anyFunction(true);
-        modules.useCompiler(NvrtcLibrary.create(nvrtc, "fake nvrtc").compiler(KernelCache.disabled(), List.of()));
     }
 
     private static CompileOptions ptx() {
@@ -28,7 +33,8 @@ class ModuleSourceTest {
 
     @Test
     void kernelsOfACompiledSourceAreFoundByNameExpression() {
-        ModuleInfo info = modules.loadSource("ops", "template <typename T> __global__ void scale(T*) {}", ptx());
+        ModuleInfo info = compiler.load(modules, "ops", "template <typename T> __global__ void scale(T*) {}",
+                ptx());
         assertEquals(ModuleImage.Kind.PTX, info.kind());
         try (Kernel k = modules.kernel("ops", "scale<float>")) {
             assertEquals("scale<float>", k.name());
@@ -40,24 +46,24 @@ class ModuleSourceTest {
     @Test
     void aDriverThatRejectsThePtxIsaGetsCubinForThisAndLaterSources() {
         sim.gpu.rejectPtx(true);
-        ModuleInfo first = modules.loadSource("a", "__global__ void k() {}", ptx(), "scale<float>");
+        ModuleInfo first = compiler.load(modules, "a", "__global__ void k() {}", ptx(), "scale<float>");
         assertEquals(ModuleImage.Kind.CUBIN, first.kind());
-        assertTrue(modules.compilesToCubin());
+        assertTrue(modules.ptxRejected());
         assertTrue(nvrtc.lastOptions().contains("--gpu-architecture=sm_90"), nvrtc.lastOptions().toString());
         int compiles = nvrtc.compiles();
-        ModuleInfo second = modules.loadSource("b", "__global__ void j() {}", ptx());
+        ModuleInfo second = compiler.load(modules, "b", "__global__ void j() {}", ptx());
         assertEquals(ModuleImage.Kind.CUBIN, second.kind());
         assertEquals(compiles + 1, nvrtc.compiles(), "later sources go straight to CUBIN, no PTX attempt first");
     }
 
     @Test
     void aCompileErrorCarriesTheLogAndChangesNothing() {
-        modules.loadSource("ops", "__global__ void ok() {}", ptx());
+        compiler.load(modules, "ops", "__global__ void ok() {}", ptx());
         ModuleInfo before = modules.info("ops").orElseThrow();
         CompilationException e = assertThrows(CompilationException.class,
-                () -> modules.loadSource("ops", "#error broken on purpose\n", ptx()));
+                () -> compiler.load(modules, "ops", "#error broken on purpose\n", ptx()));
         assertTrue(e.log().contains("broken on purpose"), e.log());
         assertEquals(before, modules.info("ops").orElseThrow());
-        assertFalse(modules.compilesToCubin());
+        assertFalse(modules.ptxRejected());
     }
 }

@@ -1,4 +1,4 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.nvrtc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
