@@ -17,10 +17,15 @@ import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.CompiledProgram;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -31,11 +36,11 @@ import org.junit.jupiter.api.TestReporter;
  * this test finishing proves. Half a cubin used to end the JVM with SIGSEGV inside
  * cuModuleLoadData. The fatbin is the real NVRTC cubin in a container built here ({@link Fatbins}).
  *
- * <p>The mutations come from a seeded Random with a fixed default seed, so a run that fails
- * fails again the same way; {@code -Dgatun.fuzz.seed=N} tries others. The seed is printed before
- * the first load, since a crashed JVM leaves no assertion message, and
- * {@code -Dgatun.fuzz.trace=true} prints each mutation before the driver is handed it, to name
- * the one that took the JVM down.
+ * <p>The loads run in a child JVM: a mutation that crashes or hangs the driver then fails this
+ * test, naming that mutation (the child prints each one before the driver is handed it),
+ * instead of ending the whole suite. The mutations come from a seeded Random with a fixed
+ * default seed, so a run that fails fails again the same way; {@code -Dgatun.fuzz.seed=N}
+ * tries others.
  */
 @RequiresGpu
 class ModuleImageGpuTest {
@@ -48,19 +53,18 @@ class ModuleImageGpuTest {
             }
             """;
 
-    @Test
-    void corruptImagesLoadOrFailTypedAndASoundOneStillRuns(TestReporter reporter) {
+    private static final String LOADING = "loading ";
+    private static final String COUNTS = "counts ";
+
+    /** Runs in the child JVM: prints each mutation before the driver sees it, and the counts. */
+    public static void main(String[] args) {
         CudaContext ctx = Gpu.context();
         DeviceCapabilities device = ctx.device().capabilities();
         CompiledProgram program = NvrtcLibrary.system().compiler().compile(SAXPY,
                 CompileOptions.builder(CompileTarget.cubin(device)).programName("saxpy.cu").options("--fmad=false").build());
         byte[] cubin = program.image();
         byte[] fatbin = Fatbins.wrap(device.computeMajor() * 10 + device.computeMinor(), cubin);
-        long seed = Long.getLong("gatun.fuzz.seed", 20261202L);
-        // Test output, not library logging: the one clue left if the driver takes the JVM down.
-        System.out.println("ModuleImageGpuTest: mutating with seed " + seed + " (replay: -Dgatun.fuzz.seed=" + seed + ")");
-        System.out.flush();
-        boolean trace = Boolean.getBoolean("gatun.fuzz.trace");
+        long seed = Long.parseLong(args[0]);
         Random r = new Random(seed);
         for (byte[] image : new byte[][] {cubin, fatbin}) {
             int loaded = 0;
@@ -76,10 +80,8 @@ class ModuleImageGpuTest {
                     rejected++;
                     continue;
                 }
-                if (trace) {
-                    System.out.println("ModuleImageGpuTest: loading " + checked);
-                    System.out.flush(); // out before the driver call that may end the process
-                }
+                System.out.println(LOADING + checked);
+                System.out.flush(); // out before the driver call that may end the process
                 try {
                     ctx.modules().load("fuzz", checked);
                     loaded++;
@@ -89,8 +91,8 @@ class ModuleImageGpuTest {
                     ctx.modules().unload("fuzz");
                 }
             }
-            reporter.publishEntry(image == cubin ? "cubin" : "fatbin", loaded + " loaded, " + rejected + " rejected before the"
-                    + " driver, " + refusedByDriver + " refused by the driver (seed " + seed + ")");
+            System.out.println(COUNTS + (image == cubin ? "cubin: " : "fatbin: ") + loaded + " loaded, " + rejected
+                    + " rejected before the driver, " + refusedByDriver + " refused by the driver (seed " + seed + ")");
             assertEquals(MUTATIONS, loaded + rejected + refusedByDriver);
             assertTrue(rejected > MUTATIONS / 10, () -> "truncations alone are a quarter of the mutations; seed " + seed);
         }
@@ -102,6 +104,35 @@ class ModuleImageGpuTest {
         } finally {
             ctx.modules().unload("cubin");
         }
+    }
+
+    @Test
+    void corruptImagesLoadOrFailTypedAndASoundOneStillRuns(TestReporter reporter) throws IOException, InterruptedException {
+        long seed = Long.getLong("gatun.fuzz.seed", 20261202L);
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path log = Files.createTempFile("gatun-image-fuzz", ".log");
+        try {
+            Process child = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
+                    System.getProperty("java.class.path"), ModuleImageGpuTest.class.getName(), Long.toString(seed))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            boolean finished = child.waitFor(180, TimeUnit.SECONDS);
+            if (!finished) {
+                child.destroyForcibly().waitFor();
+            }
+            List<String> lines = Files.readAllLines(log);
+            String last = lines.stream().filter(l -> l.startsWith(LOADING)).reduce((a, b) -> b).orElse("none");
+            assertTrue(finished, () -> "the driver hung on " + last.substring(LOADING.length()) + " (seed " + seed + ")");
+            assertEquals(0, child.exitValue(), () -> "the child JVM ended with " + child.exitValue() + "; the last image "
+                    + "handed to the driver: " + last + " (seed " + seed + ")\n" + tail(lines));
+            lines.stream().filter(l -> l.startsWith(COUNTS)).forEach(l -> reporter.publishEntry("images", l));
+            assertEquals(2, lines.stream().filter(l -> l.startsWith(COUNTS)).count(), () -> tail(lines));
+        } finally {
+            Files.delete(log);
+        }
+    }
+
+    private static String tail(List<String> lines) {
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     }
 
     /** A truncation, bit flips, byte overwrites, or a 4-byte field overwritten with an awkward value. */
