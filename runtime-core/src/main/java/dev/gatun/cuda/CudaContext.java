@@ -290,18 +290,20 @@ public final class CudaContext implements AutoCloseable {
         }
     }
 
-    /** Throws {@link ContextMismatchException} unless {@code other} is this context. */
+    /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
     void checkSame(CudaContext other, String what) {
         if (other != this) {
-            throw new ContextMismatchException(what + " belongs to device " + other.device.ordinal()
-                    + "'s context, but is used with device " + device.ordinal() + "'s");
+            throw new IllegalArgumentException(what + " belongs to device " + other.device.ordinal()
+                    + "'s context, but is used with device " + device.ordinal() + "'s; use owners of one context "
+                    + "together (a peer copy moves data between devices)");
         }
     }
 
-    /** Throws {@link ContextMismatchException} unless {@code other} comes from the same driver instance. */
+    /** Throws {@link IllegalArgumentException} unless {@code other} comes from the same driver instance. */
     void checkSameDriver(CudaContext other, String what) {
         if (other.device.cuda() != device.cuda()) {
-            throw new ContextMismatchException(what + " belongs to another Cuda instance");
+            throw new IllegalArgumentException(what + " belongs to another Cuda instance; use owners of one Cuda "
+                    + "(Cuda.system()) together");
         }
     }
 

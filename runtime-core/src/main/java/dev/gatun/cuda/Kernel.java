@@ -163,7 +163,7 @@ public final class Kernel extends Owner {
     public int maxActiveClusters(LaunchConfig config) {
         resource.checkOpen();
         if (!config.hasCluster()) {
-            throw new InvalidLaunchException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
+            throw new IllegalArgumentException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
         }
         try (LaunchExConfig ex = new LaunchExConfig(config)) {
             ex.setStream(MemorySegment.NULL);
@@ -177,7 +177,7 @@ public final class Kernel extends Owner {
      * than the default budget; checks it against the device's opt-in ceiling net of the
      * function's static shared memory.
      *
-     * @throws InvalidLaunchException when even the opt-in ceiling is too small
+     * @throws IllegalArgumentException when even the opt-in ceiling is too small
      */
     void ensureDynamicSharedMemory(int bytes) {
         DeviceCapabilities caps = context.device().capabilities();
@@ -185,7 +185,7 @@ public final class Kernel extends Owner {
         int defaultBudget = caps.sharedMemoryPerBlock() - staticBytes;
         int optInBudget = caps.sharedMemoryPerBlockOptIn() - staticBytes;
         if (bytes > optInBudget) {
-            throw new InvalidLaunchException("kernel '" + name() + "' asks for " + bytes + " bytes of dynamic shared "
+            throw new IllegalArgumentException("kernel '" + name() + "' asks for " + bytes + " bytes of dynamic shared "
                     + "memory, but device " + context.device().ordinal() + " allows at most " + optInBudget
                     + " per block for it (" + caps.sharedMemoryPerBlockOptIn() + " opt-in ceiling - " + staticBytes
                     + " static)");
@@ -205,7 +205,7 @@ public final class Kernel extends Owner {
      * device, and builds the native argument block once. The returned launch can be submitted
      * any number of times, and its arguments updated in place, without allocating.
      *
-     * @throws InvalidLaunchException when the configuration or arguments cannot work
+     * @throws IllegalArgumentException when the configuration or arguments cannot work
      */
     public KernelLaunch prepare(LaunchConfig config, KernelArg... args) {
         resource.checkOpen();

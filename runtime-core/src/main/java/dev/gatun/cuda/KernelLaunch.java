@@ -73,7 +73,7 @@ public final class KernelLaunch {
             if (p.view() != null) {
                 DeviceBuffer b = p.view().buffer();
                 if (b.context() != context && !context.peerAccessEnabled(b.context())) {
-                    throw new ContextMismatchException("argument " + index + " (" + b + ") is device "
+                    throw new IllegalArgumentException("argument " + index + " (" + b + ") is device "
                             + b.context().device().ordinal() + "'s memory; a kernel on device "
                             + context.device().ordinal() + " may use it only after "
                             + "enablePeerAccess from this context to that one");

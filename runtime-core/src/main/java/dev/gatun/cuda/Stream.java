@@ -194,9 +194,10 @@ public final class Stream extends Owner {
     private void copyPeer(StreamCore s, DeviceView destination, DeviceView source, long bytes, CudaContext to,
             CudaContext from) {
         if (to != context && from != context) {
-            throw new ContextMismatchException("a peer copy runs on a stream of the source's or the destination's "
+            throw new IllegalArgumentException("a peer copy runs on a stream of the source's or the destination's "
                     + "device; this stream is device " + context.device().ordinal() + "'s, the copy is device "
-                    + from.device().ordinal() + " -> " + to.device().ordinal());
+                    + from.device().ordinal() + " -> " + to.device().ordinal() + ": queue it on a stream of device "
+                    + from.device().ordinal() + " or " + to.device().ordinal());
         }
         destination.buffer().useOnPeer(context, s);
         source.buffer().useOnPeer(context, s);
@@ -302,7 +303,7 @@ public final class Stream extends Owner {
 
     /**
      * Begins a capture that may use only the device buffers in {@code only}: work using another
-     * buffer is refused with {@link UnregisteredBufferException} before it is queued, so no
+     * buffer is refused with an {@link IllegalStateException} before it is queued, so no
      * address the caller did not plan for is baked into the graph. Otherwise as
      * {@link #beginCapture(CaptureMode)}.
      */

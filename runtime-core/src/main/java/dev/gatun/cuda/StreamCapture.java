@@ -64,7 +64,7 @@ public final class StreamCapture implements AutoCloseable {
         @Override
         public void admit(OwnedResource resource) {
             if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)) {
-                throw new UnregisteredBufferException(resource.identity() + " is not one of the buffers the capture on "
+                throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
                         + stream + " may use; list it when beginning the capture, or queue this work outside it");
             }
             holds.add(resource);
@@ -158,8 +158,8 @@ public final class StreamCapture implements AutoCloseable {
     /**
      * Ends the capture and returns what it recorded, holding every owner the recorded work uses.
      *
-     * @throws CaptureInvalidatedException when something invalidated the capture; it is over
-     *     then, and holds nothing
+     * @throws CaptureInvalidatedException (a {@link CudaException}) when something invalidated the
+     *     capture; it is over then, and holds nothing
      * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and
      *     holds nothing
      * @throws IllegalStateException when the capture was already ended or aborted
