@@ -85,7 +85,7 @@ class ContextTest {
     @Test
     void aSynchronizingCallFailsWithATypedExceptionWhileAGlobalCaptureOutlastsTheBound() throws Exception {
         ctx.setGateTimeout(Duration.ofMillis(1));
-        CaptureGate gate = ctx.core().gate();
+        CaptureGate gate = ctx.state().gate();
         CaptureGate.CaptureTicket capture = CompletableFuture.supplyAsync(() -> {
             try {
                 return gate.enterCapture();
@@ -176,7 +176,7 @@ class ContextTest {
                 Stream s = tracked.createStream()) {
             assertTrue(tracked.options().leakTracking());
             assertTrue(a.resource().allocationSite() != null, "the tracked context records where its owners began");
-            assertTrue(s.core().context().leakTracking());
+            assertTrue(s.state().context().leakTracking());
             assertEquals(null, b.resource().allocationSite(), "the other context does not pay for it");
         }
         tracked.close();

@@ -73,11 +73,11 @@ class GraphExecTest {
     }
 
     private void hold(Stream s) {
-        sim.gpu.hold(s.core().handle());
+        sim.gpu.hold(s.state().handle());
     }
 
     private void release(Stream s) {
-        sim.gpu.release(s.core().handle());
+        sim.gpu.release(s.state().handle());
     }
 
     @Test

@@ -121,7 +121,7 @@ class MultiDeviceTest {
             s1.waitFor(done);
             assertTrue(done.isConsumed());
             // A global capture on device 0 holds device 0's gate only: device 1 still allocates.
-            var ticket = d0.core().gate().enterCapture();
+            var ticket = d0.state().gate().enterCapture();
             try {
                 d1.allocate(16).close();
                 d0.setGateTimeout(java.time.Duration.ZERO);
@@ -129,7 +129,7 @@ class MultiDeviceTest {
                         () -> java.util.concurrent.CompletableFuture.supplyAsync(() -> d0.allocate(16)).join());
                 assertTrue(blocked.getCause() instanceof CaptureActiveException, blocked.toString());
             } finally {
-                d0.core().gate().exitCapture(ticket);
+                d0.state().gate().exitCapture(ticket);
             }
             sim.gpu.release(s0.handle());
         }

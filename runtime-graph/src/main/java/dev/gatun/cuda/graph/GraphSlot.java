@@ -16,7 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The graph lifecycle of one (owner, slot): IDLE → CAPTURING → READY, where READY holds one or
+ * The graph lifecycle of one (group, slot): IDLE → CAPTURING → READY, where READY holds one or
  * more segments replayed in capture order. Capturing again on a READY slot appends a segment;
  * {@link #beginRecapture} re-captures one segment and updates its executable in place when the
  * topology is unchanged. {@link #abortCapture()} returns to the phase before the capture and
@@ -40,7 +40,7 @@ public final class GraphSlot {
     /** {@link #captureTarget} of a capture that appends a new segment. */
     private static final int APPEND = -1;
 
-    private final GraphOwner owner;
+    private final SlotGroup group;
     private final String name;
     private final ReentrantLock lock = new ReentrantLock();
     private final SlotCounters counters = new SlotCounters();
@@ -51,8 +51,8 @@ public final class GraphSlot {
     private StreamCapture capture;
     private int captureTarget;
 
-    GraphSlot(GraphOwner owner, String name) {
-        this.owner = owner;
+    GraphSlot(SlotGroup group, String name) {
+        this.group = group;
         this.name = name;
     }
 
@@ -60,8 +60,8 @@ public final class GraphSlot {
         return name;
     }
 
-    public GraphOwner owner() {
-        return owner;
+    public SlotGroup group() {
+        return group;
     }
 
     public SlotPhase phase() {
@@ -86,7 +86,7 @@ public final class GraphSlot {
      * Begins capturing a new segment on {@code stream}; {@link #endCapture()} appends it after the
      * segments already installed.
      *
-     * @throws GraphStateException when a capture is already open or the owner is retired
+     * @throws GraphStateException when a capture is already open or the group is retired
      * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
      */
     public void beginCapture(Stream stream, CaptureMode mode) {
@@ -107,7 +107,7 @@ public final class GraphSlot {
      * instantiates a new executable (closing the old one) when it does not.
      *
      * @throws IndexOutOfBoundsException when the slot has no segment {@code index}
-     * @throws GraphStateException when a capture is already open or the owner is retired
+     * @throws GraphStateException when a capture is already open or the group is retired
      * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
      */
     public void beginRecapture(int index, Stream stream, CaptureMode mode) {
@@ -266,7 +266,7 @@ public final class GraphSlot {
      *
      * @return whether an executable was dropped
      * @throws GraphStateException while a capture is open (end or abort it first) or after the
-     *     owner was retired; nothing is dropped then
+     *     group was retired; nothing is dropped then
      */
     public boolean reset() {
         List<GraphExec> dropped;
@@ -293,7 +293,7 @@ public final class GraphSlot {
      *
      * @throws IndexOutOfBoundsException when the slot has no such segment
      * @throws IllegalArgumentException when the segment has no such node
-     * @throws GraphStateException while a capture is open or after the owner was retired
+     * @throws GraphStateException while a capture is open or after the group was retired
      */
     public void updateKernelArguments(int segment, int occurrence, KernelLaunch arguments) {
         Objects.requireNonNull(arguments, "arguments");
@@ -313,7 +313,7 @@ public final class GraphSlot {
      * nothing.
      *
      * @throws GraphStateException when the slot holds no segment, is being re-captured by
-     *     another thread, or its owner is retired
+     *     another thread, or its group is retired
      * @throws GraphReplayException when a launch fails; earlier segments were launched
      */
     public void replay(Stream stream) {
@@ -386,7 +386,7 @@ public final class GraphSlot {
         counters.add(SlotCounters.SEGMENT_LAUNCHES, 1);
     }
 
-    // Retirement of the whole owner: GraphOwner holds every slot's lock across the check and the
+    // Retirement of the whole group: SlotGroup holds every slot's lock across the check and the
     // retirement, so that no capture can open in between.
 
     ReentrantLock mutationLock() {
@@ -458,7 +458,7 @@ public final class GraphSlot {
     }
 
     private GraphStateException retiredError(String action) {
-        return new GraphStateException(describe() + ": cannot " + action + ": the owner was retired",
+        return new GraphStateException(describe() + ": cannot " + action + ": the group was retired",
                 SlotPhase.RETIRED);
     }
 
@@ -475,7 +475,7 @@ public final class GraphSlot {
     }
 
     private String describe() {
-        return "owner '" + owner.name() + "' slot '" + name + "'";
+        return "group '" + group.name() + "' slot '" + name + "'";
     }
 
     @Override

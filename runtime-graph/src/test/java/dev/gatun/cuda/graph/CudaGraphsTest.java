@@ -64,7 +64,7 @@ class CudaGraphsTest {
 
     @Test
     void aCapturedKernelRunsOnlyWhenReplayed() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             v.asInts().copyFrom(new int[] {1, 2, 3, 4});
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -85,7 +85,7 @@ class CudaGraphsTest {
 
     @Test
     void aBufferClosedAfterCaptureLivesUntilTheGraphsLastLaunchCompletes() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         long buffers = ctx.liveOwners(OwnerKind.DEVICE_BUFFER); // the latch word
         int allocations = sim.gpu.liveDeviceAllocations();
         Kernel add = ctx.modules().kernel("m", "add");
@@ -116,7 +116,7 @@ class CudaGraphsTest {
 
     @Test
     void aRegisteredCaptureRefusesUnregisteredBuffersBeforeQueueingAnything() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer ok = ctx.allocate(16);
                 DeviceBuffer stray = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.GLOBAL, List.of(ok));
@@ -133,7 +133,7 @@ class CudaGraphsTest {
 
     @Test
     void aGlobalCaptureMakesSynchronizingCallsOfOtherThreadsWait() throws Exception {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         ctx.setGateTimeout(Duration.ZERO);
         slot.beginCapture(stream, CaptureMode.GLOBAL);
         CompletionException blocked = assertThrows(CompletionException.class,
@@ -152,7 +152,7 @@ class CudaGraphsTest {
 
     @Test
     void anInvalidatedCaptureLeavesNoGraphNoGateAndNothingHeld() throws Exception {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.GLOBAL);
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
@@ -170,7 +170,7 @@ class CudaGraphsTest {
 
     @Test
     void aSameShapeRecaptureUpdatesTheExecutableInPlace() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             v.asInts().copyFrom(new int[4]);
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -203,7 +203,7 @@ class CudaGraphsTest {
                 v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
             }
         });
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
                 DeviceBuffer b = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -243,7 +243,7 @@ class CudaGraphsTest {
 
     @Test
     void aNodeRecapturedWithAReplacedModulesKernelIsUpdatedThroughTheExecutablesOwnNode() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (DeviceBuffer a = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
             try (Kernel first = ctx.modules().kernel("m", "add")) {
                 slot.beginCapture(stream, CaptureMode.GLOBAL);
@@ -275,7 +275,7 @@ class CudaGraphsTest {
         CudaGraphs second = CudaGraphs.create(ctx);
         assertNotSame(graphs, second);
         assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
-        GraphSlot slot = second.registerOwner("o").slot("s");
+        GraphSlot slot = second.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
@@ -285,25 +285,25 @@ class CudaGraphsTest {
         }
         second.close();
         second.close();
-        assertEquals(SlotPhase.RETIRED, slot.phase(), "closing retires every owner");
+        assertEquals(SlotPhase.RETIRED, slot.phase(), "closing retires every group");
         assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
         assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "its latch word is freed");
-        assertThrows(IllegalStateException.class, () -> second.registerOwner("late"));
-        assertEquals(SlotPhase.IDLE, graphs.registerOwner("still open").slot("s").phase(), "the first is untouched");
+        assertThrows(IllegalStateException.class, () -> second.registerGroup("late"));
+        assertEquals(SlotPhase.IDLE, graphs.registerGroup("still open").slot("s").phase(), "the first is untouched");
     }
 
     @Test
     void theLatchWordIsReadClearedAndNeverTouchedByAGraphReset() {
         ValidationLatch latch = graphs.latch();
-        ValidationOwner owner = latch.register("request");
-        long token = latch.begin(owner);
-        latch.activate(owner, token);
+        ValidationRecipient recipient = latch.register("request");
+        long token = latch.begin(recipient);
+        latch.activate(recipient, token);
         // A kernel would atomicOr bits into the word; write them as it would.
         graphs.latchWord().copyFrom(new int[] {LatchFlags.OUT_OF_RANGE});
-        graphs.registerOwner("o").slot("s").reset();
-        assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
-        long next = latch.begin(owner);
-        latch.activate(owner, next);
-        assertEquals(0, latch.consume(owner, next), "the next generation starts clean");
+        graphs.registerGroup("o").slot("s").reset();
+        assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(recipient, token));
+        long next = latch.begin(recipient);
+        latch.activate(recipient, next);
+        assertEquals(0, latch.consume(recipient, next), "the next generation starts clean");
     }
 }

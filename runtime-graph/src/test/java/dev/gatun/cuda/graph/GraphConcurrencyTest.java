@@ -49,8 +49,8 @@ class GraphConcurrencyTest {
     void replaysRunWhileOtherSlotsCaptureAndReset() throws Exception {
         try (SimulatedGraphs gpu = new SimulatedGraphs()) {
             GraphLifecycles graphs = new GraphLifecycles();
-            GraphSlot hot = graphs.registerOwner("serving").slot("decode");
-            GraphSlot busy = graphs.registerOwner("warming").slot("prefill");
+            GraphSlot hot = graphs.registerGroup("serving").slot("decode");
+            GraphSlot busy = graphs.registerGroup("warming").slot("prefill");
             gpu.capture(hot, "hot", 1, 1);
             gpu.capture(hot, "hot", 2, 2);
             int replays = 2_000;
@@ -97,7 +97,7 @@ class GraphConcurrencyTest {
     @Test
     void aReplayRacingAResetOrReinstantiationOfItsSlotNeverLaunchesARetiredExecutable() throws Exception {
         try (SimulatedGraphs gpu = new SimulatedGraphs()) {
-            GraphSlot slot = new GraphLifecycles().registerOwner("serving").slot("decode");
+            GraphSlot slot = new GraphLifecycles().registerGroup("serving").slot("decode");
             gpu.onEachRun(Thread::yield);
             int attempts = 50_000;
             int cycles = 5_000;

@@ -25,7 +25,7 @@ import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
 
 /**
- * Random sequences of captures, re-captures, aborts, resets, replays and owner retirements on the
+ * Random sequences of captures, re-captures, aborts, resets, replays and group retirements on the
  * simulated driver, with driver failures injected at every step and a GPU that is sometimes busy,
  * checked after each step against a plain model: phase, segments run in capture order, counts,
  * open executables, and (once the GPU caught up and retirement ran) no graph or executable alive
@@ -33,8 +33,8 @@ import net.jqwik.api.state.Transformer;
  */
 class GraphLifecycleChainTest {
 
-    private static final int OWNERS = 2;
-    private static final int SLOTS_PER_OWNER = 2;
+    private static final int GROUPS = 2;
+    private static final int SLOTS_PER_GROUP = 2;
 
     @Property(tries = 150)
     void lifecyclesFollowTheModel(@ForAll("chains") ActionChain<World> chain) {
@@ -43,7 +43,7 @@ class GraphLifecycleChainTest {
 
     @Provide
     Arbitrary<ActionChain<World>> chains() {
-        Arbitrary<Integer> slot = Arbitraries.integers().between(0, OWNERS * SLOTS_PER_OWNER - 1);
+        Arbitrary<Integer> slot = Arbitraries.integers().between(0, GROUPS * SLOTS_PER_GROUP - 1);
         Arbitrary<Boolean> rarely = Arbitraries.integers().between(0, 4).map(n -> n == 0);
         return ActionChain.startWith(World::new)
                 .withAction(3, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 2), rarely)
@@ -74,8 +74,8 @@ class GraphLifecycleChainTest {
                 .withAction(2, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 3))
                         .as((s, index) -> Transformer.mutate("replay slot " + s + " segment " + index,
                                 w -> w.replaySegment(s, index)))))
-                .withAction(1, action(Arbitraries.integers().between(0, OWNERS - 1)
-                        .map(o -> Transformer.mutate("retire owner " + o, w -> w.retire(o)))))
+                .withAction(1, action(Arbitraries.integers().between(0, GROUPS - 1)
+                        .map(o -> Transformer.mutate("retire group " + o, w -> w.retire(o)))))
                 .withMaxTransformations(40);
     }
 
@@ -105,7 +105,7 @@ class GraphLifecycleChainTest {
     static final class World {
         final SimulatedGraphs gpu = new SimulatedGraphs();
         final GraphLifecycles graphs = new GraphLifecycles();
-        final List<GraphOwner> owners = new ArrayList<>();
+        final List<SlotGroup> groups = new ArrayList<>();
         final List<GraphSlot> slots = new ArrayList<>();
         final List<Model> models = new ArrayList<>();
         /** The slot each label was captured by. */
@@ -115,11 +115,11 @@ class GraphLifecycleChainTest {
         boolean busy;
 
         World() {
-            for (int o = 0; o < OWNERS; o++) {
-                GraphOwner owner = graphs.registerOwner("owner-" + o);
-                owners.add(owner);
-                for (int s = 0; s < SLOTS_PER_OWNER; s++) {
-                    slots.add(owner.slot("slot-" + s));
+            for (int o = 0; o < GROUPS; o++) {
+                SlotGroup group = graphs.registerGroup("group-" + o);
+                groups.add(group);
+                for (int s = 0; s < SLOTS_PER_GROUP; s++) {
+                    slots.add(group.slot("slot-" + s));
                     models.add(new Model());
                     gpu.stream(stream(slots.size() - 1));
                     replayStream(slots.size() - 1);
@@ -272,9 +272,9 @@ class GraphLifecycleChainTest {
         }
 
         void retire(int o) {
-            List<Model> owned = models.subList(o * SLOTS_PER_OWNER, (o + 1) * SLOTS_PER_OWNER);
+            List<Model> owned = models.subList(o * SLOTS_PER_GROUP, (o + 1) * SLOTS_PER_GROUP);
             boolean refused = owned.stream().anyMatch(Model::capturing);
-            run(refused ? GraphStateException.class : null, owners.get(o)::retire);
+            run(refused ? GraphStateException.class : null, groups.get(o)::retire);
             if (!refused) {
                 for (Model m : owned) {
                     m.retired = true;
@@ -309,7 +309,7 @@ class GraphLifecycleChainTest {
                     slots.get(s).abortCapture();
                 }
             }
-            owners.forEach(GraphOwner::retire);
+            groups.forEach(SlotGroup::retire);
             gpu.releaseAll();
             gpu.ctx.reap();
             assertEquals(0, gpu.pendingRetirements(), "retirements pending after retiring everything");
@@ -363,8 +363,8 @@ class GraphLifecycleChainTest {
                 assertTrue(gpu.liveGraphs() >= segmentGraphs, "live graphs");
             }
             assertEquals(List.of(), gpu.violations());
-            long liveOwners = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_OWNER;
-            assertEquals(liveOwners, graphs.liveOwners());
+            long liveGroups = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_GROUP;
+            assertEquals(liveGroups, graphs.liveGroups());
         }
     }
 

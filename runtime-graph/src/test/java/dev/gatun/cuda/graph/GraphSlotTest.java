@@ -25,8 +25,8 @@ class GraphSlotTest {
 
     private final SimulatedGraphs gpu = new SimulatedGraphs();
     private final GraphLifecycles graphs = new GraphLifecycles();
-    private final GraphOwner owner = graphs.registerOwner("session-1");
-    private final GraphSlot slot = owner.slot("decode");
+    private final SlotGroup group = graphs.registerGroup("session-1");
+    private final GraphSlot slot = group.slot("decode");
 
     @AfterEach
     void nothingMisusedOrLeft() {
@@ -69,11 +69,11 @@ class GraphSlotTest {
 
     @Test
     void slotsOfOneOwnerAreIndependentAndLookedUpByName() {
-        GraphSlot prefill = owner.slot("prefill");
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         capture(prefill, 1, 99);
 
-        assertSame(slot, owner.slot("decode"));
+        assertSame(slot, group.slot("decode"));
         prefill.replay(stream());
         assertEquals(List.of(99), gpu.takeLaunches());
         assertEquals(1, slot.segmentCount());
@@ -194,8 +194,8 @@ class GraphSlotTest {
         slot.beginCapture(stream(), CaptureMode.GLOBAL);
         assertThrows(GraphStateException.class, () -> slot.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL));
         assertFalse(gpu.capturing("stream-2"));
-        assertThrows(IllegalArgumentException.class, () -> owner.slot(" "));
-        assertThrows(IllegalArgumentException.class, () -> graphs.registerOwner(""));
+        assertThrows(IllegalArgumentException.class, () -> group.slot(" "));
+        assertThrows(IllegalArgumentException.class, () -> graphs.registerGroup(""));
         slot.abortCapture();
     }
 
@@ -370,7 +370,7 @@ class GraphSlotTest {
 
     @Test
     void retiringAnOwnerDropsEverySlotAtOnce() {
-        GraphSlot prefill = owner.slot("prefill");
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         capture(slot, 2, 20);
         capture(prefill, 1, 30);
@@ -378,9 +378,9 @@ class GraphSlotTest {
         slot.replay(stream());
         GraphCounts before = graphs.totals();
 
-        owner.retire();
+        group.retire();
 
-        assertTrue(owner.isRetired());
+        assertTrue(group.isRetired());
         assertEquals(SlotPhase.RETIRED, slot.phase());
         assertEquals(SlotPhase.RETIRED, prefill.phase());
         assertEquals(0, liveExecutableOwners());
@@ -388,12 +388,12 @@ class GraphSlotTest {
         assertEquals(SlotPhase.RETIRED, assertThrows(GraphStateException.class, () -> slot.replay(stream())).phase());
         assertThrows(GraphStateException.class, () -> prefill.beginCapture(stream(), CaptureMode.GLOBAL));
         assertThrows(GraphStateException.class, slot::reset);
-        assertThrows(GraphStateException.class, () -> owner.slot("decode"));
-        assertThrows(GraphStateException.class, () -> owner.slot("new"));
-        owner.retire();
+        assertThrows(GraphStateException.class, () -> group.slot("decode"));
+        assertThrows(GraphStateException.class, () -> group.slot("new"));
+        group.retire();
         assertEquals(3, gpu.pendingRetirements(), "retiring twice drops nothing more");
-        assertEquals(before, graphs.totals(), "a retired owner's counts stay in the totals");
-        assertEquals(0, graphs.liveOwners());
+        assertEquals(before, graphs.totals(), "a retired group's counts stay in the totals");
+        assertEquals(0, graphs.liveGroups());
         gpu.releaseAll();
         gpu.ctx.reap();
         assertEquals(0, gpu.liveExecs());
@@ -402,25 +402,25 @@ class GraphSlotTest {
 
     @Test
     void retiringAnOwnerIsRefusedWhileOneOfItsSlotsCaptures() {
-        GraphSlot prefill = owner.slot("prefill");
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         prefill.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL);
 
-        GraphStateException refused = assertThrows(GraphStateException.class, owner::retire);
+        GraphStateException refused = assertThrows(GraphStateException.class, group::retire);
         assertTrue(refused.getMessage().contains("'prefill' is capturing"), refused.getMessage());
-        assertFalse(owner.isRetired());
+        assertFalse(group.isRetired());
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(1, liveExecutableOwners());
-        assertEquals(1, graphs.liveOwners());
+        assertEquals(1, graphs.liveGroups());
 
         prefill.abortCapture();
-        owner.retire();
+        group.retire();
         assertEquals(0, liveExecutableOwners());
     }
 
     @Test
     void totalsSumEverySlotOfEveryOwner() {
-        GraphOwner other = graphs.registerOwner("session-2");
+        SlotGroup other = graphs.registerGroup("session-2");
         capture(slot, 1, 10);
         capture(other.slot("decode"), 1, 20);
         slot.replay(stream());
@@ -428,7 +428,7 @@ class GraphSlotTest {
         other.slot("decode").replay(stream());
 
         assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0), graphs.totals());
-        assertEquals(2, graphs.liveOwners());
+        assertEquals(2, graphs.liveGroups());
     }
 
     @Test

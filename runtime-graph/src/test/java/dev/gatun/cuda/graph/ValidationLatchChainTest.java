@@ -23,7 +23,7 @@ import net.jqwik.api.state.Transformer;
 /**
  * Random sequences of begin, attach, activate, consume, unregister and kernel raises, with tokens
  * drawn from every generation issued so far and device failures injected, checked after each step
- * against a plain model of the coordinator and owner words. The latch's last generation is low so
+ * against a plain model of the coordinator and recipient words. The latch's last generation is low so
  * that chains run into exhaustion.
  */
 class ValidationLatchChainTest {
@@ -80,7 +80,7 @@ class ValidationLatchChainTest {
     static final class World {
         final FakeLatchWord word = new FakeLatchWord();
         final ValidationLatch latch = new ValidationLatch(word, MAX_GENERATION);
-        final List<ValidationOwner> owners = new ArrayList<>();
+        final List<ValidationRecipient> owners = new ArrayList<>();
         final List<Issued> issued = new ArrayList<>();
 
         // The model.
@@ -88,7 +88,7 @@ class ValidationLatchChainTest {
         long generation;
         int submitter = -1;
         final Set<Integer> recipients = new HashSet<>();
-        final OwnerState[] state = new OwnerState[OWNERS];
+        final RecipientState[] state = new RecipientState[OWNERS];
         final long[] joined = new long[OWNERS];
         final int[] flags = new int[OWNERS];
         int bits;
@@ -99,7 +99,7 @@ class ValidationLatchChainTest {
         World() {
             for (int o = 0; o < OWNERS; o++) {
                 owners.add(latch.register("owner-" + o));
-                state[o] = OwnerState.IDLE;
+                state[o] = RecipientState.IDLE;
             }
         }
 
@@ -114,7 +114,7 @@ class ValidationLatchChainTest {
                 expected = ValidationGenerationExhaustedException.class;
             } else {
                 generation++; // reserved, and spent even if the begin fails from here on
-                if (state[o] == OwnerState.RETIRED) {
+                if (state[o] == RecipientState.RETIRED) {
                     expected = ValidationStateException.class;
                 } else if (failClear) {
                     expected = ValidationLatchException.class;
@@ -128,7 +128,7 @@ class ValidationLatchChainTest {
                 submitter = o;
                 recipients.clear();
                 recipients.add(o);
-                state[o] = OwnerState.PENDING;
+                state[o] = RecipientState.PENDING;
                 joined[o] = generation;
                 bits = 0;
                 begun++;
@@ -143,12 +143,12 @@ class ValidationLatchChainTest {
             }
             Issued token = pick(pick);
             Refusal refusal = preparingRefusal(s, token.generation());
-            if (refusal == null && state[r] == OwnerState.RETIRED) {
+            if (refusal == null && state[r] == RecipientState.RETIRED) {
                 refusal = Refusal.state();
             }
             run(refusal, () -> latch.attach(owners.get(s), token.token(), owners.get(r)));
             if (refusal == null && recipients.add(r)) {
-                state[r] = OwnerState.PENDING;
+                state[r] = RecipientState.PENDING;
                 joined[r] = generation;
             }
             check();
@@ -187,11 +187,11 @@ class ValidationLatchChainTest {
             if (failRead) {
                 word.failNextReads(1);
             }
-            if (state[o] == OwnerState.COMPLETE && joined[o] == g) {
+            if (state[o] == RecipientState.COMPLETE && joined[o] == g) {
                 assertEquals(flags[o], latch.consume(owners.get(o), token.token()));
-            } else if (state[o] == OwnerState.PENDING && joined[o] == g) {
+            } else if (state[o] == RecipientState.PENDING && joined[o] == g) {
                 expectConsumption(failRead, () -> latch.consume(owners.get(o), token.token()));
-            } else if (state[o] == OwnerState.RETIRED) {
+            } else if (state[o] == RecipientState.RETIRED) {
                 run(Refusal.state(), () -> latch.consume(owners.get(o), token.token()));
             } else {
                 Reason reason = joined[o] > g ? Reason.STALE : Reason.WRONG_OWNER;
@@ -202,7 +202,7 @@ class ValidationLatchChainTest {
         }
 
         void unregister(int o, boolean failRead) {
-            ValidationOwner owner = owners.get(o);
+            ValidationRecipient owner = owners.get(o);
             switch (state[o]) {
                 case RETIRED -> run(Refusal.state(), () -> latch.unregister(owner));
                 case PENDING -> {
@@ -216,13 +216,13 @@ class ValidationLatchChainTest {
                     });
                     word.failNextReads(0);
                     if (!failRead) {
-                        state[o] = OwnerState.RETIRED;
+                        state[o] = RecipientState.RETIRED;
                         registered--;
                     }
                 }
                 default -> {
                     latch.unregister(owner);
-                    state[o] = OwnerState.RETIRED;
+                    state[o] = RecipientState.RETIRED;
                     registered--;
                 }
             }
@@ -238,7 +238,7 @@ class ValidationLatchChainTest {
             int consumed = bits;
             assertEquals(consumed, call.getAsInt());
             for (int r : recipients) {
-                state[r] = OwnerState.COMPLETE;
+                state[r] = RecipientState.COMPLETE;
                 flags[r] = consumed;
             }
             recipients.clear();

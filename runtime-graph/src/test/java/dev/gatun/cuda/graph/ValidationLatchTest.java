@@ -17,9 +17,9 @@ class ValidationLatchTest {
 
     private final FakeLatchWord word = new FakeLatchWord();
     private final ValidationLatch latch = new ValidationLatch(word);
-    private final ValidationOwner a = latch.register("a");
-    private final ValidationOwner b = latch.register("b");
-    private final ValidationOwner c = latch.register("c");
+    private final ValidationRecipient a = latch.register("a");
+    private final ValidationRecipient b = latch.register("b");
+    private final ValidationRecipient c = latch.register("c");
 
     private static void assertRejected(Reason reason, Executable call) {
         assertEquals(reason, assertThrows(ValidationTokenException.class, call).reason());
@@ -91,7 +91,7 @@ class ValidationLatchTest {
     void foreignTokensAndOwnersAreRejectedAndChangeNothing() {
         FakeLatchWord otherWord = new FakeLatchWord();
         ValidationLatch other = new ValidationLatch(otherWord);
-        ValidationOwner stranger = other.register("stranger");
+        ValidationRecipient stranger = other.register("stranger");
         long theirs = other.begin(stranger);
         long ours = latch.begin(a);
 
@@ -171,23 +171,23 @@ class ValidationLatchTest {
     @Test
     void generationsNeverWrap() {
         ValidationLatch small = new ValidationLatch(word, 3);
-        ValidationOwner owner = small.register("owner");
+        ValidationRecipient only = small.register("only");
         long last = 0;
         for (int i = 0; i < 3; i++) {
-            last = small.begin(owner);
-            small.activate(owner, last);
-            small.consume(owner, last);
+            last = small.begin(only);
+            small.activate(only, last);
+            small.consume(only, last);
         }
         word.raise(BAD_INPUT);
 
         ValidationGenerationExhaustedException exhausted = assertThrows(
-                ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+                ValidationGenerationExhaustedException.class, () -> small.begin(only));
         assertTrue(exhausted.getMessage().contains("create a new latch"), exhausted.getMessage());
         assertEquals(ValidationPhase.IDLE, small.phase());
         assertEquals(3, small.generation());
         assertEquals(BAD_INPUT, word.bits(), "an exhausted begin must not clear the word");
-        assertEquals(0, small.consume(owner, last), "the last generation's result is still there");
-        assertThrows(ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+        assertEquals(0, small.consume(only, last), "the last generation's result is still there");
+        assertThrows(ValidationGenerationExhaustedException.class, () -> small.begin(only));
         assertThrows(IllegalArgumentException.class, () -> new ValidationLatch(word, 0));
     }
 
@@ -234,7 +234,7 @@ class ValidationLatchTest {
         assertEquals(ValidationPhase.IDLE, latch.phase());
         assertEquals(1, word.reads());
         assertEquals(BAD_INPUT, latch.consume(a, token), "the other recipient still gets the result");
-        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(2, latch.counts().registeredRecipients());
         assertThrows(ValidationStateException.class, () -> latch.unregister(b));
         assertThrows(ValidationStateException.class, () -> latch.consume(b, token));
         assertThrows(ValidationStateException.class, () -> latch.begin(b));
@@ -251,10 +251,10 @@ class ValidationLatchTest {
         word.failNextReads(1);
 
         assertThrows(ValidationLatchException.class, () -> latch.unregister(b));
-        assertEquals(3, latch.counts().registeredOwners());
+        assertEquals(3, latch.counts().registeredRecipients());
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
         latch.unregister(b);
-        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(2, latch.counts().registeredRecipients());
         assertEquals(BAD_INPUT, latch.consume(a, token));
     }
 
@@ -262,7 +262,7 @@ class ValidationLatchTest {
     void unregisteringAnIdleOwnerReadsNothing() {
         latch.unregister(c);
         assertEquals(0, word.readAttempts());
-        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(2, latch.counts().registeredRecipients());
         assertThrows(IllegalArgumentException.class, () -> latch.register(" "));
     }
 
