@@ -85,7 +85,7 @@ public final class CudaGraphs implements AutoCloseable {
      * Retires every group registered here (their executables are destroyed after their last
      * launches) and frees the latch word. Idempotent.
      *
-     * @throws GraphStateException when a slot is capturing; nothing is closed then but the groups
+     * @throws IllegalStateException when a slot is capturing; nothing is closed then but the groups
      *     without an open capture (end or abort it, then close again)
      */
     @Override

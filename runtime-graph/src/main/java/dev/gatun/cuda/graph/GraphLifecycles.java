@@ -70,7 +70,7 @@ public final class GraphLifecycles {
     /**
      * Retires every live group (see {@link SlotGroup#retire()}).
      *
-     * @throws GraphStateException when a slot is capturing; the groups without an open capture
+     * @throws IllegalStateException when a slot is capturing; the groups without an open capture
      *     are retired all the same, the others stay (end or abort their captures, then retry)
      */
     public void retireAll() {

@@ -38,7 +38,7 @@ public final class SlotGroup {
      * The slot called {@code slotName}, created IDLE on first use. Finding an existing slot takes
      * no lock, so a caller may look its slot up on every request instead of keeping it.
      *
-     * @throws GraphStateException when the group has been retired
+     * @throws IllegalStateException when the group has been retired
      * @throws IllegalArgumentException when {@code slotName} is blank
      */
     public GraphSlot slot(String slotName) {
@@ -50,8 +50,8 @@ public final class SlotGroup {
         lock.lock();
         try {
             if (retired) {
-                throw new GraphStateException("group '" + name + "' was retired, so its slot '" + slotName
-                        + "' is gone; register a new group", SlotPhase.RETIRED);
+                throw new IllegalStateException("group '" + name + "' was retired, so its slot '" + slotName
+                        + "' is gone; register a new group");
             }
             Names.require(slotName, "slot name");
             return slots.computeIfAbsent(slotName,
@@ -75,7 +75,7 @@ public final class SlotGroup {
      * closed, so retirement destroys each after its last launch) and refuses every later operation.
      * Idempotent.
      *
-     * @throws GraphStateException when one of the slots is capturing; nothing is retired then (end
+     * @throws IllegalStateException when one of the slots is capturing; nothing is retired then (end
      *     or abort that capture first)
      */
     public void retire() {
@@ -96,9 +96,8 @@ public final class SlotGroup {
                 }
                 for (GraphSlot slot : all) {
                     if (slot.capturingLocked()) {
-                        throw new GraphStateException("group '" + name + "': cannot retire while slot '" + slot.name()
-                                + "' is capturing; end or abort that capture first. Nothing was retired",
-                                SlotPhase.CAPTURING);
+                        throw new IllegalStateException("group '" + name + "': cannot retire while slot '"
+                                + slot.name() + "' is capturing; end or abort that capture first. Nothing was retired");
                     }
                 }
                 retired = true;

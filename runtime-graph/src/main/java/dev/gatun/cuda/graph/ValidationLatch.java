@@ -23,13 +23,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>All of this is compare-and-set on one coordinator word and one word per recipient, each packing
  * a phase with a generation: no lock, no allocation. Recipients register during setup; registration
  * only creates the recipient's words, so no registry lock exists for the warmed path to take.
- * Generations never repeat: their numbers never wrap ({@link ValidationGenerationExhaustedException}),
- * so a stale token can never read a later generation's result.
+ * Generations never repeat: their numbers never wrap (a latch that has used its last one refuses
+ * to begin with a {@link ValidationLatchException}), so a stale token can never read a later
+ * generation's result.
  *
  * <p>A token is a {@code long}, so that a request allocates nothing: this latch's 16-bit tag and
  * the generation. The recipient is given alongside it. Stale tokens, tokens or recipients of another
- * latch, and recipients not in the generation are rejected with a {@link ValidationTokenException}
- * before anything changes. (Tags repeat after 65,536 latches; a token from a latch that old is
+ * latch, and recipients not in the generation are misuse, rejected with an
+ * {@link IllegalArgumentException} before anything changes; a call the latch's phase does not
+ * allow is an {@link IllegalStateException}. (Tags repeat after 65,536 latches; a token from a latch that old is
  * caught as foreign only when its generation is not one this latch could accept.)
  *
  * <p>Graph resets never touch the word: a result is only ever cleared by consuming it.
@@ -86,7 +88,7 @@ public final class ValidationLatch {
      * Unregisters {@code recipient}. A generation it is still pending on is consumed first, through
      * the same protocol as {@link #consume}, so that the other recipients still get their result.
      *
-     * @throws ValidationStateException when the recipient is already unregistered
+     * @throws IllegalStateException when the recipient is already unregistered
      * @throws ValidationLatchException when consuming its pending generation failed to read the
      *     word; the recipient then stays registered and pending, and unregister may be retried
      */
@@ -114,24 +116,24 @@ public final class ValidationLatch {
      * clear is enqueued, ordered before any kernel submitted afterwards.
      *
      * @return the generation's token, for {@link #attach}, {@link #activate} and {@link #consume}
-     * @throws ValidationStateException when a generation is still open (consume it first) or the
+     * @throws IllegalStateException when a generation is still open (consume it first) or the
      *     recipient is unregistered
-     * @throws ValidationGenerationExhaustedException when the last generation has been used
-     * @throws ValidationLatchException when the clear could not be enqueued; nothing was opened
+     * @throws ValidationLatchException when the last generation has been used (create a new
+     *     latch), or the clear could not be enqueued (nothing was opened)
      */
     public long begin(ValidationRecipient recipient) {
         requireOwn(recipient);
         while (true) {
             long current = coordinator.get();
             if (LatchWords.phase(current) != ValidationPhase.IDLE) {
-                throw new ValidationStateException("recipient '" + recipient.name() + "' cannot begin a validation generation: "
-                        + "generation " + LatchWords.generation(current) + " is still " + LatchWords.phase(current)
-                        + "; consume it at its request boundary first");
+                throw new IllegalStateException("recipient '" + recipient.name() + "' cannot begin a validation "
+                        + "generation: generation " + LatchWords.generation(current) + " is still "
+                        + LatchWords.phase(current) + "; consume it at its request boundary first");
             }
             long last = LatchWords.generation(current);
             if (last >= maxGeneration) {
-                throw new ValidationGenerationExhaustedException("the validation latch has opened its last generation ("
-                        + last + ") and numbers never wrap; create a new latch (a new context). Generation " + last
+                throw new ValidationLatchException("the validation latch has opened its last generation ("
+                        + last + ") and numbers never wrap; create a new latch (CudaGraphs.create). Generation " + last
                         + " can still be consumed");
             }
             long generation = last + 1;
@@ -146,7 +148,7 @@ public final class ValidationLatch {
         long previous;
         try {
             previous = claim(recipient, generation);
-        } catch (ValidationStateException e) {
+        } catch (IllegalStateException e) {
             // The number is spent rather than reused: generations only ever grow.
             coordinator.set(coordinator(ValidationPhase.IDLE, generation));
             throw e;
@@ -157,8 +159,8 @@ public final class ValidationLatch {
             recipient.word.set(previous);
             coordinator.set(coordinator(ValidationPhase.IDLE, generation));
             throw new ValidationLatchException("clearing the validation word for generation " + generation
-                    + " failed; no generation is open and recipient '" + recipient.name() + "' is as before. Begin again "
-                    + "once the stream works", e);
+                    + " failed; no generation is open and recipient '" + recipient.name() + "' is as before. Begin "
+                    + "again once the stream works", e);
         }
         recipient.next = null;
         head = recipient;
@@ -172,9 +174,9 @@ public final class ValidationLatch {
      * Adds {@code recipient} to the generation of {@code token}, which {@code submitter} began.
      * Attaching one that is already a recipient changes nothing.
      *
-     * @throws ValidationTokenException for a stale or foreign token, or a submitter that did not
+     * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
-     * @throws ValidationStateException when the generation is already active, or the recipient is
+     * @throws IllegalStateException when the generation is already active, or the recipient is
      *     unregistered
      */
     public void attach(ValidationRecipient submitter, long token, ValidationRecipient recipient) {
@@ -195,9 +197,9 @@ public final class ValidationLatch {
     /**
      * Seals the generation of {@code token}: its recipients are final and it can be consumed.
      *
-     * @throws ValidationTokenException for a stale or foreign token, or a submitter that did not
+     * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
-     * @throws ValidationStateException when the generation is already active
+     * @throws IllegalStateException when the generation is already active
      */
     public void activate(ValidationRecipient submitter, long token) {
         requireOwn(submitter);
@@ -213,9 +215,9 @@ public final class ValidationLatch {
      * activate is rejected as stale.
      *
      * @return the bits kernels raised (see {@link LatchFlags}); 0 when none did
-     * @throws ValidationTokenException for a stale or foreign token, or a recipient not in the
+     * @throws IllegalArgumentException for a stale or foreign token, or a recipient not in the
      *     generation
-     * @throws ValidationStateException when the recipient is unregistered
+     * @throws IllegalStateException when the recipient is unregistered
      * @throws ValidationLatchException when the word could not be read; nothing was published and
      *     the generation stays pending, so consuming again retries
      */
@@ -334,9 +336,9 @@ public final class ValidationLatch {
                 if (this.submitter != submitter) {
                     // Only the wrong recipient if the generation did not move on while we looked.
                     if (coordinator.get() == current) {
-                        throw new ValidationTokenException(ValidationTokenException.Reason.WRONG_OWNER, "recipient '"
-                                + submitter.name() + "' cannot " + action + " generation " + generation
-                                + ": it was begun by another recipient; only its submitter may");
+                        throw new IllegalArgumentException("recipient '" + submitter.name() + "' cannot " + action
+                                + " generation " + generation + ": it is not its submitter (another recipient began "
+                                + "it), and only the submitter may");
                     }
                 } else if (coordinator.compareAndSet(preparing, coordinator(target, generation))) {
                     return;
@@ -374,8 +376,8 @@ public final class ValidationLatch {
 
     private long generationOf(long token) {
         if (LatchWords.tokenTag(token) != tag) {
-            throw new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "validation token " + token
-                    + " belongs to another validation latch; use the token this latch's begin returned");
+            throw new IllegalArgumentException("validation token " + token + " is not from this validation latch "
+                    + "(another latch issued it); use the token this latch's begin returned");
         }
         long generation = LatchWords.tokenGeneration(token);
         if (generation == 0) {
@@ -387,8 +389,8 @@ public final class ValidationLatch {
     private void requireOwn(ValidationRecipient recipient) {
         Objects.requireNonNull(recipient, "recipient");
         if (recipient.latch != this) {
-            throw new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "recipient '" + recipient.name()
-                    + "' is registered with another validation latch; register it with this one");
+            throw new IllegalArgumentException("recipient '" + recipient.name() + "' is not from this validation "
+                    + "latch (it was registered with another); register it with this one");
         }
     }
 
@@ -399,11 +401,11 @@ public final class ValidationLatch {
             return neverIssued(generation);
         }
         if (generation < latest || phase == ValidationPhase.IDLE || phase == ValidationPhase.CONSUMING) {
-            return new ValidationTokenException(ValidationTokenException.Reason.STALE, "cannot " + action
-                    + " generation " + generation + ": it is over (the latch is " + phase + " at generation " + latest
-                    + "); begin a new generation");
+            return new IllegalArgumentException("cannot " + action + " generation " + generation + ": its token is "
+                    + "stale, the generation is over (the latch is " + phase + " at generation " + latest + "); begin "
+                    + "a new generation");
         }
-        return new ValidationStateException("cannot " + action + " generation " + generation
+        return new IllegalStateException("cannot " + action + " generation " + generation
                 + ": it is already active; attach recipients before activating");
     }
 
@@ -417,22 +419,22 @@ public final class ValidationLatch {
         }
         long joined = LatchWords.recipientGeneration(state);
         if (joined > generation) {
-            return new ValidationTokenException(ValidationTokenException.Reason.STALE, "recipient '" + recipient.name()
-                    + "' has joined generation " + joined + " since; the result of generation " + generation
-                    + " is no longer kept. Consume a generation before its recipients join the next");
+            return new IllegalArgumentException("the token of generation " + generation + " is stale for recipient '"
+                    + recipient.name() + "', which has joined generation " + joined + " since; the result of "
+                    + "generation " + generation + " is no longer kept. Consume a generation before its recipients "
+                    + "join the next");
         }
-        return new ValidationTokenException(ValidationTokenException.Reason.WRONG_OWNER, "recipient '" + recipient.name()
-                + "' is not a recipient of generation " + generation + "; consume with the recipient that began it or "
-                + "one attached to it");
+        return new IllegalArgumentException("recipient '" + recipient.name() + "' is not a recipient of generation "
+                + generation + "; consume with the recipient that began it or one attached to it");
     }
 
-    private static ValidationTokenException neverIssued(long generation) {
-        return new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "generation " + generation
-                + " was never issued by this validation latch; use the token its begin returned");
+    private static IllegalArgumentException neverIssued(long generation) {
+        return new IllegalArgumentException("generation " + generation + " is not from this validation latch, which "
+                + "never issued it; use the token its begin returned");
     }
 
-    private static ValidationStateException unregistered(ValidationRecipient recipient) {
-        return new ValidationStateException("validation recipient '" + recipient.name()
+    private static IllegalStateException unregistered(ValidationRecipient recipient) {
+        return new IllegalStateException("validation recipient '" + recipient.name()
                 + "' is unregistered; register a new recipient");
     }
 }

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.SimulatedGraphs.Op;
@@ -144,11 +146,11 @@ class GraphLifecycleChainTest {
             Model m = models.get(s);
             Class<? extends Throwable> expected = null;
             if (m.retired || m.capturing()) {
-                expected = GraphStateException.class;
+                expected = IllegalStateException.class;
             } else if (index >= m.labels.size()) {
                 expected = IndexOutOfBoundsException.class;
             } else if (fail) {
-                expected = GraphCaptureException.class;
+                expected = CudaException.class;
                 gpu.failNext(Op.BEGIN);
             }
             GraphSlot slot = slots.get(s);
@@ -176,7 +178,7 @@ class GraphLifecycleChainTest {
                 gpu.failNext(Op.DESTROY_GRAPH);
             }
             if (m.retired || !m.capturing()) {
-                run(GraphStateException.class, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
+                run(IllegalStateException.class, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
                 check();
                 return;
             }
@@ -186,8 +188,10 @@ class GraphLifecycleChainTest {
             boolean fails = fault == Op.END
                     || fault == Op.UPDATE && target >= 0
                     || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace;
-            run(fails ? GraphCaptureException.class : null, () -> gpu.endCapture(slots.get(s), stream(s), topology,
-                    label));
+            Class<? extends Throwable> failure = fault == Op.END
+                    ? CaptureInvalidatedException.class
+                    : CudaException.class;
+            run(fails ? failure : null, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
             if (!fails) {
                 m.captures++;
                 if (target < 0) {
@@ -214,7 +218,7 @@ class GraphLifecycleChainTest {
                 gpu.failNext(fault);
             }
             boolean refused = m.retired || !m.capturing();
-            run(refused ? GraphStateException.class : null, () -> gpu.abortCapture(slots.get(s), stream(s)));
+            run(refused ? IllegalStateException.class : null, () -> gpu.abortCapture(slots.get(s), stream(s)));
             if (!refused) {
                 m.target = null;
                 m.aborts++;
@@ -225,7 +229,7 @@ class GraphLifecycleChainTest {
         void reset(int s) {
             Model m = models.get(s);
             if (m.retired || m.capturing()) {
-                run(GraphStateException.class, slots.get(s)::reset);
+                run(IllegalStateException.class, slots.get(s)::reset);
             } else {
                 assertEquals(!m.labels.isEmpty(), slots.get(s).reset());
                 m.clear();
@@ -240,12 +244,12 @@ class GraphLifecycleChainTest {
                 gpu.failAfter(Op.LAUNCH, failAt);
             }
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replay(replayStream(s)));
+                run(IllegalStateException.class, () -> slots.get(s).replay(replayStream(s)));
             } else if (failAt >= 0 && failAt < m.labels.size()) {
-                GraphReplayException failure = assertThrowsExactly(GraphReplayException.class,
+                CudaException failure = assertThrowsExactly(CudaException.class,
                         () -> slots.get(s).replay(replayStream(s)));
-                assertEquals(failAt, failure.segment());
-                m.queued.addAll(m.labels.subList(0, failAt));
+                SimulatedGraphs.assertFailedIn(Op.LAUNCH, failure);
+                m.queued.addAll(m.labels.subList(0, failAt)); // check() sees that exactly these ran
                 m.launches += failAt;
             } else {
                 slots.get(s).replay(replayStream(s));
@@ -259,7 +263,7 @@ class GraphLifecycleChainTest {
         void replaySegment(int s, int index) {
             Model m = models.get(s);
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
+                run(IllegalStateException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else if (index < 0 || index >= m.labels.size()) {
                 run(IndexOutOfBoundsException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else {
@@ -274,7 +278,7 @@ class GraphLifecycleChainTest {
         void retire(int o) {
             List<Model> owned = models.subList(o * SLOTS_PER_GROUP, (o + 1) * SLOTS_PER_GROUP);
             boolean refused = owned.stream().anyMatch(Model::capturing);
-            run(refused ? GraphStateException.class : null, groups.get(o)::retire);
+            run(refused ? IllegalStateException.class : null, groups.get(o)::retire);
             if (!refused) {
                 for (Model m : owned) {
                     m.retired = true;
@@ -321,8 +325,12 @@ class GraphLifecycleChainTest {
         private void run(Class<? extends Throwable> expected, Runnable call) {
             if (expected == null) {
                 call.run();
-            } else {
-                assertThrowsExactly(expected, call::run);
+                return;
+            }
+            Throwable thrown = assertThrowsExactly(expected, call::run);
+            if (expected == IllegalStateException.class) {
+                // The slot's or its group's refusal, not a use after close further down.
+                assertTrue(thrown.getMessage().startsWith("group '"), thrown.getMessage());
             }
         }
 

@@ -3,7 +3,6 @@ package dev.gatun.cuda.graph;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 
-import dev.gatun.cuda.graph.ValidationTokenException.Reason;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -66,17 +65,6 @@ class ValidationLatchChainTest {
     private record Issued(long token, long generation) {
     }
 
-    /** An expected rejection: its type and, for a token rejection, its reason. */
-    private record Refusal(Class<? extends Throwable> type, Reason reason) {
-        static Refusal token(Reason reason) {
-            return new Refusal(ValidationTokenException.class, reason);
-        }
-
-        static Refusal state() {
-            return new Refusal(ValidationStateException.class, null);
-        }
-    }
-
     static final class World {
         final FakeLatchWord word = new FakeLatchWord();
         final ValidationLatch latch = new ValidationLatch(word, MAX_GENERATION);
@@ -107,21 +95,24 @@ class ValidationLatchChainTest {
             if (failClear) {
                 word.failNextClears(1);
             }
-            Class<? extends Throwable> expected = null;
+            LatchMisuse misuse = null;
+            boolean fails = false; // the last generation was used, or the clear fails
             if (phase != ValidationPhase.IDLE) {
-                expected = ValidationStateException.class;
+                misuse = LatchMisuse.STILL_OPEN;
             } else if (generation >= MAX_GENERATION) {
-                expected = ValidationGenerationExhaustedException.class;
+                fails = true;
             } else {
                 generation++; // reserved, and spent even if the begin fails from here on
                 if (state[o] == RecipientState.RETIRED) {
-                    expected = ValidationStateException.class;
-                } else if (failClear) {
-                    expected = ValidationLatchException.class;
+                    misuse = LatchMisuse.UNREGISTERED;
+                } else {
+                    fails = failClear;
                 }
             }
-            if (expected != null) {
-                assertThrowsExactly(expected, () -> latch.begin(owners.get(o)));
+            if (misuse != null) {
+                misuse.assertRefuses(() -> latch.begin(owners.get(o)));
+            } else if (fails) {
+                assertThrowsExactly(ValidationLatchException.class, () -> latch.begin(owners.get(o)));
             } else {
                 issued.add(new Issued(latch.begin(owners.get(o)), generation));
                 phase = ValidationPhase.PREPARING;
@@ -142,9 +133,9 @@ class ValidationLatchChainTest {
                 return;
             }
             Issued token = pick(pick);
-            Refusal refusal = preparingRefusal(s, token.generation());
+            LatchMisuse refusal = preparingRefusal(s, token.generation());
             if (refusal == null && state[r] == RecipientState.RETIRED) {
-                refusal = Refusal.state();
+                refusal = LatchMisuse.UNREGISTERED;
             }
             run(refusal, () -> latch.attach(owners.get(s), token.token(), owners.get(r)));
             if (refusal == null && recipients.add(r)) {
@@ -159,7 +150,7 @@ class ValidationLatchChainTest {
                 return;
             }
             Issued token = pick(pick);
-            Refusal refusal = preparingRefusal(s, token.generation());
+            LatchMisuse refusal = preparingRefusal(s, token.generation());
             run(refusal, () -> latch.activate(owners.get(s), token.token()));
             if (refusal == null) {
                 phase = ValidationPhase.ACTIVE;
@@ -168,14 +159,14 @@ class ValidationLatchChainTest {
         }
 
         /** What attach and activate refuse with, or null when they may proceed. */
-        private Refusal preparingRefusal(int s, long tokenGeneration) {
+        private LatchMisuse preparingRefusal(int s, long tokenGeneration) {
             if (phase == ValidationPhase.PREPARING && tokenGeneration == generation) {
-                return s == submitter ? null : Refusal.token(Reason.WRONG_OWNER);
+                return s == submitter ? null : LatchMisuse.NOT_SUBMITTER;
             }
             if (tokenGeneration < generation || phase == ValidationPhase.IDLE) {
-                return Refusal.token(Reason.STALE);
+                return LatchMisuse.STALE;
             }
-            return Refusal.state(); // already active
+            return LatchMisuse.ALREADY_ACTIVE;
         }
 
         void consume(int o, int pick, boolean failRead) {
@@ -192,10 +183,10 @@ class ValidationLatchChainTest {
             } else if (state[o] == RecipientState.PENDING && joined[o] == g) {
                 expectConsumption(failRead, () -> latch.consume(owners.get(o), token.token()));
             } else if (state[o] == RecipientState.RETIRED) {
-                run(Refusal.state(), () -> latch.consume(owners.get(o), token.token()));
+                run(LatchMisuse.UNREGISTERED, () -> latch.consume(owners.get(o), token.token()));
             } else {
-                Reason reason = joined[o] > g ? Reason.STALE : Reason.WRONG_OWNER;
-                run(Refusal.token(reason), () -> latch.consume(owners.get(o), token.token()));
+                LatchMisuse misuse = joined[o] > g ? LatchMisuse.STALE : LatchMisuse.NOT_RECIPIENT;
+                run(misuse, () -> latch.consume(owners.get(o), token.token()));
             }
             word.failNextReads(0);
             check();
@@ -204,7 +195,7 @@ class ValidationLatchChainTest {
         void unregister(int o, boolean failRead) {
             ValidationRecipient owner = owners.get(o);
             switch (state[o]) {
-                case RETIRED -> run(Refusal.state(), () -> latch.unregister(owner));
+                case RETIRED -> run(LatchMisuse.UNREGISTERED, () -> latch.unregister(owner));
                 case PENDING -> {
                     word.failNextReads(failRead ? 1 : 0);
                     // unregister returns nothing: the consumed flags are checked later through the
@@ -258,14 +249,11 @@ class ValidationLatchChainTest {
             return pick == 0 ? issued.getLast() : issued.get(pick % issued.size());
         }
 
-        private void run(Refusal refusal, Runnable call) {
+        private void run(LatchMisuse refusal, Runnable call) {
             if (refusal == null) {
                 call.run();
-                return;
-            }
-            Throwable thrown = assertThrowsExactly(refusal.type(), call::run);
-            if (refusal.reason() != null) {
-                assertEquals(refusal.reason(), ((ValidationTokenException) thrown).reason());
+            } else {
+                refusal.assertRefuses(call::run);
             }
         }
 
