@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureInvalidatedException;
@@ -186,6 +187,19 @@ class GraphSlotTest {
         assertFalse(gpu.capturing(STREAM));
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(List.of(), gpu.takeLaunches());
+    }
+
+    @Test
+    void beginningOnAStreamThatAlreadyCapturesIsMisuseNotARuntimeFailure() {
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
+        GraphSlot prefill = group.slot("prefill");
+
+        IllegalStateException refused = assertThrowsExactly(IllegalStateException.class,
+                () -> prefill.beginCapture(stream(), CaptureMode.THREAD_LOCAL));
+        assertTrue(refused.getMessage().contains("is already capturing"), refused.getMessage());
+        assertEquals(SlotPhase.IDLE, prefill.phase());
+        assertEquals(SlotPhase.CAPTURING, slot.phase());
+        slot.abortCapture();
     }
 
     @Test
