@@ -8,6 +8,9 @@ import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Gatun's state for one device's primary context: its streams, memory, retirement queue and
@@ -41,7 +44,7 @@ public final class CudaContext implements AutoCloseable {
     private final DevicePool pool;
     private final DevicePoolView devicePool;
     /** Ordinals of the devices whose memory this context can access (enabled peer access). */
-    private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Integer> peers = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
@@ -275,8 +278,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /** The sticky error that poisoned this context, if any. */
-    public java.util.Optional<CudaException> poisonedBy() {
-        return java.util.Optional.ofNullable(state.poison());
+    public Optional<CudaException> poisonedBy() {
+        return Optional.ofNullable(state.poison());
     }
 
     public boolean isClosed() {

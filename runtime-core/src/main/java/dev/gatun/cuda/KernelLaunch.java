@@ -1,10 +1,13 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.driver.LaunchCalls;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -217,8 +220,8 @@ public final class KernelLaunch {
     }
 
     /** The owners of the device buffers this launch passes (for a graph node that takes its arguments). */
-    java.util.List<dev.gatun.cuda.internal.context.NativeResource> argumentOwners() {
-        java.util.List<dev.gatun.cuda.internal.context.NativeResource> owners = new java.util.ArrayList<>();
+    List<NativeResource> argumentOwners() {
+        List<NativeResource> owners = new ArrayList<>();
         for (DeviceBuffer b : buffers) {
             if (b != null) {
                 owners.add(b.resource());

@@ -6,7 +6,9 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
+import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -307,8 +309,8 @@ public final class Stream extends Owner {
      * address the caller did not plan for is baked into the graph. Otherwise as
      * {@link #beginCapture(CaptureMode)}.
      */
-    public StreamCapture beginCapture(CaptureMode mode, java.util.Collection<? extends DeviceBuffer> only) {
-        return StreamCapture.begin(this, mode, java.util.Objects.requireNonNull(only, "only"));
+    public StreamCapture beginCapture(CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        return StreamCapture.begin(this, mode, Objects.requireNonNull(only, "only"));
     }
 
     /**

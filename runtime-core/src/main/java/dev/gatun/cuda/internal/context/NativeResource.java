@@ -2,8 +2,10 @@ package dev.gatun.cuda.internal.context;
 
 import dev.gatun.cuda.OwnerKind;
 import java.lang.ref.Cleaner;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +41,7 @@ public abstract class NativeResource implements Runnable {
     private final Throwable allocationSite;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Holds by captured graphs; while any remain, a close is recorded but retirement waits. */
-    private final java.util.concurrent.atomic.AtomicInteger holds = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger holds = new AtomicInteger();
     private volatile boolean retirementDeferred;
 
     protected NativeResource(ContextState context, OwnerKind kind) {
@@ -195,7 +197,7 @@ public abstract class NativeResource implements Runnable {
         List<Evidence> fences = usage.fences();
         List<Evidence> extra = extraEvidence();
         if (!extra.isEmpty()) {
-            fences = new java.util.ArrayList<>(fences);
+            fences = new ArrayList<>(fences);
             fences.addAll(extra);
         }
         context.retirement().submit(new Retirement(identity(), kind, fences, howToFree(), synchronizingFree()));
