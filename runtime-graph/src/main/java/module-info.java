@@ -1,5 +1,5 @@
 /**
- * Gatun's graph module: graph lifecycles per owner and slot, and the device validation latch,
+ * Gatun's graph module: graph lifecycles per slot group and slot, and the device validation latch,
  * built on runtime-core's public API ({@code StreamCapture}, {@code Graph}, {@code GraphExec}).
  * The latch reaches its device word through the {@link dev.gatun.cuda.graph.LatchDeviceWord} seam.
  */

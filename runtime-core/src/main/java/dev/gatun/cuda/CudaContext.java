@@ -1,13 +1,16 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.OwnedResource;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Gatun's state for one device's primary context: its streams, memory, retirement queue and
@@ -30,7 +33,7 @@ public final class CudaContext implements AutoCloseable {
     private static final String SYNCHRONIZE = "cuCtxSynchronize";
 
     private final Device device;
-    private final ContextCore core;
+    private final ContextState state;
     private final Stream computeStream;
     private final Stream copyStream;
     private final int leastPriority;
@@ -41,17 +44,17 @@ public final class CudaContext implements AutoCloseable {
     private final DevicePool pool;
     private final DevicePoolView devicePool;
     /** Ordinals of the devices whose memory this context can access (enabled peer access). */
-    private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Integer> peers = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
         this.options = options;
-        this.core = new ContextCore(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
+        this.state = new ContextState(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
                 options.leakTracking());
-        this.pool = new DevicePool(new DevicePoolBackend(core), options.devicePool());
-        this.devicePool = new DevicePoolView(this, core, pool);
-        ContextCalls.StreamPriorities priorities = core.calls().context().streamPriorities();
+        this.pool = new DevicePool(new DevicePoolBackend(state), options.devicePool());
+        this.devicePool = new DevicePoolView(this, state, pool);
+        ContextCalls.StreamPriorities priorities = state.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
         this.staging = new StagingPool(this);
@@ -64,8 +67,8 @@ public final class CudaContext implements AutoCloseable {
         return device;
     }
 
-    ContextCore core() {
-        return core;
+    ContextState state() {
+        return state;
     }
 
     StagingPool staging() {
@@ -122,7 +125,7 @@ public final class CudaContext implements AutoCloseable {
             throw new IllegalArgumentException("stream priority " + priority + " is outside this device's range "
                     + greatestPriority + " (highest) .. " + leastPriority + " (lowest); lower numbers mean higher priority");
         }
-        core.reap();
+        state.reap();
         return new Stream(this, priority, false);
     }
 
@@ -139,14 +142,14 @@ public final class CudaContext implements AutoCloseable {
     /** A fence event (timing disabled): the cheapest way to order and observe work. */
     public Event createEvent() {
         checkOpen();
-        core.reap();
+        state.reap();
         return new Event(this, false);
     }
 
     /** An event that records timestamps, for {@link Event#elapsedMillis(Event)}. */
     public Event createTimingEvent() {
         checkOpen();
-        core.reap();
+        state.reap();
         return new Event(this, true);
     }
 
@@ -163,7 +166,7 @@ public final class CudaContext implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        core.reap();
+        state.reap();
         return DeviceBuffer.allocate(this, bytes);
     }
 
@@ -183,7 +186,7 @@ public final class CudaContext implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        core.reap();
+        state.reap();
         return PinnedBuffer.allocate(this, bytes, writeCombined);
     }
 
@@ -212,10 +215,10 @@ public final class CudaContext implements AutoCloseable {
                 throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device " + ordinal
                         + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage through the host instead");
             }
-            core.calls().live(PEER_ACCESS);
+            state.calls().live(PEER_ACCESS);
             // Enabling may synchronize, so it runs inside the gate.
-            try (var _ = core.enterSection(PEER_ACCESS)) {
-                core.calls().context().enablePeerAccess(peer.core.handle(), ordinal);
+            try (var _ = state.enterSection(PEER_ACCESS)) {
+                state.calls().context().enablePeerAccess(peer.state.handle(), ordinal);
             }
             peers.add(ordinal);
         }
@@ -229,54 +232,54 @@ public final class CudaContext implements AutoCloseable {
     /** Waits for all work on the device from this context (inside the capture gate). */
     public void synchronize() {
         checkOpen();
-        core.calls().live(SYNCHRONIZE);
-        core.stats().forcedSynchronizations.increment();
-        try (var _ = core.enterSection(SYNCHRONIZE)) {
-            core.calls().context().synchronize();
+        state.calls().live(SYNCHRONIZE);
+        state.stats().forcedSynchronizations.increment();
+        try (var _ = state.enterSection(SYNCHRONIZE)) {
+            state.calls().context().synchronize();
         }
-        core.reap();
+        state.reap();
     }
 
     /** Frees what has been closed and whose GPU work is complete, without blocking. */
     public void reap() {
         checkOpen();
-        core.reap();
+        state.reap();
     }
 
     /** Free and total device memory. */
     public MemoryInfo memoryInfo() {
         checkOpen();
-        return core.calls().memory().info();
+        return state.calls().memory().info();
     }
 
     /** Owners of this kind made from this context and not yet closed. */
     public long liveOwners(OwnerKind kind) {
-        return core.live(kind);
+        return state.live(kind);
     }
 
     /** A snapshot of the counters. */
     public ContextCounters counters() {
-        ContextStats s = core.stats();
+        ContextStats s = state.stats();
         return new ContextCounters(s.syncAllocations.sum(), s.asyncAllocations.sum(), s.syncFrees.sum(),
                 s.asyncFrees.sum(), s.bytesLive.sum(), s.hostToDeviceCopies.sum(), s.hostToDeviceBytes.sum(),
                 s.deviceToHostCopies.sum(), s.deviceToHostBytes.sum(), s.deviceToDeviceCopies.sum(),
-                s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), core.retirement().pending(),
+                s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), state.retirement().pending(),
                 s.retirementsCompleted.sum(), s.retirementsFailed.sum(),
                 s.retirementsAbandoned.sum());
     }
 
     /** How long a synchronizing call waits for another thread's global capture before failing. */
     public Duration gateTimeout() {
-        return core.gate().bound();
+        return state.gate().bound();
     }
 
     public void setGateTimeout(Duration timeout) {
-        core.gate().setBound(timeout);
+        state.gate().setBound(timeout);
     }
 
     /** The sticky error that poisoned this context, if any. */
-    public java.util.Optional<CudaException> poisonedBy() {
-        return java.util.Optional.ofNullable(core.poison());
+    public Optional<CudaException> poisonedBy() {
+        return Optional.ofNullable(state.poison());
     }
 
     public boolean isClosed() {
@@ -290,18 +293,20 @@ public final class CudaContext implements AutoCloseable {
         }
     }
 
-    /** Throws {@link ContextMismatchException} unless {@code other} is this context. */
+    /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
     void checkSame(CudaContext other, String what) {
         if (other != this) {
-            throw new ContextMismatchException(what + " belongs to device " + other.device.ordinal()
-                    + "'s context, but is used with device " + device.ordinal() + "'s");
+            throw new IllegalArgumentException(what + " belongs to device " + other.device.ordinal()
+                    + "'s context, but is used with device " + device.ordinal() + "'s; use owners of one context "
+                    + "together (a peer copy moves data between devices)");
         }
     }
 
-    /** Throws {@link ContextMismatchException} unless {@code other} comes from the same driver instance. */
+    /** Throws {@link IllegalArgumentException} unless {@code other} comes from the same driver instance. */
     void checkSameDriver(CudaContext other, String what) {
         if (other.device.cuda() != device.cuda()) {
-            throw new ContextMismatchException(what + " belongs to another Cuda instance");
+            throw new IllegalArgumentException(what + " belongs to another Cuda instance; use owners of one Cuda "
+                    + "(Cuda.system()) together");
         }
     }
 
@@ -325,10 +330,10 @@ public final class CudaContext implements AutoCloseable {
             long own = switch (kind) {
                 case STREAM -> 2;
                 case MODULE -> modules.entries();
-                case STAGING -> core.live(kind);
+                case STAGING -> state.live(kind);
                 default -> 0;
             };
-            long n = core.live(kind) - own;
+            long n = state.live(kind) - own;
             if (n > 0) {
                 open.append(open.isEmpty() ? "" : ", ").append(n).append(' ').append(kind);
             }
@@ -342,10 +347,10 @@ public final class CudaContext implements AutoCloseable {
         computeStream.retire();
         copyStream.retire();
         staging.close();
-        if (core.poisoned()) {
-            core.reap(); // abandons what a poisoned context can no longer free, with a log line each
+        if (state.poisoned()) {
+            state.reap(); // abandons what a poisoned context can no longer free, with a log line each
         } else {
-            core.drain("CudaContext.close");
+            state.drain("CudaContext.close");
             devicePool.trimNow();
         }
         device.contextClosed(this);

@@ -5,6 +5,9 @@ import java.util.OptionalInt;
 /**
  * A CUDA driver or NVRTC call returned an error. Carries the result's name and number, the
  * library's own description, the operation Gatun was performing and, where known, the device.
+ * What to do depends on {@link #resultName()}: {@code CUDA_ERROR_OUT_OF_MEMORY} asks for less
+ * memory (or closing owners first); a sticky error such as {@code CUDA_ERROR_ILLEGAL_ADDRESS}
+ * is a kernel bug that has poisoned the context (later calls throw {@link ContextPoisonedException}).
  */
 public class CudaException extends GatunException {
     private static final long serialVersionUID = 1L;

@@ -131,7 +131,8 @@ public final class Device {
 
     private void checkSameDriver(Device peer) {
         if (peer.cuda != cuda) {
-            throw new IllegalArgumentException(peer + " belongs to another Cuda instance");
+            throw new IllegalArgumentException(peer + " belongs to another Cuda instance; use devices of one Cuda "
+                    + "(Cuda.system()) together");
         }
     }
 

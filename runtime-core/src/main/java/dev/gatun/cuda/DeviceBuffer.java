@@ -1,10 +1,10 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.pool.DevicePool;
 
 /**
@@ -21,15 +21,15 @@ public final class DeviceBuffer extends Owner {
     private final CudaContext context;
     private final Resource resource;
 
-    private static final class Resource extends OwnedResource {
+    private static final class Resource extends NativeResource {
         final long address;
         final long size;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
-        final StreamCore allocatedOn;
+        final StreamState allocatedOn;
         private final CudaContext owner;
 
-        Resource(CudaContext owner, long address, long size, StreamCore allocatedOn) {
-            super(owner.core(), OwnerKind.DEVICE_BUFFER);
+        Resource(CudaContext owner, long address, long size, StreamState allocatedOn) {
+            super(owner.state(), OwnerKind.DEVICE_BUFFER);
             this.owner = owner;
             this.address = address;
             this.size = size;
@@ -37,11 +37,11 @@ public final class DeviceBuffer extends Owner {
         }
 
         @Override
-        protected boolean freeInStreamOrder(StreamCore soleStream) {
+        protected boolean freeInStreamOrder(StreamState soleStream) {
             if (allocatedOn == null || size == 0 || soleStream == null) {
                 return false; // several streams used it: wait for all their fences instead
             }
-            StreamCore on = soleStream;
+            StreamState on = soleStream;
             synchronized (on.captureLock()) {
                 if (on.closed() || on.capturing()) {
                     return false;
@@ -73,9 +73,9 @@ public final class DeviceBuffer extends Owner {
                 // streams are gone (shutdown, after a device-wide synchronize).
                 Stream copy = owner.isClosed() ? null : owner.copyStream();
                 int r;
-                if (copy != null && !copy.core().closed() && !copy.core().capturing()) {
+                if (copy != null && !copy.state().closed() && !copy.state().capturing()) {
                     // The fences of every stream that used it completed.
-                    r = context.calls().memory().freeAsync(address, copy.core().handle());
+                    r = context.calls().memory().freeAsync(address, copy.state().handle());
                 } else {
                     // As above, and the caller (shutdown) holds the capture gate.
                     r = context.calls().memory().free(address);
@@ -104,7 +104,7 @@ public final class DeviceBuffer extends Owner {
         }
     }
 
-    private DeviceBuffer(CudaContext context, long address, long size, StreamCore allocatedOn) {
+    private DeviceBuffer(CudaContext context, long address, long size, StreamState allocatedOn) {
         Resource r = new Resource(context, address, size, allocatedOn);
         super(r);
         this.context = context;
@@ -115,18 +115,18 @@ public final class DeviceBuffer extends Owner {
         if (bytes == 0) {
             return new DeviceBuffer(context, 0, 0, null);
         }
-        context.core().calls().live("DeviceBuffer.allocate");
+        context.state().calls().live("DeviceBuffer.allocate");
         return new DeviceBuffer(context, context.pool().acquire(bytes), bytes, null);
     }
 
-    static DeviceBuffer allocateAsync(CudaContext context, StreamCore stream, long bytes) {
-        ContextCore core = context.core();
+    static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
+        ContextState state = context.state();
         if (bytes == 0) {
             return new DeviceBuffer(context, 0, 0, stream);
         }
-        long address = core.calls().memory().allocateAsync(bytes, stream.handle());
-        core.stats().asyncAllocations.increment();
-        core.stats().bytesLive.add(bytes);
+        long address = state.calls().memory().allocateAsync(bytes, stream.handle());
+        state.stats().asyncAllocations.increment();
+        state.stats().bytesLive.add(bytes);
         DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, stream);
         buffer.resource.usedOn(stream);
         return buffer;
@@ -182,7 +182,7 @@ public final class DeviceBuffer extends Owner {
     }
 
     /** Checks that this buffer is open and belongs to {@code user}, then records use on {@code stream}. */
-    void useOn(CudaContext user, StreamCore stream) {
+    void useOn(CudaContext user, StreamState stream) {
         resource.checkOpen();
         if (user != context) {
             user.checkSame(context, resource.identity());
@@ -194,7 +194,7 @@ public final class DeviceBuffer extends Owner {
      * Records use on a stream of {@code user} for a peer operation: the buffer may belong to
      * another device's context of the same driver.
      */
-    void useOnPeer(CudaContext user, StreamCore stream) {
+    void useOnPeer(CudaContext user, StreamState stream) {
         resource.checkOpen();
         if (user != context) { // on the launch path: no message is built unless it fails
             user.checkSameDriver(context, resource.identity());
@@ -203,7 +203,7 @@ public final class DeviceBuffer extends Owner {
     }
 
     /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
-    OwnedResource resource() {
+    NativeResource resource() {
         return resource;
     }
 }

@@ -1,7 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.pool.PoolBackend;
 
 /**
@@ -14,9 +14,9 @@ final class DevicePoolBackend implements PoolBackend {
     private static final String ALLOC = "cuMemAlloc";
     private static final int CAPTURE_ACTIVE = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
 
-    private final ContextCore core;
+    private final ContextState core;
 
-    DevicePoolBackend(ContextCore core) {
+    DevicePoolBackend(ContextState core) {
         this.core = core;
     }
 

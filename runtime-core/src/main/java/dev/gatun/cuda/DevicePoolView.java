@@ -1,6 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.util.List;
 
@@ -13,12 +13,12 @@ public final class DevicePoolView {
     private static final String TRIM = "cuMemFree (device pool trim)";
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState state;
     private final DevicePool pool;
 
-    DevicePoolView(CudaContext context, ContextCore core, DevicePool pool) {
+    DevicePoolView(CudaContext context, ContextState state, DevicePool pool) {
         this.context = context;
-        this.core = core;
+        this.state = state;
         this.pool = pool;
     }
 
@@ -49,10 +49,10 @@ public final class DevicePoolView {
 
     /** Trims on behalf of the context, also while it shuts down. */
     void trimNow() {
-        core.calls().context().makeCurrent(TRIM); // the frees act on the current context
+        state.calls().context().makeCurrent(TRIM); // the frees act on the current context
         int r = pool.trim();
         if (r != 0) {
-            throw core.calls().checked().fail(r, TRIM);
+            throw state.calls().checked().fail(r, TRIM);
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -73,7 +73,7 @@ public final class DeviceView {
     }
 
     /** Records use on a stream of {@code context}, after checking the buffer is open and of that context. */
-    void useOn(CudaContext context, StreamCore stream) {
+    void useOn(CudaContext context, StreamState stream) {
         buffer.useOn(context, stream);
     }
 

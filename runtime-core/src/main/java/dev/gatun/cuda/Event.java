@@ -1,9 +1,9 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -14,16 +14,16 @@ import java.lang.foreign.MemorySegment;
 public final class Event extends Owner {
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState state;
     private final Resource resource;
     private final boolean timing;
 
-    private static final class Resource extends OwnedResource {
+    private static final class Resource extends NativeResource {
         final MemorySegment handle;
         final boolean timing;
 
-        Resource(ContextCore core, MemorySegment handle, boolean timing) {
-            super(core, OwnerKind.EVENT);
+        Resource(ContextState state, MemorySegment handle, boolean timing) {
+            super(state, OwnerKind.EVENT);
             this.handle = handle;
             this.timing = timing;
         }
@@ -47,11 +47,11 @@ public final class Event extends Owner {
     }
 
     Event(CudaContext context, boolean timing) {
-        ContextCore core = context.core();
-        Resource r = new Resource(core, core.calls().events().create(timing), timing);
+        ContextState state = context.state();
+        Resource r = new Resource(state, state.calls().events().create(timing), timing);
         super(r);
         this.context = context;
-        this.core = core;
+        this.state = state;
         this.timing = timing;
         this.resource = r;
     }
@@ -67,23 +67,23 @@ public final class Event extends Owner {
     /** Records this event after the work queued so far on {@code stream}. */
     public void record(Stream stream) {
         resource.checkOpen();
-        StreamCore s = stream.openCore();
+        StreamState s = stream.openState();
         context.checkSame(stream.context(), "the stream");
         resource.usedOn(s);
-        core.calls().events().record(resource.handle, s.handle());
+        state.calls().events().record(resource.handle, s.handle());
     }
 
     /** Whether the work before the last record has completed (true if never recorded). Does not block. */
     public boolean query() {
         resource.checkOpen();
-        return core.calls().events().query(resource.handle);
+        return state.calls().events().query(resource.handle);
     }
 
     /** Blocks until the work before the last record has completed. */
     public void synchronize() {
         resource.checkOpen();
-        core.stats().forcedSynchronizations.increment();
-        core.calls().events().synchronize(resource.handle);
+        state.stats().forcedSynchronizations.increment();
+        state.calls().events().synchronize(resource.handle);
     }
 
     /**
@@ -97,11 +97,11 @@ public final class Event extends Owner {
         if (!timing || !start.timing) {
             throw new IllegalArgumentException("elapsed time needs two timing events (CudaContext.createTimingEvent)");
         }
-        return core.calls().events().elapsedMillis(start.resource.handle, resource.handle);
+        return state.calls().events().elapsedMillis(start.resource.handle, resource.handle);
     }
 
     /** The handle for a wait on {@code stream}; records that the event was used there. */
-    MemorySegment handleForUse(StreamCore stream) {
+    MemorySegment handleForUse(StreamState stream) {
         resource.checkOpen();
         resource.usedOn(stream);
         return resource.handle;

@@ -1,7 +1,7 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -14,29 +14,29 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Fence implements AutoCloseable {
 
     private final CudaContext context;
-    private final StreamCore source;
+    private final StreamState source;
     private final AtomicReference<MemorySegment> event;
 
-    private Fence(CudaContext context, StreamCore source, MemorySegment event) {
+    private Fence(CudaContext context, StreamState source, MemorySegment event) {
         this.context = context;
         this.source = source;
         this.event = new AtomicReference<>(event);
     }
 
-    static Fence record(Stream stream, StreamCore s) {
-        ContextCore core = stream.context().core();
-        MemorySegment e = core.events().acquire();
+    static Fence record(Stream stream, StreamState s) {
+        ContextState state = stream.context().state();
+        MemorySegment e = state.events().acquire();
         try {
             // A pooled event and an open stream of the same context.
-            core.calls().events().record(e, s.handle());
+            state.calls().events().record(e, s.handle());
         } catch (RuntimeException failed) {
-            core.events().release(e);
+            state.events().release(e);
             throw failed;
         }
         return new Fence(stream.context(), s, e);
     }
 
-    void consumeInto(Stream waiter, StreamCore s) {
+    void consumeInto(Stream waiter, StreamState s) {
         waiter.context().checkSameDriver(context, "the fence"); // a stream may wait on another device's fence
         MemorySegment e = event.getAndSet(null);
         if (e == null) {
@@ -46,9 +46,9 @@ public final class Fence implements AutoCloseable {
             // The event was recorded by record() and not yet given back; the wait is enqueued
             // before the event returns to the pool, and a later re-record of a pooled event does
             // not affect a wait already enqueued.
-            waiter.context().core().calls().streams().waitEvent(s.handle(), e);
+            waiter.context().state().calls().streams().waitEvent(s.handle(), e);
         } finally {
-            context.core().events().release(e);
+            context.state().events().release(e);
         }
     }
 
@@ -58,7 +58,7 @@ public final class Fence implements AutoCloseable {
         if (e == null) {
             return true;
         }
-        return context.core().calls().events().query(e);
+        return context.state().calls().events().query(e);
     }
 
     /** Whether a wait has consumed this fence (or it was closed). */
@@ -71,7 +71,7 @@ public final class Fence implements AutoCloseable {
     public void close() {
         MemorySegment e = event.getAndSet(null);
         if (e != null) {
-            context.core().events().release(e);
+            context.state().events().release(e);
         }
     }
 

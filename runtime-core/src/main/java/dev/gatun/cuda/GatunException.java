@@ -1,9 +1,18 @@
 package dev.gatun.cuda;
 
 /**
- * Root of Gatun's typed, unchecked exceptions: catch this to handle every failure Gatun
- * reports itself. Misuse that is the caller's bug (bad arguments, use after close) is reported
- * with the JDK's {@link IllegalArgumentException} and {@link IllegalStateException} instead.
+ * Root of every runtime failure Gatun reports, all unchecked: catch this to handle them all.
+ * Thrown as such only where no subtype fits (a resource missing from a broken jar, say); the
+ * subtypes are {@link CudaException} (a driver or NVRTC call failed; {@link ContextPoisonedException},
+ * {@link CaptureInvalidatedException} and {@code nvrtc.CompilationException} refine it),
+ * {@link CudaUnavailableException}, {@link DriverTooOldException}, {@link CaptureActiveException}
+ * and, in runtime-graph, {@code ValidationLatchException}.
+ *
+ * <p>Misuse, the caller's bug (bad arguments, a configuration beyond the device's limits, a
+ * malformed module image, owners of two contexts used together, use after close, a call in the
+ * wrong phase), is not a runtime failure: it is a plain {@link IllegalArgumentException} or
+ * {@link IllegalStateException} whose message says what to change, as in {@code java.lang.foreign},
+ * thrown before any driver call.
  */
 public class GatunException extends RuntimeException {
     private static final long serialVersionUID = 1L;

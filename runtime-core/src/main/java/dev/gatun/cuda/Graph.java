@@ -1,8 +1,8 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import java.lang.foreign.MemorySegment;
 
@@ -22,12 +22,12 @@ public final class Graph extends Owner {
     private final Resource resource;
 
     /** The graph handle, what it holds, and its retirement. */
-    static final class Resource extends OwnedResource {
+    static final class Resource extends NativeResource {
         final MemorySegment handle;
         final Holds holds;
 
-        Resource(ContextCore core, MemorySegment handle, Holds holds) {
-            super(core, OwnerKind.GRAPH);
+        Resource(ContextState state, MemorySegment handle, Holds holds) {
+            super(state, OwnerKind.GRAPH);
             this.handle = handle;
             this.holds = holds;
         }
@@ -55,7 +55,7 @@ public final class Graph extends Owner {
     }
 
     Graph(CudaContext context, MemorySegment handle, Holds holds) {
-        Resource r = new Resource(context.core(), handle, holds);
+        Resource r = new Resource(context.state(), handle, holds);
         super(r);
         this.context = context;
         this.resource = r;
@@ -63,7 +63,7 @@ public final class Graph extends Owner {
 
     /** Retires a graph no one will use (what an aborted capture recorded). */
     static void discard(CudaContext context, MemorySegment handle) {
-        new Resource(context.core(), handle, new Holds()).close();
+        new Resource(context.state(), handle, new Holds()).close();
     }
 
     public CudaContext context() {

@@ -1,11 +1,11 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,7 +31,7 @@ public final class GraphExec extends Owner {
     private final Resource resource;
 
     /** The executable handle, what it holds, and its retirement. */
-    private static final class Resource extends OwnedResource {
+    private static final class Resource extends NativeResource {
         final MemorySegment handle;
         /** The owners its nodes use: of every graph it ran and of its node updates. */
         final Holds holds = new Holds();
@@ -42,8 +42,8 @@ public final class GraphExec extends Owner {
         /** The graph it runs now (at first the origin); held once more on its own. */
         Graph.Resource current;
 
-        Resource(ContextCore core, MemorySegment handle, Graph.Resource origin) {
-            super(core, OwnerKind.GRAPH_EXEC);
+        Resource(ContextState state, MemorySegment handle, Graph.Resource origin) {
+            super(state, OwnerKind.GRAPH_EXEC);
             this.handle = handle;
             this.origin = origin;
             this.current = origin;
@@ -82,17 +82,17 @@ public final class GraphExec extends Owner {
         graph.hold(); // as origin
         MemorySegment handle;
         try {
-            handle = context.core().calls().graphs().instantiate(graph.handle);
+            handle = context.state().calls().graphs().instantiate(graph.handle);
         } catch (RuntimeException e) {
             graph.unhold();
             throw e;
         }
-        Resource r = new Resource(context.core(), handle, graph);
+        Resource r = new Resource(context.state(), handle, graph);
         graph.hold(); // as the graph it runs now
         r.holds.addAll(graph.holds);
         super(r);
         this.context = context;
-        this.calls = context.core().calls().graphs();
+        this.calls = context.state().calls().graphs();
         this.resource = r;
     }
 
@@ -107,7 +107,7 @@ public final class GraphExec extends Owner {
      * @throws CudaException when the driver refuses; the launch may have been queued anyway
      */
     public void launch(Stream stream) {
-        StreamCore s = use(stream);
+        StreamState s = use(stream);
         try {
             calls.launch(resource.handle, s.handle());
         } finally {
@@ -126,9 +126,9 @@ public final class GraphExec extends Owner {
     }
 
     /** Checks this executable and {@code stream}, and records the use for retirement. */
-    private StreamCore use(Stream stream) {
+    private StreamState use(Stream stream) {
         resource.checkOpen();
-        StreamCore s = stream.core();
+        StreamState s = stream.state();
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }

@@ -1,9 +1,9 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -20,20 +20,20 @@ public final class Kernel extends Owner {
     static final int PARAM_INFO_SINCE = 12040;
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState state;
     private final Resource resource;
     private volatile KernelAttributes attributes;
 
     /** The reference this kernel holds on its module; retiring it drops that reference. */
-    private static final class Resource extends OwnedResource {
+    private static final class Resource extends NativeResource {
         final ModuleResource module;
         final MemorySegment function;
         final String name;
         /** The dynamic shared memory this function has been opted into (cuFuncSetAttribute). */
         int optedInSharedBytes;
 
-        Resource(ContextCore core, ModuleResource module, MemorySegment function, String name) {
-            super(core, OwnerKind.KERNEL);
+        Resource(ContextState state, ModuleResource module, MemorySegment function, String name) {
+            super(state, OwnerKind.KERNEL);
             this.module = module;
             this.function = function;
             this.name = name;
@@ -56,10 +56,10 @@ public final class Kernel extends Owner {
     }
 
     Kernel(CudaContext context, ModuleResource module, MemorySegment function, String name) {
-        Resource r = new Resource(context.core(), module, function, name);
+        Resource r = new Resource(context.state(), module, function, name);
         super(r);
         this.context = context;
-        this.core = context.core();
+        this.state = context.state();
         this.resource = r;
     }
 
@@ -97,13 +97,13 @@ public final class Kernel extends Owner {
     /** One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}). */
     public int attribute(int attribute) {
         resource.checkOpen();
-        return core.calls().modules().attribute(resource.function, attribute);
+        return state.calls().modules().attribute(resource.function, attribute);
     }
 
     /** Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout. */
     public void setAttribute(int attribute, int value) {
         resource.checkOpen();
-        core.calls().modules().setAttribute(resource.function, attribute, value);
+        state.calls().modules().setAttribute(resource.function, attribute, value);
         attributes = null;
     }
 
@@ -135,17 +135,17 @@ public final class Kernel extends Owner {
     public Optional<List<Parameter>> parameters() {
         resource.checkOpen();
         try {
-            core.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
+            state.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
         } catch (DriverTooOldException tooOld) {
             return Optional.empty();
         }
-        return Optional.of(core.calls().modules().parameters(resource.function));
+        return Optional.of(state.calls().modules().parameters(resource.function));
     }
 
     /** How many blocks of this size can be resident on one multiprocessor. */
     public int maxActiveBlocksPerMultiprocessor(int blockThreads, long dynamicSharedBytes) {
         resource.checkOpen();
-        return core.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
+        return state.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
                 dynamicSharedBytes);
     }
 
@@ -156,19 +156,19 @@ public final class Kernel extends Owner {
     /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
     public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
         resource.checkOpen();
-        return core.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes, blockSizeLimit);
+        return state.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes, blockSizeLimit);
     }
 
     /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
     public int maxActiveClusters(LaunchConfig config) {
         resource.checkOpen();
         if (!config.hasCluster()) {
-            throw new InvalidLaunchException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
+            throw new IllegalArgumentException("maxActiveClusters needs a cluster shape (LaunchConfig.withCluster)");
         }
         try (LaunchExConfig ex = new LaunchExConfig(config)) {
             ex.setStream(MemorySegment.NULL);
             // ex is a complete CUlaunchConfig with its attribute array, alive for the call.
-            return core.calls().modules().maxActiveClusters(resource.function, ex.segment());
+            return state.calls().modules().maxActiveClusters(resource.function, ex.segment());
         }
     }
 
@@ -177,7 +177,7 @@ public final class Kernel extends Owner {
      * than the default budget; checks it against the device's opt-in ceiling net of the
      * function's static shared memory.
      *
-     * @throws InvalidLaunchException when even the opt-in ceiling is too small
+     * @throws IllegalArgumentException when even the opt-in ceiling is too small
      */
     void ensureDynamicSharedMemory(int bytes) {
         DeviceCapabilities caps = context.device().capabilities();
@@ -185,7 +185,7 @@ public final class Kernel extends Owner {
         int defaultBudget = caps.sharedMemoryPerBlock() - staticBytes;
         int optInBudget = caps.sharedMemoryPerBlockOptIn() - staticBytes;
         if (bytes > optInBudget) {
-            throw new InvalidLaunchException("kernel '" + name() + "' asks for " + bytes + " bytes of dynamic shared "
+            throw new IllegalArgumentException("kernel '" + name() + "' asks for " + bytes + " bytes of dynamic shared "
                     + "memory, but device " + context.device().ordinal() + " allows at most " + optInBudget
                     + " per block for it (" + caps.sharedMemoryPerBlockOptIn() + " opt-in ceiling - " + staticBytes
                     + " static)");
@@ -205,7 +205,7 @@ public final class Kernel extends Owner {
      * device, and builds the native argument block once. The returned launch can be submitted
      * any number of times, and its arguments updated in place, without allocating.
      *
-     * @throws InvalidLaunchException when the configuration or arguments cannot work
+     * @throws IllegalArgumentException when the configuration or arguments cannot work
      */
     public KernelLaunch prepare(LaunchConfig config, KernelArg... args) {
         resource.checkOpen();

@@ -1,10 +1,13 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.driver.LaunchCalls;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -30,7 +33,7 @@ public final class KernelLaunch {
 
     private final Kernel kernel;
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState state;
     private final LaunchCalls launches;
     private final LaunchConfig config;
     private final KernelArg[] kinds;
@@ -38,14 +41,14 @@ public final class KernelLaunch {
     private final ParamBlock params;
     private final Mode mode;
     private final LaunchExConfig extended;
-    private StreamCore uncertainOn;
+    private StreamState uncertainOn;
     private String uncertainError;
 
     KernelLaunch(Kernel kernel, LaunchConfig config, KernelArg[] args) {
         this.kernel = kernel;
         this.context = kernel.context();
-        this.core = context.core();
-        this.launches = core.calls().launches();
+        this.state = context.state();
+        this.launches = state.calls().launches();
         this.config = config;
         this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
         LaunchChecks.check(kernel, config, kinds);
@@ -59,7 +62,7 @@ public final class KernelLaunch {
         }
         if (config.hasCluster()) {
             this.mode = Mode.EXTENDED;
-            core.driver().require("cuLaunchKernelEx", 11080);
+            state.driver().require("cuLaunchKernelEx", 11080);
             this.extended = LaunchExConfig.retained(config);
         } else {
             this.mode = config.cooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
@@ -73,7 +76,7 @@ public final class KernelLaunch {
             if (p.view() != null) {
                 DeviceBuffer b = p.view().buffer();
                 if (b.context() != context && !context.peerAccessEnabled(b.context())) {
-                    throw new ContextMismatchException("argument " + index + " (" + b + ") is device "
+                    throw new IllegalArgumentException("argument " + index + " (" + b + ") is device "
                             + b.context().device().ordinal() + "'s memory; a kernel on device "
                             + context.device().ordinal() + " may use it only after "
                             + "enablePeerAccess from this context to that one");
@@ -98,7 +101,7 @@ public final class KernelLaunch {
 
     /** Submits the launch on {@code stream}. Allocates nothing once warmed. */
     public void launch(Stream stream) {
-        StreamCore s = stream.openCore();
+        StreamState s = stream.openState();
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }
@@ -137,9 +140,9 @@ public final class KernelLaunch {
     }
 
     private void proveUncertainDone() {
-        StreamCore s = uncertainOn;
+        StreamState s = uncertainOn;
         // s was open when the failed launch used it; a closed stream is idle once drained.
-        int r = s.closed() ? (s.drained() ? 0 : CuResults.NOT_READY) : core.calls().streams().poll(s.handle());
+        int r = s.closed() ? (s.drained() ? 0 : CuResults.NOT_READY) : state.calls().streams().poll(s.handle());
         if (r != 0) {
             throw new IllegalStateException("the previous launch of kernel '" + kernel.name() + "' on " + s + " failed ("
                     + uncertainError + ") after possibly queueing work; it is proven finished only once that stream is "
@@ -217,8 +220,8 @@ public final class KernelLaunch {
     }
 
     /** The owners of the device buffers this launch passes (for a graph node that takes its arguments). */
-    java.util.List<dev.gatun.cuda.internal.context.OwnedResource> argumentOwners() {
-        java.util.List<dev.gatun.cuda.internal.context.OwnedResource> owners = new java.util.ArrayList<>();
+    List<NativeResource> argumentOwners() {
+        List<NativeResource> owners = new ArrayList<>();
         for (DeviceBuffer b : buffers) {
             if (b != null) {
                 owners.add(b.resource());

@@ -32,7 +32,7 @@ final class LaunchChecks {
         checkAxis(who, "block", 'z', c.blockZ(), caps.maxBlockDimZ());
         int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.attributes().maxThreadsPerBlock());
         if (c.threadsPerBlock() > maxThreads) {
-            throw new InvalidLaunchException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
+            throw new IllegalArgumentException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
                     + maxThreads + " this kernel can run per block (registers or device limit)");
         }
         checkAxis(who, "grid", 'x', c.gridX(), caps.maxGridDimX());
@@ -43,24 +43,24 @@ final class LaunchChecks {
             long fit = (long) kernel.maxActiveBlocksPerMultiprocessor((int) c.threadsPerBlock(), c.sharedMemoryBytes())
                     * caps.multiprocessorCount();
             if (c.blocks() > fit) {
-                throw new InvalidLaunchException(who + ": a cooperative grid of " + c.blocks() + " blocks cannot be "
+                throw new IllegalArgumentException(who + ": a cooperative grid of " + c.blocks() + " blocks cannot be "
                         + "co-resident; at most " + fit + " blocks of " + c.threadsPerBlock() + " threads fit ("
                         + caps.multiprocessorCount() + " multiprocessors)");
             }
         }
         if (c.hasCluster()) {
             if (caps.computeMajor() < 9) {
-                throw new InvalidLaunchException(who + ": thread-block clusters need compute capability 9.0 or newer, "
+                throw new IllegalArgumentException(who + ": thread-block clusters need compute capability 9.0 or newer, "
                         + "this device has " + caps.computeCapability());
             }
             if (c.gridX() % c.clusterX() != 0 || c.gridY() % c.clusterY() != 0 || c.gridZ() % c.clusterZ() != 0) {
-                throw new InvalidLaunchException(who + ": the grid must be a whole number of clusters in every "
+                throw new IllegalArgumentException(who + ": the grid must be a whole number of clusters in every "
                         + "dimension: grid (" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ() + "), cluster ("
                         + c.clusterX() + ", " + c.clusterY() + ", " + c.clusterZ() + ")");
             }
             long size = (long) c.clusterX() * c.clusterY() * c.clusterZ();
             if (size > PORTABLE_CLUSTER_BLOCKS) {
-                throw new InvalidLaunchException(who + ": a cluster of " + size + " blocks is larger than the portable "
+                throw new IllegalArgumentException(who + ": a cluster of " + size + " blocks is larger than the portable "
                         + PORTABLE_CLUSTER_BLOCKS);
             }
         }
@@ -69,7 +69,7 @@ final class LaunchChecks {
     /** One dimension of the block or grid against the device's own limit for that axis. */
     private static void checkAxis(String who, String what, char axis, int value, int limit) {
         if (value > limit) {
-            throw new InvalidLaunchException(who + ": " + what + " " + axis + " is " + value + ", more than the "
+            throw new IllegalArgumentException(who + ": " + what + " " + axis + " is " + value + ", more than the "
                     + limit + " this device allows in " + axis + "; spread the work over the other axes, or "
                     + (what.equals("grid") ? "use larger blocks or a grid-stride loop" : "use more blocks"));
         }
@@ -83,12 +83,12 @@ final class LaunchChecks {
         }
         List<Kernel.Parameter> p = params.get();
         if (p.size() != args.length) {
-            throw new InvalidLaunchException(who + " takes " + p.size() + " parameters " + sizes(p) + ", but "
+            throw new IllegalArgumentException(who + " takes " + p.size() + " parameters " + sizes(p) + ", but "
                     + args.length + " arguments were given");
         }
         for (int i = 0; i < args.length; i++) {
             if (p.get(i).size() != args[i].byteSize()) {
-                throw new InvalidLaunchException(who + ": parameter " + i + " is " + p.get(i).size() + " bytes, but the "
+                throw new IllegalArgumentException(who + ": parameter " + i + " is " + p.get(i).size() + " bytes, but the "
                         + "argument given is a " + args[i].byteSize() + "-byte " + args[i].getClass().getSimpleName());
             }
         }

@@ -13,15 +13,15 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
 
     public LaunchConfig {
         if (gridX < 1 || gridY < 1 || gridZ < 1 || blockX < 1 || blockY < 1 || blockZ < 1) {
-            throw new InvalidLaunchException("grid and block dimensions must be at least 1: grid (" + gridX + ", " + gridY
+            throw new IllegalArgumentException("grid and block dimensions must be at least 1: grid (" + gridX + ", " + gridY
                     + ", " + gridZ + "), block (" + blockX + ", " + blockY + ", " + blockZ + ")");
         }
         if (sharedMemoryBytes < 0) {
-            throw new InvalidLaunchException("dynamic shared memory cannot be negative: " + sharedMemoryBytes);
+            throw new IllegalArgumentException("dynamic shared memory cannot be negative: " + sharedMemoryBytes);
         }
         boolean anyCluster = clusterX != 0 || clusterY != 0 || clusterZ != 0;
         if (anyCluster && (clusterX < 1 || clusterY < 1 || clusterZ < 1)) {
-            throw new InvalidLaunchException("cluster dimensions must all be at least 1, or all 0 for no cluster: ("
+            throw new IllegalArgumentException("cluster dimensions must all be at least 1, or all 0 for no cluster: ("
                     + clusterX + ", " + clusterY + ", " + clusterZ + ")");
         }
     }
@@ -49,25 +49,25 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      * @param elements how many elements, at least 1
      * @param block threads per block, at least 1 (and at most what the device and kernel allow:
      *     1024 on current GPUs, checked when the launch is prepared)
-     * @throws InvalidLaunchException when {@code elements} or {@code block} is less than 1, or the
+     * @throws IllegalArgumentException when {@code elements} or {@code block} is less than 1, or the
      *     grid would need more than 2^31-1 blocks
      */
     public static LaunchConfig covering(long elements, int block) {
         if (block < 1) {
             String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
-            throw new InvalidLaunchException(call + ": the block must have at least 1 thread (at most the kernel's "
+            throw new IllegalArgumentException(call + ": the block must have at least 1 thread (at most the kernel's "
                     + "max threads per block, 1024 on current GPUs; 128 or 256 are usual)");
         }
         if (elements < 1) {
             String call = "LaunchConfig.covering(" + elements + ", " + block + ")";
-            throw new InvalidLaunchException(call + (elements == 0
+            throw new IllegalArgumentException(call + (elements == 0
                     ? ": there are no elements to cover and a grid cannot be empty; skip the launch when there is "
                             + "nothing to do"
                     : ": the element count cannot be negative"));
         }
         long grid = elements / block + (elements % block == 0 ? 0 : 1); // no overflow, unlike (elements + block - 1)
         if (grid > Integer.MAX_VALUE) {
-            throw new InvalidLaunchException("LaunchConfig.covering(" + elements + ", " + block + "): " + grid
+            throw new IllegalArgumentException("LaunchConfig.covering(" + elements + ", " + block + "): " + grid
                     + " blocks would be needed, more than the 2^31-1 a "
                     + "grid holds in x; use larger blocks, or a grid-stride loop over fewer blocks");
         }

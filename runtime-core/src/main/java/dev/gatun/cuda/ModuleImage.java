@@ -25,8 +25,9 @@ import java.util.Objects;
  *
  * <p>The bytes are checked when the image is made: the driver is handed a pointer and no
  * length, and follows the offsets and sizes inside the image, so a truncated or corrupt one
- * could crash the process. Every table, section and entry must lie within the bytes (see
- * {@link InvalidModuleImageException}). PTX is text that the driver reads up to its first NUL:
+ * could crash the process. Every table, section and entry must lie within the bytes, or the
+ * image is refused with an {@link IllegalArgumentException} that names the artifact and what is
+ * wrong where. PTX is text that the driver reads up to its first NUL:
  * it must hold {@code .version} and {@code .target} directives, may end in NULs but hold none
  * before its end, and is handed to the driver with a NUL appended when it has none.
  */
@@ -81,7 +82,8 @@ public final class ModuleImage {
 
     private static void check(Kind kind, byte[] bytes, String artifact) {
         if (bytes.length == 0) {
-            throw new InvalidModuleImageException(artifact, "module image " + artifact + " is empty");
+            throw new IllegalArgumentException("module image " + artifact + " is empty; load the file as nvcc, NVRTC "
+                    + "or fatbinary wrote it");
         }
         MemorySegment image = MemorySegment.ofArray(bytes);
         try {
@@ -91,7 +93,7 @@ public final class ModuleImage {
                 case PTX -> PtxImage.check(image);
             }
         } catch (ImageFormatException e) {
-            throw new InvalidModuleImageException(artifact, "module image " + artifact + " (" + kind + ", "
+            throw new IllegalArgumentException("module image " + artifact + " (" + kind + ", "
                     + String.format(Locale.ROOT, "%,d", bytes.length) + " bytes) is malformed: " + e.getMessage()
                     + "; it is truncated, corrupt or no GPU image, and was not handed to the driver. Load the complete"
                     + " file as nvcc, NVRTC or fatbinary wrote it");
@@ -101,7 +103,7 @@ public final class ModuleImage {
     /**
      * PTX source text.
      *
-     * @throws InvalidModuleImageException when the text lacks {@code .version} or {@code .target},
+     * @throws IllegalArgumentException when the text lacks {@code .version} or {@code .target},
      *     or holds a NUL before its end
      */
     public static ModuleImage ptx(String artifact, String ptx) {
@@ -112,7 +114,7 @@ public final class ModuleImage {
      * Bytes whose kind is recognized from their first bytes: ELF is a CUBIN, the fatbin magic a
      * fatbin, else PTX.
      *
-     * @throws InvalidModuleImageException when the bytes are not a well-formed image of that kind
+     * @throws IllegalArgumentException when the bytes are not a well-formed image of that kind
      */
     public static ModuleImage of(String artifact, byte[] bytes) {
         byte[] copy = bytes.clone();
@@ -122,7 +124,7 @@ public final class ModuleImage {
     /**
      * A file: PTX, CUBIN or fatbin, recognized from its contents.
      *
-     * @throws InvalidModuleImageException when the file is not a well-formed image
+     * @throws IllegalArgumentException when the file is not a well-formed image
      */
     public static ModuleImage fromFile(Path file) {
         try {

@@ -1,7 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
@@ -28,7 +28,7 @@ public final class ModuleRegistry {
     private static final String LOAD = "cuModuleLoadData";
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState state;
     private final Map<String, Entry> entries = new HashMap<>();
     /** Set once the driver rejected a PTX image's ISA (see {@link #ptxRejected()}). */
     private volatile boolean ptxRejected;
@@ -39,7 +39,7 @@ public final class ModuleRegistry {
 
     ModuleRegistry(CudaContext context) {
         this.context = context;
-        this.core = context.core();
+        this.state = context.state();
     }
 
     /**
@@ -65,8 +65,8 @@ public final class ModuleRegistry {
 
     private ModuleInfo install(String name, ModuleImage image, Map<String, String> lowered, String... requiredKernels) {
         context.checkOpen();
-        core.calls().live(LOAD);
-        core.reap();
+        state.calls().live(LOAD);
+        state.reap();
         ModuleResource module;
         try {
             module = loadModule(name, image);
@@ -74,7 +74,7 @@ public final class ModuleRegistry {
             if (e.result() == UNSUPPORTED_PTX_VERSION && image.kind() == ModuleImage.Kind.PTX && !ptxRejected) {
                 ptxRejected = true;
                 LOG.info("The driver (CUDA {}) rejects the PTX ISA of {}; compilers that can emit CUBIN will from now on",
-                        core.driver().version(), image.artifact());
+                        state.driver().version(), image.artifact());
             }
             throw e;
         }
@@ -106,10 +106,10 @@ public final class ModuleRegistry {
         byte[] bytes = image.loadableBytes(); // PTX NUL-terminated
         MemorySegment handle;
         // Module load may synchronize: gated.
-        try (var _ = core.enterSection(LOAD + "(" + image.artifact() + ")")) {
-            handle = core.calls().modules().load(bytes, image.artifact());
+        try (var _ = state.enterSection(LOAD + "(" + image.artifact() + ")")) {
+            handle = state.calls().modules().load(bytes, image.artifact());
         }
-        return new ModuleResource(core, handle, name, image.artifact(), image.sha256());
+        return new ModuleResource(state, handle, name, image.artifact(), image.sha256());
     }
 
     /** The CUfunction for {@code kernel}, or null when the module has no such function. */

@@ -1,6 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import java.lang.ref.Cleaner;
 
 /**
@@ -10,10 +10,10 @@ import java.lang.ref.Cleaner;
  */
 abstract class Owner implements AutoCloseable {
 
-    private final OwnedResource resource;
+    private final NativeResource resource;
     private final Cleaner.Cleanable cleanable;
 
-    Owner(OwnedResource resource) {
+    Owner(NativeResource resource) {
         this.resource = resource;
         this.cleanable = resource.watch(this);
     }

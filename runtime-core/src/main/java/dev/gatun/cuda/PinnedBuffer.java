@@ -1,11 +1,11 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.context.TransferCompletion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,7 +33,7 @@ public final class PinnedBuffer extends Owner {
     private final CudaContext context;
     private final Resource resource;
 
-    private static final class Resource extends OwnedResource {
+    private static final class Resource extends NativeResource {
         final long address;
         final long size;
         final boolean writeCombined;
@@ -42,7 +42,7 @@ public final class PinnedBuffer extends Owner {
         final TransferCompletion completion = new TransferCompletion();
         /** The buffer's own fence event, taken from the pool at the first transfer. */
         MemorySegment event;
-        StreamCore lastStream;
+        StreamState lastStream;
         // The transfer being submitted, read by the two steps below: they are built once, so a
         // transfer allocates no closure. Guarded by this resource's monitor.
         boolean upload;
@@ -65,7 +65,7 @@ public final class PinnedBuffer extends Owner {
         };
         /** UNFENCED: only a fence recorded now, on the same stream, follows the transfer. */
         final TransferCompletion.Step refence = () -> {
-            StreamCore stream = lastStream;
+            StreamState stream = lastStream;
             if (stream.closed()) {
                 return stream.drained() ? 0 : Evidence.PENDING;
             }
@@ -78,8 +78,8 @@ public final class PinnedBuffer extends Owner {
             }
         };
 
-        Resource(ContextCore core, long address, long size, boolean writeCombined) {
-            super(core, OwnerKind.PINNED_BUFFER);
+        Resource(ContextState state, long address, long size, boolean writeCombined) {
+            super(state, OwnerKind.PINNED_BUFFER);
             this.address = address;
             this.size = size;
             this.writeCombined = writeCombined;
@@ -133,20 +133,20 @@ public final class PinnedBuffer extends Owner {
     }
 
     private PinnedBuffer(CudaContext context, long address, long size, boolean writeCombined) {
-        Resource r = new Resource(context.core(), address, size, writeCombined);
+        Resource r = new Resource(context.state(), address, size, writeCombined);
         super(r);
         this.context = context;
         this.resource = r;
     }
 
     static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
-        ContextCore core = context.core();
-        core.calls().live(HOST_ALLOC);
+        ContextState state = context.state();
+        state.calls().live(HOST_ALLOC);
         long address;
         // A zero-byte buffer still owns one byte so that every buffer has a real allocation.
         // Pinned allocation may synchronize: gate it.
-        try (var _ = core.enterSection(HOST_ALLOC)) {
-            address = core.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
+        try (var _ = state.enterSection(HOST_ALLOC)) {
+            address = state.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
         }
         return new PinnedBuffer(context, address, bytes, writeCombined);
     }
@@ -187,42 +187,42 @@ public final class PinnedBuffer extends Owner {
         if (resource.completion.state() == TransferCompletion.State.COMPLETE) {
             return;
         }
-        ContextCore core = context.core();
-        core.calls().live(operation);
+        ContextState state = context.state();
+        state.calls().live(operation);
         int r = resource.completion.await(resource.waitForFence, resource.refence);
         if (r != 0) {
-            throw core.calls().checked().fail(r,
+            throw state.calls().checked().fail(r,
                     operation + " (waiting for the last transfer through " + resource.identity() + ")");
         }
     }
 
-    void uploadTo(Stream stream, StreamCore s, DeviceView destination, long sourceOffset) {
+    void uploadTo(Stream stream, StreamState s, DeviceView destination, long sourceOffset) {
         long n = destination.byteLength();
         synchronized (resource) {
             resource.checkOpen();
-            context.core().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
+            context.state().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
             Transfers.checkRange(sourceOffset, n, resource.size, "upload source", this);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(UPLOAD);
             destination.useOn(context, s);
             submit(UPLOAD, s, true, destination.address(), hostAt(sourceOffset), n);
-            context.core().stats().hostToDeviceCopies.increment();
-            context.core().stats().hostToDeviceBytes.add(n);
+            context.state().stats().hostToDeviceCopies.increment();
+            context.state().stats().hostToDeviceBytes.add(n);
         }
     }
 
-    void downloadFrom(Stream stream, StreamCore s, long destinationOffset, DeviceView source) {
+    void downloadFrom(Stream stream, StreamState s, long destinationOffset, DeviceView source) {
         long n = source.byteLength();
         synchronized (resource) {
             resource.checkOpen();
-            context.core().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
+            context.state().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
             Transfers.checkRange(destinationOffset, n, resource.size, "download destination", this);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(DOWNLOAD);
             source.useOn(context, s);
             submit(DOWNLOAD, s, false, source.address(), hostAt(destinationOffset), n);
-            context.core().stats().deviceToHostCopies.increment();
-            context.core().stats().deviceToHostBytes.add(n);
+            context.state().stats().deviceToHostCopies.increment();
+            context.state().stats().deviceToHostBytes.add(n);
         }
     }
 
@@ -231,10 +231,10 @@ public final class PinnedBuffer extends Owner {
     }
 
     /** Submits one transfer through the buffer's state machine (allocates nothing once the event exists). */
-    private void submit(String operation, StreamCore s, boolean upload, long device, MemorySegment host, long bytes) {
-        ContextCore core = context.core();
+    private void submit(String operation, StreamState s, boolean upload, long device, MemorySegment host, long bytes) {
+        ContextState state = context.state();
         if (resource.event == null) {
-            resource.event = core.events().acquire();
+            resource.event = state.events().acquire();
         }
         resource.usedOn(s);
         resource.lastStream = s;
@@ -245,7 +245,7 @@ public final class PinnedBuffer extends Owner {
         int r = resource.completion.submit(resource.transfer, resource.record);
         s.submitted();
         if (r != 0) {
-            throw core.calls().checked().fail(r,
+            throw state.calls().checked().fail(r,
                     resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }
     }

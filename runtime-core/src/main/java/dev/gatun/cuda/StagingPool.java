@@ -1,9 +1,9 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -30,7 +30,7 @@ final class StagingPool {
     static final int MAX_RETAINED = 8;
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState core;
     private final ArrayDeque<Block> free = new ArrayDeque<>();
     private int retained;
     private boolean closed;
@@ -47,7 +47,7 @@ final class StagingPool {
 
     StagingPool(CudaContext context) {
         this.context = context;
-        this.core = context.core();
+        this.core = context.state();
     }
 
     /** Blocks held in the pool now (allocated, not in use). */
@@ -137,7 +137,7 @@ final class StagingPool {
     /** Copies a host segment to the device and returns when it has arrived. */
     void uploadSync(DeviceView destination, MemorySegment source) {
         long n = destination.byteLength();
-        StreamCore copy = enterSynchronous("copyFrom(host)", destination.buffer(), null);
+        StreamState copy = enterSynchronous("copyFrom(host)", destination.buffer(), null);
         destination.useOn(context, copy);
         if (n > 0) {
             if (source.isNative()) {
@@ -161,7 +161,7 @@ final class StagingPool {
     /** Copies device bytes into a host segment and returns when they have arrived. */
     void downloadSync(MemorySegment destination, DeviceView source) {
         long n = source.byteLength();
-        StreamCore copy = enterSynchronous("copyTo(host)", source.buffer(), null);
+        StreamState copy = enterSynchronous("copyTo(host)", source.buffer(), null);
         source.useOn(context, copy);
         if (n > 0) {
             if (destination.isNative()) {
@@ -181,7 +181,7 @@ final class StagingPool {
 
     /** Copies device to device (this context's destination; a source on any device) and returns when done. */
     void copySync(DeviceView destination, DeviceView source) {
-        StreamCore copy = enterSynchronous("copyFrom(device)", destination.buffer(), source.buffer());
+        StreamState copy = enterSynchronous("copyFrom(device)", destination.buffer(), source.buffer());
         context.copyStream().copy(destination, source);
         synchronize(copy);
     }
@@ -191,7 +191,7 @@ final class StagingPool {
      * now (so the caller may reuse the source at once), and each block returns to the pool once
      * its copy's fence completes.
      */
-    void uploadAsync(StreamCore stream, long destination, MemorySegment source) {
+    void uploadAsync(StreamState stream, long destination, MemorySegment source) {
         long n = source.byteSize();
         for (long offset = 0; offset < n; offset += BLOCK_BYTES) {
             long length = Math.min(BLOCK_BYTES, n - offset);
@@ -228,7 +228,7 @@ final class StagingPool {
      * one while the device works on the other. {@code submit} queues a chunk's device side;
      * {@code drain}, when not null, runs after that chunk completed (for downloads).
      */
-    private void pipeline(StreamCore copy, long n, Chunk submit, Drain drain) {
+    private void pipeline(StreamState copy, long n, Chunk submit, Drain drain) {
         long chunks = (n + BLOCK_BYTES - 1) / BLOCK_BYTES;
         Block[] blocks = {acquire(), chunks > 1 ? acquire() : null};
         boolean completed = false;
@@ -271,7 +271,7 @@ final class StagingPool {
         }
     }
 
-    private void recordBlock(Block b, StreamCore copy) {
+    private void recordBlock(Block b, StreamState copy) {
         if (b.event == null) {
             b.event = core.events().acquire();
         }
@@ -284,7 +284,7 @@ final class StagingPool {
         core.calls().events().synchronize(b.event);
     }
 
-    private void synchronize(StreamCore copy) {
+    private void synchronize(StreamState copy) {
         core.stats().forcedSynchronizations.increment();
         // The context's own copy stream, open while the context is.
         core.calls().streams().synchronize(copy.handle());
@@ -297,9 +297,9 @@ final class StagingPool {
      * context's streams, the streams of the buffer's own context when it is another device's,
      * and other devices' streams that used the buffer (peer copies).
      */
-    private StreamCore enterSynchronous(String operation, DeviceBuffer first, DeviceBuffer second) {
+    private StreamState enterSynchronous(String operation, DeviceBuffer first, DeviceBuffer second) {
         core.ordering().refuseDuringOwnCapture(operation);
-        StreamCore copy = context.copyStream().openCore();
+        StreamState copy = context.copyStream().openState();
         core.ordering().orderAfterQueuedWork(copy);
         orderAfterForeignWork(copy, first);
         if (second != null) {
@@ -308,8 +308,8 @@ final class StagingPool {
         return copy;
     }
 
-    private void orderAfterForeignWork(StreamCore copy, DeviceBuffer buffer) {
-        OwnedResource resource = buffer.resource();
+    private void orderAfterForeignWork(StreamState copy, DeviceBuffer buffer) {
+        NativeResource resource = buffer.resource();
         if (resource.context() != core) {
             resource.context().ordering().orderForeignWaiterAfterAllWork(copy);
         }

@@ -1,12 +1,14 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
-import dev.gatun.cuda.internal.context.OwnedResource;
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
+import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -24,20 +26,20 @@ public final class Stream extends Owner {
     private static final AtomicLong IDS = new AtomicLong();
 
     private final CudaContext context;
-    private final ContextCore core;
+    private final ContextState contextState;
     private final Resource resource;
     private final int priority;
     private final boolean contextOwned;
 
     /** The stream handle and its retirement: destroyed once its final fence completed. */
-    static final class Resource extends OwnedResource {
-        final StreamCore stream;
+    static final class Resource extends NativeResource {
+        final StreamState stream;
         /** Recorded at close: the work queued before it is what the destroy waits for. */
         private Evidence finalFence;
 
-        Resource(ContextCore core, MemorySegment handle) {
-            super(core, OwnerKind.STREAM);
-            this.stream = new StreamCore(core, handle, IDS.incrementAndGet());
+        Resource(ContextState contextState, MemorySegment handle) {
+            super(contextState, OwnerKind.STREAM);
+            this.stream = new StreamState(contextState, handle, IDS.incrementAndGet());
         }
 
         @Override
@@ -76,11 +78,11 @@ public final class Stream extends Owner {
     }
 
     Stream(CudaContext context, int priority, boolean contextOwned) {
-        ContextCore core = context.core();
-        Resource r = new Resource(core, core.calls().streams().create(priority));
+        ContextState contextState = context.state();
+        Resource r = new Resource(contextState, contextState.calls().streams().create(priority));
         super(r);
         this.context = context;
-        this.core = core;
+        this.contextState = contextState;
         this.priority = priority;
         this.contextOwned = contextOwned;
         this.resource = r;
@@ -102,16 +104,16 @@ public final class Stream extends Owner {
         return resource.stream.handle();
     }
 
-    StreamCore core() {
+    StreamState state() {
         return resource.stream;
     }
 
     /**
-     * Checks that the stream is open; returns the stream core. Each driver call made with it
+     * Checks that the stream is open; returns the stream's state. Each driver call made with it
      * fails fast on a poisoned context itself, and needs no current context: calls that name a
      * stream act in the stream's context.
      */
-    StreamCore openCore() {
+    StreamState openState() {
         resource.checkOpen();
         return resource.stream;
     }
@@ -119,7 +121,7 @@ public final class Stream extends Owner {
     /** Whether every operation queued so far has completed. Does not block. */
     public boolean query() {
         resource.checkOpen();
-        return core.calls().streams().query(resource.stream.handle());
+        return contextState.calls().streams().query(resource.stream.handle());
     }
 
     /**
@@ -129,21 +131,21 @@ public final class Stream extends Owner {
      *     invalidate the capture (end or abort it first)
      */
     public void synchronize() {
-        StreamCore s = openCore();
+        StreamState s = openState();
         if (s.captureScope() != null) {
             throw new CaptureActiveException(this + " is capturing a graph; synchronizing it would invalidate the "
                     + "capture. End or abort the capture first, then synchronize.");
         }
-        core.stats().forcedSynchronizations.increment();
-        core.calls().streams().synchronize(s.handle());
-        core.reap();
+        contextState.stats().forcedSynchronizations.increment();
+        contextState.calls().streams().synchronize(s.handle());
+        contextState.reap();
     }
 
     /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */
     public void waitFor(Event event) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         context.checkSameDriver(event.context(), "the event"); // cross-device waits are legal
-        core.calls().streams().waitEvent(s.handle(), event.handleForUse(s));
+        contextState.calls().streams().waitEvent(s.handle(), event.handleForUse(s));
     }
 
     /**
@@ -152,13 +154,13 @@ public final class Stream extends Owner {
      * on it does nothing.
      */
     public void waitFor(Fence fence) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         fence.consumeInto(this, s);
     }
 
     /** Records a one-shot fence after the work queued so far, for another stream to {@link #waitFor(Fence)}. */
     public Fence recordFence() {
-        StreamCore s = openCore();
+        StreamState s = openState();
         return Fence.record(this, s);
     }
 
@@ -170,7 +172,7 @@ public final class Stream extends Owner {
      * work with a {@link Fence} from that device's stream.
      */
     public void copy(DeviceView destination, DeviceView source) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
         CudaContext to = destination.buffer().context();
         CudaContext from = source.buffer().context();
@@ -183,33 +185,34 @@ public final class Stream extends Owner {
         // Both ranges lie inside open allocations of this context (checked by the views), and
         // both allocations now list this stream, so neither is freed before the copy is done.
         try {
-            core.calls().memory().copyOnDevice(destination.address(), source.address(), bytes, s.handle());
+            contextState.calls().memory().copyOnDevice(destination.address(), source.address(), bytes, s.handle());
         } finally {
             s.submitted(); // a failed copy may have queued work too
         }
-        core.stats().deviceToDeviceCopies.increment();
-        core.stats().deviceToDeviceBytes.add(bytes);
+        contextState.stats().deviceToDeviceCopies.increment();
+        contextState.stats().deviceToDeviceBytes.add(bytes);
     }
 
-    private void copyPeer(StreamCore s, DeviceView destination, DeviceView source, long bytes, CudaContext to,
+    private void copyPeer(StreamState s, DeviceView destination, DeviceView source, long bytes, CudaContext to,
             CudaContext from) {
         if (to != context && from != context) {
-            throw new ContextMismatchException("a peer copy runs on a stream of the source's or the destination's "
+            throw new IllegalArgumentException("a peer copy runs on a stream of the source's or the destination's "
                     + "device; this stream is device " + context.device().ordinal() + "'s, the copy is device "
-                    + from.device().ordinal() + " -> " + to.device().ordinal());
+                    + from.device().ordinal() + " -> " + to.device().ordinal() + ": queue it on a stream of device "
+                    + from.device().ordinal() + " or " + to.device().ordinal());
         }
         destination.buffer().useOnPeer(context, s);
         source.buffer().useOnPeer(context, s);
         // Both ranges are checked and inside open allocations of their contexts, and both now
         // list this stream (so neither is freed before the copy completes).
         try {
-            core.calls().memory().copyPeer(destination.address(), to.core().handle(), source.address(),
-                    from.core().handle(), bytes, s.handle());
+            contextState.calls().memory().copyPeer(destination.address(), to.state().handle(), source.address(),
+                    from.state().handle(), bytes, s.handle());
         } finally {
             s.submitted();
         }
-        core.stats().deviceToDeviceCopies.increment();
-        core.stats().deviceToDeviceBytes.add(bytes);
+        contextState.stats().deviceToDeviceCopies.increment();
+        contextState.stats().deviceToDeviceBytes.add(bytes);
     }
 
     /**
@@ -218,7 +221,7 @@ public final class Stream extends Owner {
      * completes (its segment waits for it).
      */
     public void upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         source.uploadTo(this, s, destination, sourceOffset);
     }
 
@@ -227,7 +230,7 @@ public final class Stream extends Owner {
      * asynchronously. The pinned buffer's host bytes are unusable until the copy completes.
      */
     public void download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         destination.downloadFrom(this, s, destinationOffset, source);
     }
 
@@ -237,7 +240,7 @@ public final class Stream extends Owner {
      * this returns. {@code source.byteSize()} must equal {@code destination.byteLength()}.
      */
     public void upload(DeviceView destination, MemorySegment source) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         Transfers.sameLength(destination.byteLength(), source.byteSize());
         destination.useOn(context, s);
         context.staging().uploadAsync(s, destination.address(), source);
@@ -245,11 +248,11 @@ public final class Stream extends Owner {
 
     /** Sets every byte of {@code destination} to {@code value}, asynchronously. */
     public void memset(DeviceView destination, byte value) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         destination.useOn(context, s);
         // The range lies inside an open allocation of this context that now lists this stream.
         try {
-            core.calls().memory().setBytes(destination.address(), value, destination.byteLength(), s.handle());
+            contextState.calls().memory().setBytes(destination.address(), value, destination.byteLength(), s.handle());
         } finally {
             s.submitted();
         }
@@ -260,7 +263,7 @@ public final class Stream extends Owner {
      * asynchronously. The view must start at a 4-byte aligned address and span whole words.
      */
     public void fill(DeviceView destination, int value) {
-        StreamCore s = openCore();
+        StreamState s = openState();
         if ((destination.address() & 3) != 0 || (destination.byteLength() & 3) != 0) {
             throw new IllegalArgumentException("fill writes 32-bit words: the view must be 4-byte aligned and a "
                     + "multiple of 4 bytes long (offset " + destination.byteOffset() + ", length "
@@ -269,7 +272,7 @@ public final class Stream extends Owner {
         destination.useOn(context, s);
         // An aligned range inside an open allocation of this context that now lists this stream.
         try {
-            core.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4, s.handle());
+            contextState.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4, s.handle());
         } finally {
             s.submitted();
         }
@@ -284,7 +287,7 @@ public final class Stream extends Owner {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        StreamCore s = openCore();
+        StreamState s = openState();
         return DeviceBuffer.allocateAsync(context, s, bytes);
     }
 
@@ -302,12 +305,12 @@ public final class Stream extends Owner {
 
     /**
      * Begins a capture that may use only the device buffers in {@code only}: work using another
-     * buffer is refused with {@link UnregisteredBufferException} before it is queued, so no
+     * buffer is refused with an {@link IllegalStateException} before it is queued, so no
      * address the caller did not plan for is baked into the graph. Otherwise as
      * {@link #beginCapture(CaptureMode)}.
      */
-    public StreamCapture beginCapture(CaptureMode mode, java.util.Collection<? extends DeviceBuffer> only) {
-        return StreamCapture.begin(this, mode, java.util.Objects.requireNonNull(only, "only"));
+    public StreamCapture beginCapture(CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        return StreamCapture.begin(this, mode, Objects.requireNonNull(only, "only"));
     }
 
     /**
@@ -331,11 +334,11 @@ public final class Stream extends Owner {
         if (resource.isClosed()) {
             return;
         }
-        StreamCore s = resource.stream;
+        StreamState s = resource.stream;
         synchronized (s.captureLock()) {
             // On a poisoned context the capture query fails too, and nothing can be captured any
             // more: the handle is abandoned by retirement instead.
-            if (!resource.isClosed() && !core.poisoned() && s.capturing()) {
+            if (!resource.isClosed() && !contextState.poisoned() && s.capturing()) {
                 throw new IllegalStateException(resource.identity() + " is capturing; end or abort the capture first");
             }
         }

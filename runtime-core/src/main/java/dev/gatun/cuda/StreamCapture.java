@@ -2,10 +2,10 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.CaptureGate;
 import dev.gatun.cuda.internal.context.CaptureScope;
-import dev.gatun.cuda.internal.context.ContextCore;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
-import dev.gatun.cuda.internal.context.OwnedResource;
-import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import java.lang.foreign.MemorySegment;
 import java.util.Collection;
@@ -42,8 +42,8 @@ public final class StreamCapture implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StreamCapture.class);
 
     private final Stream stream;
-    private final StreamCore core;
-    private final ContextCore context;
+    private final StreamState state;
+    private final ContextState context;
     private final CaptureMode mode;
     private final Scope scope;
     private final CaptureGate.CaptureTicket ticket;
@@ -53,18 +53,18 @@ public final class StreamCapture implements AutoCloseable {
     private static final class Scope implements CaptureScope {
         final Holds holds = new Holds();
         /** The buffers the capture may use, or null for any. */
-        final Set<OwnedResource> allowed;
+        final Set<NativeResource> allowed;
         final Stream stream;
 
-        Scope(Set<OwnedResource> allowed, Stream stream) {
+        Scope(Set<NativeResource> allowed, Stream stream) {
             this.allowed = allowed;
             this.stream = stream;
         }
 
         @Override
-        public void admit(OwnedResource resource) {
+        public void admit(NativeResource resource) {
             if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)) {
-                throw new UnregisteredBufferException(resource.identity() + " is not one of the buffers the capture on "
+                throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
                         + stream + " may use; list it when beginning the capture, or queue this work outside it");
             }
             holds.add(resource);
@@ -73,8 +73,8 @@ public final class StreamCapture implements AutoCloseable {
 
     private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket) {
         this.stream = stream;
-        this.core = stream.core();
-        this.context = stream.context().core();
+        this.state = stream.state();
+        this.context = stream.context().state();
         this.mode = mode;
         this.scope = scope;
         this.ticket = ticket;
@@ -83,12 +83,12 @@ public final class StreamCapture implements AutoCloseable {
     /** See {@link Stream#beginCapture(CaptureMode, Collection)}; {@code only} null admits every buffer. */
     static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
         Objects.requireNonNull(mode, "mode");
-        StreamCore s = stream.core();
+        StreamState s = stream.state();
         if (s.closed()) {
             throw new IllegalStateException(stream + " is closed");
         }
         Scope scope = new Scope(allowed(stream.context(), only), stream);
-        ContextCore context = stream.context().core();
+        ContextState context = stream.context().state();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;
         try {
@@ -113,11 +113,11 @@ public final class StreamCapture implements AutoCloseable {
         }
     }
 
-    private static Set<OwnedResource> allowed(CudaContext context, Collection<? extends DeviceBuffer> only) {
+    private static Set<NativeResource> allowed(CudaContext context, Collection<? extends DeviceBuffer> only) {
         if (only == null) {
             return null;
         }
-        Set<OwnedResource> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<NativeResource> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
         for (DeviceBuffer b : only) {
             context.checkSame(b.context(), b.toString());
             allowed.add(b.resource());
@@ -125,7 +125,7 @@ public final class StreamCapture implements AutoCloseable {
         return allowed;
     }
 
-    private static CaptureGate.CaptureTicket enterGate(ContextCore context, Stream stream) {
+    private static CaptureGate.CaptureTicket enterGate(ContextState context, Stream stream) {
         try {
             return context.gate().enterCapture();
         } catch (CaptureGate.GateException e) {
@@ -158,8 +158,8 @@ public final class StreamCapture implements AutoCloseable {
     /**
      * Ends the capture and returns what it recorded, holding every owner the recorded work uses.
      *
-     * @throws CaptureInvalidatedException when something invalidated the capture; it is over
-     *     then, and holds nothing
+     * @throws CaptureInvalidatedException (a {@link CudaException}) when something invalidated the
+     *     capture; it is over then, and holds nothing
      * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and
      *     holds nothing
      * @throws IllegalStateException when the capture was already ended or aborted
@@ -223,9 +223,9 @@ public final class StreamCapture implements AutoCloseable {
     }
 
     private MemorySegment endOnStream() {
-        synchronized (core.captureLock()) {
-            core.setCaptureScope(null);
-            return context.calls().graphs().endCapture(core.handle());
+        synchronized (state.captureLock()) {
+            state.setCaptureScope(null);
+            return context.calls().graphs().endCapture(state.handle());
         }
     }
 

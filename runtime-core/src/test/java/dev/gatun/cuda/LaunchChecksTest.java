@@ -70,10 +70,10 @@ class LaunchChecksTest {
 
     @Test
     void coveringRefusesNegativeOrZeroElementsAndBlocks() {
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(-5, 256), "-5", "negative");
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(0, 256), "no elements", "skip the launch");
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(10, 0), "block", "at least 1 thread");
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(10, -32), "block", "at least 1 thread");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(-5, 256), "-5", "negative");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(0, 256), "no elements", "skip the launch");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(10, 0), "block", "at least 1 thread");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(10, -32), "block", "at least 1 thread");
         assertEquals(LaunchConfig.of(1, 256), LaunchConfig.covering(1, 256));
         assertEquals(LaunchConfig.of(1, 256), LaunchConfig.covering(256, 256));
         assertEquals(LaunchConfig.of(2, 256), LaunchConfig.covering(257, 256));
@@ -83,9 +83,9 @@ class LaunchChecksTest {
     void coveringRefusesAGridBeyondTwoToTheThirtyOneBlocksEvenWhereTheCountWouldOverflow() {
         long most = (long) Integer.MAX_VALUE * 256;
         assertEquals(Integer.MAX_VALUE, LaunchConfig.covering(most, 256).gridX());
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(most + 1, 256), "2^31-1");
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(Long.MAX_VALUE, 256), "2^31-1");
-        refused(InvalidLaunchException.class, () -> LaunchConfig.covering(Long.MAX_VALUE - 3, Integer.MAX_VALUE), "2^31-1");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(most + 1, 256), "2^31-1");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(Long.MAX_VALUE, 256), "2^31-1");
+        refused(IllegalArgumentException.class, () -> LaunchConfig.covering(Long.MAX_VALUE - 3, Integer.MAX_VALUE), "2^31-1");
     }
 
     /** The same configuration through each launch path: plain, cooperative, and cuLaunchKernelEx (cluster). */
@@ -95,7 +95,7 @@ class LaunchChecksTest {
             for (Function<LaunchConfig, LaunchConfig> path : List.<Function<LaunchConfig, LaunchConfig>>of(
                     c -> c, c -> c.withCooperative(true), c -> c.withCluster(1, 1, 1))) {
                 LaunchConfig variant = path.apply(config);
-                refused(InvalidLaunchException.class, () -> k.launch(ctx.computeStream(), variant, KernelArg.pointer(out),
+                refused(IllegalArgumentException.class, () -> k.launch(ctx.computeStream(), variant, KernelArg.pointer(out),
                         KernelArg.i32(1)), phrases);
             }
         }
@@ -126,12 +126,12 @@ class LaunchChecksTest {
         CudaContext c = small.context();
         c.modules().load("m", ModuleImage.ptx("k.ptx", Ptx.module("k")));
         try (Kernel k = c.modules().kernel("m", "k")) {
-            refused(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 513)), "block x", "513", "512");
-            refused(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 1, 1, 1, 9, 1)), "block y", "9", "8");
-            refused(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1001, 32)), "grid x", "1001", "1000");
-            refused(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 101, 1, 32, 1, 1)), "grid y", "101",
+            refused(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 513)), "block x", "513", "512");
+            refused(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 1, 1, 1, 9, 1)), "block y", "9", "8");
+            refused(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1001, 32)), "grid x", "1001", "1000");
+            refused(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 101, 1, 32, 1, 1)), "grid y", "101",
                     "100");
-            refused(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 1, 11, 32, 1, 1)), "grid z", "11",
+            refused(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 1, 11, 32, 1, 1)), "grid z", "11",
                     "10");
             assertEquals(0, small.gpu.launches());
             k.launch(c.computeStream(), LaunchConfig.of(1000, 1, 10, 512, 1, 1));
@@ -142,7 +142,7 @@ class LaunchChecksTest {
     @Test
     void aValidLaunchStillWorksAfterRefusedOnes() {
         try (Kernel k = ctx.modules().kernel("m", "store"); DeviceBuffer out = ctx.allocate(4)) {
-            assertThrows(InvalidLaunchException.class, () -> k.launch(ctx.computeStream(), LaunchConfig.of(1, 1, 1, 1, 1, 65),
+            assertThrows(IllegalArgumentException.class, () -> k.launch(ctx.computeStream(), LaunchConfig.of(1, 1, 1, 1, 1, 65),
                     KernelArg.pointer(out), KernelArg.i32(1)));
             k.launch(ctx.computeStream(), LaunchConfig.of(1, 1, 1, 1, 1, 64), KernelArg.pointer(out), KernelArg.i32(9));
             assertEquals(9, read(out));

@@ -53,7 +53,7 @@ class SynchronousOrderingTest {
 
     /** Holds a stream's work without exporting its handle (Stream.handle() would). */
     private void hold(Stream s) {
-        sim.gpu.hold(s.core().handle());
+        sim.gpu.hold(s.state().handle());
     }
 
     @Test
@@ -139,12 +139,12 @@ class SynchronousOrderingTest {
 
     @Test
     void aStreamIsForgottenOnceDrained() {
-        int before = ctx.core().ordering().registered();
+        int before = ctx.state().ordering().registered();
         Stream s = ctx.createStream();
-        assertEquals(before + 1, ctx.core().ordering().registered());
+        assertEquals(before + 1, ctx.state().ordering().registered());
         s.close();
         ctx.reap();
-        assertEquals(before, ctx.core().ordering().registered());
+        assertEquals(before, ctx.state().ordering().registered());
         assertTrue(s.isClosed());
     }
 }

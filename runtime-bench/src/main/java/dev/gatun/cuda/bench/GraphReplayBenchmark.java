@@ -59,7 +59,7 @@ public class GraphReplayBenchmark {
                 CompileOptions.of(CompileTarget.ptx(context.device().capabilities())), "empty");
         empty = context.modules().kernel("bench-graph", "empty");
         launch = empty.prepare(LaunchConfig.of(1, 32));
-        slot = graphs.registerOwner("bench").slot("replay");
+        slot = graphs.registerGroup("bench").slot("replay");
         slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
         for (int i = 0; i < kernels; i++) {
             launch.launch(stream);
@@ -75,7 +75,7 @@ public class GraphReplayBenchmark {
     @TearDown
     public void tearDown() {
         stream.synchronize();
-        graphs.close(); // retires the slot's owner
+        graphs.close(); // retires the slot's group
         empty.close();
         context.modules().unload("bench-graph");
         context.reap();

@@ -2,6 +2,7 @@ package dev.gatun.cuda.cli;
 
 import java.io.PrintStream;
 import java.util.Arrays;
+import org.openjdk.jmh.Main;
 
 /**
  * The {@code gatun} command: {@code java -jar gatun.jar <command>}.
@@ -32,7 +33,7 @@ public final class GatunCli {
             case "doctor":
                 return Doctor.ofProcess().run(out);
             case "bench":
-                org.openjdk.jmh.Main.main(rest);
+                Main.main(rest);
                 return 0;
             case "help":
             case "--help":

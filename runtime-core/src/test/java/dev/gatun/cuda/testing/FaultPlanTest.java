@@ -35,9 +35,9 @@ class FaultPlanTest {
 
     @Test
     void alwaysKeepsFailingAndCallsAreCounted() {
-        FaultPlan plan = new FaultPlan().replaceAlways("cuEventQuery", 600);
+        FaultPlan plan = new FaultPlan().replaceAlways("cuEventQuery", FakeDriverApi.NOT_READY);
         for (int i = 0; i < 5; i++) {
-            assertEquals(600, plan.before("cuEventQuery"));
+            assertEquals(FakeDriverApi.NOT_READY, plan.before("cuEventQuery"));
         }
         assertEquals(5, plan.calls("cuEventQuery"));
         plan.clear();

@@ -7,13 +7,13 @@ import java.util.Objects;
 
 /**
  * Graph lifecycles and a validation latch for one context, created and closed by the caller:
- * capture work queued on a stream into graphs kept per (owner, slot), replay them, update them
+ * capture work queued on a stream into graphs kept per (group, slot), replay them, update them
  * in place, and validate them with the {@linkplain #latch() validation latch}, whose device word
  * this object owns.
  *
  * <pre>{@code
  * try (CudaGraphs graphs = CudaGraphs.create(ctx)) {
- *     GraphSlot decode = graphs.registerOwner("session-1").slot("decode");
+ *     GraphSlot decode = graphs.registerGroup("session-1").slot("decode");
  *     decode.beginCapture(stream, CaptureMode.GLOBAL);  // holds the context's capture gate
  *     kernel.launch(stream, config, args...);           // captured, not run
  *     decode.endCapture();
@@ -48,13 +48,13 @@ public final class CudaGraphs implements AutoCloseable {
         return context;
     }
 
-    /** Registers an owner of graph slots (a session, a model, a request type). */
-    public synchronized GraphOwner registerOwner(String name) {
+    /** Registers a group of graph slots (for a session, a model, a request type). */
+    public synchronized SlotGroup registerGroup(String name) {
         checkOpen();
-        return lifecycles.registerOwner(name);
+        return lifecycles.registerGroup(name);
     }
 
-    /** Counts over every slot, retired owners included. */
+    /** Counts over every slot, retired groups included. */
     public GraphCounts totals() {
         return lifecycles.totals();
     }
@@ -82,10 +82,10 @@ public final class CudaGraphs implements AutoCloseable {
     }
 
     /**
-     * Retires every owner registered here (their executables are destroyed after their last
+     * Retires every group registered here (their executables are destroyed after their last
      * launches) and frees the latch word. Idempotent.
      *
-     * @throws GraphStateException when a slot is capturing; nothing is closed then but the owners
+     * @throws IllegalStateException when a slot is capturing; nothing is closed then but the groups
      *     without an open capture (end or abort it, then close again)
      */
     @Override

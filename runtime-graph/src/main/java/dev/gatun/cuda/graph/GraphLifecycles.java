@@ -6,12 +6,12 @@ import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Graph lifecycles keyed by (owner, slot): owners register here, and each owner holds named
+ * Graph lifecycles keyed by (group, slot): groups register here, and each group holds named
  * {@link GraphSlot}s. A slot captures on whatever stream it is given; the executables it
  * installs belong to that stream's context.
  *
  * <pre>{@code
- * GraphOwner session = lifecycles.registerOwner("session-1");
+ * SlotGroup session = lifecycles.registerGroup("session-1");
  * GraphSlot decode = session.slot("decode");
  * decode.beginCapture(stream, CaptureMode.THREAD_LOCAL);
  * ... enqueue kernels on stream ...
@@ -24,27 +24,27 @@ public final class GraphLifecycles {
 
     private final ReentrantLock lock = new ReentrantLock();
     // Guarded by lock.
-    private final Set<GraphOwner> live = new HashSet<>();
+    private final Set<SlotGroup> live = new HashSet<>();
     private GraphCounts retiredCounts = GraphCounts.ZERO;
 
     /**
-     * Registers a new owner. Names are for messages and logs; two owners may share one.
+     * Registers a new group. Names are for messages and logs; two groups may share one.
      *
      * @throws IllegalArgumentException when {@code name} is blank
      */
-    public GraphOwner registerOwner(String name) {
-        GraphOwner owner = new GraphOwner(this, Names.require(name, "owner name"));
+    public SlotGroup registerGroup(String name) {
+        SlotGroup group = new SlotGroup(this, Names.require(name, "group name"));
         lock.lock();
         try {
-            live.add(owner);
+            live.add(group);
         } finally {
             lock.unlock();
         }
-        return owner;
+        return group;
     }
 
-    /** Owners registered and not yet retired. */
-    public int liveOwners() {
+    /** Groups registered and not yet retired. */
+    public int liveGroups() {
         lock.lock();
         try {
             return live.size();
@@ -53,13 +53,13 @@ public final class GraphLifecycles {
         }
     }
 
-    /** Counts over every slot this registry has had, retired owners included. */
+    /** Counts over every slot this registry has had, retired groups included. */
     public GraphCounts totals() {
         lock.lock();
         try {
             GraphCounts sum = retiredCounts;
-            for (GraphOwner owner : live) {
-                sum = sum.plus(owner.counts());
+            for (SlotGroup group : live) {
+                sum = sum.plus(group.counts());
             }
             return sum;
         } finally {
@@ -68,23 +68,23 @@ public final class GraphLifecycles {
     }
 
     /**
-     * Retires every live owner (see {@link GraphOwner#retire()}).
+     * Retires every live group (see {@link SlotGroup#retire()}).
      *
-     * @throws GraphStateException when a slot is capturing; the owners without an open capture
+     * @throws IllegalStateException when a slot is capturing; the groups without an open capture
      *     are retired all the same, the others stay (end or abort their captures, then retry)
      */
     public void retireAll() {
-        List<GraphOwner> owners;
+        List<SlotGroup> groups;
         lock.lock();
         try {
-            owners = List.copyOf(live);
+            groups = List.copyOf(live);
         } finally {
             lock.unlock();
         }
         RuntimeException first = null;
-        for (GraphOwner owner : owners) {
+        for (SlotGroup group : groups) {
             try {
-                owner.retire();
+                group.retire();
             } catch (RuntimeException e) {
                 if (first == null) {
                     first = e;
@@ -98,12 +98,12 @@ public final class GraphLifecycles {
         }
     }
 
-    /** Folds a retired owner's final counts into the totals; its slots no longer change them. */
-    void ownerRetired(GraphOwner owner) {
+    /** Folds a retired group's final counts into the totals; its slots no longer change them. */
+    void groupRetired(SlotGroup group) {
         lock.lock();
         try {
-            live.remove(owner);
-            retiredCounts = retiredCounts.plus(owner.counts());
+            live.remove(group);
+            retiredCounts = retiredCounts.plus(group.counts());
         } finally {
             lock.unlock();
         }

@@ -1,6 +1,9 @@
 package dev.gatun.cuda.graph;
 
+import dev.gatun.cuda.CaptureActiveException;
+import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
@@ -16,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The graph lifecycle of one (owner, slot): IDLE → CAPTURING → READY, where READY holds one or
+ * The graph lifecycle of one (group, slot): IDLE → CAPTURING → READY, where READY holds one or
  * more segments replayed in capture order. Capturing again on a READY slot appends a segment;
  * {@link #beginRecapture} re-captures one segment and updates its executable in place when the
  * topology is unchanged. {@link #abortCapture()} returns to the phase before the capture and
@@ -40,7 +43,7 @@ public final class GraphSlot {
     /** {@link #captureTarget} of a capture that appends a new segment. */
     private static final int APPEND = -1;
 
-    private final GraphOwner owner;
+    private final SlotGroup group;
     private final String name;
     private final ReentrantLock lock = new ReentrantLock();
     private final SlotCounters counters = new SlotCounters();
@@ -51,8 +54,8 @@ public final class GraphSlot {
     private StreamCapture capture;
     private int captureTarget;
 
-    GraphSlot(GraphOwner owner, String name) {
-        this.owner = owner;
+    GraphSlot(SlotGroup group, String name) {
+        this.group = group;
         this.name = name;
     }
 
@@ -60,8 +63,8 @@ public final class GraphSlot {
         return name;
     }
 
-    public GraphOwner owner() {
-        return owner;
+    public SlotGroup group() {
+        return group;
     }
 
     public SlotPhase phase() {
@@ -86,8 +89,10 @@ public final class GraphSlot {
      * Begins capturing a new segment on {@code stream}; {@link #endCapture()} appends it after the
      * segments already installed.
      *
-     * @throws GraphStateException when a capture is already open or the owner is retired
-     * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
+     * @throws IllegalStateException when a capture is already open or the group is retired
+     * @throws CaptureActiveException when a global-mode capture cannot enter the context's gate in
+     *     time; the slot is unchanged
+     * @throws CudaException when the driver cannot begin the capture; the slot is unchanged
      */
     public void beginCapture(Stream stream, CaptureMode mode) {
         begin(stream, mode, null, APPEND);
@@ -107,8 +112,9 @@ public final class GraphSlot {
      * instantiates a new executable (closing the old one) when it does not.
      *
      * @throws IndexOutOfBoundsException when the slot has no segment {@code index}
-     * @throws GraphStateException when a capture is already open or the owner is retired
-     * @throws GraphCaptureException when the capture cannot begin; the slot is unchanged
+     * @throws IllegalStateException when a capture is already open or the group is retired
+     * @throws CaptureActiveException as {@link #beginCapture(Stream, CaptureMode)}
+     * @throws CudaException when the driver cannot begin the capture; the slot is unchanged
      */
     public void beginRecapture(int index, Stream stream, CaptureMode mode) {
         begin(stream, mode, null, index);
@@ -129,14 +135,7 @@ public final class GraphSlot {
             if (target != APPEND) {
                 checkIndex(target, current.segments.length);
             }
-            StreamCapture begun;
-            try {
-                begun = only == null ? stream.beginCapture(mode) : stream.beginCapture(mode, only);
-            } catch (RuntimeException e) {
-                throw new GraphCaptureException(describe() + ": beginning the capture failed; the slot is unchanged",
-                        e);
-            }
-            capture = begun;
+            capture = only == null ? stream.beginCapture(mode) : stream.beginCapture(mode, only);
             captureTarget = target;
             state = current.capturing();
         } finally {
@@ -148,9 +147,11 @@ public final class GraphSlot {
      * Ends the open capture and installs it: appended as a new segment, or replacing the segment
      * being re-captured.
      *
-     * @throws GraphStateException when no capture is open
-     * @throws GraphCaptureException when the capture was invalidated or could not be instantiated,
-     *     updated or uploaded; the slot is back to exactly what it held before the capture began
+     * @throws IllegalStateException when no capture is open
+     * @throws CaptureInvalidatedException when the capture was invalidated; the slot is back to
+     *     exactly what it held before the capture began
+     * @throws CudaException when the capture could not be ended, instantiated, updated or
+     *     uploaded; the slot is back to exactly what it held before the capture began
      */
     public void endCapture() {
         List<GraphExec> dropped;
@@ -164,7 +165,7 @@ public final class GraphSlot {
                 graph = ending.end();
             } catch (RuntimeException e) {
                 state = prior;
-                throw installFailed("ending the capture", prior, e);
+                throw e;
             }
             try (graph) { // an executable keeps what it needs of the graph
                 dropped = captureTarget == APPEND
@@ -194,7 +195,7 @@ public final class GraphSlot {
             updated = old.update(graph);
         } catch (RuntimeException e) {
             state = prior;
-            throw installFailed("updating segment " + index + " in place", prior, e);
+            throw e;
         }
         if (updated) {
             state = prior;
@@ -213,7 +214,7 @@ public final class GraphSlot {
             return graph.instantiate();
         } catch (RuntimeException e) {
             state = prior;
-            throw installFailed("instantiating the captured graph", prior, e);
+            throw e;
         }
     }
 
@@ -222,14 +223,13 @@ public final class GraphSlot {
             exec.upload(stream);
         } catch (RuntimeException e) {
             state = prior;
-            GraphCaptureException failure = installFailed("uploading the new executable", prior, e);
             // A failed upload may still have reached the stream: closing waits for its fence.
             try {
                 exec.close();
             } catch (RuntimeException closing) {
-                failure.addSuppressed(closing);
+                e.addSuppressed(closing);
             }
-            throw failure;
+            throw e;
         }
     }
 
@@ -239,7 +239,7 @@ public final class GraphSlot {
      * invalidated capture (the usual reason to abort); a driver complaint about ending it is
      * logged, not thrown, since the slot is restored either way.
      *
-     * @throws GraphStateException when no capture is open
+     * @throws IllegalStateException when no capture is open
      */
     public void abortCapture() {
         lock.lock();
@@ -265,8 +265,8 @@ public final class GraphSlot {
      * destroys each once its last launch has completed.
      *
      * @return whether an executable was dropped
-     * @throws GraphStateException while a capture is open (end or abort it first) or after the
-     *     owner was retired; nothing is dropped then
+     * @throws IllegalStateException while a capture is open (end or abort it first) or after the
+     *     group was retired; nothing is dropped then
      */
     public boolean reset() {
         List<GraphExec> dropped;
@@ -293,7 +293,7 @@ public final class GraphSlot {
      *
      * @throws IndexOutOfBoundsException when the slot has no such segment
      * @throws IllegalArgumentException when the segment has no such node
-     * @throws GraphStateException while a capture is open or after the owner was retired
+     * @throws IllegalStateException while a capture is open or after the group was retired
      */
     public void updateKernelArguments(int segment, int occurrence, KernelLaunch arguments) {
         Objects.requireNonNull(arguments, "arguments");
@@ -312,9 +312,10 @@ public final class GraphSlot {
      * Launches every segment on {@code stream}, in capture order. Takes no lock and allocates
      * nothing.
      *
-     * @throws GraphStateException when the slot holds no segment, is being re-captured by
-     *     another thread, or its owner is retired
-     * @throws GraphReplayException when a launch fails; earlier segments were launched
+     * @throws IllegalStateException when the slot holds no segment, is being re-captured by
+     *     another thread, or its group is retired
+     * @throws CudaException when a launch fails; the segments before it were launched and their
+     *     work is on the stream, the failed one and those after it were not
      */
     public void replay(Stream stream) {
         Objects.requireNonNull(stream, "stream");
@@ -333,8 +334,8 @@ public final class GraphSlot {
      * Launches one segment, by capture-order index. Takes no lock and allocates nothing.
      *
      * @throws IndexOutOfBoundsException when there is no such segment (the message gives the count)
-     * @throws GraphStateException as {@link #replay}
-     * @throws GraphReplayException when the launch fails
+     * @throws IllegalStateException as {@link #replay}
+     * @throws CudaException when the launch fails
      */
     public void replaySegment(int index, Stream stream) {
         Objects.requireNonNull(stream, "stream");
@@ -377,16 +378,11 @@ public final class GraphSlot {
     }
 
     private void launch(GraphExec[] segments, int index, Stream stream) {
-        try {
-            segments[index].launch(stream);
-        } catch (RuntimeException e) {
-            throw new GraphReplayException(describe() + ": launching segment " + index + " of " + segments.length
-                    + " failed; the " + index + " segment(s) before it were launched", index, e);
-        }
+        segments[index].launch(stream);
         counters.add(SlotCounters.SEGMENT_LAUNCHES, 1);
     }
 
-    // Retirement of the whole owner: GraphOwner holds every slot's lock across the check and the
+    // Retirement of the whole group: SlotGroup holds every slot's lock across the check and the
     // retirement, so that no capture can open in between.
 
     ReentrantLock mutationLock() {
@@ -429,42 +425,36 @@ public final class GraphSlot {
     private SlotState requireCapturing(String action) {
         SlotState current = state;
         if (current.phase != SlotPhase.CAPTURING) {
-            throw new GraphStateException(describe() + ": cannot " + action + ": no capture is open (phase "
-                    + current.phase + "); begin one first", current.phase);
+            throw new IllegalStateException(describe() + ": cannot " + action + ": no capture is open (phase "
+                    + current.phase + "); begin one first");
         }
         return current;
     }
 
     private void requireSettled(SlotState current, String action) {
         if (current.phase == SlotPhase.CAPTURING) {
-            throw new GraphStateException(describe() + ": cannot " + action
-                    + " while a capture is open; end or abort the capture first", current.phase);
+            throw new IllegalStateException(describe() + ": cannot " + action
+                    + " while a capture is open; end or abort the capture first");
         }
         if (current.phase == SlotPhase.RETIRED) {
             throw retiredError(action);
         }
     }
 
-    private GraphStateException notReplayable(SlotState view) {
+    private IllegalStateException notReplayable(SlotState view) {
         if (view.phase == SlotPhase.RETIRED) {
             return retiredError("replay");
         }
         if (view.updating) {
-            return new GraphStateException(describe() + ": cannot replay while another thread re-captures one of "
-                    + "its segments; order replays of a slot after its re-capture", view.phase);
+            return new IllegalStateException(describe() + ": cannot replay while another thread re-captures one of "
+                    + "its segments; order replays of a slot after its re-capture");
         }
-        return new GraphStateException(describe() + ": cannot replay: nothing is captured; capture a segment first",
-                view.phase);
+        return new IllegalStateException(describe() + ": cannot replay: nothing is captured; capture a segment first");
     }
 
-    private GraphStateException retiredError(String action) {
-        return new GraphStateException(describe() + ": cannot " + action + ": the owner was retired",
-                SlotPhase.RETIRED);
-    }
-
-    private GraphCaptureException installFailed(String step, SlotState prior, RuntimeException cause) {
-        return new GraphCaptureException(describe() + ": " + step + " failed; the slot keeps its "
-                + prior.segments.length + " earlier segment(s) and nothing of this capture stays in it", cause);
+    private IllegalStateException retiredError(String action) {
+        return new IllegalStateException(describe() + ": cannot " + action + ": its group was retired; register a "
+                + "new group");
     }
 
     private void checkIndex(int index, int count) {
@@ -475,7 +465,7 @@ public final class GraphSlot {
     }
 
     private String describe() {
-        return "owner '" + owner.name() + "' slot '" + name + "'";
+        return "group '" + group.name() + "' slot '" + name + "'";
     }
 
     @Override

@@ -7,7 +7,7 @@ package dev.gatun.cuda.graph;
  *
  * <ul>
  *   <li>coordinator word: generation in bits 3..49, {@link ValidationPhase} in bits 0..2;
- *   <li>owner word: generation in bits 2..48, {@link OwnerState} in bits 0..1;
+ *   <li>recipient word: generation in bits 2..48, {@link RecipientState} in bits 0..1;
  *   <li>token: latch tag in bits 47..62, generation in bits 0..46; never negative, never 0.
  * </ul>
  */
@@ -19,9 +19,9 @@ final class LatchWords {
     static final int TAG_MASK = 0xFFFF;
 
     private static final int PHASE_BITS = 3;
-    private static final int OWNER_STATE_BITS = 2;
+    private static final int RECIPIENT_STATE_BITS = 2;
     private static final ValidationPhase[] PHASES = ValidationPhase.values();
-    private static final OwnerState[] OWNER_STATES = OwnerState.values();
+    private static final RecipientState[] RECIPIENT_STATES = RecipientState.values();
 
     private LatchWords() {
     }
@@ -38,16 +38,16 @@ final class LatchWords {
         return coordinator >>> PHASE_BITS;
     }
 
-    static long owner(OwnerState state, long generation) {
-        return generation << OWNER_STATE_BITS | state.ordinal();
+    static long recipient(RecipientState state, long generation) {
+        return generation << RECIPIENT_STATE_BITS | state.ordinal();
     }
 
-    static OwnerState ownerState(long owner) {
-        return OWNER_STATES[(int) (owner & ((1 << OWNER_STATE_BITS) - 1))];
+    static RecipientState recipientState(long recipient) {
+        return RECIPIENT_STATES[(int) (recipient & ((1 << RECIPIENT_STATE_BITS) - 1))];
     }
 
-    static long ownerGeneration(long owner) {
-        return owner >>> OWNER_STATE_BITS;
+    static long recipientGeneration(long recipient) {
+        return recipient >>> RECIPIENT_STATE_BITS;
     }
 
     static long token(int tag, long generation) {

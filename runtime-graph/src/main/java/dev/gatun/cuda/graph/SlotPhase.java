@@ -11,6 +11,6 @@ public enum SlotPhase {
     CAPTURING,
     /** One or more segments, each with an executable, replayable in capture order. */
     READY,
-    /** The owner was retired; the slot holds nothing and refuses every operation. */
+    /** The group was retired; the slot holds nothing and refuses every operation. */
     RETIRED
 }

@@ -5,7 +5,7 @@ package dev.gatun.cuda.graph;
  *
  * @param generationsBegun generations opened (the device word cleared and a submitter pending)
  * @param cleanups generations consumed: each read and cleared the word exactly once
- * @param registeredOwners owners registered and not yet unregistered
+ * @param registeredRecipients recipients registered and not yet unregistered
  */
-public record ValidationCounts(long generationsBegun, long cleanups, long registeredOwners) {
+public record ValidationCounts(long generationsBegun, long cleanups, long registeredRecipients) {
 }

@@ -1,7 +1,7 @@
 package dev.gatun.cuda.graph;
 
 import static dev.gatun.cuda.graph.LatchWords.coordinator;
-import static dev.gatun.cuda.graph.LatchWords.owner;
+import static dev.gatun.cuda.graph.LatchWords.recipient;
 
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,26 +10,28 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A context's validation latch: one 4-byte device word that kernels OR error bits into when they
  * detect an out-of-range input (in eager or replayed execution), and a generation-numbered state
- * machine that hands each generation's bits to every owner waiting for them, exactly once.
+ * machine that hands each generation's bits to every recipient waiting for them, exactly once.
  *
- * <p>Per request: the submitting owner {@link #begin}s a generation (IDLE → RESETTING: the word's
- * clear is enqueued on the stream → PREPARING), {@link #attach}es the other owners that want the
+ * <p>Per request: the submitting recipient {@link #begin}s a generation (IDLE → RESETTING: the word's
+ * clear is enqueued on the stream → PREPARING), {@link #attach}es the other recipients that want the
  * result (PREPARING → ATTACHING → PREPARING), {@link #activate}s it (→ ACTIVE) and submits its
  * work. At the request boundary any recipient {@link #consume}s it: exactly one caller wins ACTIVE
  * → CONSUMING, reads and clears the word, publishes the flags to every recipient and returns the
  * latch to IDLE; every other recipient gets the same flags, also later (the result is sticky until
- * the owner joins another generation).
+ * the recipient joins another generation).
  *
- * <p>All of this is compare-and-set on one coordinator word and one word per owner, each packing
- * a phase with a generation: no lock, no allocation. Owners register during setup; registration
- * only creates the owner's words, so no registry lock exists for the warmed path to take.
- * Generations never repeat: their numbers never wrap ({@link ValidationGenerationExhaustedException}),
- * so a stale token can never read a later generation's result.
+ * <p>All of this is compare-and-set on one coordinator word and one word per recipient, each packing
+ * a phase with a generation: no lock, no allocation. Recipients register during setup; registration
+ * only creates the recipient's words, so no registry lock exists for the warmed path to take.
+ * Generations never repeat: their numbers never wrap (a latch that has used its last one refuses
+ * to begin with a {@link ValidationLatchException}), so a stale token can never read a later
+ * generation's result.
  *
  * <p>A token is a {@code long}, so that a request allocates nothing: this latch's 16-bit tag and
- * the generation. The owner is given alongside it. Stale tokens, tokens or owners of another
- * latch, and owners that are not recipients are rejected with a {@link ValidationTokenException}
- * before anything changes. (Tags repeat after 65,536 latches; a token from a latch that old is
+ * the generation. The recipient is given alongside it. Stale tokens, tokens or recipients of another
+ * latch, and recipients not in the generation are misuse, rejected with an
+ * {@link IllegalArgumentException} before anything changes; a call the latch's phase does not
+ * allow is an {@link IllegalStateException}. (Tags repeat after 65,536 latches; a token from a latch that old is
  * caught as foreign only when its generation is not one this latch could accept.)
  *
  * <p>Graph resets never touch the word: a result is only ever cleared by consuming it.
@@ -37,7 +39,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ValidationLatch {
 
     private static final AtomicInteger NEXT_TAG = new AtomicInteger();
-    /** {@link #settle} found that the owner's word no longer refers to the generation asked for. */
+    /** {@link #settle} found that the recipient's word no longer refers to the generation asked for. */
     private static final long MOVED = -1;
 
     private final LatchDeviceWord word;
@@ -46,16 +48,16 @@ public final class ValidationLatch {
     /** {@link LatchWords#coordinator}: the current phase and generation. */
     private final AtomicLong coordinator = new AtomicLong(coordinator(ValidationPhase.IDLE, 0));
     /**
-     * First recipient of the open generation, linked through {@link ValidationOwner#next}. Written
+     * First recipient of the open generation, linked through {@link ValidationRecipient#next}. Written
      * only by the thread holding an exclusive phase (RESETTING, ATTACHING, CONSUMING) and published
      * by that thread's store of the coordinator word.
      */
-    private ValidationOwner head;
+    private ValidationRecipient head;
     /**
      * The open generation's submitter. Volatile because attach and activate read it before they
      * claim a phase; they then re-read the coordinator to prove it was this generation's.
      */
-    private volatile ValidationOwner submitter;
+    private volatile ValidationRecipient submitter;
     private final AtomicLong generationsBegun = new AtomicLong();
     private final AtomicLong cleanups = new AtomicLong();
     private final AtomicLong registered = new AtomicLong();
@@ -75,78 +77,78 @@ public final class ValidationLatch {
         this.tag = NEXT_TAG.getAndIncrement() & LatchWords.TAG_MASK;
     }
 
-    /** Registers an owner, during setup. Names are for messages. */
-    public ValidationOwner register(String name) {
-        ValidationOwner owner = new ValidationOwner(this, Names.require(name, "owner name"));
+    /** Registers a recipient, during setup. Names are for messages. */
+    public ValidationRecipient register(String name) {
+        ValidationRecipient recipient = new ValidationRecipient(this, Names.require(name, "recipient name"));
         registered.incrementAndGet();
-        return owner;
+        return recipient;
     }
 
     /**
-     * Unregisters {@code owner}. A generation it is still pending on is consumed first, through
+     * Unregisters {@code recipient}. A generation it is still pending on is consumed first, through
      * the same protocol as {@link #consume}, so that the other recipients still get their result.
      *
-     * @throws ValidationStateException when the owner is already unregistered
+     * @throws IllegalStateException when the recipient is already unregistered
      * @throws ValidationLatchException when consuming its pending generation failed to read the
-     *     word; the owner then stays registered and pending, and unregister may be retried
+     *     word; the recipient then stays registered and pending, and unregister may be retried
      */
-    public void unregister(ValidationOwner owner) {
-        requireOwn(owner);
+    public void unregister(ValidationRecipient recipient) {
+        requireOwn(recipient);
         while (true) {
-            long current = owner.word.get();
-            switch (LatchWords.ownerState(current)) {
+            long current = recipient.word.get();
+            switch (LatchWords.recipientState(current)) {
                 // Consumes the generation, or waits for whoever is consuming it; then looks again.
-                case PENDING -> settle(owner, LatchWords.ownerGeneration(current));
+                case PENDING -> settle(recipient, LatchWords.recipientGeneration(current));
                 case IDLE, COMPLETE -> {
-                    long retired = owner(OwnerState.RETIRED, LatchWords.ownerGeneration(current));
-                    if (owner.word.compareAndSet(current, retired)) {
+                    long retired = recipient(RecipientState.RETIRED, LatchWords.recipientGeneration(current));
+                    if (recipient.word.compareAndSet(current, retired)) {
                         registered.decrementAndGet();
                         return;
                     }
                 }
-                case RETIRED -> throw unregistered(owner);
+                case RETIRED -> throw unregistered(recipient);
             }
         }
     }
 
     /**
-     * Opens a generation with {@code owner} as submitter and first recipient: the device word's
+     * Opens a generation with {@code recipient} as submitter and first recipient: the device word's
      * clear is enqueued, ordered before any kernel submitted afterwards.
      *
      * @return the generation's token, for {@link #attach}, {@link #activate} and {@link #consume}
-     * @throws ValidationStateException when a generation is still open (consume it first) or the
-     *     owner is unregistered
-     * @throws ValidationGenerationExhaustedException when the last generation has been used
-     * @throws ValidationLatchException when the clear could not be enqueued; nothing was opened
+     * @throws IllegalStateException when a generation is still open (consume it first) or the
+     *     recipient is unregistered
+     * @throws ValidationLatchException when the last generation has been used (create a new
+     *     latch), or the clear could not be enqueued (nothing was opened)
      */
-    public long begin(ValidationOwner owner) {
-        requireOwn(owner);
+    public long begin(ValidationRecipient recipient) {
+        requireOwn(recipient);
         while (true) {
             long current = coordinator.get();
             if (LatchWords.phase(current) != ValidationPhase.IDLE) {
-                throw new ValidationStateException("owner '" + owner.name() + "' cannot begin a validation generation: "
-                        + "generation " + LatchWords.generation(current) + " is still " + LatchWords.phase(current)
-                        + "; consume it at its request boundary first");
+                throw new IllegalStateException("recipient '" + recipient.name() + "' cannot begin a validation "
+                        + "generation: generation " + LatchWords.generation(current) + " is still "
+                        + LatchWords.phase(current) + "; consume it at its request boundary first");
             }
             long last = LatchWords.generation(current);
             if (last >= maxGeneration) {
-                throw new ValidationGenerationExhaustedException("the validation latch has opened its last generation ("
-                        + last + ") and numbers never wrap; create a new latch (a new context). Generation " + last
+                throw new ValidationLatchException("the validation latch has opened its last generation ("
+                        + last + ") and numbers never wrap; create a new latch (CudaGraphs.create). Generation " + last
                         + " can still be consumed");
             }
             long generation = last + 1;
             if (coordinator.compareAndSet(current, coordinator(ValidationPhase.RESETTING, generation))) {
-                return open(owner, generation);
+                return open(recipient, generation);
             }
         }
     }
 
     /** Runs in RESETTING, which this thread holds; every way out stores the coordinator again. */
-    private long open(ValidationOwner owner, long generation) {
+    private long open(ValidationRecipient recipient, long generation) {
         long previous;
         try {
-            previous = claim(owner, generation);
-        } catch (ValidationStateException e) {
+            previous = claim(recipient, generation);
+        } catch (IllegalStateException e) {
             // The number is spent rather than reused: generations only ever grow.
             coordinator.set(coordinator(ValidationPhase.IDLE, generation));
             throw e;
@@ -154,15 +156,15 @@ public final class ValidationLatch {
         try {
             word.clearAsync();
         } catch (RuntimeException e) {
-            owner.word.set(previous);
+            recipient.word.set(previous);
             coordinator.set(coordinator(ValidationPhase.IDLE, generation));
             throw new ValidationLatchException("clearing the validation word for generation " + generation
-                    + " failed; no generation is open and owner '" + owner.name() + "' is as before. Begin again "
-                    + "once the stream works", e);
+                    + " failed; no generation is open and recipient '" + recipient.name() + "' is as before. Begin "
+                    + "again once the stream works", e);
         }
-        owner.next = null;
-        head = owner;
-        submitter = owner;
+        recipient.next = null;
+        head = recipient;
+        submitter = recipient;
         generationsBegun.incrementAndGet();
         coordinator.set(coordinator(ValidationPhase.PREPARING, generation));
         return LatchWords.token(tag, generation);
@@ -170,20 +172,20 @@ public final class ValidationLatch {
 
     /**
      * Adds {@code recipient} to the generation of {@code token}, which {@code submitter} began.
-     * Attaching an owner that is already a recipient changes nothing.
+     * Attaching one that is already a recipient changes nothing.
      *
-     * @throws ValidationTokenException for a stale or foreign token, or a submitter that did not
+     * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
-     * @throws ValidationStateException when the generation is already active, or the recipient is
+     * @throws IllegalStateException when the generation is already active, or the recipient is
      *     unregistered
      */
-    public void attach(ValidationOwner submitter, long token, ValidationOwner recipient) {
+    public void attach(ValidationRecipient submitter, long token, ValidationRecipient recipient) {
         requireOwn(submitter);
         requireOwn(recipient);
         long generation = generationOf(token);
         claimFromPreparing(submitter, generation, ValidationPhase.ATTACHING, "attach a recipient to");
         try {
-            if (claim(recipient, generation) != owner(OwnerState.PENDING, generation)) {
+            if (claim(recipient, generation) != recipient(RecipientState.PENDING, generation)) {
                 recipient.next = head;
                 head = recipient;
             }
@@ -195,17 +197,17 @@ public final class ValidationLatch {
     /**
      * Seals the generation of {@code token}: its recipients are final and it can be consumed.
      *
-     * @throws ValidationTokenException for a stale or foreign token, or a submitter that did not
+     * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
-     * @throws ValidationStateException when the generation is already active
+     * @throws IllegalStateException when the generation is already active
      */
-    public void activate(ValidationOwner submitter, long token) {
+    public void activate(ValidationRecipient submitter, long token) {
         requireOwn(submitter);
         claimFromPreparing(submitter, generationOf(token), ValidationPhase.ACTIVE, "activate");
     }
 
     /**
-     * The flags of the generation of {@code token}, for recipient {@code owner}. The first caller
+     * The flags of the generation of {@code token}, for {@code recipient}. The first caller
      * reads and clears the device word (waiting for the submitted work) and publishes the flags to
      * every recipient; every other caller, concurrent or later, gets the same flags without
      * touching the device. Consuming a generation that is still PREPARING ends it early (an
@@ -213,18 +215,18 @@ public final class ValidationLatch {
      * activate is rejected as stale.
      *
      * @return the bits kernels raised (see {@link LatchFlags}); 0 when none did
-     * @throws ValidationTokenException for a stale or foreign token, or an owner that is not a
-     *     recipient of the generation
-     * @throws ValidationStateException when the owner is unregistered
+     * @throws IllegalArgumentException for a stale or foreign token, or a recipient not in the
+     *     generation
+     * @throws IllegalStateException when the recipient is unregistered
      * @throws ValidationLatchException when the word could not be read; nothing was published and
      *     the generation stays pending, so consuming again retries
      */
-    public int consume(ValidationOwner owner, long token) {
-        requireOwn(owner);
+    public int consume(ValidationRecipient recipient, long token) {
+        requireOwn(recipient);
         long generation = generationOf(token);
-        long flags = settle(owner, generation);
+        long flags = settle(recipient, generation);
         if (flags == MOVED) {
-            throw notRecipient(owner, generation);
+            throw notRecipient(recipient, generation);
         }
         return (int) flags;
     }
@@ -244,24 +246,24 @@ public final class ValidationLatch {
     }
 
     /**
-     * Waits until {@code owner}'s result for {@code generation} is published, consuming the
+     * Waits until {@code recipient}'s result for {@code generation} is published, consuming the
      * generation itself if no one else is.
      *
-     * @return the flags as an unsigned value, or {@link #MOVED} when the owner's word refers to
+     * @return the flags as an unsigned value, or {@link #MOVED} when the recipient's word refers to
      *     neither a pending nor a completed {@code generation}
      */
-    private long settle(ValidationOwner owner, long generation) {
-        long pending = owner(OwnerState.PENDING, generation);
-        long complete = owner(OwnerState.COMPLETE, generation);
+    private long settle(ValidationRecipient recipient, long generation) {
+        long pending = recipient(RecipientState.PENDING, generation);
+        long complete = recipient(RecipientState.COMPLETE, generation);
         long preparing = coordinator(ValidationPhase.PREPARING, generation);
         long active = coordinator(ValidationPhase.ACTIVE, generation);
         for (int attempt = 0;; attempt++) {
-            long state = owner.word.get();
+            long state = recipient.word.get();
             if (state == complete) {
-                int flags = owner.flags;
-                // The owner may have joined a later generation since the first read; the second
+                int flags = recipient.flags;
+                // The recipient may have joined a later generation since the first read; the second
                 // read refuses those flags rather than returning another generation's result.
-                if (owner.word.get() == complete) {
+                if (recipient.word.get() == complete) {
                     return Integer.toUnsignedLong(flags);
                 }
                 continue;
@@ -278,13 +280,13 @@ public final class ValidationLatch {
             } else if (LatchWords.generation(current) == generation
                     && LatchWords.phase(current) != ValidationPhase.IDLE) {
                 // RESETTING, ATTACHING or CONSUMING: another thread's short step, after which
-                // either the coordinator is claimable again or the owner's word has moved on.
+                // either the coordinator is claimable again or the recipient's word has moved on.
                 Backoff.pause(attempt);
-            } else if (owner.word.get() == pending) {
-                // Every writer updates owner words before it stores the coordinator word, so an
-                // owner still pending once the coordinator has left its generation is corruption;
+            } else if (recipient.word.get() == pending) {
+                // Every writer updates recipient words before it stores the coordinator word, so a
+                // recipient still pending once the coordinator has left its generation is corruption;
                 // waiting for it would hang forever.
-                throw new IllegalStateException("validation latch corrupted: owner '" + owner.name()
+                throw new IllegalStateException("validation latch corrupted: recipient '" + recipient.name()
                         + "' is pending on generation " + generation + " while the latch is "
                         + LatchWords.phase(current) + " at generation " + LatchWords.generation(current));
             }
@@ -302,14 +304,14 @@ public final class ValidationLatch {
                     + " failed; no result was published and the generation is still pending: consume it again to "
                     + "retry", e);
         }
-        long complete = owner(OwnerState.COMPLETE, generation);
-        ValidationOwner recipient = head;
+        long complete = recipient(RecipientState.COMPLETE, generation);
+        ValidationRecipient recipient = head;
         while (recipient != null) {
-            ValidationOwner next = recipient.next;
+            ValidationRecipient next = recipient.next;
             recipient.next = null;
             recipient.flags = flags;
-            // A pending owner's word changes only here: begin and attach claim IDLE or COMPLETE
-            // owners, and unregister consumes a pending generation before it retires the owner.
+            // A pending recipient's word changes only here: begin and attach claim IDLE or COMPLETE
+            // recipients, and unregister consumes a pending generation before it retires the recipient.
             recipient.word.set(complete);
             recipient = next;
         }
@@ -324,7 +326,7 @@ public final class ValidationLatch {
      * Moves the coordinator from PREPARING to {@code target} for {@code submitter}'s generation,
      * waiting out a concurrent attach.
      */
-    private void claimFromPreparing(ValidationOwner submitter, long generation, ValidationPhase target,
+    private void claimFromPreparing(ValidationRecipient submitter, long generation, ValidationPhase target,
             String action) {
         long preparing = coordinator(ValidationPhase.PREPARING, generation);
         long attaching = coordinator(ValidationPhase.ATTACHING, generation);
@@ -332,11 +334,11 @@ public final class ValidationLatch {
             long current = coordinator.get();
             if (current == preparing) {
                 if (this.submitter != submitter) {
-                    // Only the wrong owner if the generation did not move on while we looked.
+                    // Only the wrong recipient if the generation did not move on while we looked.
                     if (coordinator.get() == current) {
-                        throw new ValidationTokenException(ValidationTokenException.Reason.WRONG_OWNER, "owner '"
-                                + submitter.name() + "' cannot " + action + " generation " + generation
-                                + ": it was begun by another owner; only its submitter may");
+                        throw new IllegalArgumentException("recipient '" + submitter.name() + "' cannot " + action
+                                + " generation " + generation + ": it is not its submitter (another recipient began "
+                                + "it), and only the submitter may");
                     }
                 } else if (coordinator.compareAndSet(preparing, coordinator(target, generation))) {
                     return;
@@ -350,32 +352,32 @@ public final class ValidationLatch {
     }
 
     /**
-     * Makes {@code owner} a recipient of {@code generation}. The caller holds an exclusive phase.
+     * Makes {@code recipient} a recipient of {@code generation}. The caller holds an exclusive phase.
      *
-     * @return the owner's previous word; PENDING for this generation if it already was a recipient
+     * @return the recipient's previous word; PENDING for this generation if it already was a recipient
      */
-    private long claim(ValidationOwner owner, long generation) {
-        long pending = owner(OwnerState.PENDING, generation);
+    private long claim(ValidationRecipient recipient, long generation) {
+        long pending = recipient(RecipientState.PENDING, generation);
         while (true) {
-            long current = owner.word.get();
-            switch (LatchWords.ownerState(current)) {
+            long current = recipient.word.get();
+            switch (LatchWords.recipientState(current)) {
                 case PENDING -> {
                     return current;
                 }
                 case IDLE, COMPLETE -> {
-                    if (owner.word.compareAndSet(current, pending)) {
+                    if (recipient.word.compareAndSet(current, pending)) {
                         return current;
                     }
                 }
-                case RETIRED -> throw unregistered(owner);
+                case RETIRED -> throw unregistered(recipient);
             }
         }
     }
 
     private long generationOf(long token) {
         if (LatchWords.tokenTag(token) != tag) {
-            throw new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "validation token " + token
-                    + " belongs to another validation latch; use the token this latch's begin returned");
+            throw new IllegalArgumentException("validation token " + token + " is not from this validation latch "
+                    + "(another latch issued it); use the token this latch's begin returned");
         }
         long generation = LatchWords.tokenGeneration(token);
         if (generation == 0) {
@@ -384,11 +386,11 @@ public final class ValidationLatch {
         return generation;
     }
 
-    private void requireOwn(ValidationOwner owner) {
-        Objects.requireNonNull(owner, "owner");
-        if (owner.latch != this) {
-            throw new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "owner '" + owner.name()
-                    + "' is registered with another validation latch; register it with this one");
+    private void requireOwn(ValidationRecipient recipient) {
+        Objects.requireNonNull(recipient, "recipient");
+        if (recipient.latch != this) {
+            throw new IllegalArgumentException("recipient '" + recipient.name() + "' is not from this validation "
+                    + "latch (it was registered with another); register it with this one");
         }
     }
 
@@ -399,40 +401,40 @@ public final class ValidationLatch {
             return neverIssued(generation);
         }
         if (generation < latest || phase == ValidationPhase.IDLE || phase == ValidationPhase.CONSUMING) {
-            return new ValidationTokenException(ValidationTokenException.Reason.STALE, "cannot " + action
-                    + " generation " + generation + ": it is over (the latch is " + phase + " at generation " + latest
-                    + "); begin a new generation");
+            return new IllegalArgumentException("cannot " + action + " generation " + generation + ": its token is "
+                    + "stale, the generation is over (the latch is " + phase + " at generation " + latest + "); begin "
+                    + "a new generation");
         }
-        return new ValidationStateException("cannot " + action + " generation " + generation
+        return new IllegalStateException("cannot " + action + " generation " + generation
                 + ": it is already active; attach recipients before activating");
     }
 
-    private RuntimeException notRecipient(ValidationOwner owner, long generation) {
-        long state = owner.word.get();
-        if (LatchWords.ownerState(state) == OwnerState.RETIRED) {
-            return unregistered(owner);
+    private RuntimeException notRecipient(ValidationRecipient recipient, long generation) {
+        long state = recipient.word.get();
+        if (LatchWords.recipientState(state) == RecipientState.RETIRED) {
+            return unregistered(recipient);
         }
         if (generation > LatchWords.generation(coordinator.get())) {
             return neverIssued(generation);
         }
-        long joined = LatchWords.ownerGeneration(state);
+        long joined = LatchWords.recipientGeneration(state);
         if (joined > generation) {
-            return new ValidationTokenException(ValidationTokenException.Reason.STALE, "owner '" + owner.name()
-                    + "' has joined generation " + joined + " since; the result of generation " + generation
-                    + " is no longer kept. Consume a generation before its owners join the next");
+            return new IllegalArgumentException("the token of generation " + generation + " is stale for recipient '"
+                    + recipient.name() + "', which has joined generation " + joined + " since; the result of "
+                    + "generation " + generation + " is no longer kept. Consume a generation before its recipients "
+                    + "join the next");
         }
-        return new ValidationTokenException(ValidationTokenException.Reason.WRONG_OWNER, "owner '" + owner.name()
-                + "' is not a recipient of generation " + generation + "; consume with the owner that began it or "
-                + "one attached to it");
+        return new IllegalArgumentException("recipient '" + recipient.name() + "' is not a recipient of generation "
+                + generation + "; consume with the recipient that began it or one attached to it");
     }
 
-    private static ValidationTokenException neverIssued(long generation) {
-        return new ValidationTokenException(ValidationTokenException.Reason.FOREIGN, "generation " + generation
-                + " was never issued by this validation latch; use the token its begin returned");
+    private static IllegalArgumentException neverIssued(long generation) {
+        return new IllegalArgumentException("generation " + generation + " is not from this validation latch, which "
+                + "never issued it; use the token its begin returned");
     }
 
-    private static ValidationStateException unregistered(ValidationOwner owner) {
-        return new ValidationStateException("validation owner '" + owner.name()
-                + "' is unregistered; register a new owner");
+    private static IllegalStateException unregistered(ValidationRecipient recipient) {
+        return new IllegalStateException("validation recipient '" + recipient.name()
+                + "' is unregistered; register a new recipient");
     }
 }

@@ -3,12 +3,19 @@ package dev.gatun.cuda.graph;
 import dev.gatun.cuda.GatunException;
 
 /**
- * The latch's device word could not be cleared or read. The message says which state the latch
- * was left in (a failed begin opens nothing; a failed consume leaves its generation pending, to
- * be consumed again). The cause is the driver's error.
+ * The validation latch could not go on: it has opened its last generation (numbers never wrap,
+ * so that a stale token can never read a later generation's result: create a new latch, that
+ * is new {@link CudaGraphs}; results of generations already opened can still be consumed), or
+ * its device word could not be cleared or read (the cause is the driver's error). The message
+ * says which state the latch was left in: a failed begin opens nothing, a failed consume leaves
+ * its generation pending, to be consumed again.
  */
 public final class ValidationLatchException extends GatunException {
     private static final long serialVersionUID = 1L;
+
+    public ValidationLatchException(String message) {
+        super(message);
+    }
 
     public ValidationLatchException(String message, Throwable cause) {
         super(message, cause);

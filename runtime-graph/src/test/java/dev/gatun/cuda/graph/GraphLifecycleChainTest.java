@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.SimulatedGraphs.Op;
@@ -25,7 +27,7 @@ import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
 
 /**
- * Random sequences of captures, re-captures, aborts, resets, replays and owner retirements on the
+ * Random sequences of captures, re-captures, aborts, resets, replays and group retirements on the
  * simulated driver, with driver failures injected at every step and a GPU that is sometimes busy,
  * checked after each step against a plain model: phase, segments run in capture order, counts,
  * open executables, and (once the GPU caught up and retirement ran) no graph or executable alive
@@ -33,8 +35,8 @@ import net.jqwik.api.state.Transformer;
  */
 class GraphLifecycleChainTest {
 
-    private static final int OWNERS = 2;
-    private static final int SLOTS_PER_OWNER = 2;
+    private static final int GROUPS = 2;
+    private static final int SLOTS_PER_GROUP = 2;
 
     @Property(tries = 150)
     void lifecyclesFollowTheModel(@ForAll("chains") ActionChain<World> chain) {
@@ -43,7 +45,7 @@ class GraphLifecycleChainTest {
 
     @Provide
     Arbitrary<ActionChain<World>> chains() {
-        Arbitrary<Integer> slot = Arbitraries.integers().between(0, OWNERS * SLOTS_PER_OWNER - 1);
+        Arbitrary<Integer> slot = Arbitraries.integers().between(0, GROUPS * SLOTS_PER_GROUP - 1);
         Arbitrary<Boolean> rarely = Arbitraries.integers().between(0, 4).map(n -> n == 0);
         return ActionChain.startWith(World::new)
                 .withAction(3, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 2), rarely)
@@ -74,8 +76,8 @@ class GraphLifecycleChainTest {
                 .withAction(2, action(Combinators.combine(slot, Arbitraries.integers().between(-1, 3))
                         .as((s, index) -> Transformer.mutate("replay slot " + s + " segment " + index,
                                 w -> w.replaySegment(s, index)))))
-                .withAction(1, action(Arbitraries.integers().between(0, OWNERS - 1)
-                        .map(o -> Transformer.mutate("retire owner " + o, w -> w.retire(o)))))
+                .withAction(1, action(Arbitraries.integers().between(0, GROUPS - 1)
+                        .map(o -> Transformer.mutate("retire group " + o, w -> w.retire(o)))))
                 .withMaxTransformations(40);
     }
 
@@ -105,7 +107,7 @@ class GraphLifecycleChainTest {
     static final class World {
         final SimulatedGraphs gpu = new SimulatedGraphs();
         final GraphLifecycles graphs = new GraphLifecycles();
-        final List<GraphOwner> owners = new ArrayList<>();
+        final List<SlotGroup> groups = new ArrayList<>();
         final List<GraphSlot> slots = new ArrayList<>();
         final List<Model> models = new ArrayList<>();
         /** The slot each label was captured by. */
@@ -115,11 +117,11 @@ class GraphLifecycleChainTest {
         boolean busy;
 
         World() {
-            for (int o = 0; o < OWNERS; o++) {
-                GraphOwner owner = graphs.registerOwner("owner-" + o);
-                owners.add(owner);
-                for (int s = 0; s < SLOTS_PER_OWNER; s++) {
-                    slots.add(owner.slot("slot-" + s));
+            for (int o = 0; o < GROUPS; o++) {
+                SlotGroup group = graphs.registerGroup("group-" + o);
+                groups.add(group);
+                for (int s = 0; s < SLOTS_PER_GROUP; s++) {
+                    slots.add(group.slot("slot-" + s));
                     models.add(new Model());
                     gpu.stream(stream(slots.size() - 1));
                     replayStream(slots.size() - 1);
@@ -144,11 +146,11 @@ class GraphLifecycleChainTest {
             Model m = models.get(s);
             Class<? extends Throwable> expected = null;
             if (m.retired || m.capturing()) {
-                expected = GraphStateException.class;
+                expected = IllegalStateException.class;
             } else if (index >= m.labels.size()) {
                 expected = IndexOutOfBoundsException.class;
             } else if (fail) {
-                expected = GraphCaptureException.class;
+                expected = CudaException.class;
                 gpu.failNext(Op.BEGIN);
             }
             GraphSlot slot = slots.get(s);
@@ -176,7 +178,7 @@ class GraphLifecycleChainTest {
                 gpu.failNext(Op.DESTROY_GRAPH);
             }
             if (m.retired || !m.capturing()) {
-                run(GraphStateException.class, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
+                run(IllegalStateException.class, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
                 check();
                 return;
             }
@@ -186,8 +188,10 @@ class GraphLifecycleChainTest {
             boolean fails = fault == Op.END
                     || fault == Op.UPDATE && target >= 0
                     || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace;
-            run(fails ? GraphCaptureException.class : null, () -> gpu.endCapture(slots.get(s), stream(s), topology,
-                    label));
+            Class<? extends Throwable> failure = fault == Op.END
+                    ? CaptureInvalidatedException.class
+                    : CudaException.class;
+            run(fails ? failure : null, () -> gpu.endCapture(slots.get(s), stream(s), topology, label));
             if (!fails) {
                 m.captures++;
                 if (target < 0) {
@@ -214,7 +218,7 @@ class GraphLifecycleChainTest {
                 gpu.failNext(fault);
             }
             boolean refused = m.retired || !m.capturing();
-            run(refused ? GraphStateException.class : null, () -> gpu.abortCapture(slots.get(s), stream(s)));
+            run(refused ? IllegalStateException.class : null, () -> gpu.abortCapture(slots.get(s), stream(s)));
             if (!refused) {
                 m.target = null;
                 m.aborts++;
@@ -225,7 +229,7 @@ class GraphLifecycleChainTest {
         void reset(int s) {
             Model m = models.get(s);
             if (m.retired || m.capturing()) {
-                run(GraphStateException.class, slots.get(s)::reset);
+                run(IllegalStateException.class, slots.get(s)::reset);
             } else {
                 assertEquals(!m.labels.isEmpty(), slots.get(s).reset());
                 m.clear();
@@ -240,12 +244,12 @@ class GraphLifecycleChainTest {
                 gpu.failAfter(Op.LAUNCH, failAt);
             }
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replay(replayStream(s)));
+                run(IllegalStateException.class, () -> slots.get(s).replay(replayStream(s)));
             } else if (failAt >= 0 && failAt < m.labels.size()) {
-                GraphReplayException failure = assertThrowsExactly(GraphReplayException.class,
+                CudaException failure = assertThrowsExactly(CudaException.class,
                         () -> slots.get(s).replay(replayStream(s)));
-                assertEquals(failAt, failure.segment());
-                m.queued.addAll(m.labels.subList(0, failAt));
+                SimulatedGraphs.assertFailedIn(Op.LAUNCH, failure);
+                m.queued.addAll(m.labels.subList(0, failAt)); // check() sees that exactly these ran
                 m.launches += failAt;
             } else {
                 slots.get(s).replay(replayStream(s));
@@ -259,7 +263,7 @@ class GraphLifecycleChainTest {
         void replaySegment(int s, int index) {
             Model m = models.get(s);
             if (m.retired || m.labels.isEmpty()) {
-                run(GraphStateException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
+                run(IllegalStateException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else if (index < 0 || index >= m.labels.size()) {
                 run(IndexOutOfBoundsException.class, () -> slots.get(s).replaySegment(index, replayStream(s)));
             } else {
@@ -272,9 +276,9 @@ class GraphLifecycleChainTest {
         }
 
         void retire(int o) {
-            List<Model> owned = models.subList(o * SLOTS_PER_OWNER, (o + 1) * SLOTS_PER_OWNER);
+            List<Model> owned = models.subList(o * SLOTS_PER_GROUP, (o + 1) * SLOTS_PER_GROUP);
             boolean refused = owned.stream().anyMatch(Model::capturing);
-            run(refused ? GraphStateException.class : null, owners.get(o)::retire);
+            run(refused ? IllegalStateException.class : null, groups.get(o)::retire);
             if (!refused) {
                 for (Model m : owned) {
                     m.retired = true;
@@ -309,7 +313,7 @@ class GraphLifecycleChainTest {
                     slots.get(s).abortCapture();
                 }
             }
-            owners.forEach(GraphOwner::retire);
+            groups.forEach(SlotGroup::retire);
             gpu.releaseAll();
             gpu.ctx.reap();
             assertEquals(0, gpu.pendingRetirements(), "retirements pending after retiring everything");
@@ -321,8 +325,12 @@ class GraphLifecycleChainTest {
         private void run(Class<? extends Throwable> expected, Runnable call) {
             if (expected == null) {
                 call.run();
-            } else {
-                assertThrowsExactly(expected, call::run);
+                return;
+            }
+            Throwable thrown = assertThrowsExactly(expected, call::run);
+            if (expected == IllegalStateException.class) {
+                // The slot's or its group's refusal, not a use after close further down.
+                assertTrue(thrown.getMessage().startsWith("group '"), thrown.getMessage());
             }
         }
 
@@ -363,8 +371,8 @@ class GraphLifecycleChainTest {
                 assertTrue(gpu.liveGraphs() >= segmentGraphs, "live graphs");
             }
             assertEquals(List.of(), gpu.violations());
-            long liveOwners = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_OWNER;
-            assertEquals(liveOwners, graphs.liveOwners());
+            long liveGroups = models.stream().filter(m -> !m.retired).count() / SLOTS_PER_GROUP;
+            assertEquals(liveGroups, graphs.liveGroups());
         }
     }
 

@@ -2,13 +2,14 @@ package dev.gatun.cuda.graph;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.SimulatedGraphs.Op;
@@ -25,8 +26,8 @@ class GraphSlotTest {
 
     private final SimulatedGraphs gpu = new SimulatedGraphs();
     private final GraphLifecycles graphs = new GraphLifecycles();
-    private final GraphOwner owner = graphs.registerOwner("session-1");
-    private final GraphSlot slot = owner.slot("decode");
+    private final SlotGroup group = graphs.registerGroup("session-1");
+    private final GraphSlot slot = group.slot("decode");
 
     @AfterEach
     void nothingMisusedOrLeft() {
@@ -69,11 +70,11 @@ class GraphSlotTest {
 
     @Test
     void slotsOfOneOwnerAreIndependentAndLookedUpByName() {
-        GraphSlot prefill = owner.slot("prefill");
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         capture(prefill, 1, 99);
 
-        assertSame(slot, owner.slot("decode"));
+        assertSame(slot, group.slot("decode"));
         prefill.replay(stream());
         assertEquals(List.of(99), gpu.takeLaunches());
         assertEquals(1, slot.segmentCount());
@@ -126,8 +127,8 @@ class GraphSlotTest {
         capture(slot, 1, 10);
         slot.beginCapture(stream(), CaptureMode.GLOBAL);
 
-        GraphStateException refused = assertThrows(GraphStateException.class, slot::reset);
-        assertEquals(SlotPhase.CAPTURING, refused.phase());
+        IllegalStateException refused = assertThrows(IllegalStateException.class, slot::reset);
+        assertEquals(SlotPhase.CAPTURING, slot.phase());
         assertTrue(refused.getMessage().contains("end or abort the capture first"), refused.getMessage());
         assertEquals(1, slot.segmentCount());
         assertEquals(0, slot.counts().resets());
@@ -164,9 +165,10 @@ class GraphSlotTest {
 
     @Test
     void replayingNothingIsRefused() {
-        GraphStateException refused = assertThrows(GraphStateException.class, () -> slot.replay(stream()));
-        assertEquals(SlotPhase.IDLE, refused.phase());
-        assertThrows(GraphStateException.class, () -> slot.replaySegment(0, stream()));
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> slot.replay(stream()));
+        assertTrue(refused.getMessage().contains("nothing is captured; capture a segment first"), refused.getMessage());
+        assertEquals(SlotPhase.IDLE, slot.phase());
+        assertThrows(IllegalStateException.class, () -> slot.replaySegment(0, stream()));
         assertEquals(List.of(), gpu.takeLaunches());
     }
 
@@ -188,14 +190,28 @@ class GraphSlotTest {
     }
 
     @Test
-    void phaseMisuseIsRefused() {
-        assertEquals(SlotPhase.IDLE, assertThrows(GraphStateException.class, slot::endCapture).phase());
-        assertThrows(GraphStateException.class, slot::abortCapture);
+    void beginningOnAStreamThatAlreadyCapturesIsMisuseNotARuntimeFailure() {
         slot.beginCapture(stream(), CaptureMode.GLOBAL);
-        assertThrows(GraphStateException.class, () -> slot.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL));
+        GraphSlot prefill = group.slot("prefill");
+
+        IllegalStateException refused = assertThrowsExactly(IllegalStateException.class,
+                () -> prefill.beginCapture(stream(), CaptureMode.THREAD_LOCAL));
+        assertTrue(refused.getMessage().contains("is already capturing"), refused.getMessage());
+        assertEquals(SlotPhase.IDLE, prefill.phase());
+        assertEquals(SlotPhase.CAPTURING, slot.phase());
+        slot.abortCapture();
+    }
+
+    @Test
+    void phaseMisuseIsRefused() {
+        IllegalStateException notOpen = assertThrows(IllegalStateException.class, slot::endCapture);
+        assertTrue(notOpen.getMessage().contains("no capture is open (phase IDLE)"), notOpen.getMessage());
+        assertThrows(IllegalStateException.class, slot::abortCapture);
+        slot.beginCapture(stream(), CaptureMode.GLOBAL);
+        assertThrows(IllegalStateException.class, () -> slot.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL));
         assertFalse(gpu.capturing("stream-2"));
-        assertThrows(IllegalArgumentException.class, () -> owner.slot(" "));
-        assertThrows(IllegalArgumentException.class, () -> graphs.registerOwner(""));
+        assertThrows(IllegalArgumentException.class, () -> group.slot(" "));
+        assertThrows(IllegalArgumentException.class, () -> graphs.registerGroup(""));
         slot.abortCapture();
     }
 
@@ -272,7 +288,7 @@ class GraphSlotTest {
         capture(slot, 1, 10);
         gpu.failNext(failing);
 
-        GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 2, 20));
+        CudaException failure = assertThrows(CudaException.class, () -> capture(slot, 2, 20));
         SimulatedGraphs.assertFailedIn(failing, failure);
         assertUnchangedAfterFailure();
     }
@@ -284,7 +300,7 @@ class GraphSlotTest {
         gpu.failNext(failing);
 
         // A new topology, so that the re-capture reaches instantiate and upload.
-        GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> recapture(0, 2, 20));
+        CudaException failure = assertThrows(CudaException.class, () -> recapture(0, 2, 20));
         SimulatedGraphs.assertFailedIn(failing, failure);
         assertUnchangedAfterFailure();
     }
@@ -292,8 +308,8 @@ class GraphSlotTest {
     @Test
     void anInvalidatedCaptureIsReportedAsSuch() {
         gpu.failNext(Op.END);
-        GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
-        assertInstanceOf(CaptureInvalidatedException.class, failure.getCause());
+        CaptureInvalidatedException failure = assertThrows(CaptureInvalidatedException.class, () -> capture(slot, 1, 10));
+        assertEquals("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", failure.resultName());
         assertEquals(SlotPhase.IDLE, slot.phase());
     }
 
@@ -315,7 +331,7 @@ class GraphSlotTest {
         stream();
         gpu.holdAll();
         gpu.failNext(Op.UPLOAD);
-        assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
+        assertThrows(CudaException.class, () -> capture(slot, 1, 10));
 
         assertEquals(1, gpu.liveExecs(), "an upload that failed may still be on the stream");
         assertEquals(1, gpu.pendingRetirements());
@@ -330,7 +346,7 @@ class GraphSlotTest {
         gpu.failNext(Op.INSTANTIATE);
         gpu.failNext(Op.DESTROY_GRAPH);
 
-        GraphCaptureException failure = assertThrows(GraphCaptureException.class, () -> capture(slot, 1, 10));
+        CudaException failure = assertThrows(CudaException.class, () -> capture(slot, 1, 10));
         SimulatedGraphs.assertFailedIn(Op.INSTANTIATE, failure);
         assertEquals(1, gpu.pendingRetirements());
         gpu.ctx.reap();
@@ -352,16 +368,15 @@ class GraphSlotTest {
     }
 
     @Test
-    void aFailedLaunchNamesTheSegmentAndCountsOnlyWhatLaunched() {
+    void aFailedLaunchStopsTheReplayAndCountsOnlyWhatLaunched() {
         capture(slot, 1, 10);
         capture(slot, 2, 20);
         capture(slot, 3, 30);
         gpu.failAfter(Op.LAUNCH, 1);
 
-        GraphReplayException failure = assertThrows(GraphReplayException.class, () -> slot.replay(stream()));
-        assertEquals(1, failure.segment());
+        CudaException failure = assertThrows(CudaException.class, () -> slot.replay(stream()));
         SimulatedGraphs.assertFailedIn(Op.LAUNCH, failure);
-        assertEquals(List.of(10), gpu.takeLaunches());
+        assertEquals(List.of(10), gpu.takeLaunches(), "segment 0 ran, segment 1 failed, segment 2 was not launched");
         assertEquals(0, slot.counts().replays());
         assertEquals(1, slot.counts().segmentLaunches());
         slot.replay(stream());
@@ -370,7 +385,7 @@ class GraphSlotTest {
 
     @Test
     void retiringAnOwnerDropsEverySlotAtOnce() {
-        GraphSlot prefill = owner.slot("prefill");
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         capture(slot, 2, 20);
         capture(prefill, 1, 30);
@@ -378,22 +393,23 @@ class GraphSlotTest {
         slot.replay(stream());
         GraphCounts before = graphs.totals();
 
-        owner.retire();
+        group.retire();
 
-        assertTrue(owner.isRetired());
+        assertTrue(group.isRetired());
         assertEquals(SlotPhase.RETIRED, slot.phase());
         assertEquals(SlotPhase.RETIRED, prefill.phase());
         assertEquals(0, liveExecutableOwners());
         assertEquals(3, gpu.pendingRetirements());
-        assertEquals(SlotPhase.RETIRED, assertThrows(GraphStateException.class, () -> slot.replay(stream())).phase());
-        assertThrows(GraphStateException.class, () -> prefill.beginCapture(stream(), CaptureMode.GLOBAL));
-        assertThrows(GraphStateException.class, slot::reset);
-        assertThrows(GraphStateException.class, () -> owner.slot("decode"));
-        assertThrows(GraphStateException.class, () -> owner.slot("new"));
-        owner.retire();
+        IllegalStateException retired = assertThrows(IllegalStateException.class, () -> slot.replay(stream()));
+        assertTrue(retired.getMessage().contains("its group was retired"), retired.getMessage());
+        assertThrows(IllegalStateException.class, () -> prefill.beginCapture(stream(), CaptureMode.GLOBAL));
+        assertThrows(IllegalStateException.class, slot::reset);
+        assertThrows(IllegalStateException.class, () -> group.slot("decode"));
+        assertThrows(IllegalStateException.class, () -> group.slot("new"));
+        group.retire();
         assertEquals(3, gpu.pendingRetirements(), "retiring twice drops nothing more");
-        assertEquals(before, graphs.totals(), "a retired owner's counts stay in the totals");
-        assertEquals(0, graphs.liveOwners());
+        assertEquals(before, graphs.totals(), "a retired group's counts stay in the totals");
+        assertEquals(0, graphs.liveGroups());
         gpu.releaseAll();
         gpu.ctx.reap();
         assertEquals(0, gpu.liveExecs());
@@ -401,26 +417,26 @@ class GraphSlotTest {
     }
 
     @Test
-    void retiringAnOwnerIsRefusedWhileOneOfItsSlotsCaptures() {
-        GraphSlot prefill = owner.slot("prefill");
+    void retiringAGroupIsRefusedWhileOneOfItsSlotsCaptures() {
+        GraphSlot prefill = group.slot("prefill");
         capture(slot, 1, 10);
         prefill.beginCapture(gpu.stream("stream-2"), CaptureMode.GLOBAL);
 
-        GraphStateException refused = assertThrows(GraphStateException.class, owner::retire);
+        IllegalStateException refused = assertThrows(IllegalStateException.class, group::retire);
         assertTrue(refused.getMessage().contains("'prefill' is capturing"), refused.getMessage());
-        assertFalse(owner.isRetired());
+        assertFalse(group.isRetired());
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(1, liveExecutableOwners());
-        assertEquals(1, graphs.liveOwners());
+        assertEquals(1, graphs.liveGroups());
 
         prefill.abortCapture();
-        owner.retire();
+        group.retire();
         assertEquals(0, liveExecutableOwners());
     }
 
     @Test
     void totalsSumEverySlotOfEveryOwner() {
-        GraphOwner other = graphs.registerOwner("session-2");
+        SlotGroup other = graphs.registerGroup("session-2");
         capture(slot, 1, 10);
         capture(other.slot("decode"), 1, 20);
         slot.replay(stream());
@@ -428,7 +444,7 @@ class GraphSlotTest {
         other.slot("decode").replay(stream());
 
         assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0), graphs.totals());
-        assertEquals(2, graphs.liveOwners());
+        assertEquals(2, graphs.liveGroups());
     }
 
     @Test

@@ -15,21 +15,21 @@ class LatchSurvivesGraphResetTest {
     void bitsRaisedByAReplayAreConsumedAfterTheGraphIsReset() {
         FakeLatchWord word = new FakeLatchWord();
         ValidationLatch latch = new ValidationLatch(word);
-        ValidationOwner owner = latch.register("session");
+        ValidationRecipient recipient = latch.register("session");
         try (SimulatedGraphs gpu = new SimulatedGraphs()) {
-            GraphOwner graphs = new GraphLifecycles().registerOwner("session");
+            SlotGroup graphs = new GraphLifecycles().registerGroup("session");
             GraphSlot slot = graphs.slot("decode");
             gpu.capture(slot, "stream", 0, 1);
             // The captured kernel finds an out-of-range index every time it runs.
             gpu.onEachRun(() -> word.raise(LatchFlags.OUT_OF_RANGE));
 
-            long token = latch.begin(owner);
-            latch.activate(owner, token);
+            long token = latch.begin(recipient);
+            latch.activate(recipient, token);
             slot.replay(gpu.stream("stream"));
             assertTrue(slot.reset());
             graphs.retire();
 
-            assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(owner, token));
+            assertEquals(LatchFlags.OUT_OF_RANGE, latch.consume(recipient, token));
             assertEquals(1, word.clears(), "only the begin cleared the word");
         }
     }

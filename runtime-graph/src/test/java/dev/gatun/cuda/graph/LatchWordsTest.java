@@ -21,10 +21,10 @@ class LatchWordsTest {
     }
 
     @Property
-    void ownerWordsRoundTrip(@ForAll OwnerState state, @ForAll @LongRange(min = 0, max = MAX) long generation) {
-        long word = LatchWords.owner(state, generation);
-        assertEquals(state, LatchWords.ownerState(word));
-        assertEquals(generation, LatchWords.ownerGeneration(word));
+    void recipientWordsRoundTrip(@ForAll RecipientState state, @ForAll @LongRange(min = 0, max = MAX) long generation) {
+        long word = LatchWords.recipient(state, generation);
+        assertEquals(state, LatchWords.recipientState(word));
+        assertEquals(generation, LatchWords.recipientGeneration(word));
     }
 
     @Property

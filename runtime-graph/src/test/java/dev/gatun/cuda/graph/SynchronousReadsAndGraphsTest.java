@@ -65,7 +65,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aReadWaitsForAReplayOnAnotherStreamThanTheCapture() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         Stream captureOn = ctx.createStream();
         Stream replayOn = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N)) {
@@ -88,7 +88,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aReadWaitsForWorkQueuedBeforeACaptureBeganOnItsStream() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         Stream stream = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N);
                 DeviceBuffer other = ctx.allocate(4L * N)) {
@@ -107,7 +107,7 @@ class SynchronousReadsAndGraphsTest {
 
     @Test
     void aSynchronousReadDuringOnesOwnGlobalCaptureIsRefusedAndTheCaptureSurvives() {
-        GraphSlot slot = graphs.registerOwner("o").slot("s");
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
         Stream stream = ctx.createStream();
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer b = ctx.allocate(4L * N)) {
             b.asInts().copyFrom(ramp(0));

@@ -67,29 +67,29 @@ class ValidationConsumeRaceTest {
      */
     private static void runRounds(FakeLatchWord word, RoundSetup setup, RoundCheck check) throws Exception {
         ValidationLatch latch = new ValidationLatch(word);
-        List<ValidationOwner> owners = new ArrayList<>();
+        List<ValidationRecipient> recipients = new ArrayList<>();
         for (int i = 0; i < RECIPIENTS; i++) {
-            owners.add(latch.register("recipient-" + i));
+            recipients.add(latch.register("recipient-" + i));
         }
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try {
             for (int round = 0; round < ROUNDS; round++) {
-                long token = latch.begin(owners.get(0));
-                for (ValidationOwner owner : owners) {
-                    latch.attach(owners.get(0), token, owner);
+                long token = latch.begin(recipients.get(0));
+                for (ValidationRecipient recipient : recipients) {
+                    latch.attach(recipients.get(0), token, recipient);
                 }
-                latch.activate(owners.get(0), token);
+                latch.activate(recipients.get(0), token);
                 word.raise(flagsOf(round));
                 setup.prepare(round);
 
                 CyclicBarrier start = new CyclicBarrier(THREADS);
                 List<Future<Object>> futures = new ArrayList<>();
                 for (int t = 0; t < THREADS; t++) {
-                    ValidationOwner owner = owners.get(t % RECIPIENTS);
+                    ValidationRecipient recipient = recipients.get(t % RECIPIENTS);
                     futures.add(pool.submit(() -> {
                         start.await();
                         try {
-                            return latch.consume(owner, token);
+                            return latch.consume(recipient, token);
                         } catch (ValidationLatchException e) {
                             return e;
                         }

@@ -3,7 +3,6 @@ package dev.gatun.cuda.graph;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrowsExactly;
 
-import dev.gatun.cuda.graph.ValidationTokenException.Reason;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -23,7 +22,7 @@ import net.jqwik.api.state.Transformer;
 /**
  * Random sequences of begin, attach, activate, consume, unregister and kernel raises, with tokens
  * drawn from every generation issued so far and device failures injected, checked after each step
- * against a plain model of the coordinator and owner words. The latch's last generation is low so
+ * against a plain model of the coordinator and recipient words. The latch's last generation is low so
  * that chains run into exhaustion.
  */
 class ValidationLatchChainTest {
@@ -66,21 +65,10 @@ class ValidationLatchChainTest {
     private record Issued(long token, long generation) {
     }
 
-    /** An expected rejection: its type and, for a token rejection, its reason. */
-    private record Refusal(Class<? extends Throwable> type, Reason reason) {
-        static Refusal token(Reason reason) {
-            return new Refusal(ValidationTokenException.class, reason);
-        }
-
-        static Refusal state() {
-            return new Refusal(ValidationStateException.class, null);
-        }
-    }
-
     static final class World {
         final FakeLatchWord word = new FakeLatchWord();
         final ValidationLatch latch = new ValidationLatch(word, MAX_GENERATION);
-        final List<ValidationOwner> owners = new ArrayList<>();
+        final List<ValidationRecipient> owners = new ArrayList<>();
         final List<Issued> issued = new ArrayList<>();
 
         // The model.
@@ -88,7 +76,7 @@ class ValidationLatchChainTest {
         long generation;
         int submitter = -1;
         final Set<Integer> recipients = new HashSet<>();
-        final OwnerState[] state = new OwnerState[OWNERS];
+        final RecipientState[] state = new RecipientState[OWNERS];
         final long[] joined = new long[OWNERS];
         final int[] flags = new int[OWNERS];
         int bits;
@@ -99,7 +87,7 @@ class ValidationLatchChainTest {
         World() {
             for (int o = 0; o < OWNERS; o++) {
                 owners.add(latch.register("owner-" + o));
-                state[o] = OwnerState.IDLE;
+                state[o] = RecipientState.IDLE;
             }
         }
 
@@ -107,28 +95,31 @@ class ValidationLatchChainTest {
             if (failClear) {
                 word.failNextClears(1);
             }
-            Class<? extends Throwable> expected = null;
+            LatchMisuse misuse = null;
+            boolean fails = false; // the last generation was used, or the clear fails
             if (phase != ValidationPhase.IDLE) {
-                expected = ValidationStateException.class;
+                misuse = LatchMisuse.STILL_OPEN;
             } else if (generation >= MAX_GENERATION) {
-                expected = ValidationGenerationExhaustedException.class;
+                fails = true;
             } else {
                 generation++; // reserved, and spent even if the begin fails from here on
-                if (state[o] == OwnerState.RETIRED) {
-                    expected = ValidationStateException.class;
-                } else if (failClear) {
-                    expected = ValidationLatchException.class;
+                if (state[o] == RecipientState.RETIRED) {
+                    misuse = LatchMisuse.UNREGISTERED;
+                } else {
+                    fails = failClear;
                 }
             }
-            if (expected != null) {
-                assertThrowsExactly(expected, () -> latch.begin(owners.get(o)));
+            if (misuse != null) {
+                misuse.assertRefuses(() -> latch.begin(owners.get(o)));
+            } else if (fails) {
+                assertThrowsExactly(ValidationLatchException.class, () -> latch.begin(owners.get(o)));
             } else {
                 issued.add(new Issued(latch.begin(owners.get(o)), generation));
                 phase = ValidationPhase.PREPARING;
                 submitter = o;
                 recipients.clear();
                 recipients.add(o);
-                state[o] = OwnerState.PENDING;
+                state[o] = RecipientState.PENDING;
                 joined[o] = generation;
                 bits = 0;
                 begun++;
@@ -142,13 +133,13 @@ class ValidationLatchChainTest {
                 return;
             }
             Issued token = pick(pick);
-            Refusal refusal = preparingRefusal(s, token.generation());
-            if (refusal == null && state[r] == OwnerState.RETIRED) {
-                refusal = Refusal.state();
+            LatchMisuse refusal = preparingRefusal(s, token.generation());
+            if (refusal == null && state[r] == RecipientState.RETIRED) {
+                refusal = LatchMisuse.UNREGISTERED;
             }
             run(refusal, () -> latch.attach(owners.get(s), token.token(), owners.get(r)));
             if (refusal == null && recipients.add(r)) {
-                state[r] = OwnerState.PENDING;
+                state[r] = RecipientState.PENDING;
                 joined[r] = generation;
             }
             check();
@@ -159,7 +150,7 @@ class ValidationLatchChainTest {
                 return;
             }
             Issued token = pick(pick);
-            Refusal refusal = preparingRefusal(s, token.generation());
+            LatchMisuse refusal = preparingRefusal(s, token.generation());
             run(refusal, () -> latch.activate(owners.get(s), token.token()));
             if (refusal == null) {
                 phase = ValidationPhase.ACTIVE;
@@ -168,14 +159,14 @@ class ValidationLatchChainTest {
         }
 
         /** What attach and activate refuse with, or null when they may proceed. */
-        private Refusal preparingRefusal(int s, long tokenGeneration) {
+        private LatchMisuse preparingRefusal(int s, long tokenGeneration) {
             if (phase == ValidationPhase.PREPARING && tokenGeneration == generation) {
-                return s == submitter ? null : Refusal.token(Reason.WRONG_OWNER);
+                return s == submitter ? null : LatchMisuse.NOT_SUBMITTER;
             }
             if (tokenGeneration < generation || phase == ValidationPhase.IDLE) {
-                return Refusal.token(Reason.STALE);
+                return LatchMisuse.STALE;
             }
-            return Refusal.state(); // already active
+            return LatchMisuse.ALREADY_ACTIVE;
         }
 
         void consume(int o, int pick, boolean failRead) {
@@ -187,24 +178,24 @@ class ValidationLatchChainTest {
             if (failRead) {
                 word.failNextReads(1);
             }
-            if (state[o] == OwnerState.COMPLETE && joined[o] == g) {
+            if (state[o] == RecipientState.COMPLETE && joined[o] == g) {
                 assertEquals(flags[o], latch.consume(owners.get(o), token.token()));
-            } else if (state[o] == OwnerState.PENDING && joined[o] == g) {
+            } else if (state[o] == RecipientState.PENDING && joined[o] == g) {
                 expectConsumption(failRead, () -> latch.consume(owners.get(o), token.token()));
-            } else if (state[o] == OwnerState.RETIRED) {
-                run(Refusal.state(), () -> latch.consume(owners.get(o), token.token()));
+            } else if (state[o] == RecipientState.RETIRED) {
+                run(LatchMisuse.UNREGISTERED, () -> latch.consume(owners.get(o), token.token()));
             } else {
-                Reason reason = joined[o] > g ? Reason.STALE : Reason.WRONG_OWNER;
-                run(Refusal.token(reason), () -> latch.consume(owners.get(o), token.token()));
+                LatchMisuse misuse = joined[o] > g ? LatchMisuse.STALE : LatchMisuse.NOT_RECIPIENT;
+                run(misuse, () -> latch.consume(owners.get(o), token.token()));
             }
             word.failNextReads(0);
             check();
         }
 
         void unregister(int o, boolean failRead) {
-            ValidationOwner owner = owners.get(o);
+            ValidationRecipient owner = owners.get(o);
             switch (state[o]) {
-                case RETIRED -> run(Refusal.state(), () -> latch.unregister(owner));
+                case RETIRED -> run(LatchMisuse.UNREGISTERED, () -> latch.unregister(owner));
                 case PENDING -> {
                     word.failNextReads(failRead ? 1 : 0);
                     // unregister returns nothing: the consumed flags are checked later through the
@@ -216,13 +207,13 @@ class ValidationLatchChainTest {
                     });
                     word.failNextReads(0);
                     if (!failRead) {
-                        state[o] = OwnerState.RETIRED;
+                        state[o] = RecipientState.RETIRED;
                         registered--;
                     }
                 }
                 default -> {
                     latch.unregister(owner);
-                    state[o] = OwnerState.RETIRED;
+                    state[o] = RecipientState.RETIRED;
                     registered--;
                 }
             }
@@ -238,7 +229,7 @@ class ValidationLatchChainTest {
             int consumed = bits;
             assertEquals(consumed, call.getAsInt());
             for (int r : recipients) {
-                state[r] = OwnerState.COMPLETE;
+                state[r] = RecipientState.COMPLETE;
                 flags[r] = consumed;
             }
             recipients.clear();
@@ -258,14 +249,11 @@ class ValidationLatchChainTest {
             return pick == 0 ? issued.getLast() : issued.get(pick % issued.size());
         }
 
-        private void run(Refusal refusal, Runnable call) {
+        private void run(LatchMisuse refusal, Runnable call) {
             if (refusal == null) {
                 call.run();
-                return;
-            }
-            Throwable thrown = assertThrowsExactly(refusal.type(), call::run);
-            if (refusal.reason() != null) {
-                assertEquals(refusal.reason(), ((ValidationTokenException) thrown).reason());
+            } else {
+                refusal.assertRefuses(call::run);
             }
         }
 

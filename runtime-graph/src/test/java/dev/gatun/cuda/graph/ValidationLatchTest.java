@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.graph.FakeLatchWord.FakeWordException;
-import dev.gatun.cuda.graph.ValidationTokenException.Reason;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.function.Executable;
 
 class ValidationLatchTest {
 
@@ -17,13 +15,9 @@ class ValidationLatchTest {
 
     private final FakeLatchWord word = new FakeLatchWord();
     private final ValidationLatch latch = new ValidationLatch(word);
-    private final ValidationOwner a = latch.register("a");
-    private final ValidationOwner b = latch.register("b");
-    private final ValidationOwner c = latch.register("c");
-
-    private static void assertRejected(Reason reason, Executable call) {
-        assertEquals(reason, assertThrows(ValidationTokenException.class, call).reason());
-    }
+    private final ValidationRecipient a = latch.register("a");
+    private final ValidationRecipient b = latch.register("b");
+    private final ValidationRecipient c = latch.register("c");
 
     /** a begins, b attaches, a activates, kernels raise {@code raised}. */
     private long openedWith(int raised) {
@@ -52,7 +46,7 @@ class ValidationLatchTest {
         assertEquals(1, word.reads());
         assertEquals(0, word.bits(), "consuming clears the word");
         assertEquals(new ValidationCounts(1, 1, 3), latch.counts());
-        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(c, token));
+        LatchMisuse.NOT_RECIPIENT.assertRefuses(() -> latch.consume(c, token));
     }
 
     @Test
@@ -69,7 +63,7 @@ class ValidationLatchTest {
 
         long second = latch.begin(a);
         assertNotEquals(first, second);
-        assertRejected(Reason.STALE, () -> latch.consume(a, first));
+        LatchMisuse.STALE.assertRefuses(() -> latch.consume(a, first));
         assertEquals(BAD_INPUT, latch.consume(b, first), "b did not join the second generation");
         latch.activate(a, second);
         assertEquals(0, latch.consume(a, second));
@@ -78,10 +72,10 @@ class ValidationLatchTest {
     @Test
     void beginIsRefusedWhileAGenerationIsOpen() {
         long token = latch.begin(a);
-        assertThrows(ValidationStateException.class, () -> latch.begin(b));
+        LatchMisuse.STILL_OPEN.assertRefuses(() -> latch.begin(b));
         latch.activate(a, token);
-        ValidationStateException refused = assertThrows(ValidationStateException.class, () -> latch.begin(a));
-        assertTrue(refused.getMessage().contains("consume it at its request boundary first"), refused.getMessage());
+        RuntimeException refused = LatchMisuse.STILL_OPEN.assertRefuses(() -> latch.begin(a));
+        assertTrue(refused.getMessage().contains("generation 1 is still ACTIVE"), refused.getMessage());
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
         assertEquals(1, latch.generation());
         assertEquals(1, word.clears());
@@ -91,21 +85,21 @@ class ValidationLatchTest {
     void foreignTokensAndOwnersAreRejectedAndChangeNothing() {
         FakeLatchWord otherWord = new FakeLatchWord();
         ValidationLatch other = new ValidationLatch(otherWord);
-        ValidationOwner stranger = other.register("stranger");
+        ValidationRecipient stranger = other.register("stranger");
         long theirs = other.begin(stranger);
         long ours = latch.begin(a);
 
-        assertRejected(Reason.FOREIGN, () -> latch.attach(a, theirs, b));
-        assertRejected(Reason.FOREIGN, () -> latch.activate(a, theirs));
-        assertRejected(Reason.FOREIGN, () -> latch.consume(a, theirs));
-        assertRejected(Reason.FOREIGN, () -> latch.attach(a, ours, stranger));
-        assertRejected(Reason.FOREIGN, () -> latch.consume(stranger, ours));
-        assertRejected(Reason.FOREIGN, () -> latch.begin(stranger));
-        assertRejected(Reason.FOREIGN, () -> latch.unregister(stranger));
-        assertRejected(Reason.FOREIGN, () -> latch.consume(a, ours + 5));
-        assertRejected(Reason.FOREIGN, () -> latch.activate(a, ours + 5));
-        assertRejected(Reason.FOREIGN, () -> latch.consume(a, 0));
-        assertRejected(Reason.FOREIGN, () -> latch.consume(a, -ours));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.attach(a, theirs, b));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.activate(a, theirs));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.consume(a, theirs));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.attach(a, ours, stranger));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.consume(stranger, ours));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.begin(stranger));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.unregister(stranger));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.consume(a, ours + 5));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.activate(a, ours + 5));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.consume(a, 0));
+        LatchMisuse.FOREIGN.assertRefuses(() -> latch.consume(a, -ours));
 
         assertEquals(ValidationPhase.PREPARING, latch.phase());
         assertEquals(ValidationPhase.PREPARING, other.phase());
@@ -120,25 +114,25 @@ class ValidationLatchTest {
         latch.consume(a, first);
         long second = latch.begin(b);
 
-        assertRejected(Reason.STALE, () -> latch.attach(a, first, c));
-        assertRejected(Reason.STALE, () -> latch.activate(a, first));
+        LatchMisuse.STALE.assertRefuses(() -> latch.attach(a, first, c));
+        LatchMisuse.STALE.assertRefuses(() -> latch.activate(a, first));
         latch.activate(b, second);
         latch.consume(b, second);
-        assertRejected(Reason.STALE, () -> latch.activate(b, second));
-        assertRejected(Reason.STALE, () -> latch.attach(b, second, c));
+        LatchMisuse.STALE.assertRefuses(() -> latch.activate(b, second));
+        LatchMisuse.STALE.assertRefuses(() -> latch.attach(b, second, c));
         assertEquals(ValidationPhase.IDLE, latch.phase());
     }
 
     @Test
     void onlyTheSubmitterAttachesAndActivates() {
         long token = latch.begin(a);
-        assertRejected(Reason.WRONG_OWNER, () -> latch.attach(b, token, c));
-        assertRejected(Reason.WRONG_OWNER, () -> latch.activate(b, token));
-        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(c, token));
+        LatchMisuse.NOT_SUBMITTER.assertRefuses(() -> latch.attach(b, token, c));
+        LatchMisuse.NOT_SUBMITTER.assertRefuses(() -> latch.activate(b, token));
+        LatchMisuse.NOT_RECIPIENT.assertRefuses(() -> latch.consume(c, token));
         assertEquals(ValidationPhase.PREPARING, latch.phase());
 
         latch.activate(a, token);
-        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(b, token));
+        LatchMisuse.NOT_RECIPIENT.assertRefuses(() -> latch.consume(b, token));
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
     }
 
@@ -146,10 +140,10 @@ class ValidationLatchTest {
     void attachingOrActivatingAnActiveGenerationIsRefused() {
         long token = latch.begin(a);
         latch.activate(a, token);
-        assertThrows(ValidationStateException.class, () -> latch.attach(a, token, b));
-        assertThrows(ValidationStateException.class, () -> latch.activate(a, token));
+        LatchMisuse.ALREADY_ACTIVE.assertRefuses(() -> latch.attach(a, token, b));
+        LatchMisuse.ALREADY_ACTIVE.assertRefuses(() -> latch.activate(a, token));
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
-        assertRejected(Reason.WRONG_OWNER, () -> latch.consume(b, token));
+        LatchMisuse.NOT_RECIPIENT.assertRefuses(() -> latch.consume(b, token));
     }
 
     @Test
@@ -171,23 +165,22 @@ class ValidationLatchTest {
     @Test
     void generationsNeverWrap() {
         ValidationLatch small = new ValidationLatch(word, 3);
-        ValidationOwner owner = small.register("owner");
+        ValidationRecipient only = small.register("only");
         long last = 0;
         for (int i = 0; i < 3; i++) {
-            last = small.begin(owner);
-            small.activate(owner, last);
-            small.consume(owner, last);
+            last = small.begin(only);
+            small.activate(only, last);
+            small.consume(only, last);
         }
         word.raise(BAD_INPUT);
 
-        ValidationGenerationExhaustedException exhausted = assertThrows(
-                ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+        ValidationLatchException exhausted = assertThrows(ValidationLatchException.class, () -> small.begin(only));
         assertTrue(exhausted.getMessage().contains("create a new latch"), exhausted.getMessage());
         assertEquals(ValidationPhase.IDLE, small.phase());
         assertEquals(3, small.generation());
         assertEquals(BAD_INPUT, word.bits(), "an exhausted begin must not clear the word");
-        assertEquals(0, small.consume(owner, last), "the last generation's result is still there");
-        assertThrows(ValidationGenerationExhaustedException.class, () -> small.begin(owner));
+        assertEquals(0, small.consume(only, last), "the last generation's result is still there");
+        assertThrows(ValidationLatchException.class, () -> small.begin(only));
         assertThrows(IllegalArgumentException.class, () -> new ValidationLatch(word, 0));
     }
 
@@ -234,12 +227,12 @@ class ValidationLatchTest {
         assertEquals(ValidationPhase.IDLE, latch.phase());
         assertEquals(1, word.reads());
         assertEquals(BAD_INPUT, latch.consume(a, token), "the other recipient still gets the result");
-        assertEquals(2, latch.counts().registeredOwners());
-        assertThrows(ValidationStateException.class, () -> latch.unregister(b));
-        assertThrows(ValidationStateException.class, () -> latch.consume(b, token));
-        assertThrows(ValidationStateException.class, () -> latch.begin(b));
+        assertEquals(2, latch.counts().registeredRecipients());
+        LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.unregister(b));
+        LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.consume(b, token));
+        LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.begin(b));
         long next = latch.begin(a);
-        assertThrows(ValidationStateException.class, () -> latch.attach(a, next, b));
+        LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.attach(a, next, b));
         assertEquals(ValidationPhase.PREPARING, latch.phase(), "a refused attach restores the phase");
         latch.activate(a, next);
         assertEquals(0, latch.consume(a, next));
@@ -251,10 +244,10 @@ class ValidationLatchTest {
         word.failNextReads(1);
 
         assertThrows(ValidationLatchException.class, () -> latch.unregister(b));
-        assertEquals(3, latch.counts().registeredOwners());
+        assertEquals(3, latch.counts().registeredRecipients());
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
         latch.unregister(b);
-        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(2, latch.counts().registeredRecipients());
         assertEquals(BAD_INPUT, latch.consume(a, token));
     }
 
@@ -262,7 +255,7 @@ class ValidationLatchTest {
     void unregisteringAnIdleOwnerReadsNothing() {
         latch.unregister(c);
         assertEquals(0, word.readAttempts());
-        assertEquals(2, latch.counts().registeredOwners());
+        assertEquals(2, latch.counts().registeredRecipients());
         assertThrows(IllegalArgumentException.class, () -> latch.register(" "));
     }
 
@@ -274,7 +267,7 @@ class ValidationLatchTest {
 
         assertEquals(BAD_INPUT, latch.consume(b, token), "the word is read even before activation");
         assertEquals(ValidationPhase.IDLE, latch.phase());
-        assertRejected(Reason.STALE, () -> latch.activate(a, token));
+        LatchMisuse.STALE.assertRefuses(() -> latch.activate(a, token));
         assertEquals(BAD_INPUT, latch.consume(a, token));
     }
 }

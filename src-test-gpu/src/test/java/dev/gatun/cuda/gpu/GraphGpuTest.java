@@ -18,7 +18,7 @@ import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.graph.LatchFlags;
 import dev.gatun.cuda.graph.ValidationLatch;
-import dev.gatun.cuda.graph.ValidationOwner;
+import dev.gatun.cuda.graph.ValidationRecipient;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
@@ -75,7 +75,7 @@ class GraphGpuTest {
             for (int k = 0; k < STAGES; k++) {
                 kernels.add(ctx.modules().kernel("pipeline", "stage" + k));
             }
-            GraphSlot slot = graphs.registerOwner("pipeline").slot("forward");
+            GraphSlot slot = graphs.registerGroup("pipeline").slot("forward");
             slot.beginCapture(s, CaptureMode.GLOBAL, List.of(x, y)); // only these may be baked in
             for (Kernel k : kernels) {
                 k.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n));
@@ -113,7 +113,7 @@ class GraphGpuTest {
         NvrtcLibrary.system().compiler().load(ctx.modules(), "graph-versioned", source, CompileOptions.builder(target).options("-DVERSION=1").build(), "version");
         Stream s = ctx.createStream();
         try (DeviceBuffer out = ctx.allocate(4)) {
-            GraphSlot slot = graphs.registerOwner("versioned").slot("v");
+            GraphSlot slot = graphs.registerGroup("versioned").slot("v");
             try (Kernel v1 = ctx.modules().kernel("graph-versioned", "version")) {
                 slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
                 v1.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(out));
@@ -148,7 +148,7 @@ class GraphGpuTest {
         Stream s = ctx.createStream();
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4)) {
             flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
-            GraphSlot slot = graphs.registerOwner("holder").slot("spin");
+            GraphSlot slot = graphs.registerGroup("holder").slot("spin");
             DeviceBuffer buffer = ctx.allocate(big);
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             spin.launch(s, LaunchConfig.of(132, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(buffer),
@@ -204,13 +204,13 @@ class GraphGpuTest {
                 valid[i] = r.nextInt(m);
             }
             index.asInts().copyFrom(valid);
-            GraphSlot slot = graphs.registerOwner("lookup").slot("gather");
+            GraphSlot slot = graphs.registerGroup("lookup").slot("gather");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             gather.launch(s, LaunchConfig.covering(n, 128), KernelArg.pointer(index), KernelArg.pointer(table),
                     KernelArg.pointer(out), KernelArg.i32(n), KernelArg.i32(m), KernelArg.pointer(graphs.latchWord()));
             slot.endCapture();
             ValidationLatch latch = graphs.latch();
-            ValidationOwner request = latch.register("request");
+            ValidationRecipient request = latch.register("request");
 
             long clean = latch.begin(request);
             latch.activate(request, clean);
@@ -256,7 +256,7 @@ class GraphGpuTest {
         try (Kernel saxpyLike = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer out = ctx.allocate(4 * 1024)) {
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1); // never waits: the kernel just fills
-            GraphSlot slot = graphs.registerOwner("gate").slot("g");
+            GraphSlot slot = graphs.registerGroup("gate").slot("g");
             slot.beginCapture(s, CaptureMode.GLOBAL);
             // A fresh size class: a real cuMemAlloc, which would invalidate the capture if it ran now.
             CompletableFuture<DeviceBuffer> allocation = CompletableFuture.supplyAsync(() -> ctx.allocate((123L << 20) + 7));
@@ -286,7 +286,7 @@ class GraphGpuTest {
         Stream s = ctx.createStream();
         try (Kernel set = Gpu.kernel("extern \"C\" __global__ void set(int* out, int v) { *out = v; }", "set");
                 DeviceBuffer a = ctx.allocate(4); DeviceBuffer b = ctx.allocate(4); DeviceBuffer c = ctx.allocate(4)) {
-            GraphSlot slot = graphs.registerOwner("nodes").slot("set");
+            GraphSlot slot = graphs.registerGroup("nodes").slot("set");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(a), KernelArg.i32(1));
             set.launch(s, LaunchConfig.of(1, 1), KernelArg.pointer(b), KernelArg.i32(2));
@@ -340,7 +340,7 @@ class GraphGpuTest {
         try (Kernel affine = Gpu.kernel(source, "affine"); DeviceBuffer x = ctx.allocate(4L * n);
                 DeviceBuffer y1 = ctx.allocate(4L * n); DeviceBuffer y2 = ctx.allocate(4L * n);
                 DeviceBuffer y3 = ctx.allocate(4L * n)) {
-            GraphSlot slot = graphs.registerOwner("recaptured-nodes").slot("affine");
+            GraphSlot slot = graphs.registerGroup("recaptured-nodes").slot("affine");
             LaunchConfig config = LaunchConfig.covering(n, 128);
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             affine.launch(s, config, KernelArg.pointer(y1), KernelArg.pointer(x), KernelArg.i32(3), KernelArg.i32(5),
@@ -414,7 +414,7 @@ class GraphGpuTest {
             for (Kernel k : kernels) {
                 launches.add(k.prepare(LaunchConfig.covering(n, 128), KernelArg.pointer(y), KernelArg.pointer(x), KernelArg.i32(n)));
             }
-            GraphSlot slot = graphs.registerOwner("update").slot("u");
+            GraphSlot slot = graphs.registerGroup("update").slot("u");
             slot.beginCapture(s, CaptureMode.THREAD_LOCAL);
             launches.forEach(l -> l.launch(s));
             slot.endCapture();

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceCapabilities;
-import dev.gatun.cuda.InvalidLaunchException;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelAttributes;
@@ -104,11 +103,11 @@ class KernelGpuTest {
     @Test
     void wrongArgumentsAreRejectedFromTheDriversParameterInfo() {
         try (Kernel k = Gpu.kernel(SAXPY, "saxpy"); DeviceBuffer b = Gpu.context().allocate(16)) {
-            assertThrows(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b),
                     KernelArg.pointer(b), KernelArg.f32(1)));
-            assertThrows(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b),
                     KernelArg.pointer(b), KernelArg.f64(1), KernelArg.i32(4)));
-            assertThrows(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 2048), KernelArg.pointer(b),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 2048), KernelArg.pointer(b),
                     KernelArg.pointer(b), KernelArg.f32(1), KernelArg.i32(4)));
         }
     }
@@ -142,7 +141,7 @@ class KernelGpuTest {
             }
             assertTrue(k.attributes().maxDynamicSharedBytes() >= 4 * n);
             int ceiling = ctx.device().capabilities().sharedMemoryPerBlockOptIn();
-            assertThrows(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(1, 512).withSharedMemory(ceiling + 1),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 512).withSharedMemory(ceiling + 1),
                     KernelArg.pointer(din), KernelArg.pointer(dout), KernelArg.i32(n)));
         }
     }
@@ -186,7 +185,7 @@ class KernelGpuTest {
             out.asInts().copyTo(got);
             assertEquals(expected, got[0]);
             int perSm = k.maxActiveBlocksPerMultiprocessor(256, 0);
-            assertThrows(InvalidLaunchException.class, () -> k.prepare(LaunchConfig.of(perSm * sms + 1, 256).withCooperative(true),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(perSm * sms + 1, 256).withCooperative(true),
                     KernelArg.pointer(din), KernelArg.pointer(partial), KernelArg.pointer(out), KernelArg.i32(n)));
         }
     }
@@ -350,7 +349,7 @@ class KernelGpuTest {
             LaunchConfig tallGrid = LaunchConfig.of(1, maxGridY + 1, 1, 32, 1, 1);
             for (LaunchConfig bad : new LaunchConfig[] {tallBlock, tallBlock.withCooperative(true),
                     tallBlock.withCluster(1, 1, 1), tallGrid, tallGrid.withCooperative(true), tallGrid.withCluster(1, 1, 1)}) {
-                InvalidLaunchException e = assertThrows(InvalidLaunchException.class, () -> k.launch(s, bad,
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> k.launch(s, bad,
                         KernelArg.pointer(out), KernelArg.pointer(dx), KernelArg.i32(a), KernelArg.i32(n)), bad::toString);
                 String expected = bad.blockZ() == 128 ? "block z is 128, more than the 64" : "grid y is " + (maxGridY + 1)
                         + ", more than the " + maxGridY;

@@ -4,7 +4,7 @@ package dev.gatun.cuda.internal.context;
  * What a Gatun-managed stream capture keeps of the owners its captured work uses. A captured
  * graph bakes in module handles and buffer addresses, so those owners must outlive every
  * launch of the graph, even if the user closes them meanwhile: the scope {@linkplain
- * OwnedResource#hold() holds} each one it admits, and its graph releases the holds once its
+ * NativeResource#hold() holds} each one it admits, and its graph releases the holds once its
  * last launch has completed.
  */
 public interface CaptureScope {
@@ -14,5 +14,5 @@ public interface CaptureScope {
      * refuses it (a buffer not registered with the capture) by throwing before anything is
      * queued.
      */
-    void admit(OwnedResource resource);
+    void admit(NativeResource resource);
 }

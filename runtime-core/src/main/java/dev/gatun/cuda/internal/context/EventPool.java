@@ -15,10 +15,10 @@ public final class EventPool {
 
     static final int MAX_POOLED = 256;
 
-    private final ContextCore context;
+    private final ContextState context;
     private final ArrayDeque<MemorySegment> free = new ArrayDeque<>();
 
-    EventPool(ContextCore context) {
+    EventPool(ContextState context) {
         this.context = context;
     }
 

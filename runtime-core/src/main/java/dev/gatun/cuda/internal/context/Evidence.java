@@ -1,13 +1,15 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.internal.driver.CuResults;
+
 /**
  * Completion evidence for the last use of a resource on one stream: something that can say,
  * without blocking, whether GPU work submitted before a point in that stream has finished.
  */
 public interface Evidence {
 
-    /** Result of {@link #poll()} while the work may still run (CUDA_ERROR_NOT_READY). */
-    int PENDING = 600;
+    /** Result of {@link #poll()} while the work may still run: the driver's CUDA_ERROR_NOT_READY. */
+    int PENDING = CuResults.NOT_READY;
 
     /**
      * Polls without blocking. May make progress itself, e.g. record a fence that could not be

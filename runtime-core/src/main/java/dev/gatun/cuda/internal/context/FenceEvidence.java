@@ -7,17 +7,17 @@ import java.lang.foreign.MemorySegment;
  * recorded on the stream. If it cannot be recorded now (the stream is capturing, or the record
  * fails), it is recorded at a later poll: an event recorded later still follows the work in
  * stream order, while an event recorded earlier would prove nothing. If the stream has been
- * closed meanwhile, the stream's own final fence stands in ({@link StreamCore#drained()}).
+ * closed meanwhile, the stream's own final fence stands in ({@link StreamState#drained()}).
  */
 final class FenceEvidence implements Evidence {
 
-    private final StreamCore stream;
+    private final StreamState stream;
     /** The stream's own last fence: recorded even though the stream is closing (its handle lives until this completes). */
     private final boolean finalFence;
     /** Written under the stream's capture lock; read by the reaper without it. */
     private volatile MemorySegment event;
 
-    FenceEvidence(StreamCore stream, boolean finalFence) {
+    FenceEvidence(StreamState stream, boolean finalFence) {
         this.stream = stream;
         this.finalFence = finalFence;
         tryRecord();
@@ -27,7 +27,7 @@ final class FenceEvidence implements Evidence {
         if (stream.closed() && !finalFence) {
             return;
         }
-        ContextCore context = stream.context();
+        ContextState context = stream.context();
         synchronized (stream.captureLock()) {
             if ((stream.closed() && !finalFence) || stream.capturing()) {
                 return;
@@ -70,7 +70,7 @@ final class FenceEvidence implements Evidence {
      * @return false when the fence still cannot be recorded (nothing was enqueued)
      * @throws dev.gatun.cuda.CudaException when the driver refuses the wait
      */
-    boolean enqueueWait(StreamCore waiter) {
+    boolean enqueueWait(StreamState waiter) {
         synchronized (stream.captureLock()) {
             if (event == null) {
                 tryRecord();

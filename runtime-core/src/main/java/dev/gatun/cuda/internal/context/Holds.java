@@ -8,14 +8,14 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The owners one holder keeps alive ({@link OwnedResource#hold()}): what a capture's work used,
+ * The owners one holder keeps alive ({@link NativeResource#hold()}): what a capture's work used,
  * and then its graph and every executable made from it. Each owner is held once per holder,
  * however often it is added, so repeated in-place updates of an executable do not pile up
  * holds. Thread-safe.
  */
 public final class Holds {
 
-    private final Set<OwnedResource> held = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final Set<NativeResource> held = Collections.newSetFromMap(new IdentityHashMap<>());
     private boolean released;
 
     /**
@@ -24,7 +24,7 @@ public final class Holds {
      * @throws IllegalStateException when the holder has released everything already, or the
      *     owner is closed and nothing holds it any more
      */
-    public synchronized void add(OwnedResource resource) {
+    public synchronized void add(NativeResource resource) {
         if (released) {
             throw new IllegalStateException("the holder of " + resource.identity() + " was already released");
         }
@@ -35,8 +35,8 @@ public final class Holds {
     }
 
     /** Holds each of {@code resources} (see {@link #add}). */
-    public void addAll(Collection<? extends OwnedResource> resources) {
-        for (OwnedResource r : resources) {
+    public void addAll(Collection<? extends NativeResource> resources) {
+        for (NativeResource r : resources) {
             add(r);
         }
     }
@@ -46,7 +46,7 @@ public final class Holds {
         addAll(other.snapshot());
     }
 
-    private synchronized List<OwnedResource> snapshot() {
+    private synchronized List<NativeResource> snapshot() {
         return new ArrayList<>(held);
     }
 
@@ -55,7 +55,7 @@ public final class Holds {
      * close proceed to retirement.
      */
     public void releaseAll() {
-        List<OwnedResource> all;
+        List<NativeResource> all;
         synchronized (this) {
             if (released) {
                 return;
@@ -64,7 +64,7 @@ public final class Holds {
             all = new ArrayList<>(held);
             held.clear();
         }
-        for (OwnedResource r : all) {
+        for (NativeResource r : all) {
             r.unhold();
         }
     }

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the fences of every stream its kernels were launched on have completed. So a module replaced
  * in the registry keeps working for the kernels and graphs that still use it.
  */
-public final class ModuleResource extends OwnedResource {
+public final class ModuleResource extends NativeResource {
 
     private final MemorySegment handle;
     private final String name;
@@ -19,7 +19,7 @@ public final class ModuleResource extends OwnedResource {
     private final String sha256;
     private final AtomicInteger references = new AtomicInteger(1);
 
-    public ModuleResource(ContextCore context, MemorySegment handle, String name, String artifact, String sha256) {
+    public ModuleResource(ContextState context, MemorySegment handle, String name, String artifact, String sha256) {
         super(context, OwnerKind.MODULE);
         this.handle = handle;
         this.name = name;

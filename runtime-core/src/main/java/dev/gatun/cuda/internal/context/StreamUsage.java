@@ -10,13 +10,13 @@ import java.util.List;
  */
 final class StreamUsage {
 
-    private volatile StreamCore last;
-    private final List<StreamCore> streams = new ArrayList<>(2);
+    private volatile StreamState last;
+    private final List<StreamState> streams = new ArrayList<>(2);
     /** Whether a stream of another context (a peer copy or launch) used the handle. */
     private volatile boolean foreign;
 
     /** Records use on {@code stream}; {@code owner} is the context the handle belongs to. */
-    void add(StreamCore stream, ContextCore owner) {
+    void add(StreamState stream, ContextState owner) {
         if (last == stream) {
             return;
         }
@@ -32,13 +32,13 @@ final class StreamUsage {
     }
 
     /** The streams of contexts other than {@code owner} that used the handle; empty (and no copy) when none did. */
-    List<StreamCore> foreignStreams(ContextCore owner) {
+    List<StreamState> foreignStreams(ContextState owner) {
         if (!foreign) {
             return List.of();
         }
         synchronized (streams) {
-            List<StreamCore> out = new ArrayList<>(streams.size());
-            for (StreamCore s : streams) {
+            List<StreamState> out = new ArrayList<>(streams.size());
+            for (StreamState s : streams) {
                 if (s.context() != owner) {
                     out.add(s);
                 }
@@ -51,7 +51,7 @@ final class StreamUsage {
     List<Evidence> fences() {
         synchronized (streams) {
             List<Evidence> fences = new ArrayList<>(streams.size());
-            for (StreamCore s : streams) {
+            for (StreamState s : streams) {
                 fences.add(s.fence());
             }
             return fences;
@@ -59,7 +59,7 @@ final class StreamUsage {
     }
 
     /** The only stream used, or null when none or several were. */
-    StreamCore sole() {
+    StreamState sole() {
         synchronized (streams) {
             return streams.size() == 1 ? streams.get(0) : null;
         }

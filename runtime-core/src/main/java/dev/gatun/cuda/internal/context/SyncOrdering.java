@@ -11,7 +11,7 @@ import java.util.Arrays;
  * replays, on any stream of the context, open or closed but not yet drained.
  *
  * <p>The context knows every stream it created until the stream is drained. Each submission
- * flags its stream ({@link StreamCore#submitted()}: a volatile read, no allocation, no driver
+ * flags its stream ({@link StreamState#submitted()}: a volatile read, no allocation, no driver
  * call); a synchronous operation makes its stream wait for each flagged stream (one event
  * record and one stream wait each) and clears the flags. A stream with nothing new since the
  * last synchronous operation costs nothing. This is coarser than tracking each buffer's users,
@@ -21,27 +21,27 @@ import java.util.Arrays;
  */
 public final class SyncOrdering {
 
-    private static final StreamCore[] NONE = new StreamCore[0];
+    private static final StreamState[] NONE = new StreamState[0];
 
-    private final ContextCore context;
+    private final ContextState context;
     /** Streams of this context not yet drained; copy-on-write, so ordering iterates without locks or allocation. */
-    private volatile StreamCore[] streams = NONE;
+    private volatile StreamState[] streams = NONE;
 
-    SyncOrdering(ContextCore context) {
+    SyncOrdering(ContextState context) {
         this.context = context;
     }
 
-    synchronized void register(StreamCore stream) {
-        StreamCore[] next = Arrays.copyOf(streams, streams.length + 1);
+    synchronized void register(StreamState stream) {
+        StreamState[] next = Arrays.copyOf(streams, streams.length + 1);
         next[next.length - 1] = stream;
         streams = next;
     }
 
-    synchronized void deregister(StreamCore stream) {
-        StreamCore[] now = streams;
+    synchronized void deregister(StreamState stream) {
+        StreamState[] now = streams;
         for (int i = 0; i < now.length; i++) {
             if (now[i] == stream) {
-                StreamCore[] next = new StreamCore[now.length - 1];
+                StreamState[] next = new StreamState[now.length - 1];
                 System.arraycopy(now, 0, next, 0, i);
                 System.arraycopy(now, i + 1, next, i, now.length - i - 1);
                 streams = next;
@@ -62,8 +62,8 @@ public final class SyncOrdering {
      *
      * @throws dev.gatun.cuda.CudaException when a fence cannot be recorded or waited on
      */
-    public void orderAfterQueuedWork(StreamCore waiter) {
-        for (StreamCore s : streams) {
+    public void orderAfterQueuedWork(StreamState waiter) {
+        for (StreamState s : streams) {
             if (s != waiter && s.takeUnordered()) {
                 try {
                     orderAfter(waiter, s);
@@ -80,8 +80,8 @@ public final class SyncOrdering {
      * queued so far on every stream of this context. The flags belong to this context's own
      * synchronous operations, so none is consumed and every stream is fenced.
      */
-    public void orderForeignWaiterAfterAllWork(StreamCore waiter) {
-        for (StreamCore s : streams) {
+    public void orderForeignWaiterAfterAllWork(StreamState waiter) {
+        for (StreamState s : streams) {
             orderAfter(waiter, s);
         }
     }
@@ -92,8 +92,8 @@ public final class SyncOrdering {
      * before its capture began when it is capturing (captured work is not queued), and through a
      * pooled event recorded now otherwise.
      */
-    static void orderAfter(StreamCore waiter, StreamCore stream) {
-        ContextCore owner = stream.context();
+    static void orderAfter(StreamState waiter, StreamState stream) {
+        ContextState owner = stream.context();
         synchronized (stream.captureLock()) {
             if (stream.drained()) {
                 return;

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.image;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
@@ -65,7 +66,7 @@ final class ImageBytes {
     /** The bytes of {@code [from, to)} as Latin-1 text: one char per byte, whatever they are. */
     String latin1(long from, long to) {
         byte[] text = bytes.asSlice(from, to - from).toArray(ValueLayout.JAVA_BYTE);
-        return new String(text, java.nio.charset.StandardCharsets.ISO_8859_1);
+        return new String(text, StandardCharsets.ISO_8859_1);
     }
 
     /** The first {@code n} bytes (fewer if the image is shorter) in hex, for messages. */

@@ -71,6 +71,6 @@ class DriverTest {
         assertTrue(CuResults.isSticky(719));
         assertTrue(CuResults.isSticky(214));
         assertFalse(CuResults.isSticky(2), "out of memory does not poison a context");
-        assertFalse(CuResults.isSticky(600));
+        assertFalse(CuResults.isSticky(CuResults.NOT_READY));
     }
 }

@@ -3,16 +3,16 @@ package dev.gatun.cuda.graph;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One owner's registration with a {@link ValidationLatch}: a recipient of the generations it
- * begins or is attached to. Registered during setup; everything per request goes through its
- * words, which are allocated here once.
+ * A party registered with a {@link ValidationLatch} (a session, an executor) to receive the flags
+ * of the generations it begins or is attached to. Registered during setup; everything per request
+ * goes through its words, which are allocated here once.
  */
-public final class ValidationOwner {
+public final class ValidationRecipient {
 
     final ValidationLatch latch;
     private final String name;
-    /** {@link LatchWords#owner}: this owner's state and the generation it refers to. */
-    final AtomicLong word = new AtomicLong(LatchWords.owner(OwnerState.IDLE, 0));
+    /** {@link LatchWords#recipient}: this recipient's state and the generation it refers to. */
+    final AtomicLong word = new AtomicLong(LatchWords.recipient(RecipientState.IDLE, 0));
     /**
      * The consumed flags of the generation in {@link #word}, written before the word turns
      * COMPLETE. Volatile because a sticky reader checks the word again after reading the flags:
@@ -24,9 +24,9 @@ public final class ValidationOwner {
      * coordinator's exclusive phase (RESETTING, ATTACHING or CONSUMING) and published by its
      * store of the coordinator word.
      */
-    ValidationOwner next;
+    ValidationRecipient next;
 
-    ValidationOwner(ValidationLatch latch, String name) {
+    ValidationRecipient(ValidationLatch latch, String name) {
         this.latch = latch;
         this.name = name;
     }
@@ -38,7 +38,7 @@ public final class ValidationOwner {
     @Override
     public String toString() {
         long current = word.get();
-        return "ValidationOwner[" + name + ", " + LatchWords.ownerState(current) + " generation "
-                + LatchWords.ownerGeneration(current) + "]";
+        return "ValidationRecipient[" + name + ", " + LatchWords.recipientState(current) + " generation "
+                + LatchWords.recipientGeneration(current) + "]";
     }
 }

@@ -14,11 +14,12 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The machinery behind one {@code CudaContext}: the capture gate, the retirement queue, the
+ * The internal state behind one {@code CudaContext} (its counterpart for a stream is
+ * {@link StreamState}): the capture gate, the retirement queue, the
  * fence-event pool, the sync ordering, the counters and the live-owner counts. Owners reach the
  * driver only through its {@link #calls() layer 2}, which also holds the poison state.
  */
-public final class ContextCore implements RetirementQueue.Host {
+public final class ContextState implements RetirementQueue.Host {
 
     private final Driver driver;
     private final int device;
@@ -39,7 +40,7 @@ public final class ContextCore implements RetirementQueue.Host {
      * @param gateBound how long a synchronizing call waits for a global capture to end
      * @param leakTracking whether owners of this context record where they were allocated, for leak reports
      */
-    public ContextCore(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
+    public ContextState(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
         this.driver = driver;
         this.device = device;
         this.handle = handle;

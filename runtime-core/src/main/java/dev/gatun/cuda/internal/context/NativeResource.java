@@ -2,16 +2,18 @@ package dev.gatun.cuda.internal.context;
 
 import dev.gatun.cuda.OwnerKind;
 import java.lang.ref.Cleaner;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one lifecycle of every native owner. The public owner object (a {@code DeviceBuffer},
- * a {@code Stream}, ...) holds one of these, which holds the native handle; the resource never
- * refers back to its owner, so the owner can become unreachable.
+ * The native resource behind a public owner, and its one lifecycle. The owner object (a
+ * {@code DeviceBuffer}, a {@code Stream}, ...) holds one of these, which holds the native
+ * handle; the resource never refers back to its owner, so the owner can become unreachable.
  *
  * <ul>
  *   <li>{@link #close()} is idempotent: the first call counts the owner closed and hands the
@@ -22,9 +24,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Use after close is an {@link IllegalStateException} from {@link #checkOpen}.
  * </ul>
  */
-public abstract class OwnedResource implements Runnable {
+public abstract class NativeResource implements Runnable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(OwnedResource.class);
+    private static final Logger LOG = LoggerFactory.getLogger(NativeResource.class);
     private static final Cleaner CLEANER = Cleaner.create(r -> {
         Thread t = new Thread(r, "gatun-cleaner");
         t.setDaemon(true);
@@ -32,17 +34,17 @@ public abstract class OwnedResource implements Runnable {
     });
     private static final AtomicLong IDS = new AtomicLong();
 
-    protected final ContextCore context;
+    protected final ContextState context;
     private final OwnerKind kind;
     private final long id = IDS.incrementAndGet();
     private final StreamUsage usage = new StreamUsage();
     private final Throwable allocationSite;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Holds by captured graphs; while any remain, a close is recorded but retirement waits. */
-    private final java.util.concurrent.atomic.AtomicInteger holds = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger holds = new AtomicInteger();
     private volatile boolean retirementDeferred;
 
-    protected OwnedResource(ContextCore context, OwnerKind kind) {
+    protected NativeResource(ContextState context, OwnerKind kind) {
         this.context = context;
         this.kind = kind;
         this.allocationSite = context.leakTracking() ? new Throwable("allocation site of a leaked Gatun owner") : null;
@@ -59,7 +61,7 @@ public abstract class OwnedResource implements Runnable {
         return CLEANER.register(owner, this);
     }
 
-    public final ContextCore context() {
+    public final ContextState context() {
         return context;
     }
 
@@ -86,7 +88,7 @@ public abstract class OwnedResource implements Runnable {
      * Records that work using this handle is being queued on {@code stream}. During a Gatun
      * capture on that stream, the capture's scope holds the owner (or refuses it) first.
      */
-    public final void usedOn(StreamCore stream) {
+    public final void usedOn(StreamState stream) {
         CaptureScope scope = stream.captureScope();
         if (scope != null) {
             scope.admit(this);
@@ -132,8 +134,8 @@ public abstract class OwnedResource implements Runnable {
      * this handle (peer copies and launches); its own context's streams are the context's
      * {@link SyncOrdering}'s to cover.
      */
-    public final void orderAfterForeignUses(StreamCore waiter) {
-        for (StreamCore s : usage.foreignStreams(context)) {
+    public final void orderAfterForeignUses(StreamState waiter) {
+        for (StreamState s : usage.foreignStreams(context)) {
             SyncOrdering.orderAfter(waiter, s);
         }
     }
@@ -160,7 +162,7 @@ public abstract class OwnedResource implements Runnable {
      *
      * @param soleStream the only stream the handle was used on, or null if none or several
      */
-    protected boolean freeInStreamOrder(StreamCore soleStream) {
+    protected boolean freeInStreamOrder(StreamState soleStream) {
         return false;
     }
 
@@ -195,7 +197,7 @@ public abstract class OwnedResource implements Runnable {
         List<Evidence> fences = usage.fences();
         List<Evidence> extra = extraEvidence();
         if (!extra.isEmpty()) {
-            fences = new java.util.ArrayList<>(fences);
+            fences = new ArrayList<>(fences);
             fences.addAll(extra);
         }
         context.retirement().submit(new Retirement(identity(), kind, fences, howToFree(), synchronizingFree()));

@@ -8,10 +8,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One owner's graph slots (an executor, a session, a model instance), keyed by slot name. Slots
- * are created on first use; {@link #retire()} drops every slot of the owner at once.
+ * A named group of graph slots, keyed by slot name: the slots of one executor, session or model
+ * instance, retired together. Graph lifecycles are keyed by (group, slot). Slots are created on
+ * first use; {@link #retire()} drops every slot of the group at once.
  */
-public final class GraphOwner {
+public final class SlotGroup {
 
     private final GraphLifecycles lifecycles;
     private final String name;
@@ -20,7 +21,7 @@ public final class GraphOwner {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean retired;
 
-    GraphOwner(GraphLifecycles lifecycles, String name) {
+    SlotGroup(GraphLifecycles lifecycles, String name) {
         this.lifecycles = lifecycles;
         this.name = name;
     }
@@ -37,7 +38,7 @@ public final class GraphOwner {
      * The slot called {@code slotName}, created IDLE on first use. Finding an existing slot takes
      * no lock, so a caller may look its slot up on every request instead of keeping it.
      *
-     * @throws GraphStateException when the owner has been retired
+     * @throws IllegalStateException when the group has been retired
      * @throws IllegalArgumentException when {@code slotName} is blank
      */
     public GraphSlot slot(String slotName) {
@@ -49,8 +50,8 @@ public final class GraphOwner {
         lock.lock();
         try {
             if (retired) {
-                throw new GraphStateException("owner '" + name + "' was retired, so its slot '" + slotName
-                        + "' is gone; register a new owner", SlotPhase.RETIRED);
+                throw new IllegalStateException("group '" + name + "' was retired, so its slot '" + slotName
+                        + "' is gone; register a new group");
             }
             Names.require(slotName, "slot name");
             return slots.computeIfAbsent(slotName,
@@ -60,7 +61,7 @@ public final class GraphOwner {
         }
     }
 
-    /** The sum of this owner's slot counts. */
+    /** The sum of this group's slot counts. */
     public GraphCounts counts() {
         GraphCounts sum = GraphCounts.ZERO;
         for (GraphSlot slot : slots.values()) {
@@ -70,11 +71,11 @@ public final class GraphOwner {
     }
 
     /**
-     * Retires every slot of this owner at once: each drops its segments (their executables are
+     * Retires every slot of this group at once: each drops its segments (their executables are
      * closed, so retirement destroys each after its last launch) and refuses every later operation.
      * Idempotent.
      *
-     * @throws GraphStateException when one of the slots is capturing; nothing is retired then (end
+     * @throws IllegalStateException when one of the slots is capturing; nothing is retired then (end
      *     or abort that capture first)
      */
     public void retire() {
@@ -95,9 +96,8 @@ public final class GraphOwner {
                 }
                 for (GraphSlot slot : all) {
                     if (slot.capturingLocked()) {
-                        throw new GraphStateException("owner '" + name + "': cannot retire while slot '" + slot.name()
-                                + "' is capturing; end or abort that capture first. Nothing was retired",
-                                SlotPhase.CAPTURING);
+                        throw new IllegalStateException("group '" + name + "': cannot retire while slot '"
+                                + slot.name() + "' is capturing; end or abort that capture first. Nothing was retired");
                     }
                 }
                 retired = true;
@@ -109,7 +109,7 @@ public final class GraphOwner {
                     all.get(i).mutationLock().unlock();
                 }
             }
-            lifecycles.ownerRetired(this);
+            lifecycles.groupRetired(this);
         } finally {
             lock.unlock();
         }
@@ -118,6 +118,6 @@ public final class GraphOwner {
 
     @Override
     public String toString() {
-        return "GraphOwner[" + name + (retired ? ", retired]" : ", " + slots.size() + " slot(s)]");
+        return "SlotGroup[" + name + (retired ? ", retired]" : ", " + slots.size() + " slot(s)]");
     }
 }

@@ -1,7 +1,7 @@
 package dev.gatun.cuda.graph;
 
-/** Where one {@link ValidationOwner} stands with respect to the latch's generations. */
-enum OwnerState {
+/** Where one {@link ValidationRecipient} stands with respect to the latch's generations. */
+enum RecipientState {
     /** Registered, never a recipient yet. */
     IDLE,
     /** A recipient of the generation in its word, which is not consumed yet. */

@@ -11,9 +11,9 @@ import java.lang.foreign.MemorySegment;
  * synchronous operation can be ordered after the work queued on it, open or closed
  * ({@link SyncOrdering}).
  */
-public final class StreamCore {
+public final class StreamState {
 
-    private final ContextCore context;
+    private final ContextState context;
     private final MemorySegment handle;
     private final long id;
     private final Object captureLock = new Object();
@@ -33,14 +33,14 @@ public final class StreamCore {
     /** Guarded by captureLock: recorded as a Gatun capture began, covering the work queued before it. */
     private MemorySegment beforeCapture;
 
-    public StreamCore(ContextCore context, MemorySegment handle, long id) {
+    public StreamState(ContextState context, MemorySegment handle, long id) {
         this.context = context;
         this.handle = handle;
         this.id = id;
         context.ordering().register(this);
     }
 
-    public ContextCore context() {
+    public ContextState context() {
         return context;
     }
 
