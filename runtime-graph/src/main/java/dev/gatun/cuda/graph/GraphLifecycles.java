@@ -81,21 +81,7 @@ public final class GraphLifecycles {
         } finally {
             lock.unlock();
         }
-        RuntimeException first = null;
-        for (SlotGroup group : groups) {
-            try {
-                group.retire();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        EachOf.run(groups, SlotGroup::retire);
     }
 
     /** Folds a retired group's final counts into the totals; its slots no longer change them. */

@@ -405,21 +405,7 @@ public final class GraphSlot {
      * The first failure is rethrown with the others suppressed.
      */
     static void closeAll(List<GraphExec> executables) {
-        RuntimeException first = null;
-        for (GraphExec exec : executables) {
-            try {
-                exec.close();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        EachOf.run(executables, GraphExec::close);
     }
 
     private SlotState requireCapturing(String action) {
