@@ -15,8 +15,13 @@ public final class FakeCuda {
         return dev.gatun.cuda.TestHooks.cuda(Driver.create(api, "simulated driver"));
     }
 
+    /** A Cuda over the simulated driver {@code fake} (no fault injection). */
+    public static Cuda over(FakeDriverApi fake) {
+        return over(fake.api());
+    }
+
     /** A Cuda over {@code fake}, with every call going through {@code plan}. */
     public static Cuda over(FakeDriverApi fake, FaultPlan plan) {
-        return over(FaultInjection.around(fake, plan));
+        return over(FaultInjection.around(fake.api(), plan));
     }
 }

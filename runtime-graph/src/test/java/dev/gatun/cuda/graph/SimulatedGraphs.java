@@ -202,7 +202,7 @@ final class SimulatedGraphs implements AutoCloseable {
     boolean capturing(String stream) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
-            assertEquals(0, sim.gpu.cuStreamIsCapturing(stream(stream).handle(), status));
+            assertEquals(0, sim.gpu.api().cuStreamIsCapturing(stream(stream).handle(), status));
             return status.get(ValueLayout.JAVA_INT, 0) != 0;
         }
     }

@@ -16,7 +16,7 @@ class DriverTest {
     @Test
     void aFailedCuInitMakesTheDriverUnavailableWithTheReason() {
         FakeDriverApi fake = new FakeDriverApi().initResult(100);
-        CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> Driver.create(fake, "/x/libcuda.so.1"));
+        CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> Driver.create(fake.api(), "/x/libcuda.so.1"));
         assertTrue(e.getMessage().contains("cuInit failed: CUDA_ERROR_NO_DEVICE (100)"), e.getMessage());
         assertTrue(e.getMessage().contains("/x/libcuda.so.1"), e.getMessage());
     }
@@ -24,13 +24,13 @@ class DriverTest {
     @Test
     void aDriverOlderThanTheBaselineIsUnavailable() {
         FakeDriverApi fake = new FakeDriverApi().version(11080);
-        CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> Driver.create(fake, "old"));
+        CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> Driver.create(fake.api(), "old"));
         assertTrue(e.getMessage().contains("supports CUDA 11.8; Gatun needs a driver for CUDA 12.0"), e.getMessage());
     }
 
     @Test
     void aFunctionNewerThanTheDriverNamesTheVersionItNeeds() {
-        Driver driver = Driver.create(new FakeDriverApi().version(12040), "fake");
+        Driver driver = Driver.create(new FakeDriverApi().version(12040).api(), "fake");
         DriverTooOldException e = assertThrows(DriverTooOldException.class,
                 () -> driver.require("cuEventElapsedTime_v2", 12080));
         assertEquals(12080, e.requiredVersion());
@@ -42,7 +42,7 @@ class DriverTest {
 
     @Test
     void aMissingSymbolIsReportedEvenWhenTheVersionSuffices() {
-        Driver driver = Driver.create(new FakeDriverApi().withoutSymbol("cuFuncGetParamInfo"), "/lib/libcuda.so.1");
+        Driver driver = Driver.create(new FakeDriverApi().withoutSymbol("cuFuncGetParamInfo").api(), "/lib/libcuda.so.1");
         DriverTooOldException e = assertThrows(DriverTooOldException.class,
                 () -> driver.require("cuFuncGetParamInfo", 12040));
         assertTrue(e.getMessage().contains("does not export it"), e.getMessage());
@@ -50,7 +50,7 @@ class DriverTest {
 
     @Test
     void errorsCarryTheResultNameNumberDescriptionAndOperation() {
-        Driver driver = Driver.create(new FakeDriverApi(), "fake");
+        Driver driver = Driver.create(new FakeDriverApi().api(), "fake");
         CudaException e = assertThrows(CudaException.class, () -> driver.check(2, "cuMemAlloc(1 GiB)", 0));
         assertEquals(2, e.result());
         assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.resultName());

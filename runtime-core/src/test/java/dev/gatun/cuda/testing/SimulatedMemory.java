@@ -1,0 +1,319 @@
+package dev.gatun.cuda.testing;
+
+import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
+import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
+import static dev.gatun.cuda.testing.FakeDriverApi.OUT_OF_MEMORY;
+import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * The simulated driver's device and pinned host memory, memsets and copies. Device memory is
+ * host memory at fake device addresses. A free is checked against the work still queued and the
+ * live graph executables: freeing what they use is recorded as a violation, not a corruption.
+ */
+final class SimulatedMemory {
+
+    static final class Allocation {
+        final long base;
+        final long size;
+        final MemorySegment backing;
+        final Arena arena;
+
+        Allocation(long base, long size, Arena arena) {
+            this.base = base;
+            this.size = size;
+            this.arena = arena;
+            this.backing = arena.allocate(Math.max(1, size), 256);
+        }
+    }
+
+    private final FakeDriverApi gpu;
+    /** Device allocations by base address. */
+    final TreeMap<Long, Allocation> device = new TreeMap<>();
+    /** Pinned host allocations by address. */
+    final Map<Long, Arena> host = new HashMap<>();
+    private final Map<Long, Long> hostSizes = new HashMap<>();
+    long memoryLimit = Long.MAX_VALUE;
+    long deviceBytes;
+    private long nextDevice = 0x7f00_0000_0000L;
+
+    SimulatedMemory(FakeDriverApi gpu) {
+        this.gpu = gpu;
+    }
+
+    public int cuMemGetInfo_v2(MemorySegment free, MemorySegment total) {
+        free.set(ValueLayout.JAVA_LONG, 0, gpu.devices.totalMemory - deviceBytes);
+        total.set(ValueLayout.JAVA_LONG, 0, gpu.devices.totalMemory);
+        return SUCCESS;
+    }
+
+    public int cuMemAlloc_v2(MemorySegment out, long bytes) {
+        return allocateDevice(out, bytes);
+    }
+
+    public int cuMemAllocAsync(MemorySegment out, long bytes, MemorySegment stream) {
+        if (gpu.streams.stream(stream.address()) == null) {
+            return INVALID_HANDLE;
+        }
+        return allocateDevice(out, bytes);
+    }
+
+    private int allocateDevice(MemorySegment out, long bytes) {
+        if (bytes <= 0) {
+            return INVALID_VALUE;
+        }
+        if (deviceBytes + bytes > memoryLimit) {
+            return OUT_OF_MEMORY;
+        }
+        long base = nextDevice;
+        nextDevice += (bytes + 511) & ~511L;
+        device.put(base, new Allocation(base, bytes, Arena.ofShared()));
+        deviceBytes += bytes;
+        out.set(ValueLayout.JAVA_LONG, 0, base);
+        return SUCCESS;
+    }
+
+    public int cuMemFree_v2(long address) {
+        Allocation a = device.get(address);
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        for (SimulatedStreams.Stream s : gpu.streams.all()) {
+            if (usesDevice(s, a)) {
+                gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while queued work still uses it");
+            }
+        }
+        for (List<StreamOp> ops : gpu.graphs.execs.values()) {
+            for (StreamOp op : ops) {
+                if (op.deviceUses.contains(a.base)) {
+                    gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " baked into a live graph executable");
+                }
+            }
+        }
+        release(a);
+        return SUCCESS;
+    }
+
+    public int cuMemFreeAsync(long address, MemorySegment stream) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        Allocation a = device.get(address);
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        // Stream-ordered: legal while earlier work on this stream uses it, not while other
+        // streams' queued work does.
+        for (SimulatedStreams.Stream other : gpu.streams.all()) {
+            if (other != s && usesDevice(other, a)) {
+                gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address)
+                        + " while another stream's queued work uses it");
+            }
+        }
+        gpu.streams.enqueue(s, () -> release(a), Set.of(), Set.of());
+        return SUCCESS;
+    }
+
+    private void release(Allocation a) {
+        if (device.remove(a.base) != null) {
+            deviceBytes -= a.size;
+            a.arena.close();
+        }
+    }
+
+    private static boolean usesDevice(SimulatedStreams.Stream s, Allocation a) {
+        for (StreamOp op : s.queue) {
+            if (op.deviceUses.contains(a.base)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public int cuMemHostAlloc(MemorySegment out, long bytes, int flags) {
+        Arena a = Arena.ofShared();
+        MemorySegment m = a.allocate(bytes, 4096);
+        host.put(m.address(), a);
+        hostSizes.put(m.address(), bytes);
+        out.set(ValueLayout.JAVA_LONG, 0, m.address());
+        return SUCCESS;
+    }
+
+    public int cuMemFreeHost(MemorySegment p) {
+        Arena a = host.get(p.address());
+        if (a == null) {
+            return INVALID_VALUE;
+        }
+        for (SimulatedStreams.Stream s : gpu.streams.all()) {
+            for (StreamOp op : s.queue) {
+                if (op.hostUses.contains(p.address())) {
+                    gpu.violations.add("cuMemFreeHost of pinned memory a queued transfer still uses");
+                    return INVALID_VALUE; // keep the memory: the queued copy would touch it
+                }
+            }
+        }
+        host.remove(p.address());
+        hostSizes.remove(p.address());
+        a.close();
+        return SUCCESS;
+    }
+
+    // ---- memset ----
+
+    public int cuMemsetD8_v2(long dst, byte value, long n) {
+        MemorySegment m = resolve(dst, n);
+        if (m == null) {
+            return INVALID_VALUE;
+        }
+        m.fill(value);
+        return SUCCESS;
+    }
+
+    public int cuMemsetD8Async(long dst, byte value, long n, MemorySegment stream) {
+        return deviceOp(stream, dst, n, m -> m.fill(value));
+    }
+
+    public int cuMemsetD32_v2(long dst, int value, long n) {
+        MemorySegment m = resolve(dst, n * 4);
+        if (m == null) {
+            return INVALID_VALUE;
+        }
+        fill32(m, value);
+        return SUCCESS;
+    }
+
+    public int cuMemsetD32Async(long dst, int value, long n, MemorySegment stream) {
+        return deviceOp(stream, dst, n * 4, m -> fill32(m, value));
+    }
+
+    private static void fill32(MemorySegment m, int value) {
+        for (long i = 0; i < m.byteSize(); i += 4) {
+            m.set(ValueLayout.JAVA_INT_UNALIGNED, i, value);
+        }
+    }
+
+    /** Queues {@code action} on the device memory [dst, dst + n). */
+    private int deviceOp(MemorySegment stream, long dst, long n, Consumer<MemorySegment> action) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        MemorySegment d = resolve(dst, n);
+        if (s == null || d == null) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        gpu.streams.enqueue(s, () -> action.accept(d), Set.of(allocationOf(dst).base), Set.of());
+        return SUCCESS;
+    }
+
+    // ---- copies ----
+
+    public int cuMemcpyHtoD_v2(long dst, MemorySegment src, long n) {
+        MemorySegment d = resolve(dst, n);
+        if (d == null || !src.isNative()) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(src.reinterpret(n), 0, d, 0, n);
+        return SUCCESS;
+    }
+
+    public int cuMemcpyDtoH_v2(MemorySegment dst, long src, long n) {
+        MemorySegment s = resolve(src, n);
+        if (s == null || !dst.isNative()) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(s, 0, dst.reinterpret(n), 0, n);
+        return SUCCESS;
+    }
+
+    public int cuMemcpyDtoD_v2(long dst, long src, long n) {
+        MemorySegment d = resolve(dst, n);
+        MemorySegment s = resolve(src, n);
+        if (d == null || s == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment.copy(s, 0, d, 0, n);
+        return SUCCESS;
+    }
+
+    public int cuMemcpyHtoDAsync_v2(long dst, MemorySegment src, long n, MemorySegment stream) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        MemorySegment d = resolve(dst, n);
+        if (s == null || d == null || !src.isNative()) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        // The DMA engine sees raw memory, not the caller's Java view (whose arena may close first).
+        MemorySegment from = MemorySegment.ofAddress(src.address()).reinterpret(n);
+        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n), Set.of(allocationOf(dst).base),
+                hostUse(src.address()));
+        return SUCCESS;
+    }
+
+    public int cuMemcpyDtoHAsync_v2(MemorySegment dst, long src, long n, MemorySegment stream) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        MemorySegment from = resolve(src, n);
+        if (s == null || from == null || !dst.isNative()) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        MemorySegment to = MemorySegment.ofAddress(dst.address()).reinterpret(n);
+        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, to, 0, n), Set.of(allocationOf(src).base),
+                hostUse(dst.address()));
+        return SUCCESS;
+    }
+
+    public int cuMemcpyDtoDAsync_v2(long dst, long src, long n, MemorySegment stream) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        MemorySegment d = resolve(dst, n);
+        MemorySegment from = resolve(src, n);
+        if (s == null || d == null || from == null) {
+            return s == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n),
+                new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)), Set.of());
+        return SUCCESS;
+    }
+
+    public int cuMemcpyPeer(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n) {
+        return cuMemcpyDtoD_v2(dst, src, n);
+    }
+
+    public int cuMemcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n,
+            MemorySegment stream) {
+        return cuMemcpyDtoDAsync_v2(dst, src, n, stream);
+    }
+
+    // ---- addresses ----
+
+    /** The pinned allocation holding {@code address}, as a use set (empty for pageable memory). */
+    private Set<Long> hostUse(long address) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            if (address >= e.getKey() && address < e.getKey() + Math.max(1, e.getValue())) {
+                return Set.of(e.getKey());
+            }
+        }
+        return Set.of();
+    }
+
+    /** The device allocation at or below {@code address}, or null. */
+    Allocation allocationOf(long address) {
+        Map.Entry<Long, Allocation> e = device.floorEntry(address);
+        return e == null ? null : e.getValue();
+    }
+
+    /** The backing memory of [address, address + n), or null when it is not inside one live allocation. */
+    MemorySegment resolve(long address, long n) {
+        Allocation a = allocationOf(address);
+        if (a == null || n < 0 || address - a.base + n > a.size) {
+            return null;
+        }
+        return a.backing.asSlice(address - a.base, n);
+    }
+}

@@ -1,0 +1,316 @@
+package dev.gatun.cuda.testing;
+
+import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
+import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
+import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
+
+import dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union;
+import dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st;
+import dev.gatun.cuda.bindings.driver.CUlaunchConfig_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The simulated driver's modules, functions, launches and occupancy. A module is loaded from PTX
+ * text (or a {@link CubinBuilder} image holding such text); its functions are the PTX
+ * {@code .entry} declarations, with parameter sizes from their {@code .param} lines. A launch
+ * queues what the test set as the kernel's {@linkplain FakeKernel body}.
+ */
+final class SimulatedModules {
+
+    /** A function parsed from a PTX .entry: its name and parameter sizes. */
+    static final class Function {
+        final String name;
+        final long module;
+        final List<Integer> paramSizes;
+        int maxDynamicShared;
+
+        Function(String name, long module, List<Integer> paramSizes) {
+            this.name = name;
+            this.module = module;
+            this.paramSizes = paramSizes;
+        }
+    }
+
+    /** A kernel launch as a graph node describes it: function, dimensions and argument values. */
+    record KernelNode(long function, int gx, int gy, int gz, int bx, int by, int bz, int smem, long[] raw) {
+    }
+
+    private static final Pattern ENTRY = Pattern.compile("\\.entry\\s+(\\w+)\\s*\\(([^)]*)\\)", Pattern.DOTALL);
+    private static final Pattern PARAM = Pattern.compile(
+            "\\.param\\s+\\.(?:align\\s+\\d+\\s+)?\\.?([usfb])(\\d+)\\s+\\w+(?:\\[(\\d+)\\])?");
+
+    private final FakeDriverApi gpu;
+    /** Each live module's functions by name. */
+    final Map<Long, Map<String, Function>> modules = new HashMap<>();
+    /** Function handles handed out by cuModuleGetFunction. */
+    final Map<Long, Function> functions = new HashMap<>();
+    // Configuration, set through FakeDriverApi's controls.
+    final Map<String, FakeKernel> bodies = new HashMap<>();
+    final Map<String, Integer> staticShared = new HashMap<>();
+    boolean rejectPtx;
+    boolean anyFunction;
+
+    final List<String> functionLookups = new ArrayList<>();
+    int launches;
+
+    SimulatedModules(FakeDriverApi gpu) {
+        this.gpu = gpu;
+    }
+
+    public int cuModuleLoadData(MemorySegment out, MemorySegment image) {
+        String text = image.reinterpret(1 << 24).getString(0);
+        boolean cubin = text.startsWith("\u007fELF");
+        if (cubin) {
+            // A simulated CUBIN (CubinBuilder) holds PTX-like text in its code section, right after the ELF header.
+            text = image.reinterpret(1 << 24).getString(CubinBuilder.TEXT_OFFSET);
+        }
+        if (!text.contains(".version")) {
+            return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
+        }
+        if (!cubin && (rejectPtx || text.contains(".version 99."))) {
+            return CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
+        }
+        long h = gpu.newHandle();
+        Map<String, Function> fs = new HashMap<>();
+        Matcher m = ENTRY.matcher(text);
+        while (m.find()) {
+            List<Integer> sizes = new ArrayList<>();
+            Matcher p = PARAM.matcher(m.group(2));
+            while (p.find()) {
+                int bits = Integer.parseInt(p.group(2));
+                int count = p.group(3) == null ? 1 : Integer.parseInt(p.group(3));
+                sizes.add(bits / 8 * count);
+            }
+            fs.put(m.group(1), new Function(m.group(1), h, List.copyOf(sizes)));
+        }
+        modules.put(h, fs);
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    public int cuModuleUnload(MemorySegment module) {
+        Map<String, Function> fs = modules.remove(module.address());
+        if (fs == null) {
+            return INVALID_HANDLE;
+        }
+        for (SimulatedStreams.Stream s : gpu.streams.all()) {
+            for (StreamOp op : s.queue) {
+                if (op.module == module.address()) {
+                    gpu.violations.add("cuModuleUnload while a queued launch uses the module");
+                }
+            }
+        }
+        for (List<StreamOp> ops : gpu.graphs.execs.values()) {
+            for (StreamOp op : ops) {
+                if (op.module == module.address()) {
+                    gpu.violations.add("cuModuleUnload of a module a live graph executable launches");
+                }
+            }
+        }
+        functions.values().removeIf(f -> f.module == module.address());
+        return SUCCESS;
+    }
+
+    public int cuModuleGetFunction(MemorySegment out, MemorySegment module, MemorySegment name) {
+        Map<String, Function> fs = modules.get(module.address());
+        if (fs == null) {
+            return INVALID_HANDLE;
+        }
+        String wanted = name.reinterpret(4096).getString(0);
+        functionLookups.add(wanted);
+        Function f = fs.get(wanted);
+        if (f == null && anyFunction) {
+            f = new Function(wanted, module.address(), List.of());
+            fs.put(wanted, f);
+        }
+        if (f == null) {
+            return CudaDriver.CUDA_ERROR_NOT_FOUND();
+        }
+        long h = gpu.newHandle();
+        functions.put(h, f);
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    // ---- function attributes ----
+
+    public int cuFuncGetAttribute(MemorySegment pi, int attrib, MemorySegment func) {
+        Function f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        int v;
+        if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS()) {
+            v = 32;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES()) {
+            v = staticShared.getOrDefault(f.name, 0);
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK()) {
+            v = 1024;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
+            v = f.maxDynamicShared;
+        } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_PTX_VERSION() || attrib == CudaDriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION()) {
+            v = 90;
+        } else {
+            v = 0;
+        }
+        pi.set(ValueLayout.JAVA_INT, 0, v);
+        return SUCCESS;
+    }
+
+    public int cuFuncSetAttribute(MemorySegment func, int attrib, int value) {
+        Function f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
+            if (value + staticShared.getOrDefault(f.name, 0) > SimulatedDevices.defaultAttribute(
+                    CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN())) {
+                return INVALID_VALUE;
+            }
+            f.maxDynamicShared = value;
+        }
+        return SUCCESS;
+    }
+
+    public int cuFuncGetParamInfo(MemorySegment func, long index, MemorySegment offset, MemorySegment size) {
+        Function f = functions.get(func.address());
+        if (f == null) {
+            return INVALID_HANDLE;
+        }
+        if (index < 0 || index >= f.paramSizes.size()) {
+            return INVALID_VALUE;
+        }
+        long at = 0;
+        for (int i = 0; i <= index; i++) {
+            int sz = f.paramSizes.get(i);
+            int align = Math.min(8, Integer.highestOneBit(Math.max(1, sz)));
+            at = (at + align - 1) / align * align;
+            if (i < index) {
+                at += sz;
+            }
+        }
+        offset.set(ValueLayout.JAVA_LONG, 0, at);
+        size.set(ValueLayout.JAVA_LONG, 0, f.paramSizes.get((int) index));
+        return SUCCESS;
+    }
+
+    // ---- launches ----
+
+    public int cuLaunchKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz, int smem,
+            MemorySegment stream, MemorySegment params, MemorySegment extra) {
+        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, false);
+    }
+
+    public int cuLaunchCooperativeKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz, int smem,
+            MemorySegment stream, MemorySegment params) {
+        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, true);
+    }
+
+    public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment params, MemorySegment extra) {
+        MemorySegment c = config.reinterpret(CUlaunchConfig_st.sizeof());
+        return launch(f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
+                CUlaunchConfig_st.blockDimX(c), CUlaunchConfig_st.blockDimY(c), CUlaunchConfig_st.blockDimZ(c),
+                CUlaunchConfig_st.sharedMemBytes(c), CUlaunchConfig_st.hStream(c), params, false);
+    }
+
+    private int launch(MemorySegment fn, int gx, int gy, int gz, int bx, int by, int bz, int smem, MemorySegment stream,
+            MemorySegment params, boolean cooperative) {
+        Function f = functions.get(fn.address());
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        if (f == null || s == null) {
+            return INVALID_HANDLE;
+        }
+        if ((long) bx * by * bz > 1024 || smem > Math.max(48 * 1024 - staticShared.getOrDefault(f.name, 0), f.maxDynamicShared)) {
+            return INVALID_VALUE;
+        }
+        if (cooperative && (long) gx * gy * gz > 132L * Math.max(1, 2048 / (bx * by * bz))) {
+            return CudaDriver.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE();
+        }
+        launches++;
+        gpu.streams.submit(s, kernelOp(new KernelNode(fn.address(), gx, gy, gz, bx, by, bz, smem, readArguments(f, params))));
+        return SUCCESS;
+    }
+
+    /** The argument values a {@code void**} kernelParams array points at, widened to longs. */
+    long[] readArguments(Function f, MemorySegment params) {
+        MemorySegment ptrs = params.reinterpret(8L * f.paramSizes.size());
+        long[] raw = new long[f.paramSizes.size()];
+        for (int i = 0; i < raw.length; i++) {
+            MemorySegment slot = ptrs.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(8);
+            int size = f.paramSizes.get(i);
+            raw[i] = size == 8 ? slot.get(ValueLayout.JAVA_LONG, 0) : size == 4 ? slot.get(ValueLayout.JAVA_INT, 0)
+                    : size == 2 ? slot.get(ValueLayout.JAVA_SHORT, 0) : slot.get(ValueLayout.JAVA_BYTE, 0);
+        }
+        return raw;
+    }
+
+    /** The operation that runs a kernel as {@code node} describes it. */
+    StreamOp kernelOp(KernelNode node) {
+        Function f = functions.get(node.function());
+        Set<Long> uses = new HashSet<>();
+        for (int i = 0; i < node.raw().length; i++) {
+            SimulatedMemory.Allocation a = f.paramSizes.get(i) == 8 ? gpu.memory.allocationOf(node.raw()[i]) : null;
+            if (a != null && node.raw()[i] < a.base + Math.max(1, a.size)) {
+                uses.add(a.base);
+            }
+        }
+        FakeKernel body = bodies.get(f.name);
+        StreamOp op = new StreamOp(() -> {
+            if (body != null) {
+                body.run(new SimulatedLaunch(gpu.memory, node));
+            }
+        }, uses, Set.of());
+        op.module = f.module;
+        op.kernel = node;
+        return op;
+    }
+
+    // ---- occupancy ----
+
+    public int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(MemorySegment numBlocks, MemorySegment func,
+            int blockSize, long dynamicSmem, int flags) {
+        numBlocks.set(ValueLayout.JAVA_INT, 0, Math.max(1, 2048 / Math.max(1, blockSize)));
+        return SUCCESS;
+    }
+
+    public int cuOccupancyMaxPotentialBlockSizeWithFlags(MemorySegment minGridSize, MemorySegment blockSize,
+            MemorySegment func, MemorySegment callback, long dynamicSmem, int blockSizeLimit, int flags) {
+        int block = blockSizeLimit > 0 ? Math.min(1024, blockSizeLimit) : 1024;
+        minGridSize.set(ValueLayout.JAVA_INT, 0, 132 * (2048 / block));
+        blockSize.set(ValueLayout.JAVA_INT, 0, block);
+        return SUCCESS;
+    }
+
+    public int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config) {
+        MemorySegment c = config.reinterpret(CUlaunchConfig_st.sizeof());
+        int attrs = CUlaunchConfig_st.numAttrs(c);
+        MemorySegment a = CUlaunchConfig_st.attrs(c).reinterpret(attrs * CUlaunchAttribute_st.sizeof());
+        int size = 1;
+        for (int i = 0; i < attrs; i++) {
+            MemorySegment one = CUlaunchAttribute_st.asSlice(a, i);
+            if (CUlaunchAttribute_st.id(one) == CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION()) {
+                MemorySegment d = CUlaunchAttributeValue_union.clusterDim(CUlaunchAttribute_st.value(one));
+                size = CUlaunchAttributeValue_union.clusterDim.x(d) * CUlaunchAttributeValue_union.clusterDim.y(d)
+                        * CUlaunchAttributeValue_union.clusterDim.z(d);
+            }
+        }
+        numClusters.set(ValueLayout.JAVA_INT, 0, 132 / size);
+        return SUCCESS;
+    }
+
+    public int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment out, MemorySegment func, int numBlocks,
+            int blockSize) {
+        out.set(ValueLayout.JAVA_LONG, 0, 227L * 1024 / Math.max(1, numBlocks));
+        return SUCCESS;
+    }
+}

@@ -1,0 +1,245 @@
+package dev.gatun.cuda.testing;
+
+import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
+import static dev.gatun.cuda.testing.FakeDriverApi.NOT_READY;
+import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The simulated driver's streams and events, and the GPU's work queues: an operation runs as
+ * soon as it is queued unless its stream is held (the GPU is "busy") or it waits for an event
+ * whose record has not run; a host wait (a synchronize) releases every hold.
+ */
+final class SimulatedStreams {
+
+    static final class Stream {
+        final ArrayDeque<StreamOp> queue = new ArrayDeque<>();
+        final int priority;
+        boolean held;
+        int captureStatus;
+        /** Operations captured (not run) while a capture begun through cuStreamBeginCapture is open. */
+        List<StreamOp> captured;
+
+        Stream(int priority) {
+            this.priority = priority;
+        }
+    }
+
+    static final class Event {
+        final boolean timing;
+        /** How many records were queued. */
+        long recorded;
+        /** The latest record that ran. */
+        long completed;
+        long timestamp;
+
+        Event(boolean timing) {
+            this.timing = timing;
+        }
+    }
+
+    private final FakeDriverApi gpu;
+    private final Map<Long, Stream> streams = new LinkedHashMap<>();
+    final Map<Long, Event> events = new HashMap<>();
+    private long clockNanos;
+
+    SimulatedStreams(FakeDriverApi gpu) {
+        this.gpu = gpu;
+    }
+
+    public int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
+        long h = gpu.newHandle();
+        streams.put(h, new Stream(priority));
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    public int cuStreamDestroy_v2(MemorySegment stream) {
+        Stream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        if (!s.queue.isEmpty()) {
+            // The real driver would finish the work and then release the stream; Gatun
+            // destroys only after the stream's final fence, so queued work here is a bug.
+            gpu.violations.add("cuStreamDestroy on a stream with " + s.queue.size() + " queued operations");
+        }
+        streams.remove(stream.address());
+        return SUCCESS;
+    }
+
+    public int cuStreamQuery(MemorySegment stream) {
+        Stream s = streams.get(stream.address());
+        return s == null ? INVALID_HANDLE : s.queue.isEmpty() ? SUCCESS : NOT_READY;
+    }
+
+    public int cuStreamSynchronize(MemorySegment stream) {
+        if (!streams.containsKey(stream.address())) {
+            return INVALID_HANDLE;
+        }
+        drainAll();
+        return SUCCESS;
+    }
+
+    public int cuStreamWaitEvent(MemorySegment stream, MemorySegment event, int flags) {
+        Stream s = streams.get(stream.address());
+        Event e = events.get(event.address());
+        if (s == null || e == null) {
+            return INVALID_HANDLE;
+        }
+        if (e.completed < e.recorded) {
+            s.queue.add(new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
+        }
+        return SUCCESS;
+    }
+
+    public int cuStreamIsCapturing(MemorySegment stream, MemorySegment status) {
+        Stream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        status.set(ValueLayout.JAVA_INT, 0, s.captureStatus);
+        return SUCCESS;
+    }
+
+    public int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
+        Stream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        priority.set(ValueLayout.JAVA_INT, 0, s.priority);
+        return SUCCESS;
+    }
+
+    // ---- events ----
+
+    public int cuEventCreate(MemorySegment out, int flags) {
+        long h = gpu.newHandle();
+        events.put(h, new Event((flags & CudaDriver.CU_EVENT_DISABLE_TIMING()) == 0));
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    public int cuEventDestroy_v2(MemorySegment event) {
+        return events.remove(event.address()) == null ? INVALID_HANDLE : SUCCESS;
+    }
+
+    public int cuEventRecord(MemorySegment event, MemorySegment stream) {
+        Event e = events.get(event.address());
+        Stream s = streams.get(stream.address());
+        if (e == null || s == null) {
+            return INVALID_HANDLE;
+        }
+        if (s.captureStatus != CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE()) {
+            gpu.violations.add("cuEventRecord of a Gatun fence into a capturing stream");
+        }
+        long generation = ++e.recorded;
+        enqueue(s, () -> {
+            e.completed = Math.max(e.completed, generation);
+            e.timestamp = clockNanos += 500_000;
+        }, Set.of(), Set.of());
+        return SUCCESS;
+    }
+
+    public int cuEventQuery(MemorySegment event) {
+        Event e = events.get(event.address());
+        return e == null ? INVALID_HANDLE : e.completed >= e.recorded ? SUCCESS : NOT_READY;
+    }
+
+    public int cuEventSynchronize(MemorySegment event) {
+        Event e = events.get(event.address());
+        if (e == null) {
+            return INVALID_HANDLE;
+        }
+        drainAll();
+        return SUCCESS;
+    }
+
+    public int cuEventElapsedTime_v2(MemorySegment ms, MemorySegment start, MemorySegment end) {
+        Event s = events.get(start.address());
+        Event e = events.get(end.address());
+        if (s == null || e == null) {
+            return INVALID_HANDLE;
+        }
+        if (!s.timing || !e.timing) {
+            return CudaDriver.CUDA_ERROR_INVALID_HANDLE();
+        }
+        if (s.completed < s.recorded || e.completed < e.recorded || s.recorded == 0 || e.recorded == 0) {
+            return NOT_READY;
+        }
+        ms.set(ValueLayout.JAVA_FLOAT, 0, (e.timestamp - s.timestamp) / 1e6f);
+        return SUCCESS;
+    }
+
+    // ---- the GPU's work queues ----
+
+    /** The live stream with this handle, or null. */
+    Stream stream(long handle) {
+        return streams.get(handle);
+    }
+
+    /** Every live stream, in creation order. */
+    Collection<Stream> all() {
+        return streams.values();
+    }
+
+    /** The stream a test control names; a handle that is no stream is a mistake in the test. */
+    Stream streamOf(long handle) {
+        Stream s = streams.get(handle);
+        if (s == null) {
+            throw new IllegalArgumentException("no simulated stream 0x" + Long.toHexString(handle));
+        }
+        return s;
+    }
+
+    void enqueue(Stream s, Runnable action, Set<Long> deviceUses, Set<Long> hostUses) {
+        submit(s, new StreamOp(action, deviceUses, hostUses));
+    }
+
+    /** Queues an operation, or records it into the stream's capture when one is open. */
+    void submit(Stream s, StreamOp op) {
+        if (s.captured != null) {
+            s.captured.add(op);
+            return;
+        }
+        s.queue.add(op);
+        pump();
+    }
+
+    /** Runs every operation that can run: streams not held, waits whose event completed. */
+    void pump() {
+        boolean progress = true;
+        while (progress) {
+            progress = false;
+            for (Stream s : List.copyOf(streams.values())) {
+                while (!s.held && !s.queue.isEmpty()) {
+                    StreamOp op = s.queue.peekFirst();
+                    if (op.awaited != null && op.awaited.completed < op.awaitedGeneration) {
+                        break;
+                    }
+                    s.queue.pollFirst();
+                    op.action.run();
+                    progress = true;
+                }
+            }
+        }
+    }
+
+    /** A host wait: the GPU finishes everything. */
+    void drainAll() {
+        for (Stream s : streams.values()) {
+            s.held = false;
+        }
+        pump();
+    }
+}

@@ -1,0 +1,40 @@
+package dev.gatun.cuda.testing;
+
+import java.util.Set;
+
+/**
+ * One operation on a simulated stream, or captured into a simulated graph: what it does when the
+ * stream runs it, and what it touches, so that a free, unload or destroy can be checked against
+ * the work still queued.
+ */
+final class StreamOp {
+    final Runnable action;
+    /** An event this operation waits for (cuStreamWaitEvent), or null. */
+    final SimulatedStreams.Event awaited;
+    /** The record of {@link #awaited} it waits for. */
+    final long awaitedGeneration;
+    /** Base addresses of the device allocations it touches. */
+    final Set<Long> deviceUses;
+    /** Base addresses of the pinned host allocations it touches. */
+    final Set<Long> hostUses;
+    /** The module whose kernel it launches, or 0. */
+    long module;
+    /** The graph executable whose replay queued it, or 0. */
+    long exec;
+    /** What a kernel launch's graph node describes; null for every other operation. */
+    SimulatedModules.KernelNode kernel;
+
+    StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
+            Set<Long> hostUses) {
+        this.action = action;
+        this.awaited = awaited;
+        this.awaitedGeneration = awaitedGeneration;
+        this.deviceUses = deviceUses;
+        this.hostUses = hostUses;
+    }
+
+    /** An operation that runs {@code action} and waits for nothing. */
+    StreamOp(Runnable action, Set<Long> deviceUses, Set<Long> hostUses) {
+        this(action, null, 0, deviceUses, hostUses);
+    }
+}
