@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Which driver calls {@link FaultInjectingDriverApi} makes fail, and how. Thread-safe; while no
+ * Which driver calls {@link FaultInjection} makes fail, and how. Thread-safe; while no
  * fault is planned and counting is off, a call costs one volatile read.
  *
  * <p>A rule names a driver function (as in {@link DriverApi}, e.g. {@code "cuEventRecord"}),
