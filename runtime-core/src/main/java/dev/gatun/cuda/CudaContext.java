@@ -1,13 +1,14 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.OwnedResource;
-import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
+import dev.gatun.cuda.internal.pool.DevicePoolBackend;
+import dev.gatun.cuda.internal.transfer.StagingPool;
+import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Gatun's state for one device's primary context: its streams, memory, retirement queue and
@@ -26,7 +27,6 @@ import java.time.Duration;
  */
 public final class CudaContext implements AutoCloseable {
 
-    private static final String PEER_ACCESS = "cuCtxEnablePeerAccess";
     private static final String SYNCHRONIZE = "cuCtxSynchronize";
 
     private final Device device;
@@ -36,13 +36,11 @@ public final class CudaContext implements AutoCloseable {
     private final int leastPriority;
     private final int greatestPriority;
     private final StagingPool staging;
+    private final SynchronousCopies copies;
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
     private final DevicePoolView devicePool;
-    /** Ordinals of the devices whose memory this context can access (enabled peer access). */
-    private final java.util.Set<Integer> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
@@ -54,9 +52,11 @@ public final class CudaContext implements AutoCloseable {
         ContextCalls.StreamPriorities priorities = core.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
-        this.staging = new StagingPool(this);
+        this.staging = new StagingPool(core);
+        this.copies = new SynchronousCopies(core, staging);
         this.computeStream = new Stream(this, 0, true);
         this.copyStream = new Stream(this, 0, true);
+        core.attachCopyStream(copyStream.core());
         this.modules = new ModuleRegistry(this);
     }
 
@@ -70,6 +70,10 @@ public final class CudaContext implements AutoCloseable {
 
     StagingPool staging() {
         return staging;
+    }
+
+    SynchronousCopies copies() {
+        return copies;
     }
 
     DevicePool pool() {
@@ -200,30 +204,20 @@ public final class CudaContext implements AutoCloseable {
         if (peer == this) {
             throw new IllegalArgumentException("a context needs no peer access to itself");
         }
-        int ordinal = peer.device.ordinal();
-        if (peers.contains(ordinal)) {
+        if (core.peers().enabled(peer.core)) {
             return;
         }
-        synchronized (peers) {
-            if (peers.contains(ordinal)) {
-                return;
-            }
-            if (!device.canAccessPeer(peer.device)) {
-                throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device " + ordinal
-                        + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage through the host instead");
-            }
-            core.calls().live(PEER_ACCESS);
-            // Enabling may synchronize, so it runs inside the gate.
-            try (var _ = core.enterSection(PEER_ACCESS)) {
-                core.calls().context().enablePeerAccess(peer.core.handle(), ordinal);
-            }
-            peers.add(ordinal);
+        if (!device.canAccessPeer(peer.device)) {
+            throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device "
+                    + peer.device.ordinal() + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage "
+                    + "through the host instead");
         }
+        core.peers().enable(peer.core);
     }
 
     /** Whether {@link #enablePeerAccess} has made {@code peer}'s memory accessible to this context. */
     public boolean peerAccessEnabled(CudaContext peer) {
-        return peer == this || peers.contains(peer.device.ordinal()) && peer.device.cuda() == device.cuda();
+        return peer == this || core.peers().enabled(peer.core) && peer.device.cuda() == device.cuda();
     }
 
     /** Waits for all work on the device from this context (inside the capture gate). */
@@ -256,13 +250,7 @@ public final class CudaContext implements AutoCloseable {
 
     /** A snapshot of the counters. */
     public ContextCounters counters() {
-        ContextStats s = core.stats();
-        return new ContextCounters(s.syncAllocations.sum(), s.asyncAllocations.sum(), s.syncFrees.sum(),
-                s.asyncFrees.sum(), s.bytesLive.sum(), s.hostToDeviceCopies.sum(), s.hostToDeviceBytes.sum(),
-                s.deviceToHostCopies.sum(), s.deviceToHostBytes.sum(), s.deviceToDeviceCopies.sum(),
-                s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), core.retirement().pending(),
-                s.retirementsCompleted.sum(), s.retirementsFailed.sum(),
-                s.retirementsAbandoned.sum());
+        return core.stats().snapshot(core.retirement().pending());
     }
 
     /** How long a synchronizing call waits for another thread's global capture before failing. */
@@ -275,19 +263,16 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /** The sticky error that poisoned this context, if any. */
-    public java.util.Optional<CudaException> poisonedBy() {
-        return java.util.Optional.ofNullable(core.poison());
+    public Optional<CudaException> poisonedBy() {
+        return Optional.ofNullable(core.poison());
     }
 
     public boolean isClosed() {
-        return closed;
+        return core.isClosed();
     }
 
     void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("the Gatun context of device " + device.ordinal() + " is closed; "
-                    + "Device.context() opens a new one");
-        }
+        core.checkOpen();
     }
 
     /** Throws {@link ContextMismatchException} unless {@code other} is this context. */
@@ -315,7 +300,7 @@ public final class CudaContext implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        if (closed) {
+        if (core.isClosed()) {
             return;
         }
         StringBuilder open = new StringBuilder();
@@ -337,7 +322,7 @@ public final class CudaContext implements AutoCloseable {
             throw new IllegalStateException("cannot close the context of device " + device.ordinal()
                     + " while owners made from it are open (" + open + "); close them first");
         }
-        closed = true;
+        core.markClosed();
         modules.clear();
         computeStream.retire();
         copyStream.retire();
@@ -353,6 +338,6 @@ public final class CudaContext implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CudaContext[device " + device.ordinal() + (closed ? ", closed]" : "]");
+        return "CudaContext[device " + device.ordinal() + (core.isClosed() ? ", closed]" : "]");
     }
 }

@@ -24,15 +24,16 @@ public final class DeviceBuffer extends Owner {
     private static final class Resource extends OwnedResource {
         final long address;
         final long size;
+        /** The pool the block came from (cuMemAlloc), or null for a stream-ordered or empty allocation. */
+        private final DevicePool pool;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
         final StreamCore allocatedOn;
-        private final CudaContext owner;
 
-        Resource(CudaContext owner, long address, long size, StreamCore allocatedOn) {
-            super(owner.core(), OwnerKind.DEVICE_BUFFER);
-            this.owner = owner;
+        Resource(ContextCore core, long address, long size, DevicePool pool, StreamCore allocatedOn) {
+            super(core, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
+            this.pool = pool;
             this.allocatedOn = allocatedOn;
         }
 
@@ -64,18 +65,17 @@ public final class DeviceBuffer extends Owner {
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
                 // it to the next request, or free it (the pool's backend counts that free).
-                DevicePool pool = owner.pool();
                 return () -> pool.release(address, size);
             }
             return () -> {
                 // All work that used it is complete; a stream-ordered free on a usable stream
                 // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
                 // streams are gone (shutdown, after a device-wide synchronize).
-                Stream copy = owner.isClosed() ? null : owner.copyStream();
+                StreamCore copy = context.copyStream();
                 int r;
-                if (copy != null && !copy.core().closed() && !copy.core().capturing()) {
+                if (!copy.closed() && !copy.capturing()) {
                     // The fences of every stream that used it completed.
-                    r = context.calls().memory().freeAsync(address, copy.core().handle());
+                    r = context.calls().memory().freeAsync(address, copy.handle());
                 } else {
                     // As above, and the caller (shutdown) holds the capture gate.
                     r = context.calls().memory().free(address);
@@ -104,8 +104,8 @@ public final class DeviceBuffer extends Owner {
         }
     }
 
-    private DeviceBuffer(CudaContext context, long address, long size, StreamCore allocatedOn) {
-        Resource r = new Resource(context, address, size, allocatedOn);
+    private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamCore allocatedOn) {
+        Resource r = new Resource(context.core(), address, size, pool, allocatedOn);
         super(r);
         this.context = context;
         this.resource = r;
@@ -113,21 +113,22 @@ public final class DeviceBuffer extends Owner {
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null);
+            return new DeviceBuffer(context, 0, 0, null, null);
         }
         context.core().calls().live("DeviceBuffer.allocate");
-        return new DeviceBuffer(context, context.pool().acquire(bytes), bytes, null);
+        DevicePool pool = context.pool();
+        return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null);
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamCore stream, long bytes) {
         ContextCore core = context.core();
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, stream);
+            return new DeviceBuffer(context, 0, 0, null, stream);
         }
         long address = core.calls().memory().allocateAsync(bytes, stream.handle());
         core.stats().asyncAllocations.increment();
         core.stats().bytesLive.add(bytes);
-        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, stream);
+        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream);
         buffer.resource.usedOn(stream);
         return buffer;
     }
@@ -202,7 +203,7 @@ public final class DeviceBuffer extends Owner {
         resource.usedOn(stream);
     }
 
-    /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
+    /** The allocation's resource: its uses, for synchronous copies ({@code SynchronousCopies}) and captures. */
     OwnedResource resource() {
         return resource;
     }

@@ -5,6 +5,9 @@ import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.driver.ModuleCalls;
+import dev.gatun.cuda.internal.launch.LaunchChecks;
+import dev.gatun.cuda.internal.launch.LaunchExConfig;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
@@ -133,13 +136,20 @@ public final class Kernel extends Owner {
      * CUDA 12.4 and cannot tell.
      */
     public Optional<List<Parameter>> parameters() {
+        List<ModuleCalls.Parameter> params = parameterInfo();
+        return params == null ? Optional.empty()
+                : Optional.of(params.stream().map(p -> new Parameter(p.offset(), p.size())).toList());
+    }
+
+    /** The parameters as layer 2 reports them, or null when the driver cannot tell. */
+    private List<ModuleCalls.Parameter> parameterInfo() {
         resource.checkOpen();
         try {
             core.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
         } catch (DriverTooOldException tooOld) {
-            return Optional.empty();
+            return null;
         }
-        return Optional.of(core.calls().modules().parameters(resource.function));
+        return core.calls().modules().parameters(resource.function);
     }
 
     /** How many blocks of this size can be resident on one multiprocessor. */
@@ -156,7 +166,9 @@ public final class Kernel extends Owner {
     /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
     public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
         resource.checkOpen();
-        return core.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes, blockSizeLimit);
+        ModuleCalls.BlockSize s = core.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes,
+                blockSizeLimit);
+        return new BlockSizeSuggestion(s.minGridSize(), s.blockSize());
     }
 
     /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
@@ -170,6 +182,13 @@ public final class Kernel extends Owner {
             // ex is a complete CUlaunchConfig with its attribute array, alive for the call.
             return core.calls().modules().maxActiveClusters(resource.function, ex.segment());
         }
+    }
+
+    /** What {@link LaunchChecks} checks a launch of this kernel against. */
+    LaunchChecks.Target launchTarget() {
+        return new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
+                context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
+                core.calls().modules(), function());
     }
 
     /**

@@ -4,6 +4,9 @@ import dev.gatun.cuda.internal.context.ContextCore;
 import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.driver.LaunchCalls;
+import dev.gatun.cuda.internal.launch.LaunchChecks;
+import dev.gatun.cuda.internal.launch.LaunchExConfig;
+import dev.gatun.cuda.internal.launch.ParamBlock;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.Optional;
@@ -48,7 +51,7 @@ public final class KernelLaunch {
         this.launches = core.calls().launches();
         this.config = config;
         this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
-        LaunchChecks.check(kernel, config, kinds);
+        LaunchChecks.check(kernel.launchTarget(), config, kinds);
         if (config.sharedMemoryBytes() > 0) {
             kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
         }

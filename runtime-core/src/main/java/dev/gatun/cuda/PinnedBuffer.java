@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
 import dev.gatun.cuda.internal.context.TransferCompletion;
+import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -201,7 +202,7 @@ public final class PinnedBuffer extends Owner {
         synchronized (resource) {
             resource.checkOpen();
             context.core().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
-            Transfers.checkRange(sourceOffset, n, resource.size, "upload source", this);
+            Ranges.checkRange(sourceOffset, n, resource.size, "upload source", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(UPLOAD);
             destination.useOn(context, s);
@@ -216,7 +217,7 @@ public final class PinnedBuffer extends Owner {
         synchronized (resource) {
             resource.checkOpen();
             context.core().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
-            Transfers.checkRange(destinationOffset, n, resource.size, "download destination", this);
+            Ranges.checkRange(destinationOffset, n, resource.size, "download destination", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(DOWNLOAD);
             source.useOn(context, s);

@@ -5,6 +5,7 @@ import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.OwnedResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamCore;
+import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -171,7 +172,7 @@ public final class Stream extends Owner {
      */
     public void copy(DeviceView destination, DeviceView source) {
         StreamCore s = openCore();
-        long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
+        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
         CudaContext to = destination.buffer().context();
         CudaContext from = source.buffer().context();
         if (to != context || from != context) {
@@ -238,7 +239,7 @@ public final class Stream extends Owner {
      */
     public void upload(DeviceView destination, MemorySegment source) {
         StreamCore s = openCore();
-        Transfers.sameLength(destination.byteLength(), source.byteSize());
+        Ranges.sameLength(destination.byteLength(), source.byteSize());
         destination.useOn(context, s);
         context.staging().uploadAsync(s, destination.address(), source);
     }

@@ -54,9 +54,10 @@ public final class StreamCapture implements AutoCloseable {
         final Holds holds = new Holds();
         /** The buffers the capture may use, or null for any. */
         final Set<OwnedResource> allowed;
-        final Stream stream;
+        /** The capturing stream, named in refusals (the scope never calls back into the Stream). */
+        final String stream;
 
-        Scope(Set<OwnedResource> allowed, Stream stream) {
+        Scope(Set<OwnedResource> allowed, String stream) {
             this.allowed = allowed;
             this.stream = stream;
         }
@@ -87,7 +88,7 @@ public final class StreamCapture implements AutoCloseable {
         if (s.closed()) {
             throw new IllegalStateException(stream + " is closed");
         }
-        Scope scope = new Scope(allowed(stream.context(), only), stream);
+        Scope scope = new Scope(allowed(stream.context(), only), stream.toString());
         ContextCore context = stream.context().core();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;

@@ -1,22 +1,21 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.pool;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextCore;
-import dev.gatun.cuda.internal.pool.PoolBackend;
 
 /**
  * The device pool's driver side for one context: cuMemAlloc and cuMemFree, each inside a
  * synchronizing section of the capture gate (a pool hit makes no driver call, so it needs no
  * section). Counts the context's synchronous allocations, frees and live bytes.
  */
-final class DevicePoolBackend implements PoolBackend {
+public final class DevicePoolBackend implements PoolBackend {
 
     private static final String ALLOC = "cuMemAlloc";
     private static final int CAPTURE_ACTIVE = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
 
     private final ContextCore core;
 
-    DevicePoolBackend(ContextCore core) {
+    public DevicePoolBackend(ContextCore core) {
         this.core = core;
     }
 
