@@ -1,16 +1,14 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.ContextStats;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
+import dev.gatun.cuda.internal.pool.DevicePoolBackend;
+import dev.gatun.cuda.internal.transfer.StagingPool;
+import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Gatun's state for one device's primary context: its streams, memory, retirement queue and
@@ -29,37 +27,36 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class CudaContext implements AutoCloseable {
 
-    private static final String PEER_ACCESS = "cuCtxEnablePeerAccess";
     private static final String SYNCHRONIZE = "cuCtxSynchronize";
 
     private final Device device;
-    private final ContextState state;
+    private final ContextState contextState;
     private final Stream computeStream;
     private final Stream copyStream;
     private final int leastPriority;
     private final int greatestPriority;
     private final StagingPool staging;
+    private final SynchronousCopies copies;
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
     private final DevicePoolView devicePool;
-    /** Ordinals of the devices whose memory this context can access (enabled peer access). */
-    private final Set<Integer> peers = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
         this.options = options;
-        this.state = new ContextState(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
+        this.contextState = new ContextState(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
                 options.leakTracking());
-        this.pool = new DevicePool(new DevicePoolBackend(state), options.devicePool());
-        this.devicePool = new DevicePoolView(this, state, pool);
-        ContextCalls.StreamPriorities priorities = state.calls().context().streamPriorities();
+        this.pool = new DevicePool(new DevicePoolBackend(contextState), options.devicePool());
+        this.devicePool = new DevicePoolView(this, contextState, pool);
+        ContextCalls.StreamPriorities priorities = contextState.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
-        this.staging = new StagingPool(this);
+        this.staging = new StagingPool(contextState);
+        this.copies = new SynchronousCopies(contextState, staging);
         this.computeStream = new Stream(this, 0, true);
         this.copyStream = new Stream(this, 0, true);
+        contextState.attachCopyStream(copyStream.state());
         this.modules = new ModuleRegistry(this);
     }
 
@@ -68,11 +65,15 @@ public final class CudaContext implements AutoCloseable {
     }
 
     ContextState state() {
-        return state;
+        return contextState;
     }
 
     StagingPool staging() {
         return staging;
+    }
+
+    SynchronousCopies copies() {
+        return copies;
     }
 
     DevicePool pool() {
@@ -125,7 +126,7 @@ public final class CudaContext implements AutoCloseable {
             throw new IllegalArgumentException("stream priority " + priority + " is outside this device's range "
                     + greatestPriority + " (highest) .. " + leastPriority + " (lowest); lower numbers mean higher priority");
         }
-        state.reap();
+        contextState.reap();
         return new Stream(this, priority, false);
     }
 
@@ -142,14 +143,14 @@ public final class CudaContext implements AutoCloseable {
     /** A fence event (timing disabled): the cheapest way to order and observe work. */
     public Event createEvent() {
         checkOpen();
-        state.reap();
+        contextState.reap();
         return new Event(this, false);
     }
 
     /** An event that records timestamps, for {@link Event#elapsedMillis(Event)}. */
     public Event createTimingEvent() {
         checkOpen();
-        state.reap();
+        contextState.reap();
         return new Event(this, true);
     }
 
@@ -166,7 +167,7 @@ public final class CudaContext implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        state.reap();
+        contextState.reap();
         return DeviceBuffer.allocate(this, bytes);
     }
 
@@ -186,7 +187,7 @@ public final class CudaContext implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        state.reap();
+        contextState.reap();
         return PinnedBuffer.allocate(this, bytes, writeCombined);
     }
 
@@ -203,94 +204,75 @@ public final class CudaContext implements AutoCloseable {
         if (peer == this) {
             throw new IllegalArgumentException("a context needs no peer access to itself");
         }
-        int ordinal = peer.device.ordinal();
-        if (peers.contains(ordinal)) {
+        if (contextState.peers().enabled(peer.contextState)) {
             return;
         }
-        synchronized (peers) {
-            if (peers.contains(ordinal)) {
-                return;
-            }
-            if (!device.canAccessPeer(peer.device)) {
-                throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device " + ordinal
-                        + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage through the host instead");
-            }
-            state.calls().live(PEER_ACCESS);
-            // Enabling may synchronize, so it runs inside the gate.
-            try (var _ = state.enterSection(PEER_ACCESS)) {
-                state.calls().context().enablePeerAccess(peer.state.handle(), ordinal);
-            }
-            peers.add(ordinal);
+        if (!device.canAccessPeer(peer.device)) {
+            throw new IllegalArgumentException("device " + device.ordinal() + " cannot access device "
+                    + peer.device.ordinal() + "'s memory (cuDeviceCanAccessPeer is 0); copies between them stage "
+                    + "through the host instead");
         }
+        contextState.peers().enable(peer.contextState);
     }
 
     /** Whether {@link #enablePeerAccess} has made {@code peer}'s memory accessible to this context. */
     public boolean peerAccessEnabled(CudaContext peer) {
-        return peer == this || peers.contains(peer.device.ordinal()) && peer.device.cuda() == device.cuda();
+        return peer == this || contextState.peers().enabled(peer.contextState) && peer.device.cuda() == device.cuda();
     }
 
     /** Waits for all work on the device from this context (inside the capture gate). */
     public void synchronize() {
         checkOpen();
-        state.calls().live(SYNCHRONIZE);
-        state.stats().forcedSynchronizations.increment();
-        try (var _ = state.enterSection(SYNCHRONIZE)) {
-            state.calls().context().synchronize();
+        contextState.calls().live(SYNCHRONIZE);
+        contextState.stats().forcedSynchronizations.increment();
+        try (var _ = contextState.enterSection(SYNCHRONIZE)) {
+            contextState.calls().context().synchronize();
         }
-        state.reap();
+        contextState.reap();
     }
 
     /** Frees what has been closed and whose GPU work is complete, without blocking. */
     public void reap() {
         checkOpen();
-        state.reap();
+        contextState.reap();
     }
 
     /** Free and total device memory. */
     public MemoryInfo memoryInfo() {
         checkOpen();
-        return state.calls().memory().info();
+        return contextState.calls().memory().info();
     }
 
     /** Owners of this kind made from this context and not yet closed. */
     public long liveOwners(OwnerKind kind) {
-        return state.live(kind);
+        return contextState.live(kind);
     }
 
     /** A snapshot of the counters. */
     public ContextCounters counters() {
-        ContextStats s = state.stats();
-        return new ContextCounters(s.syncAllocations.sum(), s.asyncAllocations.sum(), s.syncFrees.sum(),
-                s.asyncFrees.sum(), s.bytesLive.sum(), s.hostToDeviceCopies.sum(), s.hostToDeviceBytes.sum(),
-                s.deviceToHostCopies.sum(), s.deviceToHostBytes.sum(), s.deviceToDeviceCopies.sum(),
-                s.deviceToDeviceBytes.sum(), s.forcedSynchronizations.sum(), state.retirement().pending(),
-                s.retirementsCompleted.sum(), s.retirementsFailed.sum(),
-                s.retirementsAbandoned.sum());
+        return contextState.stats().snapshot(contextState.retirement().pending());
     }
 
     /** How long a synchronizing call waits for another thread's global capture before failing. */
     public Duration gateTimeout() {
-        return state.gate().bound();
+        return contextState.gate().bound();
     }
 
     public void setGateTimeout(Duration timeout) {
-        state.gate().setBound(timeout);
+        contextState.gate().setBound(timeout);
     }
 
     /** The sticky error that poisoned this context, if any. */
     public Optional<CudaException> poisonedBy() {
-        return Optional.ofNullable(state.poison());
+        return Optional.ofNullable(contextState.poison());
     }
 
     public boolean isClosed() {
-        return closed;
+        return contextState.isClosed();
     }
 
     void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("the Gatun context of device " + device.ordinal() + " is closed; "
-                    + "Device.context() opens a new one");
-        }
+        contextState.checkOpen();
     }
 
     /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
@@ -320,7 +302,7 @@ public final class CudaContext implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        if (closed) {
+        if (contextState.isClosed()) {
             return;
         }
         StringBuilder open = new StringBuilder();
@@ -330,10 +312,10 @@ public final class CudaContext implements AutoCloseable {
             long own = switch (kind) {
                 case STREAM -> 2;
                 case MODULE -> modules.entries();
-                case STAGING -> state.live(kind);
+                case STAGING -> contextState.live(kind);
                 default -> 0;
             };
-            long n = state.live(kind) - own;
+            long n = contextState.live(kind) - own;
             if (n > 0) {
                 open.append(open.isEmpty() ? "" : ", ").append(n).append(' ').append(kind);
             }
@@ -342,15 +324,15 @@ public final class CudaContext implements AutoCloseable {
             throw new IllegalStateException("cannot close the context of device " + device.ordinal()
                     + " while owners made from it are open (" + open + "); close them first");
         }
-        closed = true;
+        contextState.markClosed();
         modules.clear();
         computeStream.retire();
         copyStream.retire();
         staging.close();
-        if (state.poisoned()) {
-            state.reap(); // abandons what a poisoned context can no longer free, with a log line each
+        if (contextState.poisoned()) {
+            contextState.reap(); // abandons what a poisoned context can no longer free, with a log line each
         } else {
-            state.drain("CudaContext.close");
+            contextState.drain("CudaContext.close");
             devicePool.trimNow();
         }
         device.contextClosed(this);
@@ -358,6 +340,6 @@ public final class CudaContext implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CudaContext[device " + device.ordinal() + (closed ? ", closed]" : "]");
+        return "CudaContext[device " + device.ordinal() + (contextState.isClosed() ? ", closed]" : "]");
     }
 }

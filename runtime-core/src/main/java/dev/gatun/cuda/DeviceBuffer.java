@@ -24,15 +24,16 @@ public final class DeviceBuffer extends Owner {
     private static final class Resource extends NativeResource {
         final long address;
         final long size;
+        /** The pool the block came from (cuMemAlloc), or null for a stream-ordered or empty allocation. */
+        private final DevicePool pool;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
         final StreamState allocatedOn;
-        private final CudaContext owner;
 
-        Resource(CudaContext owner, long address, long size, StreamState allocatedOn) {
-            super(owner.state(), OwnerKind.DEVICE_BUFFER);
-            this.owner = owner;
+        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn) {
+            super(contextState, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
+            this.pool = pool;
             this.allocatedOn = allocatedOn;
         }
 
@@ -64,18 +65,17 @@ public final class DeviceBuffer extends Owner {
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
                 // it to the next request, or free it (the pool's backend counts that free).
-                DevicePool pool = owner.pool();
                 return () -> pool.release(address, size);
             }
             return () -> {
                 // All work that used it is complete; a stream-ordered free on a usable stream
                 // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
                 // streams are gone (shutdown, after a device-wide synchronize).
-                Stream copy = owner.isClosed() ? null : owner.copyStream();
+                StreamState copy = context.copyStream();
                 int r;
-                if (copy != null && !copy.state().closed() && !copy.state().capturing()) {
+                if (!copy.closed() && !copy.capturing()) {
                     // The fences of every stream that used it completed.
-                    r = context.calls().memory().freeAsync(address, copy.state().handle());
+                    r = context.calls().memory().freeAsync(address, copy.handle());
                 } else {
                     // As above, and the caller (shutdown) holds the capture gate.
                     r = context.calls().memory().free(address);
@@ -104,8 +104,8 @@ public final class DeviceBuffer extends Owner {
         }
     }
 
-    private DeviceBuffer(CudaContext context, long address, long size, StreamState allocatedOn) {
-        Resource r = new Resource(context, address, size, allocatedOn);
+    private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn) {
+        Resource r = new Resource(context.state(), address, size, pool, allocatedOn);
         super(r);
         this.context = context;
         this.resource = r;
@@ -113,21 +113,22 @@ public final class DeviceBuffer extends Owner {
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null);
+            return new DeviceBuffer(context, 0, 0, null, null);
         }
         context.state().calls().live("DeviceBuffer.allocate");
-        return new DeviceBuffer(context, context.pool().acquire(bytes), bytes, null);
+        DevicePool pool = context.pool();
+        return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null);
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
-        ContextState state = context.state();
+        ContextState contextState = context.state();
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, stream);
+            return new DeviceBuffer(context, 0, 0, null, stream);
         }
-        long address = state.calls().memory().allocateAsync(bytes, stream.handle());
-        state.stats().asyncAllocations.increment();
-        state.stats().bytesLive.add(bytes);
-        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, stream);
+        long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
+        contextState.stats().asyncAllocations.increment();
+        contextState.stats().bytesLive.add(bytes);
+        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream);
         buffer.resource.usedOn(stream);
         return buffer;
     }
@@ -202,7 +203,7 @@ public final class DeviceBuffer extends Owner {
         resource.usedOn(stream);
     }
 
-    /** The streams' fences this buffer's pending work needs, for synchronous copies (see StagingPool). */
+    /** The allocation's resource: its uses, for synchronous copies ({@code SynchronousCopies}) and captures. */
     NativeResource resource() {
         return resource;
     }

@@ -1,6 +1,8 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.transfer.Ranges;
+import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -79,14 +81,14 @@ public final class DeviceView {
 
     /** Copies {@code source} (any host segment, heap included) into this view; returns when done. */
     public void copyFrom(MemorySegment source) {
-        Transfers.sameLength(byteLength, source.byteSize());
-        buffer.context().staging().uploadSync(this, source);
+        Ranges.sameLength(byteLength, source.byteSize());
+        buffer.context().copies().upload(buffer.resource(), address(), source);
     }
 
     /** Copies this view into {@code destination} (any host segment, heap included); returns when done. */
     public void copyTo(MemorySegment destination) {
-        Transfers.sameLength(destination.byteSize(), byteLength);
-        buffer.context().staging().downloadSync(destination, this);
+        Ranges.sameLength(destination.byteSize(), byteLength);
+        buffer.context().copies().download(destination, buffer.resource(), address());
     }
 
     /**
@@ -94,8 +96,12 @@ public final class DeviceView {
      * may be on another device (a peer copy; see {@link Stream#copy}).
      */
     public void copyFrom(DeviceView source) {
-        Transfers.sameLength(byteLength, source.byteLength());
-        buffer.context().staging().copySync(this, source);
+        Ranges.sameLength(byteLength, source.byteLength());
+        CudaContext context = buffer.context();
+        SynchronousCopies copies = context.copies();
+        StreamState copy = copies.enterSynchronous("copyFrom(device)", buffer.resource(), source.buffer.resource());
+        context.copyStream().copy(this, source);
+        copies.synchronize(copy);
     }
 
     public void copyFrom(byte[] source) {

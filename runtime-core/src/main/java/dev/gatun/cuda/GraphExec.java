@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
+import dev.gatun.cuda.internal.launch.KernelNodes;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

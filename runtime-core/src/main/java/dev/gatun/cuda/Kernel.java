@@ -5,6 +5,9 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.driver.ModuleCalls;
+import dev.gatun.cuda.internal.launch.LaunchChecks;
+import dev.gatun.cuda.internal.launch.LaunchExConfig;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
@@ -20,7 +23,7 @@ public final class Kernel extends Owner {
     static final int PARAM_INFO_SINCE = 12040;
 
     private final CudaContext context;
-    private final ContextState state;
+    private final ContextState contextState;
     private final Resource resource;
     private volatile KernelAttributes attributes;
 
@@ -32,8 +35,8 @@ public final class Kernel extends Owner {
         /** The dynamic shared memory this function has been opted into (cuFuncSetAttribute). */
         int optedInSharedBytes;
 
-        Resource(ContextState state, ModuleResource module, MemorySegment function, String name) {
-            super(state, OwnerKind.KERNEL);
+        Resource(ContextState contextState, ModuleResource module, MemorySegment function, String name) {
+            super(contextState, OwnerKind.KERNEL);
             this.module = module;
             this.function = function;
             this.name = name;
@@ -59,7 +62,7 @@ public final class Kernel extends Owner {
         Resource r = new Resource(context.state(), module, function, name);
         super(r);
         this.context = context;
-        this.state = context.state();
+        this.contextState = context.state();
         this.resource = r;
     }
 
@@ -97,13 +100,13 @@ public final class Kernel extends Owner {
     /** One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}). */
     public int attribute(int attribute) {
         resource.checkOpen();
-        return state.calls().modules().attribute(resource.function, attribute);
+        return contextState.calls().modules().attribute(resource.function, attribute);
     }
 
     /** Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout. */
     public void setAttribute(int attribute, int value) {
         resource.checkOpen();
-        state.calls().modules().setAttribute(resource.function, attribute, value);
+        contextState.calls().modules().setAttribute(resource.function, attribute, value);
         attributes = null;
     }
 
@@ -133,19 +136,26 @@ public final class Kernel extends Owner {
      * CUDA 12.4 and cannot tell.
      */
     public Optional<List<Parameter>> parameters() {
+        List<ModuleCalls.Parameter> params = parameterInfo();
+        return params == null ? Optional.empty()
+                : Optional.of(params.stream().map(p -> new Parameter(p.offset(), p.size())).toList());
+    }
+
+    /** The parameters as layer 2 reports them, or null when the driver cannot tell. */
+    private List<ModuleCalls.Parameter> parameterInfo() {
         resource.checkOpen();
         try {
-            state.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
+            contextState.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
         } catch (DriverTooOldException tooOld) {
-            return Optional.empty();
+            return null;
         }
-        return Optional.of(state.calls().modules().parameters(resource.function));
+        return contextState.calls().modules().parameters(resource.function);
     }
 
     /** How many blocks of this size can be resident on one multiprocessor. */
     public int maxActiveBlocksPerMultiprocessor(int blockThreads, long dynamicSharedBytes) {
         resource.checkOpen();
-        return state.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
+        return contextState.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
                 dynamicSharedBytes);
     }
 
@@ -156,7 +166,9 @@ public final class Kernel extends Owner {
     /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
     public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
         resource.checkOpen();
-        return state.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes, blockSizeLimit);
+        ModuleCalls.BlockSize s = contextState.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes,
+                blockSizeLimit);
+        return new BlockSizeSuggestion(s.minGridSize(), s.blockSize());
     }
 
     /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
@@ -168,8 +180,15 @@ public final class Kernel extends Owner {
         try (LaunchExConfig ex = new LaunchExConfig(config)) {
             ex.setStream(MemorySegment.NULL);
             // ex is a complete CUlaunchConfig with its attribute array, alive for the call.
-            return state.calls().modules().maxActiveClusters(resource.function, ex.segment());
+            return contextState.calls().modules().maxActiveClusters(resource.function, ex.segment());
         }
+    }
+
+    /** What {@link LaunchChecks} checks a launch of this kernel against. */
+    LaunchChecks.Target launchTarget() {
+        return new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
+                context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
+                contextState.calls().modules(), function());
     }
 
     /**

@@ -5,6 +5,9 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.driver.LaunchCalls;
+import dev.gatun.cuda.internal.launch.LaunchChecks;
+import dev.gatun.cuda.internal.launch.LaunchExConfig;
+import dev.gatun.cuda.internal.launch.ParamBlock;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +54,7 @@ public final class KernelLaunch {
         this.launches = state.calls().launches();
         this.config = config;
         this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
-        LaunchChecks.check(kernel, config, kinds);
+        LaunchChecks.check(kernel.launchTarget(), config, kinds);
         if (config.sharedMemoryBytes() > 0) {
             kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
         }

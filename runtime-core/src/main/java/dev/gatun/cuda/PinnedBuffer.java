@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.context.TransferCompletion;
+import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -78,8 +79,8 @@ public final class PinnedBuffer extends Owner {
             }
         };
 
-        Resource(ContextState state, long address, long size, boolean writeCombined) {
-            super(state, OwnerKind.PINNED_BUFFER);
+        Resource(ContextState contextState, long address, long size, boolean writeCombined) {
+            super(contextState, OwnerKind.PINNED_BUFFER);
             this.address = address;
             this.size = size;
             this.writeCombined = writeCombined;
@@ -140,13 +141,13 @@ public final class PinnedBuffer extends Owner {
     }
 
     static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
-        ContextState state = context.state();
-        state.calls().live(HOST_ALLOC);
+        ContextState contextState = context.state();
+        contextState.calls().live(HOST_ALLOC);
         long address;
         // A zero-byte buffer still owns one byte so that every buffer has a real allocation.
         // Pinned allocation may synchronize: gate it.
-        try (var _ = state.enterSection(HOST_ALLOC)) {
-            address = state.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
+        try (var _ = contextState.enterSection(HOST_ALLOC)) {
+            address = contextState.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
         }
         return new PinnedBuffer(context, address, bytes, writeCombined);
     }
@@ -187,11 +188,11 @@ public final class PinnedBuffer extends Owner {
         if (resource.completion.state() == TransferCompletion.State.COMPLETE) {
             return;
         }
-        ContextState state = context.state();
-        state.calls().live(operation);
+        ContextState contextState = context.state();
+        contextState.calls().live(operation);
         int r = resource.completion.await(resource.waitForFence, resource.refence);
         if (r != 0) {
-            throw state.calls().checked().fail(r,
+            throw contextState.calls().checked().fail(r,
                     operation + " (waiting for the last transfer through " + resource.identity() + ")");
         }
     }
@@ -201,7 +202,7 @@ public final class PinnedBuffer extends Owner {
         synchronized (resource) {
             resource.checkOpen();
             context.state().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
-            Transfers.checkRange(sourceOffset, n, resource.size, "upload source", this);
+            Ranges.checkRange(sourceOffset, n, resource.size, "upload source", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(UPLOAD);
             destination.useOn(context, s);
@@ -216,7 +217,7 @@ public final class PinnedBuffer extends Owner {
         synchronized (resource) {
             resource.checkOpen();
             context.state().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
-            Transfers.checkRange(destinationOffset, n, resource.size, "download destination", this);
+            Ranges.checkRange(destinationOffset, n, resource.size, "download destination", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(DOWNLOAD);
             source.useOn(context, s);
@@ -232,9 +233,9 @@ public final class PinnedBuffer extends Owner {
 
     /** Submits one transfer through the buffer's state machine (allocates nothing once the event exists). */
     private void submit(String operation, StreamState s, boolean upload, long device, MemorySegment host, long bytes) {
-        ContextState state = context.state();
+        ContextState contextState = context.state();
         if (resource.event == null) {
-            resource.event = state.events().acquire();
+            resource.event = contextState.events().acquire();
         }
         resource.usedOn(s);
         resource.lastStream = s;
@@ -245,7 +246,7 @@ public final class PinnedBuffer extends Owner {
         int r = resource.completion.submit(resource.transfer, resource.record);
         s.submitted();
         if (r != 0) {
-            throw state.calls().checked().fail(r,
+            throw contextState.calls().checked().fail(r,
                     resource.completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }
     }

@@ -5,6 +5,7 @@ import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
 import java.util.Collection;
 import java.util.List;
@@ -109,7 +110,7 @@ public final class Stream extends Owner {
     }
 
     /**
-     * Checks that the stream is open; returns the stream's state. Each driver call made with it
+     * Checks that the stream is open; returns the stream contextState. Each driver call made with it
      * fails fast on a poisoned context itself, and needs no current context: calls that name a
      * stream act in the stream's context.
      */
@@ -173,7 +174,7 @@ public final class Stream extends Owner {
      */
     public void copy(DeviceView destination, DeviceView source) {
         StreamState s = openState();
-        long bytes = Transfers.sameLength(destination.byteLength(), source.byteLength());
+        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
         CudaContext to = destination.buffer().context();
         CudaContext from = source.buffer().context();
         if (to != context || from != context) {
@@ -241,7 +242,7 @@ public final class Stream extends Owner {
      */
     public void upload(DeviceView destination, MemorySegment source) {
         StreamState s = openState();
-        Transfers.sameLength(destination.byteLength(), source.byteSize());
+        Ranges.sameLength(destination.byteLength(), source.byteSize());
         destination.useOn(context, s);
         context.staging().uploadAsync(s, destination.address(), source);
     }

@@ -42,7 +42,7 @@ public final class StreamCapture implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StreamCapture.class);
 
     private final Stream stream;
-    private final StreamState state;
+    private final StreamState contextState;
     private final ContextState context;
     private final CaptureMode mode;
     private final Scope scope;
@@ -54,9 +54,10 @@ public final class StreamCapture implements AutoCloseable {
         final Holds holds = new Holds();
         /** The buffers the capture may use, or null for any. */
         final Set<NativeResource> allowed;
-        final Stream stream;
+        /** The capturing stream, named in refusals (the scope never calls back into the Stream). */
+        final String stream;
 
-        Scope(Set<NativeResource> allowed, Stream stream) {
+        Scope(Set<NativeResource> allowed, String stream) {
             this.allowed = allowed;
             this.stream = stream;
         }
@@ -73,7 +74,7 @@ public final class StreamCapture implements AutoCloseable {
 
     private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket) {
         this.stream = stream;
-        this.state = stream.state();
+        this.contextState = stream.state();
         this.context = stream.context().state();
         this.mode = mode;
         this.scope = scope;
@@ -87,7 +88,7 @@ public final class StreamCapture implements AutoCloseable {
         if (s.closed()) {
             throw new IllegalStateException(stream + " is closed");
         }
-        Scope scope = new Scope(allowed(stream.context(), only), stream);
+        Scope scope = new Scope(allowed(stream.context(), only), stream.toString());
         ContextState context = stream.context().state();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;
@@ -223,9 +224,9 @@ public final class StreamCapture implements AutoCloseable {
     }
 
     private MemorySegment endOnStream() {
-        synchronized (state.captureLock()) {
-            state.setCaptureScope(null);
-            return context.calls().graphs().endCapture(state.handle());
+        synchronized (contextState.captureLock()) {
+            contextState.setCaptureScope(null);
+            return context.calls().graphs().endCapture(contextState.handle());
         }
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.internal.transfer.StagingPool;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

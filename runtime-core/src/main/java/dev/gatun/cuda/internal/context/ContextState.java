@@ -32,8 +32,12 @@ public final class ContextState implements RetirementQueue.Host {
     private final RetirementQueue retirement;
     private final EventPool events;
     private final SyncOrdering ordering = new SyncOrdering(this);
+    private final PeerAccess peers = new PeerAccess(this);
     private final ContextStats stats = new ContextStats();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
+    /** The context's own stream for copies, where synchronous operations run; set once, as it opens. */
+    private volatile StreamState copyStream;
+    private volatile boolean closed;
 
     /**
      * @param handle the retained primary context ({@code CUcontext})
@@ -94,6 +98,45 @@ public final class ContextState implements RetirementQueue.Host {
 
     public ContextStats stats() {
         return stats;
+    }
+
+    /** The other devices whose memory this context can access. */
+    public PeerAccess peers() {
+        return peers;
+    }
+
+    /** Makes {@code stream}, one of the context's own, the stream synchronous operations run on. */
+    public void attachCopyStream(StreamState stream) {
+        if (copyStream != null) {
+            throw new IllegalStateException(this + " already has its copy stream");
+        }
+        copyStream = stream;
+    }
+
+    /**
+     * The context's own stream for copies. Closed once the context is: a retirement that would
+     * queue a stream-ordered free on it then frees synchronously instead.
+     */
+    public StreamState copyStream() {
+        return copyStream;
+    }
+
+    /** Whether Gatun's state for this context has been shut down ({@code CudaContext.close()}). */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Marks the context closed: every later operation on it is refused by {@link #checkOpen()}. */
+    public void markClosed() {
+        closed = true;
+    }
+
+    /** Throws {@link IllegalStateException} when the context is closed. */
+    public void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the Gatun context of device " + device + " is closed; "
+                    + "Device.context() opens a new one");
+        }
     }
 
     /** The sticky error that poisoned this context, or null. */

@@ -1,8 +1,9 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.ContextCounters;
 import java.util.concurrent.atomic.LongAdder;
 
-/** A context's running counters; {@code CudaContext.counters()} takes a snapshot. */
+/** A context's running counters; {@code CudaContext.counters()} takes a {@link #snapshot}. */
 public final class ContextStats {
     public final LongAdder syncAllocations = new LongAdder();
     public final LongAdder asyncAllocations = new LongAdder();
@@ -19,4 +20,13 @@ public final class ContextStats {
     public final LongAdder retirementsCompleted = new LongAdder();
     public final LongAdder retirementsFailed = new LongAdder();
     public final LongAdder retirementsAbandoned = new LongAdder();
+
+    /** The counters now, with the number of retirements still waiting for their evidence. */
+    public ContextCounters snapshot(long pendingRetirements) {
+        return new ContextCounters(syncAllocations.sum(), asyncAllocations.sum(), syncFrees.sum(), asyncFrees.sum(),
+                bytesLive.sum(), hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
+                deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
+                forcedSynchronizations.sum(), pendingRetirements, retirementsCompleted.sum(), retirementsFailed.sum(),
+                retirementsAbandoned.sum());
+    }
 }

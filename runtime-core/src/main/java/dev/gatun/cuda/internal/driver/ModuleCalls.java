@@ -1,6 +1,5 @@
 package dev.gatun.cuda.internal.driver;
 
-import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -109,13 +108,17 @@ public final class ModuleCalls {
         }
     }
 
+    /** One parameter's place in a function's argument buffer. */
+    public record Parameter(long offset, long size) {
+    }
+
     /**
      * Every parameter's place in the function's argument buffer, in order. Needs
      * {@code cuFuncGetParamInfo} (CUDA 12.4): the caller checks that first.
      */
-    public List<Kernel.Parameter> parameters(MemorySegment function) {
+    public List<Parameter> parameters(MemorySegment function) {
         c.current(PARAM_INFO);
-        List<Kernel.Parameter> params = new ArrayList<>();
+        List<Parameter> params = new ArrayList<>();
         MemorySegment out = c.out();
         for (long i = 0;; i++) {
             // Safety: out holds the two size_t results; the function's module is retained.
@@ -126,7 +129,7 @@ public final class ModuleCalls {
             if (r != 0) {
                 throw c.fail(r, PARAM_INFO + "(" + i + ")");
             }
-            params.add(new Kernel.Parameter(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8)));
+            params.add(new Parameter(out.get(ValueLayout.JAVA_LONG, 0), out.get(ValueLayout.JAVA_LONG, 8)));
         }
     }
 
@@ -141,7 +144,11 @@ public final class ModuleCalls {
     }
 
     /** A block size that maximizes occupancy, and the smallest grid that reaches it. */
-    public Kernel.BlockSizeSuggestion suggestBlockSize(MemorySegment function, long dynamicSharedBytes,
+    public record BlockSize(int minGridSize, int blockSize) {
+    }
+
+    /** A block size that maximizes occupancy, and the smallest grid that reaches it. */
+    public BlockSize suggestBlockSize(MemorySegment function, long dynamicSharedBytes,
             int blockSizeLimit) {
         c.current(MAX_BLOCK_SIZE);
         MemorySegment out = c.out();
@@ -149,7 +156,7 @@ public final class ModuleCalls {
         // not depend on the block size; the function's module is retained.
         c.check(c.api.cuOccupancyMaxPotentialBlockSizeWithFlags(out, out.asSlice(4), function, MemorySegment.NULL,
                 dynamicSharedBytes, blockSizeLimit, 0), MAX_BLOCK_SIZE);
-        return new Kernel.BlockSizeSuggestion(out.get(ValueLayout.JAVA_INT, 0), out.get(ValueLayout.JAVA_INT, 4));
+        return new BlockSize(out.get(ValueLayout.JAVA_INT, 0), out.get(ValueLayout.JAVA_INT, 4));
     }
 
     /**

@@ -1,13 +1,15 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.transfer;
+
+import dev.gatun.cuda.internal.context.NativeResource;
 
 /** Argument checks shared by every copy, made before any driver call. */
-final class Transfers {
+public final class Ranges {
 
-    private Transfers() {
+    private Ranges() {
     }
 
     /** Returns the length when both sides have it; otherwise rejects the copy. */
-    static long sameLength(long destinationBytes, long sourceBytes) {
+    public static long sameLength(long destinationBytes, long sourceBytes) {
         if (destinationBytes != sourceBytes) {
             throw new IllegalArgumentException("copy sizes differ: the source has " + sourceBytes
                     + " bytes, the destination " + destinationBytes + "; slice one side to the length you mean");
@@ -20,11 +22,11 @@ final class Transfers {
      * failure: this runs on transfer paths that must not allocate.
      *
      * @param role what the range is, e.g. "upload source"
-     * @param owner whose range it is (its toString names it)
+     * @param owner whose range it is (named by its identity)
      */
-    static void checkRange(long offset, long length, long size, String role, Object owner) {
+    public static void checkRange(long offset, long length, long size, String role, NativeResource owner) {
         if (offset < 0 || length < 0 || offset > size || length > size - offset) {
-            throw new IndexOutOfBoundsException(role + " " + owner + ": range [" + offset + ", " + offset + " + " + length
+            throw new IndexOutOfBoundsException(role + " " + owner.identity() + ": range [" + offset + ", " + offset + " + " + length
                     + ") is outside its " + size + " bytes");
         }
     }

@@ -1,24 +1,42 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.DeviceCapabilities;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.internal.driver.ModuleCalls;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 
 /** The checks a launch passes before anything is submitted; each failure says what to change. */
-final class LaunchChecks {
+public final class LaunchChecks {
 
     /** The largest cluster every sm_90 device supports without opting in to non-portable sizes. */
-    static final int PORTABLE_CLUSTER_BLOCKS = 8;
+    private static final int PORTABLE_CLUSTER_BLOCKS = 8;
 
     private LaunchChecks() {
     }
 
     /**
-     * Every launch, plain, cooperative or extended (clusters), is prepared through this one check
-     * ({@link KernelLaunch}'s constructor), so no path reaches the driver unchecked.
+     * The kernel a launch is checked against.
+     *
+     * @param who names the kernel and its device in messages, e.g. {@code kernel 'saxpy' on device 0}
+     * @param device the device's limits
+     * @param maxThreadsPerBlock the kernel's own limit (registers, or the device's)
+     * @param parameters the kernel's parameters, or null when the driver cannot tell (before CUDA 12.4)
+     * @param modules layer 2's module calls, for the occupancy of a cooperative launch
+     * @param function the kernel's {@code CUfunction}, whose module the caller holds
      */
-    static void check(Kernel kernel, LaunchConfig c, KernelArg[] args) {
-        String who = "kernel '" + kernel.name() + "' on device " + kernel.context().device().ordinal();
+    public record Target(String who, DeviceCapabilities device, int maxThreadsPerBlock,
+            List<ModuleCalls.Parameter> parameters, ModuleCalls modules, MemorySegment function) {
+    }
+
+    /**
+     * Every launch, plain, cooperative or extended (clusters), is prepared through this one check
+     * ({@code KernelLaunch}'s constructor), so no path reaches the driver unchecked.
+     */
+    public static void check(Target kernel, LaunchConfig c, KernelArg[] args) {
+        String who = kernel.who();
         Objects.requireNonNull(c, () -> who + ": the LaunchConfig is null; pass one, e.g. LaunchConfig.covering(n, 256)");
         for (int i = 0; i < args.length; i++) {
             if (args[i] == null) {
@@ -26,11 +44,11 @@ final class LaunchChecks {
                         + "deliberate NULL device pointer, KernelArg.address(0))");
             }
         }
-        DeviceCapabilities caps = kernel.context().device().capabilities();
+        DeviceCapabilities caps = kernel.device();
         checkAxis(who, "block", 'x', c.blockX(), caps.maxBlockDimX());
         checkAxis(who, "block", 'y', c.blockY(), caps.maxBlockDimY());
         checkAxis(who, "block", 'z', c.blockZ(), caps.maxBlockDimZ());
-        int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.attributes().maxThreadsPerBlock());
+        int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.maxThreadsPerBlock());
         if (c.threadsPerBlock() > maxThreads) {
             throw new IllegalArgumentException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
                     + maxThreads + " this kernel can run per block (registers or device limit)");
@@ -38,10 +56,11 @@ final class LaunchChecks {
         checkAxis(who, "grid", 'x', c.gridX(), caps.maxGridDimX());
         checkAxis(who, "grid", 'y', c.gridY(), caps.maxGridDimY());
         checkAxis(who, "grid", 'z', c.gridZ(), caps.maxGridDimZ());
-        checkArguments(kernel, args, who);
+        checkArguments(kernel.parameters(), args, who);
         if (c.cooperative()) {
-            long fit = (long) kernel.maxActiveBlocksPerMultiprocessor((int) c.threadsPerBlock(), c.sharedMemoryBytes())
-                    * caps.multiprocessorCount();
+            // The caller holds the function's module.
+            long fit = (long) kernel.modules().maxActiveBlocksPerMultiprocessor(kernel.function(),
+                    (int) c.threadsPerBlock(), c.sharedMemoryBytes()) * caps.multiprocessorCount();
             if (c.blocks() > fit) {
                 throw new IllegalArgumentException(who + ": a cooperative grid of " + c.blocks() + " blocks cannot be "
                         + "co-resident; at most " + fit + " blocks of " + c.threadsPerBlock() + " threads fit ("
@@ -76,12 +95,10 @@ final class LaunchChecks {
     }
 
     /** Count and sizes against cuFuncGetParamInfo, where the driver has it. */
-    private static void checkArguments(Kernel kernel, KernelArg[] args, String who) {
-        Optional<List<Kernel.Parameter>> params = kernel.parameters();
-        if (params.isEmpty()) {
+    private static void checkArguments(List<ModuleCalls.Parameter> p, KernelArg[] args, String who) {
+        if (p == null) {
             return;
         }
-        List<Kernel.Parameter> p = params.get();
         if (p.size() != args.length) {
             throw new IllegalArgumentException(who + " takes " + p.size() + " parameters " + sizes(p) + ", but "
                     + args.length + " arguments were given");
@@ -94,7 +111,7 @@ final class LaunchChecks {
         }
     }
 
-    private static String sizes(List<Kernel.Parameter> p) {
+    private static String sizes(List<ModuleCalls.Parameter> p) {
         StringBuilder sb = new StringBuilder("(");
         for (int i = 0; i < p.size(); i++) {
             sb.append(i == 0 ? "" : ", ").append(p.get(i).size()).append(" bytes");

@@ -1,54 +1,53 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.pool;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.pool.PoolBackend;
 
 /**
  * The device pool's driver side for one context: cuMemAlloc and cuMemFree, each inside a
  * synchronizing section of the capture gate (a pool hit makes no driver call, so it needs no
  * section). Counts the context's synchronous allocations, frees and live bytes.
  */
-final class DevicePoolBackend implements PoolBackend {
+public final class DevicePoolBackend implements PoolBackend {
 
     private static final String ALLOC = "cuMemAlloc";
     private static final int CAPTURE_ACTIVE = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
 
-    private final ContextState core;
+    private final ContextState contextState;
 
-    DevicePoolBackend(ContextState core) {
-        this.core = core;
+    public DevicePoolBackend(ContextState contextState) {
+        this.contextState = contextState;
     }
 
     @Override
     public long allocate(long bytes) {
         long address;
         // cuMemAlloc may synchronize, so it runs in a synchronizing section.
-        try (var _ = core.enterSection(ALLOC)) {
-            address = core.calls().memory().allocate(bytes);
+        try (var _ = contextState.enterSection(ALLOC)) {
+            address = contextState.calls().memory().allocate(bytes);
         }
-        core.stats().syncAllocations.increment();
-        core.stats().bytesLive.add(bytes);
+        contextState.stats().syncAllocations.increment();
+        contextState.stats().bytesLive.add(bytes);
         return address;
     }
 
     @Override
     public int free(long address, long bytes) {
-        if (!core.gate().tryEnterSynchronizing()) {
+        if (!contextState.gate().tryEnterSynchronizing()) {
             return CAPTURE_ACTIVE;
         }
         try {
             // The pool frees a block only after the retirement queue saw every fence of its last
             // use complete (or at trim, when it holds no block anyone uses); both make the
             // context current first.
-            int r = core.calls().memory().free(address);
+            int r = contextState.calls().memory().free(address);
             if (r == 0) {
-                core.stats().syncFrees.increment();
-                core.stats().bytesLive.add(-bytes);
+                contextState.stats().syncFrees.increment();
+                contextState.stats().bytesLive.add(-bytes);
             }
             return r;
         } finally {
-            core.gate().exitSynchronizing();
+            contextState.gate().exitSynchronizing();
         }
     }
 }

@@ -1,4 +1,4 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.launch;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.internal.driver.GraphCalls;
@@ -17,7 +17,7 @@ import java.lang.foreign.ValueLayout;
  * it pairs nodes in that order, the order in which cuGraphGetNodes lists them (observed, not
  * documented: {@link #originNode} checks what it can of the pair).
  */
-final class KernelNodes {
+public final class KernelNodes {
 
     private KernelNodes() {
     }
@@ -29,7 +29,7 @@ final class KernelNodes {
      * @param origin the graph the executable was instantiated from (maybe {@code current} itself)
      * @throws IllegalArgumentException when {@code current} has no such node
      */
-    static MemorySegment find(GraphCalls calls, MemorySegment current, MemorySegment origin, MemorySegment function,
+    public static MemorySegment find(GraphCalls calls, MemorySegment current, MemorySegment origin, MemorySegment function,
             int occurrence, MemorySegment params, Arena arena, String kernelName) {
         MemorySegment nodes = calls.nodes(current, arena);
         long count = nodes.byteSize() / ValueLayout.ADDRESS.byteSize();

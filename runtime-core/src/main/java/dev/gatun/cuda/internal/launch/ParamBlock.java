@@ -1,5 +1,6 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.KernelArg;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -10,17 +11,15 @@ import java.lang.foreign.ValueLayout;
  * natural alignment), and the {@code void*} array of slot addresses that cuLaunchKernel's
  * {@code kernelParams} takes. Lives as long as its launch object (GC-managed arena).
  */
-final class ParamBlock {
+public final class ParamBlock {
 
-    static final int SLOT_BYTES = 8;
+    private static final int SLOT_BYTES = 8;
 
     private final MemorySegment slots;
     private final MemorySegment pointers;
-    private final int count;
 
-    ParamBlock(int count) {
+    public ParamBlock(int count) {
         Arena arena = Arena.ofAuto();
-        this.count = count;
         this.slots = arena.allocate(Math.max(1, count) * (long) SLOT_BYTES, SLOT_BYTES);
         this.pointers = arena.allocate(Math.max(1, count) * ValueLayout.ADDRESS.byteSize(), ValueLayout.ADDRESS.byteAlignment());
         for (int i = 0; i < count; i++) {
@@ -28,20 +27,17 @@ final class ParamBlock {
         }
     }
 
-    int count() {
-        return count;
-    }
-
     /** The {@code void**} to pass as kernelParams. */
-    MemorySegment kernelParams() {
+    public MemorySegment kernelParams() {
         return pointers;
     }
 
-    long slotOffset(int index) {
+    private long slotOffset(int index) {
         return (long) index * SLOT_BYTES;
     }
 
-    void set(int index, KernelArg arg, long pointerValue) {
+    /** Writes argument {@code index}; {@code pointerValue} is the device address when it is a pointer. */
+    public void set(int index, KernelArg arg, long pointerValue) {
         long at = slotOffset(index);
         slots.set(ValueLayout.JAVA_LONG, at, 0L); // clear the unused high bytes of a narrow slot
         switch (arg) {
@@ -55,27 +51,27 @@ final class ParamBlock {
         }
     }
 
-    void setInt(int index, int value) {
+    public void setInt(int index, int value) {
         slots.set(ValueLayout.JAVA_INT, slotOffset(index), value);
     }
 
-    void setLong(int index, long value) {
+    public void setLong(int index, long value) {
         slots.set(ValueLayout.JAVA_LONG, slotOffset(index), value);
     }
 
-    void setFloat(int index, float value) {
+    public void setFloat(int index, float value) {
         slots.set(ValueLayout.JAVA_FLOAT, slotOffset(index), value);
     }
 
-    void setDouble(int index, double value) {
+    public void setDouble(int index, double value) {
         slots.set(ValueLayout.JAVA_DOUBLE, slotOffset(index), value);
     }
 
-    void setShort(int index, short value) {
+    public void setShort(int index, short value) {
         slots.set(ValueLayout.JAVA_SHORT, slotOffset(index), value);
     }
 
-    void setByte(int index, byte value) {
+    public void setByte(int index, byte value) {
         slots.set(ValueLayout.JAVA_BYTE, slotOffset(index), value);
     }
 

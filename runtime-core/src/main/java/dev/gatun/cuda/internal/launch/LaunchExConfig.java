@@ -1,5 +1,6 @@
-package dev.gatun.cuda;
+package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union;
 import dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st;
 import dev.gatun.cuda.bindings.driver.CUlaunchConfig_st;
@@ -12,18 +13,18 @@ import java.lang.foreign.MemorySegment;
  * for {@code cuLaunchKernelEx} and the cluster occupancy queries. Built once; only the stream
  * field changes per launch.
  */
-final class LaunchExConfig implements AutoCloseable {
+public final class LaunchExConfig implements AutoCloseable {
 
     private final Arena arena;
     private final MemorySegment config;
 
     /** A config for one call (confined; close it). */
-    LaunchExConfig(LaunchConfig launch) {
+    public LaunchExConfig(LaunchConfig launch) {
         this(launch, Arena.ofConfined());
     }
 
     /** A config that lives as long as its owner (GC-managed). */
-    static LaunchExConfig retained(LaunchConfig launch) {
+    public static LaunchExConfig retained(LaunchConfig launch) {
         return new LaunchExConfig(launch, Arena.ofAuto());
     }
 
@@ -58,12 +59,12 @@ final class LaunchExConfig implements AutoCloseable {
         CUlaunchConfig_st.hStream(config, MemorySegment.NULL);
     }
 
-    MemorySegment segment() {
+    public MemorySegment segment() {
         return config;
     }
 
     /** Sets the stream for the next launch (no allocation: the handle segment already exists). */
-    void setStream(MemorySegment stream) {
+    public void setStream(MemorySegment stream) {
         CUlaunchConfig_st.hStream(config, stream);
     }
 

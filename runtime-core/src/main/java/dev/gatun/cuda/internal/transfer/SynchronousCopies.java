@@ -1,0 +1,184 @@
+package dev.gatun.cuda.internal.transfer;
+
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.context.StreamState;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A context's synchronous copies: each returns when its bytes have arrived. They run on the
+ * context's copy stream, after making it wait for the work queued so far on every stream of
+ * the context (and on other devices' streams that used the buffers involved): a copy never
+ * reads bytes a kernel or graph replay is still writing, nor overwrites bytes one is still
+ * reading (runtime-core/README.md, "Ordering of synchronous operations"). A native host segment
+ * is copied directly; any other goes through {@link StagingPool} blocks, two at a time.
+ */
+public final class SynchronousCopies {
+
+    private final ContextState contextState;
+    private final StagingPool staging;
+
+    public SynchronousCopies(ContextState contextState, StagingPool staging) {
+        this.contextState = contextState;
+        this.staging = staging;
+    }
+
+    /**
+     * Copies a host segment to the device and returns when it has arrived.
+     *
+     * @param destination the allocation written, of this context
+     * @param address the device address of the first byte written, inside {@code destination}
+     * @param source {@code source.byteSize()} bytes, the length of the range written
+     */
+    public void upload(NativeResource destination, long address, MemorySegment source) {
+        long n = source.byteSize();
+        StreamState copy = enterSynchronous("copyFrom(host)", destination, null);
+        use(destination, copy);
+        if (n > 0) {
+            if (source.isNative()) {
+                // The caller's segment is alive for this call, and the call synchronizes the copy
+                // stream before it returns; the device range is checked and open.
+                contextState.calls().memory().copyToDevice(address, source, n, copy.handle());
+                synchronize(copy);
+            } else {
+                pipeline(copy, n, (block, offset, length) -> {
+                    MemorySegment.copy(source, offset, block.host, 0, length);
+                    // The block is pinned and owned by the pool; the device range is checked.
+                    contextState.calls().memory().copyToDevice(address + offset, block.host, length, copy.handle());
+                }, null);
+            }
+        }
+        contextState.stats().hostToDeviceCopies.increment();
+        contextState.stats().hostToDeviceBytes.add(n);
+    }
+
+    /**
+     * Copies device bytes into a host segment and returns when they have arrived.
+     *
+     * @param source the allocation read, of this context
+     * @param address the device address of the first byte read, inside {@code source}
+     * @param destination {@code destination.byteSize()} bytes, the length of the range read
+     */
+    public void download(MemorySegment destination, NativeResource source, long address) {
+        long n = destination.byteSize();
+        StreamState copy = enterSynchronous("copyTo(host)", source, null);
+        use(source, copy);
+        if (n > 0) {
+            if (destination.isNative()) {
+                // As in upload; the destination segment is alive and writable.
+                contextState.calls().memory().copyToHost(destination, address, n, copy.handle());
+                synchronize(copy);
+            } else {
+                pipeline(copy, n, (block, offset, length) ->
+                        // The block is pinned and owned by the pool; the device range is checked.
+                        contextState.calls().memory().copyToHost(block.host, address + offset, length, copy.handle()),
+                        (block, offset, length) -> MemorySegment.copy(block.host, 0, destination, offset, length));
+            }
+        }
+        contextState.stats().deviceToHostCopies.increment();
+        contextState.stats().deviceToHostBytes.add(n);
+    }
+
+    /**
+     * Enters a synchronous operation on the allocations {@code first} and {@code second} (null
+     * when there is one): refuses it on a thread that is capturing in global mode, then orders
+     * the copy stream after every piece of work queued so far that may touch them
+     * ({@link dev.gatun.cuda.internal.context.SyncOrdering}): all of this context's streams, the
+     * streams of an allocation's own context when it is another device's, and other devices'
+     * streams that used the allocations (peer copies). Queue the operation on the returned copy
+     * stream, then {@link #synchronize} it.
+     *
+     * @throws IllegalStateException when the context is closed
+     */
+    public StreamState enterSynchronous(String operation, NativeResource first, NativeResource second) {
+        contextState.ordering().refuseDuringOwnCapture(operation);
+        contextState.checkOpen();
+        StreamState copy = contextState.copyStream();
+        contextState.ordering().orderAfterQueuedWork(copy);
+        orderAfterForeignWork(copy, first);
+        if (second != null) {
+            orderAfterForeignWork(copy, second);
+        }
+        return copy;
+    }
+
+    /** Waits for everything queued on the copy stream (a forced synchronization). */
+    public void synchronize(StreamState copy) {
+        contextState.stats().forcedSynchronizations.increment();
+        // The context's own copy stream, open while the context is.
+        contextState.calls().streams().synchronize(copy.handle());
+    }
+
+    private void orderAfterForeignWork(StreamState copy, NativeResource resource) {
+        if (resource.context() != contextState) {
+            resource.context().ordering().orderForeignWaiterAfterAllWork(copy);
+        }
+        resource.orderAfterForeignUses(copy);
+    }
+
+    /** Checks that the allocation is open, then records its use on the copy stream. */
+    private static void use(NativeResource allocation, StreamState copy) {
+        allocation.checkOpen();
+        allocation.usedOn(copy);
+    }
+
+    /** One chunk of a pipelined copy: queues its device side, or throws. */
+    @FunctionalInterface
+    private interface Chunk {
+        void run(StagingPool.Block block, long offset, long length);
+    }
+
+    /** The host side of a chunk after the device side completed (downloads copy out of the block). */
+    @FunctionalInterface
+    private interface Drain {
+        void run(StagingPool.Block block, long offset, long length);
+    }
+
+    /**
+     * Moves {@code n} bytes in block-sized chunks through two blocks, so that the host works on
+     * one while the device works on the other. {@code submit} queues a chunk's device side;
+     * {@code drain}, when not null, runs after that chunk completed (for downloads).
+     */
+    private void pipeline(StreamState copy, long n, Chunk submit, Drain drain) {
+        long blockBytes = StagingPool.BLOCK_BYTES;
+        long chunks = (n + blockBytes - 1) / blockBytes;
+        StagingPool.Block[] blocks = {staging.acquire(), chunks > 1 ? staging.acquire() : null};
+        boolean completed = false;
+        try {
+            long issued = 0;
+            for (long i = 0; i < chunks; i++) {
+                // Keep up to two chunks in flight: issue ahead, then finish chunk i.
+                while (issued < chunks && issued <= i + 1) {
+                    StagingPool.Block b = blocks[(int) (issued & 1)];
+                    if (issued >= 2) {
+                        staging.await(b);
+                    }
+                    long offset = issued * blockBytes;
+                    submit.run(b, offset, Math.min(blockBytes, n - offset));
+                    staging.record(b, copy);
+                    issued++;
+                }
+                if (drain != null) {
+                    StagingPool.Block b = blocks[(int) (i & 1)];
+                    staging.await(b);
+                    long offset = i * blockBytes;
+                    drain.run(b, offset, Math.min(blockBytes, n - offset));
+                }
+            }
+            synchronize(copy);
+            completed = true;
+        } finally {
+            for (StagingPool.Block b : blocks) {
+                if (b == null) {
+                    continue;
+                }
+                if (completed) {
+                    staging.giveBack(b);
+                } else {
+                    // A chunk may still be in flight: the block goes back only after a fence.
+                    staging.giveBackAfter(b, copy);
+                }
+            }
+        }
+    }
+}
