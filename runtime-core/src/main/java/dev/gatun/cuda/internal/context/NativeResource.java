@@ -174,16 +174,21 @@ public abstract class NativeResource implements Runnable {
         if (!closed.compareAndSet(false, true)) {
             return false;
         }
-        context.closed(kind);
-        beforeRetire();
-        synchronized (this) {
-            if (holds.get() > 0) {
-                retirementDeferred = true; // a captured graph still needs the handle
-                return true;
+        // The owner counts as live until its handle is in retirement's hands (or deferred to a
+        // graph's hold): a context close that sees no live owners must find every handle queued.
+        try {
+            beforeRetire();
+            synchronized (this) {
+                if (holds.get() > 0) {
+                    retirementDeferred = true; // a captured graph still needs the handle
+                    return true;
+                }
             }
+            retire();
+            return true;
+        } finally {
+            context.closed(kind);
         }
-        retire();
-        return true;
     }
 
     private void retire() {
