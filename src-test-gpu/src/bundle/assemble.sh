@@ -36,6 +36,13 @@ install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...
 install -m 0644 "$cli_jar" "$bundle/gatun.jar"
+# The C comparison (runtime-bench/README.md): ./compare builds the C twin and the PTX from bench/.
+bench=$(dirname "$module_dir")/runtime-bench/src
+install -m 0755 "$bench/bench/compare" "$bundle/compare"
+install -d "$bundle/bench"
+install -m 0644 "$bench/c/twins.c" "$bench/c/twins.cu" "$bundle/bench/"
+# The commit the bundle was built from, which compare reports beside its results.
+git -C "$module_dir" describe --always --dirty >"$bundle/COMMIT" 2>/dev/null || echo unknown >"$bundle/COMMIT"
 
 # Fixed owner and order, so the archive does not depend on who built it or on readdir order.
 archive="$bundle.tar.xz"

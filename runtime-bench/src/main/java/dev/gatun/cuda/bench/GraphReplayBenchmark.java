@@ -40,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class GraphReplayBenchmark {
 
-    @Param({"1", "20"})
+    @Param({"1", "10", "20"})
     public int kernels;
 
     private CudaContext context;

@@ -3,6 +3,7 @@ package dev.gatun.cuda.bench;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.DeviceView;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
@@ -28,9 +29,11 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Host cost of eager kernel launches on one stream: an empty kernel, and a 4-argument kernel
- * (pointer, int, float, pointer) whose scalars change every launch. Run with {@code -prof gc}:
- * a warmed launch must allocate nothing (0 B/op). The stream is drained after each iteration,
- * so queued launches never pile up across iterations.
+ * (pointer, int, float, pointer) as prepared, with its scalars changed every launch, and with
+ * all four arguments set every launch; a launch followed by a stream sync (the round trip);
+ * {@code prepare()} of the 4-argument launch; and an event record + query. Run with
+ * {@code -prof gc}: a warmed launch must allocate nothing (0 B/op). The stream is drained after
+ * each iteration, so queued launches never pile up across iterations.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -56,6 +59,10 @@ public class LaunchBenchmark {
     private DeviceBuffer out;
     private KernelLaunch emptyLaunch;
     private KernelLaunch fourLaunch;
+    private DeviceView outView;
+    private DeviceView inView;
+    private LaunchConfig fourConfig;
+    private KernelArg[] fourArguments;
     private Event event;
     private int counter;
 
@@ -70,8 +77,11 @@ public class LaunchBenchmark {
         in = context.allocate(4 * 256);
         out = context.allocate(4 * 256);
         emptyLaunch = empty.prepare(LaunchConfig.of(1, 32));
-        fourLaunch = four.prepare(LaunchConfig.of(1, 256), KernelArg.pointer(out), KernelArg.i32(256), KernelArg.f32(1f),
-                KernelArg.pointer(in));
+        outView = out.asFloats();
+        inView = in.asFloats();
+        fourConfig = LaunchConfig.of(1, 256);
+        fourArguments = new KernelArg[] {KernelArg.pointer(out), KernelArg.i32(256), KernelArg.f32(1f), KernelArg.pointer(in)};
+        fourLaunch = four.prepare(fourConfig, fourArguments);
         event = context.createEvent();
     }
 
@@ -97,11 +107,39 @@ public class LaunchBenchmark {
         emptyLaunch.launch(stream);
     }
 
+    /** The two scalars (int, float) updated in place before every launch. */
     @Benchmark
     public void launchFourArgumentKernel() {
         int c = ++counter;
         fourLaunch.setInt(1, 128 + (c & 127)).setFloat(2, c);
         fourLaunch.launch(stream);
+    }
+
+    /** The 4-argument launch exactly as prepared: no argument changes. */
+    @Benchmark
+    public void launchFourArgumentKernelPrepared() {
+        fourLaunch.launch(stream);
+    }
+
+    /** All four arguments set through the setters before every launch, as a caller with fresh buffers would. */
+    @Benchmark
+    public void launchFourArgumentKernelAllSetters() {
+        int c = ++counter;
+        fourLaunch.setPointer(0, outView).setInt(1, 128 + (c & 127)).setFloat(2, c).setPointer(3, inView);
+        fourLaunch.launch(stream);
+    }
+
+    /** The round trip: an empty launch, then waiting for it. */
+    @Benchmark
+    public void launchAndSynchronize() {
+        emptyLaunch.launch(stream);
+        stream.synchronize();
+    }
+
+    /** Checking and building a 4-argument launch from arguments made once (no launch). */
+    @Benchmark
+    public KernelLaunch prepareFourArgumentLaunch() {
+        return four.prepare(fourConfig, fourArguments);
     }
 
     @Benchmark

@@ -1,0 +1,351 @@
+/*
+ * The C twin of Gatun's comparison rows (runtime-bench, issue 11): each row's operation made
+ * with plain driver API calls and timed exactly as dev.gatun.cuda.bench.Twin times Gatun's,
+ * in its own process: a warm-up of N/2 operations and a stream sync, then N timed operations
+ * and one final stream sync. It prints one line,
+ *
+ *     TWIN c ROW N TOTAL_NS -
+ *
+ * TOTAL_NS being that wall time (CLOCK_MONOTONIC, as Java's System.nanoTime); "-" where the
+ * Java twin prints the bytes it allocated. The host-issue rows (issue_*) instead time batches
+ * of 64 operations with no sync inside the timing, the stream drained before each batch outside
+ * it, and TOTAL_NS is the sum of the batches. The set-up mirrors the Java twin's
+ * (TwinWorkload): the primary context, one non-blocking stream, the kernels of the shared PTX,
+ * the 4-argument kernel's buffers (in all 1.0f, out poisoned with NaN), then what the row needs.
+ * Every driver call is checked; the first failure names the call and its CUresult and exits 1.
+ *
+ *   gcc -O2 -o twins twins.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda
+ *   ./twins ROW N twins.ptx          (twins.ptx: nvcc -ptx -arch=sm_90 -o twins.ptx twins.cu)
+ *
+ * libcuda.so.1 is found at run time by the dynamic loader. Rows: see `./twins` without arguments.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cuda.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The same numbers as the Java twin's (TwinSourcesTest checks that they are). */
+#define TRANSFER_BYTES 268435456UL   /* TwinRow.TRANSFER_BYTES, 256 MiB */
+#define ALLOCATION_BYTES 1048576UL   /* TwinRow.ALLOCATION_BYTES, 1 MiB */
+#define BATCH 64                     /* TwinRow.BATCH */
+#define FOUR_ELEMENTS 256            /* TwinRow.FOUR_ELEMENTS */
+#define READBACK_VALUE 24589         /* TwinWorkload.READBACK_VALUE, 0x600d */
+#define NAN_BITS 0x7fc00000u
+#define ONE_BITS 0x3f800000u         /* 1.0f */
+
+#define CHECK(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) fail(#call, r_, __LINE__); } while (0)
+
+static void fail(const char *call, CUresult r, int line) {
+    const char *name = NULL;
+    if (cuGetErrorName(r, &name) != CUDA_SUCCESS || name == NULL) {
+        name = "an unknown CUresult";
+    }
+    fprintf(stderr, "twins.c:%d: %s failed: %s (%d)\n", line, call, name, (int) r);
+    exit(1);
+}
+
+static CUstream stream;
+static CUmodule module;
+static CUfunction empty_fn, four_fn;
+static CUdeviceptr in_buf, out_buf;
+static CUevent event;
+static CUgraphExec graph;
+static void *pinned;
+static CUdeviceptr device_buf, word;
+static int readback;
+
+/* The 4-argument kernel's arguments: cuLaunchKernel reads them through four_args at each call. */
+static CUdeviceptr arg_out, arg_in;
+static int arg_n;
+static float arg_a;
+static void *four_args[] = {&arg_out, &arg_n, &arg_a, &arg_in};
+
+static void launch_empty(long i) {
+    (void) i;
+    CHECK(cuLaunchKernel(empty_fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+}
+
+static void launch_four(long i) {
+    (void) i;
+    CHECK(cuLaunchKernel(four_fn, 1, 1, 1, FOUR_ELEMENTS, 1, 1, 0, stream, four_args, NULL));
+}
+
+/* As the Java twin's setters: both pointers, n = 128 + (i & 127), a = i, then the launch. */
+static void launch_four_set(long i) {
+    arg_out = out_buf;
+    arg_n = 128 + (int) (i & 127);
+    arg_a = (float) i;
+    arg_in = in_buf;
+    launch_four(i);
+}
+
+static void launch_sync(long i) {
+    launch_empty(i);
+    CHECK(cuStreamSynchronize(stream));
+}
+
+static void replay(long i) {
+    (void) i;
+    CHECK(cuGraphLaunch(graph, stream));
+}
+
+static void record_query(long i) {
+    (void) i;
+    CHECK(cuEventRecord(event, stream));
+    CUresult r = cuEventQuery(event);
+    if (r != CUDA_ERROR_NOT_READY) {
+        CHECK(r);
+    }
+}
+
+static void record(long i) {
+    (void) i;
+    CHECK(cuEventRecord(event, stream));
+}
+
+static void upload(long i) {
+    (void) i;
+    CHECK(cuMemcpyHtoDAsync(device_buf, pinned, TRANSFER_BYTES, stream));
+}
+
+static void download(long i) {
+    (void) i;
+    CHECK(cuMemcpyDtoHAsync(pinned, device_buf, TRANSFER_BYTES, stream));
+}
+
+static void read_word(long i) {
+    (void) i;
+    CHECK(cuMemcpyDtoH(&readback, word, sizeof readback));
+}
+
+static void alloc_free(long i) {
+    (void) i;
+    CUdeviceptr d;
+    CHECK(cuMemAlloc(&d, ALLOCATION_BYTES));
+    CHECK(cuMemFree(d));
+}
+
+static void alloc_free_async(long i) {
+    (void) i;
+    CUdeviceptr d;
+    CHECK(cuMemAllocAsync(&d, ALLOCATION_BYTES, stream));
+    CHECK(cuMemFreeAsync(d, stream));
+}
+
+/* A graph of `kernels` empty launches, captured thread-locally as the Java twin captures its own. */
+static void capture(int kernels) {
+    CUgraph g;
+    CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    for (int k = 0; k < kernels; k++) {
+        CHECK(cuLaunchKernel(empty_fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+    }
+    CHECK(cuStreamEndCapture(stream, &g));
+    CHECK(cuGraphInstantiate(&graph, g, 0));
+    CHECK(cuGraphDestroy(g));
+}
+
+static void set_up_graph_1(void) { capture(1); }
+static void set_up_graph_10(void) { capture(10); }
+static void set_up_event(void) { CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)); }
+
+/* Pinned memory as Gatun allocates it: portable, not write-combined. */
+static void set_up_transfer(void) {
+    CHECK(cuMemHostAlloc(&pinned, TRANSFER_BYTES, CU_MEMHOSTALLOC_PORTABLE));
+    CHECK(cuMemAlloc(&device_buf, TRANSFER_BYTES));
+}
+
+static void set_up_word(void) {
+    CHECK(cuMemAlloc(&word, sizeof(int)));
+    CHECK(cuMemsetD32Async(word, READBACK_VALUE, 1, stream));
+}
+
+struct row {
+    const char *id;
+    void (*set_up)(void); /* NULL: the common set-up is enough */
+    void (*op)(long);
+    int batched;
+};
+
+/* The ids of dev.gatun.cuda.bench.TwinRow; prepare_four has no C counterpart. */
+static const struct row rows[] = {
+    {"launch_empty", NULL, launch_empty, 0},
+    {"launch_four_prepared", NULL, launch_four, 0},
+    {"launch_four_setters", NULL, launch_four_set, 0},
+    {"launch_sync", NULL, launch_sync, 0},
+    {"replay_1", set_up_graph_1, replay, 0},
+    {"replay_10", set_up_graph_10, replay, 0},
+    {"event_record_query", set_up_event, record_query, 0},
+    {"upload_256m", set_up_transfer, upload, 0},
+    {"download_256m", set_up_transfer, download, 0},
+    {"readback_4b", set_up_word, read_word, 0},
+    {"alloc_pooled", NULL, alloc_free, 0},
+    {"alloc_unpooled", NULL, alloc_free, 0},
+    {"alloc_stream_ordered", NULL, alloc_free_async, 0},
+    {"issue_launch", NULL, launch_empty, 1},
+    {"issue_replay", set_up_graph_1, replay, 1},
+    {"issue_event_record", set_up_event, record, 1},
+};
+
+static long long now_ns(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) {
+        perror("clock_gettime");
+        exit(1);
+    }
+    return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void loop(void (*op)(long), long from, long to) {
+    for (long i = from; i < to; i++) {
+        op(i);
+    }
+}
+
+static long long time_plain(void (*op)(long), long n) {
+    loop(op, 0, n / 2);
+    CHECK(cuStreamSynchronize(stream));
+    long long start = now_ns();
+    loop(op, 0, n);
+    CHECK(cuStreamSynchronize(stream));
+    return now_ns() - start;
+}
+
+static long long time_batches(void (*op)(long), long n) {
+    for (long i = 0; i + BATCH <= n / 2; i += BATCH) {
+        CHECK(cuStreamSynchronize(stream));
+        loop(op, i, i + BATCH);
+    }
+    long long total = 0;
+    for (long i = 0; i < n; i += BATCH) {
+        CHECK(cuStreamSynchronize(stream)); /* outside the timing: the batch starts on an idle queue */
+        long long start = now_ns();
+        loop(op, i, i + BATCH);
+        total += now_ns() - start;
+    }
+    CHECK(cuStreamSynchronize(stream));
+    return total;
+}
+
+/* The PTX text, NUL-terminated as cuModuleLoadData reads it. */
+static char *read_ptx(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    size_t size = 0, capacity = 1 << 16;
+    char *text = malloc(capacity);
+    size_t got;
+    while (text != NULL && (got = fread(text + size, 1, capacity - size - 1, f)) > 0) {
+        size += got;
+        if (size + 1 == capacity) {
+            capacity *= 2;
+            text = realloc(text, capacity);
+        }
+    }
+    if (text == NULL || ferror(f)) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    text[size] = '\0';
+    return text;
+}
+
+static float first_output(void) {
+    float first;
+    CHECK(cuMemcpyDtoH(&first, out_buf, sizeof first));
+    return first;
+}
+
+static int usage(const char *self) {
+    fprintf(stderr, "usage: %s ROW N PTX_FILE\nrows:", self);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        fprintf(stderr, " %s", rows[r].id);
+    }
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        return usage(argv[0]);
+    }
+    const struct row *row = NULL;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        if (strcmp(rows[r].id, argv[1]) == 0) {
+            row = &rows[r];
+        }
+    }
+    if (row == NULL) {
+        fprintf(stderr, "%s: no C twin for row '%s'\n", argv[0], argv[1]);
+        return usage(argv[0]);
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(argv[2], &end, 10);
+    if (*end != '\0' || errno != 0 || n <= 0 || n > 1000000000L || (row->batched && n % BATCH != 0)) {
+        fprintf(stderr, "%s: N is '%s'; give a positive number%s\n", argv[0], argv[2],
+                row->batched ? ", a multiple of 64 for a host-issue row" : "");
+        return usage(argv[0]);
+    }
+    char *ptx = read_ptx(argv[3]);
+
+    CUdevice device;
+    CUcontext context;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&device, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK(cuCtxSetCurrent(context));
+    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK(cuModuleLoadData(&module, ptx));
+    CHECK(cuModuleGetFunction(&empty_fn, module, "empty"));
+    CHECK(cuModuleGetFunction(&four_fn, module, "four"));
+    CHECK(cuMemAlloc(&in_buf, FOUR_ELEMENTS * sizeof(float)));
+    CHECK(cuMemAlloc(&out_buf, FOUR_ELEMENTS * sizeof(float)));
+    CHECK(cuMemsetD32Async(in_buf, ONE_BITS, FOUR_ELEMENTS, stream));
+    CHECK(cuMemsetD32Async(out_buf, NAN_BITS, FOUR_ELEMENTS, stream));
+    arg_out = out_buf;
+    arg_n = FOUR_ELEMENTS;
+    arg_a = 1.0f;
+    arg_in = in_buf;
+    if (row->set_up != NULL) {
+        row->set_up();
+    }
+    CHECK(cuStreamSynchronize(stream));
+
+    long long total = row->batched ? time_batches(row->op, n) : time_plain(row->op, n);
+
+    /* As the Java twin, check that the operations did what the row claims. */
+    if (row->op == launch_four && first_output() != 1.0f) {
+        fprintf(stderr, "out[0] is %g after the 4-argument launches, not 1\n", first_output());
+        return 1;
+    }
+    if (row->op == launch_four_set && first_output() != (float) (n - 1)) {
+        fprintf(stderr, "out[0] is %g after the 4-argument launches, not %ld\n", first_output(), n - 1);
+        return 1;
+    }
+    if (row->op == read_word && readback != READBACK_VALUE) {
+        fprintf(stderr, "the readback read %d, not %d\n", readback, READBACK_VALUE);
+        return 1;
+    }
+    printf("TWIN c %s %ld %lld -\n", row->id, n, total);
+
+    if (graph != NULL) {
+        CHECK(cuGraphExecDestroy(graph));
+    }
+    if (event != NULL) {
+        CHECK(cuEventDestroy(event));
+    }
+    if (pinned != NULL) {
+        CHECK(cuMemFreeHost(pinned));
+    }
+    CHECK(cuModuleUnload(module));
+    CHECK(cuStreamDestroy(stream));
+    CHECK(cuDevicePrimaryCtxRelease(device));
+    free(ptx);
+    return 0;
+}

@@ -1,0 +1,156 @@
+package dev.gatun.cuda.bench;
+
+import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The Java twin of {@code twins.c}: measures one {@link TwinRow} on Gatun exactly as the C twin
+ * measures it with plain driver calls, one process per run, and prints one line:
+ *
+ * <pre>TWIN gatun ROW N TOTAL_NS BYTES</pre>
+ *
+ * <p>The method (issue 11): a warm-up of N/2 operations and a stream sync, then N timed
+ * operations and one final stream sync; TOTAL_NS is that wall time, so the value of the run is
+ * TOTAL_NS / N. Host-issue rows ({@link TwinRow#batched()}) instead time batches of
+ * {@link TwinRow#BATCH} operations without any sync inside the timing, the stream drained before
+ * each batch outside it; TOTAL_NS is then the sum of the batches' times. BYTES is what the
+ * measuring thread allocated on the Java heap during the timed part (C prints {@code -}).
+ *
+ * <p>The warm-up calls the timing loop in chunks of {@value #WARM_CHUNK} operations, so that the
+ * JIT has compiled the loop itself, and not only the operation, before the timed pass: one long
+ * loop would run its first tens of thousands of iterations in the interpreter, a cost the C
+ * twin does not have.
+ *
+ * <pre>
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin ROW N twins.ptx   one measurement
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin --list            the rows: "ROW N c" ("-": no C twin)
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin --ptx twins.cu twins.ptx 9.0
+ *                                                                 PTX by NVRTC, where there is no nvcc
+ * </pre>
+ */
+public final class Twin {
+
+    static final int WARM_CHUNK = 10;
+
+    private static final int EXIT_USAGE = 2;
+
+    /** One run: total timed wall time and the bytes the measuring thread allocated meanwhile. */
+    record Measurement(long totalNanos, long allocatedBytes) {
+        String line(TwinRow row, int n) {
+            return "TWIN gatun " + row.id() + " " + n + " " + totalNanos + " " + allocatedBytes;
+        }
+    }
+
+    private Twin() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
+        if (args.length == 1 && args[0].equals("--list")) {
+            for (TwinRow row : TwinRow.values()) {
+                out.println(row.id() + " " + row.n() + " " + (row.hasC() ? "c" : "-"));
+            }
+            return 0;
+        }
+        if (args.length == 4 && args[0].equals("--ptx")) {
+            writePtx(Path.of(args[1]), Path.of(args[2]), args[3]);
+            return 0;
+        }
+        if (args.length != 3 || args[0].startsWith("-")) {
+            err.println("usage: Twin ROW N PTX_FILE | Twin --list | Twin --ptx SOURCE.cu OUT.ptx MAJOR.MINOR");
+            return EXIT_USAGE;
+        }
+        TwinRow row = TwinRow.byId(args[0]);
+        int n = Integer.parseInt(args[1]);
+        ModuleImage kernels = ModuleImage.fromFile(Path.of(args[2]));
+        out.println(measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES).line(row, n));
+        return 0;
+    }
+
+    /**
+     * Measures {@code n} operations of {@code row} on device 0 of {@code cuda}, in a context
+     * opened with the row's options and closed afterwards.
+     *
+     * @throws IllegalArgumentException when n is not positive, or for a batched row not a multiple of the batch
+     */
+    static Measurement measure(TwinRow row, int n, Cuda cuda, ModuleImage kernels, long transferBytes) {
+        if (n <= 0 || (row.batched() && n % TwinRow.BATCH != 0)) {
+            throw new IllegalArgumentException("N is " + n + "; give a positive number"
+                    + (row.batched() ? ", a multiple of " + TwinRow.BATCH + " for " + row.id() : ""));
+        }
+        try (CudaContext context = cuda.device(0).context(row.contextOptions());
+                TwinWorkload workload = TwinWorkload.open(row, context, kernels, transferBytes)) {
+            Measurement m = row.batched() ? timeBatches(workload, n) : time(workload, n);
+            workload.verify(n);
+            return m;
+        }
+    }
+
+    private static Measurement time(TwinWorkload w, int n) {
+        for (int i = 0; i < n; i += WARM_CHUNK) {
+            loop(w, i, Math.min(i + WARM_CHUNK, n / 2));
+        }
+        w.stream().synchronize();
+        com.sun.management.ThreadMXBean threads = threads();
+        long bytes = threads.getCurrentThreadAllocatedBytes();
+        long start = System.nanoTime();
+        loop(w, 0, n);
+        w.stream().synchronize();
+        long total = System.nanoTime() - start;
+        return new Measurement(total, threads.getCurrentThreadAllocatedBytes() - bytes);
+    }
+
+    private static Measurement timeBatches(TwinWorkload w, int n) {
+        int batch = TwinRow.BATCH;
+        for (int i = 0; i + batch <= n / 2; i += batch) {
+            w.stream().synchronize();
+            loop(w, i, i + batch);
+        }
+        com.sun.management.ThreadMXBean threads = threads();
+        long bytes = threads.getCurrentThreadAllocatedBytes();
+        long total = 0;
+        for (int i = 0; i < n; i += batch) {
+            w.stream().synchronize(); // outside the timing: the batch starts on an idle queue
+            long start = System.nanoTime();
+            loop(w, i, i + batch);
+            total += System.nanoTime() - start;
+        }
+        w.stream().synchronize();
+        return new Measurement(total, threads.getCurrentThreadAllocatedBytes() - bytes);
+    }
+
+    /** The timing loop, shared by warm-up and measurement so that both run the same compiled code. */
+    private static void loop(TwinWorkload w, int from, int to) {
+        for (int i = from; i < to; i++) {
+            w.run(i);
+        }
+    }
+
+    private static com.sun.management.ThreadMXBean threads() {
+        return (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    }
+
+    /** Compiles the twins' CUDA source to PTX with NVRTC, for a host without nvcc. */
+    private static void writePtx(Path source, Path ptx, String computeCapability) throws IOException {
+        String[] parts = computeCapability.strip().split("\\.");
+        if (parts.length != 2) {
+            throw new IllegalArgumentException("compute capability '" + computeCapability + "'; give MAJOR.MINOR, e.g. 9.0");
+        }
+        CompileTarget target = CompileTarget.ptx(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+        byte[] image = NvrtcLibrary.system().compiler().compile(Files.readString(source),
+                CompileOptions.builder(target).programName(source.getFileName().toString()).build()).image();
+        Files.write(ptx, image);
+    }
+}

@@ -1,0 +1,151 @@
+package dev.gatun.cuda.bench;
+
+import dev.gatun.cuda.ContextOptions;
+import dev.gatun.cuda.DevicePoolOptions;
+import java.util.Optional;
+
+/**
+ * The rows of the C comparison (issue 11): one operation each, measured the same way by the
+ * Java twin ({@link Twin}), the C twin ({@code src/c/twins.c}, which knows the same ids) and
+ * one JMH benchmark (for B/op under {@code -prof gc}).
+ *
+ * <p>{@link #n} is the number of timed operations of one run, chosen so that a run takes well
+ * under a second on an H200 and the whole comparison fits in one device call; the compare
+ * script passes it to both twins, so they always run the same N.
+ */
+public enum TwinRow {
+
+    LAUNCH_EMPTY("launch_empty", "empty launch", 100_000, true,
+            new Goal.RatioAtMost(1.05), true, "LaunchBenchmark.launchEmptyKernel"),
+    LAUNCH_FOUR_PREPARED("launch_four_prepared", "4-argument launch, arguments prepared once", 100_000, true,
+            new Goal.RatioAtMost(1.05), true, "LaunchBenchmark.launchFourArgumentKernelPrepared"),
+    LAUNCH_FOUR_SETTERS("launch_four_setters", "4-argument launch, all four set by setters per call", 100_000, true,
+            new Goal.RatioAtMost(1.05), true, "LaunchBenchmark.launchFourArgumentKernelAllSetters"),
+    LAUNCH_SYNC("launch_sync", "launch + stream sync round trip", 50_000, true,
+            new Goal.RatioAtMost(1.05), true, "LaunchBenchmark.launchAndSynchronize"),
+    REPLAY_1("replay_1", "graph replay, 1 kernel", 100_000, true,
+            new Goal.RatioAtMost(1.05), true, "GraphReplayBenchmark.replayGraph:kernels=1"),
+    REPLAY_10("replay_10", "graph replay, 10 kernels (GPU-bound)", 20_000, true,
+            Goal.None.INSTANCE, true, "GraphReplayBenchmark.replayGraph:kernels=10"),
+    EVENT_RECORD_QUERY("event_record_query", "event record + query", 200_000, true,
+            new Goal.RatioAtMost(1.05), true, "LaunchBenchmark.recordAndQueryEvent"),
+    UPLOAD("upload_256m", "pinned upload 256 MiB", 20, true,
+            new Goal.BandwidthAtLeast(0.98), true, "TransferBenchmark.uploadPinned"),
+    DOWNLOAD("download_256m", "pinned download 256 MiB", 20, true,
+            new Goal.BandwidthAtLeast(0.98), true, "TransferBenchmark.downloadPinned"),
+    READBACK("readback_4b", "4-byte synchronous readback into an int[]", 50_000, true,
+            new Goal.RatioAtMost(1.05), true, "CopyBenchmark.readBackFourBytes"),
+    ALLOC_POOLED("alloc_pooled", "1 MiB allocate + close, pooled (pool hit), vs cuMemAlloc + cuMemFree", 50_000, true,
+            new Goal.RatioAtMost(0.5), true, "MemoryBenchmark.allocateAndClose:pool=pooled"),
+    ALLOC_UNPOOLED("alloc_unpooled", "1 MiB allocate + close, pool off, vs cuMemAlloc + cuMemFree", 50_000, true,
+            new Goal.RatioAtMost(1.10), true, "MemoryBenchmark.allocateAndClose:pool=unpooled"),
+    ALLOC_STREAM_ORDERED("alloc_stream_ordered", "1 MiB stream-ordered allocate + free", 100_000, true,
+            new Goal.RatioAtMost(1.10), true, "MemoryBenchmark.allocateInStreamOrderAndClose"),
+    PREPARE_FOUR("prepare_four", "prepare() of a 4-argument launch", 20_000, false,
+            new Goal.MicrosAtMost(2.0), false, "LaunchBenchmark.prepareFourArgumentLaunch"),
+    ISSUE_LAUNCH("issue_launch", "host issue cost: empty launch (batches of 64, no sync timed)", 64_000, true,
+            new Goal.ExtraNanosAtMost(50), false, "IssueCostBenchmark.launch"),
+    ISSUE_REPLAY("issue_replay", "host issue cost: graph replay, 1 kernel (batches of 64)", 64_000, true,
+            new Goal.ExtraNanosAtMost(50), false, "IssueCostBenchmark.replay"),
+    ISSUE_EVENT_RECORD("issue_event_record", "host issue cost: event record (batches of 64)", 64_000, true,
+            new Goal.ExtraNanosAtMost(50), false, "IssueCostBenchmark.recordEvent");
+
+    /** Bytes of one pinned transfer (the upload and download rows). */
+    public static final long TRANSFER_BYTES = 256L << 20;
+
+    /** Bytes of one allocation (the allocation rows). */
+    public static final long ALLOCATION_BYTES = 1L << 20;
+
+    /**
+     * Operations per timed batch of the host-issue rows: well below the launch queue's depth
+     * (about a thousand launches), so no operation in a batch waits for the GPU.
+     */
+    public static final int BATCH = 64;
+
+    /** Elements of the 4-argument kernel's buffers, and its block size. */
+    public static final int FOUR_ELEMENTS = 256;
+
+    private final String id;
+    private final String title;
+    private final int n;
+    private final boolean hasC;
+    private final Goal goal;
+    private final boolean zeroBytes;
+    private final String jmh;
+
+    TwinRow(String id, String title, int n, boolean hasC, Goal goal, boolean zeroBytes, String jmh) {
+        this.id = id;
+        this.title = title;
+        this.n = n;
+        this.hasC = hasC;
+        this.goal = goal;
+        this.zeroBytes = zeroBytes;
+        this.jmh = jmh;
+    }
+
+    /** The id both twins take as their first argument and print in their result line. */
+    public String id() {
+        return id;
+    }
+
+    public String title() {
+        return title;
+    }
+
+    /** Timed operations per run (the warm-up runs {@code n / 2} more). */
+    public int n() {
+        return n;
+    }
+
+    /** Whether {@code twins.c} has this row; {@code prepare()} has no C counterpart. */
+    public boolean hasC() {
+        return hasC;
+    }
+
+    public Goal goal() {
+        return goal;
+    }
+
+    /** Whether the row's goal includes 0 B/op (issue 11: every row with a ratio goal). */
+    public boolean zeroBytes() {
+        return zeroBytes;
+    }
+
+    /**
+     * The JMH benchmark that measures the same operation: {@code Class.method}, then
+     * {@code :name=value} when it takes a parameter.
+     */
+    public String jmh() {
+        return jmh;
+    }
+
+    /** Whether the row is a host-issue row: batches of {@link #BATCH} timed without a sync inside. */
+    public boolean batched() {
+        return this == ISSUE_LAUNCH || this == ISSUE_REPLAY || this == ISSUE_EVENT_RECORD;
+    }
+
+    /** Bytes moved per operation for the bandwidth rows; empty for the others. */
+    public Optional<Long> transferBytes() {
+        return this == UPLOAD || this == DOWNLOAD ? Optional.of(TRANSFER_BYTES) : Optional.empty();
+    }
+
+    /** The context options the Java twin opens device 0 with: the pool off for {@link #ALLOC_UNPOOLED}. */
+    public ContextOptions contextOptions() {
+        ContextOptions defaults = ContextOptions.defaults();
+        return this == ALLOC_UNPOOLED ? defaults.withDevicePool(new DevicePoolOptions(0, false)) : defaults;
+    }
+
+    /**
+     * The row with this id.
+     *
+     * @throws IllegalArgumentException when there is none
+     */
+    public static TwinRow byId(String id) {
+        for (TwinRow row : values()) {
+            if (row.id.equals(id)) {
+                return row;
+            }
+        }
+        throw new IllegalArgumentException("no benchmark row '" + id + "'; run Twin --list for the rows");
+    }
+}

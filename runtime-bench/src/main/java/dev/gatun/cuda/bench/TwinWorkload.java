@@ -1,0 +1,254 @@
+package dev.gatun.cuda.bench;
+
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.DeviceView;
+import dev.gatun.cuda.Event;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.graph.CudaGraphs;
+import dev.gatun.cuda.graph.GraphSlot;
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+/**
+ * One row's operation on Gatun, set up exactly as {@code twins.c} sets up its C twin: one
+ * non-blocking stream, the kernels {@code empty} and {@code four} of the shared PTX, the
+ * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
+ * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
+ * device memory, a device word). {@link #run(int)} is one operation; {@link #verify(int)}
+ * checks, after a run of {@code n} operations, that they did what they claim.
+ */
+final class TwinWorkload implements AutoCloseable {
+
+    /** One operation; {@code i} is its index in the run (the setters row derives its values from it). */
+    @FunctionalInterface
+    interface Op {
+        void run(int i);
+    }
+
+    /** The word the readback row reads, as twins.c writes it. */
+    static final int READBACK_VALUE = 0x600d;
+
+    private static final String MODULE = "twins";
+    private static final int NAN_BITS = 0x7fc00000;
+
+    private final Deque<AutoCloseable> owned = new ArrayDeque<>();
+    private final TwinRow row;
+    private final CudaContext context;
+    // Set once by setUp; not final so that a failed set-up can close what it had opened.
+    private Stream stream;
+    private Kernel four;
+    private DeviceBuffer in;
+    private DeviceBuffer out;
+    private KernelLaunch emptyLaunch;
+    private KernelLaunch fourLaunch;
+    private Op op;
+    private int[] word;
+    private KernelLaunch prepared;
+
+    private TwinWorkload(TwinRow row, CudaContext context) {
+        this.row = row;
+        this.context = context;
+    }
+
+    /**
+     * Sets up {@code row} on {@code context}; on failure, closes what it had opened.
+     *
+     * @param transferBytes bytes of one pinned transfer ({@link TwinRow#TRANSFER_BYTES}; tests pass less)
+     */
+    static TwinWorkload open(TwinRow row, CudaContext context, ModuleImage kernels, long transferBytes) {
+        TwinWorkload w = new TwinWorkload(row, context);
+        try {
+            w.setUp(kernels, transferBytes);
+            return w;
+        } catch (RuntimeException e) {
+            try {
+                w.close();
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+    }
+
+    private void setUp(ModuleImage kernels, long transferBytes) {
+        stream = own(context.createStream());
+        context.modules().load(MODULE, kernels, "empty", "four");
+        owned.push(() -> context.modules().unload(MODULE));
+        Kernel empty = own(context.modules().kernel(MODULE, "empty"));
+        four = own(context.modules().kernel(MODULE, "four"));
+        in = own(context.allocate(4L * TwinRow.FOUR_ELEMENTS));
+        out = own(context.allocate(4L * TwinRow.FOUR_ELEMENTS));
+        stream.fill(in.bytes(), Float.floatToRawIntBits(1f));
+        stream.fill(out.bytes(), NAN_BITS);
+        emptyLaunch = empty.prepare(LaunchConfig.of(1, 32));
+        fourLaunch = four.prepare(LaunchConfig.of(1, TwinRow.FOUR_ELEMENTS), fourArguments());
+        op = operation(transferBytes);
+        stream.synchronize();
+    }
+
+    Stream stream() {
+        return stream;
+    }
+
+    void run(int i) {
+        op.run(i);
+    }
+
+    private KernelArg[] fourArguments() {
+        return new KernelArg[] {KernelArg.pointer(out), KernelArg.i32(TwinRow.FOUR_ELEMENTS), KernelArg.f32(1f),
+            KernelArg.pointer(in)};
+    }
+
+    private Op operation(long transferBytes) {
+        // Locals, so that an operation reads no field of this object, as the C twin's reads globals.
+        Stream s = stream;
+        KernelLaunch empty = emptyLaunch;
+        KernelLaunch launch = fourLaunch;
+        return switch (row) {
+            case LAUNCH_EMPTY, ISSUE_LAUNCH -> i -> empty.launch(s);
+            case LAUNCH_FOUR_PREPARED -> i -> launch.launch(s);
+            case LAUNCH_FOUR_SETTERS -> {
+                DeviceView outView = out.asFloats();
+                DeviceView inView = in.asFloats();
+                yield i -> {
+                    launch.setPointer(0, outView).setInt(1, 128 + (i & 127)).setFloat(2, i).setPointer(3, inView);
+                    launch.launch(s);
+                };
+            }
+            case LAUNCH_SYNC -> i -> {
+                empty.launch(s);
+                s.synchronize();
+            };
+            case REPLAY_1, ISSUE_REPLAY -> {
+                GraphSlot slot = capture(1);
+                yield i -> slot.replay(s);
+            }
+            case REPLAY_10 -> {
+                GraphSlot slot = capture(10);
+                yield i -> slot.replay(s);
+            }
+            case EVENT_RECORD_QUERY -> {
+                Event event = own(context.createEvent());
+                yield i -> {
+                    event.record(s);
+                    event.query();
+                };
+            }
+            case ISSUE_EVENT_RECORD -> {
+                Event event = own(context.createEvent());
+                yield i -> event.record(s);
+            }
+            case UPLOAD -> {
+                PinnedBuffer pinned = own(context.allocatePinned(transferBytes));
+                DeviceView device = own(context.allocate(transferBytes)).bytes();
+                yield i -> s.upload(device, pinned, 0);
+            }
+            case DOWNLOAD -> {
+                PinnedBuffer pinned = own(context.allocatePinned(transferBytes));
+                DeviceView device = own(context.allocate(transferBytes)).bytes();
+                yield i -> s.download(pinned, 0, device);
+            }
+            case READBACK -> {
+                DeviceView device = own(context.allocate(4)).asInts();
+                s.fill(device, READBACK_VALUE);
+                int[] host = new int[1];
+                word = host;
+                yield i -> device.copyTo(host);
+            }
+            case ALLOC_POOLED, ALLOC_UNPOOLED -> i -> context.allocate(TwinRow.ALLOCATION_BYTES).close();
+            case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
+            case PREPARE_FOUR -> {
+                Kernel kernel = four;
+                LaunchConfig config = LaunchConfig.of(1, TwinRow.FOUR_ELEMENTS);
+                KernelArg[] arguments = fourArguments();
+                yield i -> prepared = kernel.prepare(config, arguments);
+            }
+        };
+    }
+
+    /** A graph of {@code kernels} empty launches, captured thread-locally as twins.c captures its own. */
+    private GraphSlot capture(int kernels) {
+        CudaGraphs graphs = own(CudaGraphs.create(context));
+        GraphSlot slot = graphs.registerOwner("twin").slot("replay");
+        slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+        for (int k = 0; k < kernels; k++) {
+            emptyLaunch.launch(stream);
+        }
+        slot.endCapture();
+        return slot;
+    }
+
+    /**
+     * Checks, after the last of {@code n} operations (indices 0 to n - 1) and a stream sync,
+     * that they did what the row claims.
+     *
+     * @throws IllegalStateException when they did not
+     */
+    void verify(int n) {
+        switch (row) {
+            case LAUNCH_FOUR_PREPARED -> expectFirstOutput(1f);
+            case LAUNCH_FOUR_SETTERS -> expectFirstOutput(n - 1); // a = i of the last launch, in[0] = 1
+            case READBACK -> {
+                if (word[0] != READBACK_VALUE) {
+                    throw new IllegalStateException("the readback read " + word[0] + ", not " + READBACK_VALUE);
+                }
+            }
+            case PREPARE_FOUR -> {
+                if (prepared == null || prepared.kernel() != four) {
+                    throw new IllegalStateException("prepare() returned " + prepared);
+                }
+            }
+            default -> {
+                // Launches, replays, events, transfers and allocations report failure by throwing.
+            }
+        }
+    }
+
+    private void expectFirstOutput(float expected) {
+        float[] first = new float[1];
+        out.asFloats().slice(0, 1).copyTo(first);
+        if (Float.compare(first[0], expected) != 0) {
+            throw new IllegalStateException("out[0] is " + first[0] + " after the 4-argument launches, not " + expected);
+        }
+    }
+
+    private <T extends AutoCloseable> T own(T resource) {
+        owned.push(resource);
+        return resource;
+    }
+
+    /** Drains the stream, then closes what was set up, newest first. */
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        try {
+            if (stream != null) {
+                stream.synchronize();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        while (!owned.isEmpty()) {
+            try {
+                owned.pop().close();
+            } catch (Exception e) {
+                if (failure == null) {
+                    failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

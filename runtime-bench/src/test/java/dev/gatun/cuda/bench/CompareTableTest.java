@@ -1,0 +1,187 @@
+package dev.gatun.cuda.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CompareTableTest {
+
+    private static final double EPS = 1e-9;
+
+    /** The lines of {@code rounds} rounds of one row: C then Gatun, microseconds per operation given. */
+    private static List<String> rounds(TwinRow row, double[] c, double[] gatun, long gatunBytesPerRun) {
+        List<String> lines = new ArrayList<>();
+        for (int r = 0; r < gatun.length; r++) {
+            lines.add("ROUND " + (r + 1));
+            if (r < c.length) {
+                lines.add("TWIN c " + row.id() + " " + row.n() + " " + Math.round(c[r] * 1e3 * row.n()) + " -");
+            }
+            lines.add("TWIN gatun " + row.id() + " " + row.n() + " " + Math.round(gatun[r] * 1e3 * row.n()) + " "
+                    + gatunBytesPerRun);
+        }
+        return lines;
+    }
+
+    private static CompareTable.Summary summary(TwinRow row, List<String> lines) {
+        return CompareTable.parse(lines).summary(row);
+    }
+
+    @Test
+    void theRatioIsTheMedianOfPerRoundRatiosNotTheRatioOfMedians() {
+        double[] c = {2.0, 4.0, 3.0, 10.0, 3.5};
+        double[] gatun = {2.2, 4.0, 3.3, 10.0, 5.25};
+        CompareTable.Summary s = summary(TwinRow.LAUNCH_EMPTY, rounds(TwinRow.LAUNCH_EMPTY, c, gatun, 0));
+
+        assertEquals(3.5, s.c(), EPS);
+        assertEquals(4.0, s.gatun(), EPS);
+        // per-round ratios 1.1, 1.0, 1.1, 1.0, 1.5: median 1.1, where 4.0 / 3.5 would say 1.14
+        assertEquals(1.1, s.ratio(), EPS);
+        assertEquals(1.0, s.ratioMin(), EPS);
+        assertEquals(1.5, s.ratioMax(), EPS);
+        assertEquals(5, s.pairs());
+        assertEquals(Verdict.State.MISSED, s.verdict().state());
+        assertEquals("NO: 1.10× > 1.05×", s.verdict().cell());
+    }
+
+    @Test
+    void fivePairsWithinTheRatioAndNoAllocationMeetTheGoal() {
+        double[] c = {3.46, 3.50, 3.40, 3.47, 3.44};
+        double[] gatun = {3.50, 3.52, 3.45, 3.49, 3.46};
+        CompareTable.Summary s = summary(TwinRow.REPLAY_1, rounds(TwinRow.REPLAY_1, c, gatun, 0));
+
+        assertEquals(Verdict.State.MET, s.verdict().state());
+        assertEquals("yes", s.verdict().cell());
+    }
+
+    @Test
+    void fewerThanFivePairsDecideNothing() {
+        double[] c = {3.0, 3.0, 3.0, 3.0};
+        double[] gatun = {3.0, 3.0, 3.0, 3.0, 3.0}; // the fifth round's C run failed
+        List<String> lines = rounds(TwinRow.LAUNCH_EMPTY, c, gatun, 0);
+        lines.add("FAIL c launch_empty 5 124");
+        CompareTable table = CompareTable.parse(lines);
+        CompareTable.Summary s = table.summary(TwinRow.LAUNCH_EMPTY);
+
+        assertEquals(4, s.pairs());
+        assertEquals(5, s.gatunRuns());
+        assertEquals(Verdict.State.UNDECIDED, s.verdict().state());
+        assertEquals("undecided: 4 pairs (< 5)", s.verdict().cell());
+        assertTrue(table.render().contains("c twin of launch_empty failed in round 5 (exit status 124)"),
+                table.render());
+    }
+
+    @Test
+    void anAllocationOnThePathMissesTheZeroBytesGoalEvenWithinTheRatio() {
+        double[] same = {3.0, 3.0, 3.0, 3.0, 3.0};
+        // 48 bytes per operation over N operations
+        long bytes = 48L * TwinRow.READBACK.n();
+        CompareTable.Summary s = summary(TwinRow.READBACK, rounds(TwinRow.READBACK, same, same, bytes));
+
+        assertEquals(48, s.gatunBytes(), EPS);
+        assertEquals(Verdict.State.MISSED, s.verdict().state());
+        assertEquals("NO: 48.0 B/op", s.verdict().cell());
+    }
+
+    @Test
+    void aFewBytesOverAWholeRunCountAsNoAllocation() {
+        double[] same = {3.0, 3.0, 3.0, 3.0, 3.0};
+        CompareTable.Summary s = summary(TwinRow.READBACK, rounds(TwinRow.READBACK, same, same, 4096));
+
+        assertTrue(s.gatunBytes() < CompareTable.ZERO_BYTES_BELOW, "B/op " + s.gatunBytes());
+        assertEquals(Verdict.State.MET, s.verdict().state());
+    }
+
+    @Test
+    void bandwidthRowsCompareGatunsBandwidthWithCs() {
+        // 256 MiB in 5,000 µs is 53.7 GB/s; in 5,100 µs 52.6 GB/s
+        double[] c = {5000, 5000, 5000, 5000, 5000};
+        double[] gatun = {5100, 5000, 5100, 4900, 5100};
+        CompareTable table = CompareTable.parse(rounds(TwinRow.UPLOAD, c, gatun, 0));
+        CompareTable.Summary s = table.summary(TwinRow.UPLOAD);
+
+        assertEquals(5000.0 / 5100, s.ratio(), EPS);
+        assertEquals(5000.0 / 4900, s.ratioMax(), EPS);
+        assertEquals(Verdict.State.MET, s.verdict().state()); // 0.980 ≥ 0.98
+        assertTrue(table.render().contains("| pinned upload 256 MiB | 20 | 53.7 GB/s | 52.6 GB/s | 0.980 (0.980–1.02) | 5 |"),
+                table.render());
+    }
+
+    @Test
+    void hostIssueRowsAreJudgedByNanosecondsOverC() {
+        double[] c = {0.50, 0.52, 0.51, 0.50, 0.55};
+        double[] gatun = {0.56, 0.60, 0.55, 0.57, 0.58}; // C + 60, 80, 40, 70, 30 ns: median 60
+        CompareTable table = CompareTable.parse(rounds(TwinRow.ISSUE_LAUNCH, c, gatun, 0));
+        CompareTable.Summary s = table.summary(TwinRow.ISSUE_LAUNCH);
+
+        assertEquals(60, s.extraNanos(), 1e-6);
+        assertEquals("NO: C + 60.0 ns", s.verdict().cell());
+        assertTrue(table.render().contains(", C + 60.0 ns |"), table.render());
+    }
+
+    @Test
+    void prepareHasNoCTwinAndAnAbsoluteGoal() {
+        double[] none = {};
+        CompareTable.Summary fast = summary(TwinRow.PREPARE_FOUR, rounds(TwinRow.PREPARE_FOUR, none,
+                new double[] {1.5, 1.9, 1.7, 2.4, 1.8}, 1000L * TwinRow.PREPARE_FOUR.n()));
+        CompareTable.Summary slow = summary(TwinRow.PREPARE_FOUR, rounds(TwinRow.PREPARE_FOUR, none,
+                new double[] {8.9, 9.1, 8.7, 9.0, 9.3}, 0));
+
+        assertEquals(0, fast.pairs());
+        assertEquals(1.8, fast.gatun(), EPS);
+        assertEquals(Verdict.State.MET, fast.verdict().state(), "prepare may allocate: its goal is time only");
+        assertEquals("NO: 9.00 µs > 2 µs", slow.verdict().cell());
+    }
+
+    @Test
+    void jmhLinesFillTheirRowsBytesAndScore() {
+        List<String> lines = rounds(TwinRow.REPLAY_10, new double[] {6.1}, new double[] {6.0}, 0);
+        lines.add("JMH GraphReplayBenchmark.replayGraph:kernels=10 0.075 6.06 us/op");
+        lines.add("JMH TransferBenchmark.uploadPinned 1020.5 205.0 ops/s");
+        CompareTable table = CompareTable.parse(lines);
+
+        CompareTable.Jmh jmh = table.summary(TwinRow.REPLAY_10).jmh().orElseThrow();
+        assertEquals(0.075, jmh.bytesPerOp(), EPS);
+        assertEquals(6.06, jmh.score(), EPS);
+        String text = table.render();
+        assertTrue(text.contains("| 0.075 | 6.06 µs | 0 B/op |"), text);
+        assertTrue(text.contains("| 1021 | 55.0 GB/s |"), text); // 205 transfers of 256 MiB per second
+    }
+
+    @Test
+    void metaAndNotesFrameTheTableAndMalformedLinesAreNamedNotFatal() {
+        List<String> lines = new ArrayList<>(List.of(
+                "META commit 4faf23a (clean)",
+                "META machine NVIDIA H200, driver 580.159.04",
+                "NOTE another process used the GPU: 4242 python",
+                "ROUND 1",
+                "TWIN gatun launch_empty 100000 notanumber 0",
+                "TWIN gatun no_such_row 100 1000 0",
+                "[main] INFO a log line that is not a result"));
+        String text = CompareTable.parse(lines).render();
+
+        assertTrue(text.startsWith("Gatun against C: 1 round of interleaved runs"), text);
+        assertTrue(text.contains("- commit: 4faf23a (clean)\n- machine: NVIDIA H200, driver 580.159.04\n"), text);
+        assertTrue(text.contains("- another process used the GPU: 4242 python"), text);
+        assertTrue(text.contains("- line 5 ignored"), text);
+        assertTrue(text.contains("- line 6 ignored (no benchmark row 'no_such_row'"), text);
+        assertTrue(!text.contains("a log line"), text);
+    }
+
+    @Test
+    void theSummaryCountsTheGoalsOfTheRowsThatRan() {
+        double[] same = {3.0, 3.0, 3.0, 3.0, 3.0};
+        List<String> lines = rounds(TwinRow.LAUNCH_EMPTY, same, same, 0);
+        lines.addAll(rounds(TwinRow.LAUNCH_SYNC, same, new double[] {4.0, 4.0, 4.0, 4.0, 4.0}, 0));
+        lines.add("FAIL gatun replay_1 1 1");
+        String text = CompareTable.parse(lines).render();
+
+        assertTrue(text.contains("| empty launch | 100,000 | 3.00 µs | 3.00 µs | 1.00 (1.00–1.00) | 5 |"), text);
+        assertTrue(text.contains("| graph replay, 1 kernel | 100,000 | – | – | – | 0 |"), text);
+        assertTrue(!text.contains("| graph replay, 10 kernels"), "a row that was not run is left out:\n" + text);
+        assertTrue(text.contains("Goals: 1 met, 1 missed, 1 undecided (fewer than 5 pairs, or no B/op), of 3 rows"
+                + " with a goal; 14 of 17 rows were not run."), text);
+    }
+}
