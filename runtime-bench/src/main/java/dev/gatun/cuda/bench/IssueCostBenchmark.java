@@ -64,7 +64,7 @@ public class IssueCostBenchmark {
         empty = context.modules().kernel("bench-issue", "empty");
         emptyLaunch = empty.prepare(LaunchConfig.of(1, 32));
         event = context.createEvent();
-        slot = graphs.registerOwner("bench").slot("replay");
+        slot = graphs.registerGroup("bench").slot("replay");
         slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
         emptyLaunch.launch(stream);
         slot.endCapture();

@@ -177,7 +177,7 @@ final class TwinWorkload implements AutoCloseable {
     /** A graph of {@code kernels} empty launches, captured thread-locally as twins.c captures its own. */
     private GraphSlot capture(int kernels) {
         CudaGraphs graphs = own(CudaGraphs.create(context));
-        GraphSlot slot = graphs.registerOwner("twin").slot("replay");
+        GraphSlot slot = graphs.registerGroup("twin").slot("replay");
         slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
         for (int k = 0; k < kernels; k++) {
             emptyLaunch.launch(stream);
