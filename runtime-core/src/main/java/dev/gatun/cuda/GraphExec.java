@@ -52,19 +52,33 @@ public final class GraphExec extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
-            return () -> {
-                // Every stream it was launched on has passed a later fence: no launch of it remains.
-                int r = context.calls().graphs().destroyExec(handle);
-                if (r == 0) {
-                    // Only now: a graph must outlive the executables made from it.
-                    holds.releaseAll();
-                    synchronized (lock) {
-                        current.unhold();
+            return new Retirement.Release() {
+                @Override
+                public int free() {
+                    // Every stream it was launched on has passed a later fence: no launch of it remains.
+                    int r = context.calls().graphs().destroyExec(handle);
+                    if (r == 0) {
+                        dropHolds(); // only now: a graph must outlive the executables made from it
                     }
-                    origin.unhold();
+                    return r;
                 }
-                return r;
+
+                @Override
+                public void abandoned() {
+                    // The handle is leaked, but closed and idle: nothing can launch or update it
+                    // again, so what it held (graphs, buffers, modules) is retired in turn.
+                    dropHolds();
+                }
             };
+        }
+
+        /** Lets go of what the executable held; once, after its destroy or when retirement gives it up. */
+        private void dropHolds() {
+            holds.releaseAll();
+            synchronized (lock) {
+                current.unhold();
+            }
+            origin.unhold();
         }
 
         @Override
@@ -146,6 +160,8 @@ public final class GraphExec extends Owner {
      * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
      *
      * @return false when the topologies differ; this executable is then unchanged
+     * @throws CudaException when the driver fails otherwise; the update may have been applied
+     *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public boolean update(Graph graph) {
         resource.checkOpen();
@@ -158,6 +174,10 @@ public final class GraphExec extends Owner {
             try {
                 applied = calls.update(resource.handle, next.handle);
             } catch (RuntimeException e) {
+                // The driver may have applied the update before it failed (the outcome is
+                // uncertain): later launches may run either graph's kernels and addresses, so
+                // this executable holds the buffers and modules of both until it is destroyed.
+                resource.holds.addAll(next.holds);
                 next.unhold();
                 throw e;
             }

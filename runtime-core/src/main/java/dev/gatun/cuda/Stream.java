@@ -58,12 +58,11 @@ public final class Stream extends Owner {
             MemorySegment handle = stream.handle();
             return () -> {
                 // The stream's final fence completed, so no queued work remains and no Gatun
-                // owner will submit to it again (it is marked closed).
-                int r = context.calls().streams().destroy(handle);
-                if (r == 0) {
-                    stream.markDrained();
-                }
-                return r;
+                // owner will submit to it again (it is marked closed). It is drained whether or
+                // not the destroy succeeds: a destroy that keeps failing is given up, and its
+                // final fence released, while synchronous operations would still order after it.
+                stream.markDrained();
+                return context.calls().streams().destroy(handle);
             };
         }
 

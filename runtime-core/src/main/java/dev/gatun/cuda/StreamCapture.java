@@ -42,7 +42,7 @@ public final class StreamCapture implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StreamCapture.class);
 
     private final Stream stream;
-    private final StreamState contextState;
+    private final StreamState state;
     private final ContextState context;
     private final CaptureMode mode;
     private final Scope scope;
@@ -74,7 +74,7 @@ public final class StreamCapture implements AutoCloseable {
 
     private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket) {
         this.stream = stream;
-        this.contextState = stream.state();
+        this.state = stream.state();
         this.context = stream.context().state();
         this.mode = mode;
         this.scope = scope;
@@ -101,7 +101,12 @@ public final class StreamCapture implements AutoCloseable {
                 // Work queued before the capture still runs while the stream captures, when no
                 // fence can be recorded on it: synchronous reads wait on this one instead.
                 s.fenceBeforeCapture();
-                context.calls().graphs().beginCapture(s.handle(), code(mode));
+                try {
+                    context.calls().graphs().beginCapture(s.handle(), code(mode));
+                } catch (RuntimeException e) {
+                    endUntracked(stream, e); // the begin may have taken effect before it failed
+                    throw e;
+                }
                 StreamCapture capture = new StreamCapture(stream, mode, scope, ticket);
                 s.setCaptureScope(scope);
                 begun = true;
@@ -224,9 +229,32 @@ public final class StreamCapture implements AutoCloseable {
     }
 
     private MemorySegment endOnStream() {
-        synchronized (contextState.captureLock()) {
-            contextState.setCaptureScope(null);
-            return context.calls().graphs().endCapture(contextState.handle());
+        synchronized (state.captureLock()) {
+            state.setCaptureScope(null);
+            try {
+                return context.calls().graphs().endCapture(state.handle());
+            } catch (RuntimeException e) {
+                endUntracked(stream, e); // a refused end leaves the capture running
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * After a begin or end that failed (call under the stream's capture lock): if the driver
+     * still reports a capture on {@code stream}, which Gatun no longer tracks, ends it and
+     * destroys what it recorded. Otherwise the stream would record, not run, all later work
+     * queued on it, and could never be closed. What fails here is added to {@code failure}.
+     */
+    private static void endUntracked(Stream stream, RuntimeException failure) {
+        StreamState s = stream.state();
+        try {
+            if (s.capturing()) {
+                ContextState context = stream.context().state();
+                Graph.discard(stream.context(), context.calls().graphs().endCapture(s.handle()));
+            }
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 

@@ -35,6 +35,15 @@ public record Retirement(String identity, OwnerKind kind, List<Evidence> evidenc
             return true;
         }
 
+        /**
+         * Called once, instead of a successful {@link #free()}, when the queue stops trying to
+         * free the handle (its free failed on every attempt, or a sticky error poisoned the
+         * context): the handle stays allocated, but no work can use it any more, so what the
+         * owner keeps alive only for that work can go. Does nothing by default.
+         */
+        default void abandoned() {
+        }
+
         /** A release that drops Java-side references only and makes no driver call. */
         static Release withoutDriver(Runnable drop) {
             return new Release() {

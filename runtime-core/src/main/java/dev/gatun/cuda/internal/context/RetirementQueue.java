@@ -148,6 +148,7 @@ public final class RetirementQueue {
                     if (release.callsDriver()) {
                         LOG.warn("Abandoning {}: the context is poisoned by a sticky error, so the driver cannot free it",
                                 entry.retirement.identity());
+                        release.abandoned();
                         host.abandoned(entry.retirement);
                     } else {
                         host.retired(entry.retirement, release.free() == 0);
@@ -221,6 +222,11 @@ public final class RetirementQueue {
 
     private void abandon(Entry entry, String why) {
         LOG.error("Leaking {}: {}", entry.retirement.identity(), why);
+        // Only the handle is leaked: its evidence completed before the first attempt, so the
+        // pooled events it holds go back to the pool, and what the owner kept alive for the
+        // handle's work (an executable's graphs and buffers) can go too.
+        releaseEvidence(entry);
+        entry.retirement.release().abandoned();
         host.retired(entry.retirement, false);
     }
 }

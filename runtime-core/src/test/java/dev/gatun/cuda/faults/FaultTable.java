@@ -1,0 +1,638 @@
+package dev.gatun.cuda.faults;
+
+import static dev.gatun.cuda.faults.Outcome.fails;
+import static dev.gatun.cuda.faults.Outcome.poisoned;
+import static dev.gatun.cuda.faults.Outcome.recovers;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CaptureInvalidatedException;
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Event;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.faults.FaultCase.Scenario;
+import dev.gatun.cuda.faults.FaultWorld.Native;
+import dev.gatun.cuda.testing.FakeCuda;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * The fault table: for every driver function Gatun calls, a scenario on the public API that
+ * makes the call, a representative error, and what must follow when the call fails before it is
+ * made and after it (the uncertain case). {@link FaultCoverageTest} runs every row and fails the
+ * build when a function in driver.functions has no row (or is not named in {@link #NOT_CALLED}).
+ */
+final class FaultTable {
+
+    private static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
+    private static final int INVALID_VALUE = CudaDriver.CUDA_ERROR_INVALID_VALUE();
+    private static final int INVALID_HANDLE = CudaDriver.CUDA_ERROR_INVALID_HANDLE();
+    private static final int INVALID_DEVICE = CudaDriver.CUDA_ERROR_INVALID_DEVICE();
+    private static final int INVALID_IMAGE = CudaDriver.CUDA_ERROR_INVALID_IMAGE();
+    private static final int NO_DEVICE = CudaDriver.CUDA_ERROR_NO_DEVICE();
+    private static final int NOT_READY = CudaDriver.CUDA_ERROR_NOT_READY();
+    private static final int ILLEGAL_ADDRESS = CudaDriver.CUDA_ERROR_ILLEGAL_ADDRESS();
+    private static final int ILLEGAL_STATE = CudaDriver.CUDA_ERROR_ILLEGAL_STATE();
+    private static final int TOO_MANY_PEERS = CudaDriver.CUDA_ERROR_TOO_MANY_PEERS();
+    private static final int CAPTURE_INVALIDATED = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
+    private static final int CLOCK_RATE = CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE();
+    private static final long MiB = 1 << 20;
+
+    /**
+     * Functions in driver.functions that nothing in runtime-core calls (no call site in layer 2,
+     * which FaultCoverageTest checks): they cannot fail, so they have no row. Each is a candidate
+     * for removal from driver.functions.
+     */
+    static final Set<String> NOT_CALLED = Set.of(
+            "cuGetErrorName", // errors carry the name from the generated constants (CuResults), not the driver
+            "cuStreamGetPriority", // Stream.priority() returns the priority it was created with
+            "cuMemsetD8_v2", // every memset is stream-ordered (cuMemsetD8Async)
+            "cuMemsetD32_v2", // (cuMemsetD32Async)
+            "cuMemcpyHtoD_v2", // synchronous copies are asynchronous copies on the copy stream, then a synchronize
+            "cuMemcpyDtoH_v2", // (cuMemcpyDtoHAsync_v2)
+            "cuMemcpyDtoD_v2", // (cuMemcpyDtoDAsync_v2)
+            "cuMemcpyPeer", // (cuMemcpyPeerAsync)
+            "cuOccupancyAvailableDynamicSMemPerBlock", // no public query uses it
+            "cuStreamGetCaptureInfo_v3", // capture status comes from cuStreamIsCapturing
+            "cuThreadExchangeStreamCaptureMode"); // Gatun's capture gate replaces per-thread capture modes
+
+    static final List<FaultCase> CASES = List.of(
+            // ---- Initialization, version and error strings ----
+            call("cuInit", "a new Cuda over the driver", NO_DEVICE,
+                    w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
+                    fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks),
+                    fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks)),
+            call("cuDriverGetVersion", "a new Cuda over the driver", INVALID_VALUE,
+                    w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
+                    fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks),
+                    fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks)),
+            call("cuGetErrorString", "device.attribute(an attribute the driver rejects): the error's description",
+                    INVALID_VALUE, w -> {
+                        w.sim.gpu.failAttribute(CLOCK_RATE);
+                        return () -> w.ctx.device().attribute(CLOCK_RATE);
+                    },
+                    fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())
+                            .and("the original error, without the driver's description", FaultTable::noDescription),
+                    fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())
+                            .and("the original error, without the driver's description", FaultTable::noDescription))
+                    .withoutFault(fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())),
+
+            // ---- Devices ----
+            call("cuDeviceGetCount", "a new Cuda over the driver", INVALID_VALUE,
+                    w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
+                    fails(CudaException.class).and("a later Cuda counts the devices", FaultTable::newCudaWorks),
+                    fails(CudaException.class).and("a later Cuda counts the devices", FaultTable::newCudaWorks)),
+            call("cuDeviceGet", "a new Cuda over the driver", INVALID_DEVICE,
+                    w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
+                    fails(CudaException.class).and("a later Cuda finds the devices", FaultTable::newCudaWorks),
+                    fails(CudaException.class).and("a later Cuda finds the devices", FaultTable::newCudaWorks)),
+            call("cuDeviceGetName", "device.name()", INVALID_VALUE,
+                    w -> () -> w.ctx.device().name(),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceGetAttribute", "device.attribute(CLOCK_RATE)", INVALID_VALUE,
+                    w -> () -> w.ctx.device().attribute(CLOCK_RATE),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceTotalMem_v2", "device.totalMemoryBytes()", INVALID_VALUE,
+                    w -> () -> w.ctx.device().totalMemoryBytes(),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceGetPCIBusId", "device.pciBusId()", INVALID_VALUE,
+                    w -> () -> w.ctx.device().pciBusId(),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceCanAccessPeer", "device 0 .canAccessPeer(device 1)", INVALID_DEVICE,
+                    w -> () -> w.sim.cuda.device(0).canAccessPeer(w.sim.cuda.device(1)),
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+            call("cuDeviceGetP2PAttribute", "device 0 .linkTo(device 1)", INVALID_DEVICE,
+                    w -> () -> w.sim.cuda.device(0).linkTo(w.sim.cuda.device(1)),
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+
+            // ---- Contexts ----
+            call("cuDevicePrimaryCtxRetain", "device 1 .context(options), the first time", INVALID_DEVICE,
+                    w -> () -> w.context(1),
+                    fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens),
+                    fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens))
+                    .onDevices(2),
+            call("cuCtxSetCurrent", "ctx.memoryInfo() while device 1's context is current", INVALID_VALUE,
+                    w -> {
+                        w.context(1).memoryInfo();
+                        return () -> w.ctx.memoryInfo();
+                    },
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+            call("cuCtxGetCurrent", "ctx.memoryInfo()", INVALID_VALUE,
+                    w -> () -> w.ctx.memoryInfo(),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuCtxSynchronize", "ctx.synchronize()", ILLEGAL_ADDRESS,
+                    w -> () -> w.ctx.synchronize(),
+                    poisoned(), poisoned()),
+            call("cuCtxGetStreamPriorityRange", "device 1 .context(options), the first time", INVALID_VALUE,
+                    w -> () -> w.context(1),
+                    fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens),
+                    fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens))
+                    .onDevices(2),
+            call("cuCtxEnablePeerAccess", "ctx.enablePeerAccess(device 1's context)", TOO_MANY_PEERS,
+                    w -> {
+                        CudaContext peer = w.context(1);
+                        return () -> w.ctx.enablePeerAccess(peer);
+                    },
+                    fails(CudaException.class).and("not enabled; a later call enables it", FaultTable::peerAccessRetried),
+                    fails(CudaException.class).and("not enabled; a later call enables it", FaultTable::peerAccessRetried))
+                    .onDevices(2),
+            call("cuMemGetInfo_v2", "ctx.memoryInfo()", INVALID_VALUE,
+                    w -> () -> w.ctx.memoryInfo(),
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Streams ----
+            call("cuStreamCreateWithPriority", "ctx.createStream()", OUT_OF_MEMORY,
+                    w -> () -> w.stream(),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.STREAM)),
+            call("cuStreamDestroy_v2", "stream.close() (its retirement destroys it)", INVALID_HANDLE,
+                    w -> {
+                        Stream s = w.stream();
+                        return s::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuStreamQuery", "stream.query()", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        return s::query;
+                    },
+                    poisoned(), poisoned()),
+            call("cuStreamSynchronize", "stream.synchronize()", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        return s::synchronize;
+                    },
+                    poisoned(), poisoned()),
+            call("cuStreamWaitEvent", "stream.waitFor(event)", INVALID_HANDLE,
+                    w -> {
+                        Stream s = w.stream();
+                        Event e = w.event();
+                        e.record(w.ctx.computeStream());
+                        return () -> s.waitFor(e);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamIsCapturing", "buffer.close() after a memset on a stream (its fence asks the stream)",
+                    INVALID_HANDLE, w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(MiB);
+                        s.memset(b.bytes(), (byte) 1);
+                        return b::close;
+                    },
+                    recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending),
+                    recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending)),
+
+            // ---- Events ----
+            call("cuEventCreate", "ctx.createEvent()", OUT_OF_MEMORY,
+                    w -> () -> w.event(),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.EVENT)),
+            call("cuEventDestroy_v2", "event.close() (its retirement destroys it)", INVALID_HANDLE,
+                    w -> {
+                        Event e = w.event();
+                        return e::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuEventRecord", "event.record(stream)", INVALID_HANDLE,
+                    w -> {
+                        Stream s = w.stream();
+                        Event e = w.event();
+                        return () -> e.record(s);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuEventQuery", "buffer.close() after a memset on a stream (retirement polls its fence)", NOT_READY,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(MiB);
+                        s.memset(b.bytes(), (byte) 1);
+                        return b::close;
+                    },
+                    recovers("the fence is not complete yet: freed at a later reap", FaultTable::freedAtTheNextReap),
+                    recovers("the fence is not complete yet: freed at a later reap", FaultTable::freedAtTheNextReap)),
+            call("cuEventSynchronize", "event.synchronize()", ILLEGAL_ADDRESS,
+                    w -> {
+                        Event e = w.event();
+                        e.record(w.stream());
+                        return e::synchronize;
+                    },
+                    poisoned(), poisoned()),
+            call("cuEventElapsedTime_v2", "end.elapsedMillis(start)", NOT_READY,
+                    w -> {
+                        Stream s = w.stream();
+                        Event start = w.timingEvent();
+                        Event end = w.timingEvent();
+                        start.record(s);
+                        end.record(s);
+                        return () -> end.elapsedMillis(start);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Memory ----
+            call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory once", OUT_OF_MEMORY,
+                    w -> () -> w.buffer(MiB),
+                    recovers("the pool trims and tries once more, which succeeds", FaultTable::allocatedOnRetry),
+                    recovers("the pool trims and tries once more, which succeeds", FaultTable::allocatedOnRetry)
+                            .orphaning(Native.DEVICE_ALLOCATION)),
+            call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory twice", OUT_OF_MEMORY,
+                    w -> () -> w.buffer(MiB),
+                    fails(CudaException.class),
+                    fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION).orphaning(Native.DEVICE_ALLOCATION))
+                    .failing(2),
+            call("cuMemFree_v2", "buffer.close(), pool off (its retirement frees it)", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer b = w.buffer(MiB);
+                        return b::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuMemAllocAsync", "stream.allocate(1 MiB)", OUT_OF_MEMORY,
+                    w -> {
+                        Stream s = w.stream();
+                        return () -> w.open(s.allocate(MiB));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)),
+            call("cuMemFreeAsync", "buffer.close() of a stream-ordered allocation", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer b = w.stream().allocate(MiB);
+                        return b::close;
+                    },
+                    recovers("retirement frees it after its fence, on the copy stream", FaultTable::nothingPending),
+                    retriedThenGivenUp()),
+            call("cuMemHostAlloc", "ctx.allocatePinned(4096)", OUT_OF_MEMORY,
+                    w -> () -> w.pinned(4096),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.HOST_ALLOCATION)),
+            call("cuMemFreeHost", "pinned.close() (its retirement frees it)", INVALID_VALUE,
+                    w -> {
+                        PinnedBuffer p = w.pinned(4096);
+                        return p::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuMemsetD8Async", "stream.memset(view, 1)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(4096);
+                        return () -> s.memset(b.bytes(), (byte) 1);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemsetD32Async", "stream.fill(view, 7)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(4096);
+                        return () -> s.fill(b.asInts(), 7);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyHtoDAsync_v2", "view.copyFrom(byte[]) through staging", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer b = w.buffer(4096);
+                        return () -> b.bytes().copyFrom(new byte[4096]);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyHtoDAsync_v2", "stream.upload(view, pinned, 0)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(4096);
+                        PinnedBuffer p = w.keep(w.pinned(4096));
+                        w.keep(s);
+                        w.keep(b);
+                        return () -> s.upload(b.bytes(), p, 0);
+                    },
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuMemcpyDtoHAsync_v2", "view.copyTo(byte[]) through staging", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer b = w.buffer(4096);
+                        return () -> b.bytes().copyTo(new byte[4096]);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyDtoHAsync_v2", "stream.download(pinned, 0, view)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(4096);
+                        PinnedBuffer p = w.keep(w.pinned(4096));
+                        w.keep(s);
+                        w.keep(b);
+                        return () -> s.download(p, 0, b.bytes());
+                    },
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuMemcpyDtoDAsync_v2", "stream.copy(view, view)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer to = w.buffer(4096);
+                        DeviceBuffer from = w.buffer(4096);
+                        return () -> s.copy(to.bytes(), from.bytes());
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyPeerAsync", "stream.copy(device 1 view, device 0 view)", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer to = w.open(w.context(1).allocate(4096));
+                        Stream s = w.stream();
+                        DeviceBuffer from = w.buffer(4096);
+                        return () -> s.copy(to.bytes(), from.bytes());
+                    },
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+
+            // ---- Modules, functions and launches ----
+            call("cuModuleLoadData", "modules().load(name, image) replacing a loaded module", INVALID_IMAGE,
+                    w -> {
+                        w.loadModule();
+                        return () -> w.ctx.modules().load(FaultWorld.MODULE, FaultWorld.IMAGE);
+                    },
+                    fails(CudaException.class).and("the previous entry stays", FaultTable::previousModuleStays),
+                    fails(CudaException.class).and("the previous entry stays", FaultTable::previousModuleStays)
+                            .orphaning(Native.MODULE)),
+            call("cuModuleUnload", "modules().unload(name) (its retirement unloads it)", INVALID_HANDLE,
+                    w -> {
+                        w.ctx.modules().load(FaultWorld.MODULE, FaultWorld.IMAGE);
+                        return () -> w.ctx.modules().unload(FaultWorld.MODULE);
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuModuleGetFunction", "modules().kernel(name, kernel)", INVALID_HANDLE,
+                    w -> {
+                        w.loadModule();
+                        return () -> w.open(w.ctx.modules().kernel(FaultWorld.MODULE, FaultWorld.KERNEL));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuFuncGetAttribute", "kernel.attribute(NUM_REGS)", INVALID_HANDLE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        return () -> k.attribute(CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS());
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuFuncSetAttribute", "kernel.setAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT, 50)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        return () -> k.setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT(), 50);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuFuncGetParamInfo", "kernel.parameters()", INVALID_HANDLE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        return k::parameters;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuLaunchKernel", "launch.launch(stream): a sticky error", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        KernelLaunch l = w.launch(w.kernel(), LaunchConfig.of(1, 64));
+                        return () -> l.launch(s);
+                    },
+                    poisoned(), poisoned()),
+            call("cuLaunchKernel", "launch.launch(stream): a rejected launch", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.keep(w.stream());
+                        KernelLaunch l = w.keep(w.launch(w.kernel(), LaunchConfig.of(1, 64)));
+                        DeviceBuffer earlier = w.buffer(256);
+                        w.sim.gpu.hold(s.handle()); // the GPU is busy on the stream: work before the launch waits
+                        w.open(() -> w.sim.gpu.release(s.handle()));
+                        s.memset(earlier.bytes(), (byte) 0);
+                        return () -> l.launch(s);
+                    },
+                    fails(CudaException.class).and("uncertain until its stream is idle, then it launches again",
+                            FaultTable::relaunchAfterIdle),
+                    fails(CudaException.class).and("uncertain until its stream is idle, then it launches again",
+                            FaultTable::relaunchAfterIdle)),
+            call("cuLaunchCooperativeKernel", "a cooperative launch.launch(stream)", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        KernelLaunch l = w.launch(w.kernel(), LaunchConfig.of(1, 64).withCooperative(true));
+                        return () -> l.launch(s);
+                    },
+                    poisoned(), poisoned()),
+            call("cuLaunchKernelEx", "a cluster launch.launch(stream)", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        KernelLaunch l = w.launch(w.kernel(), LaunchConfig.of(2, 64).withCluster(2, 1, 1));
+                        return () -> l.launch(s);
+                    },
+                    poisoned(), poisoned()),
+            call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "kernel.maxActiveBlocksPerMultiprocessor(256, 0)",
+                    INVALID_VALUE, w -> {
+                        Kernel k = w.kernel();
+                        return () -> k.maxActiveBlocksPerMultiprocessor(256, 0);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuOccupancyMaxPotentialBlockSizeWithFlags", "kernel.suggestBlockSize(0, 0)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        return () -> k.suggestBlockSize(0, 0);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuOccupancyMaxActiveClusters", "kernel.maxActiveClusters(a 2-block cluster)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        return () -> k.maxActiveClusters(LaunchConfig.of(2, 64).withCluster(2, 1, 1));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Stream capture and graphs ----
+            call("cuStreamBeginCapture_v2", "stream.beginCapture(GLOBAL)", ILLEGAL_STATE,
+                    w -> {
+                        Stream s = w.keep(w.stream());
+                        return () -> w.open(s.beginCapture(CaptureMode.GLOBAL));
+                    },
+                    fails(CudaException.class).and("the stream runs work, not records it", FaultTable::streamRunsWork),
+                    fails(CudaException.class).and("any capture the driver began is ended, so the stream runs work",
+                            FaultTable::streamRunsWork)),
+            call("cuStreamEndCapture", "capture.end() of an invalidated capture", CAPTURE_INVALIDATED,
+                    w -> {
+                        Stream s = w.keep(w.stream());
+                        KernelLaunch l = w.launch(w.kernel(), LaunchConfig.of(1, 64));
+                        StreamCapture capture = w.open(s.beginCapture(CaptureMode.GLOBAL));
+                        l.launch(s);
+                        return () -> w.open(capture.end());
+                    },
+                    fails(CaptureInvalidatedException.class).and("the capture the driver did not end is ended, so "
+                            + "the stream runs work", FaultTable::streamRunsWork),
+                    fails(CaptureInvalidatedException.class).and("the stream runs work", FaultTable::streamRunsWork)
+                            .orphaning(Native.GRAPH)),
+            call("cuGraphInstantiateWithFlags", "graph.instantiate()", OUT_OF_MEMORY,
+                    w -> {
+                        Graph g = w.graph(w.kernel(), w.stream());
+                        return () -> w.exec(g);
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GRAPH_EXEC)
+                            .flagging("cuGraphDestroy of a graph a live executable was instantiated from",
+                                    "cuMemFree of", "cuModuleUnload of a module a live graph executable launches")),
+            call("cuGraphLaunch", "exec.launch(stream)", ILLEGAL_ADDRESS,
+                    w -> {
+                        Stream s = w.stream();
+                        GraphExec exec = w.exec(w.graph(w.kernel(), s));
+                        return () -> exec.launch(s);
+                    },
+                    poisoned(), poisoned()),
+            call("cuGraphUpload", "exec.upload(stream)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        GraphExec exec = w.exec(w.graph(w.kernel(), s));
+                        return () -> exec.upload(s);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphDestroy", "graph.close() (its retirement destroys it)", INVALID_HANDLE,
+                    w -> {
+                        Graph g = w.graph(w.kernel(), w.stream());
+                        return g::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuGraphExecDestroy", "exec.close() (its retirement destroys it)", INVALID_HANDLE,
+                    w -> {
+                        GraphExec exec = w.exec(w.graph(w.kernel(), w.stream()));
+                        return exec::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuGraphExecUpdate_v2", "exec.update(graph of the same topology)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        Stream s = w.stream();
+                        GraphExec exec = w.exec(w.graph(k, s));
+                        Graph next = w.graph(k, s);
+                        return () -> exec.update(next);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphGetNodes", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
+                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphNodeGetType", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
+                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphKernelNodeGetParams_v2", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
+                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphExecKernelNodeSetParams_v2", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
+                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)));
+
+    private FaultTable() {
+    }
+
+    private static FaultCase call(String function, String scenario, int error, Scenario setUp, Outcome before,
+            Outcome after) {
+        return new FaultCase(function, scenario, error, 1, 1, setUp, Outcome.SUCCEEDS, before, after);
+    }
+
+    // ---- scenarios shared by several rows ----
+
+    private static Executable nodeUpdate(FaultWorld w) {
+        Kernel k = w.kernel();
+        Stream s = w.stream();
+        GraphExec exec = w.exec(w.graph(k, s));
+        KernelLaunch arguments = w.launch(k, LaunchConfig.of(1, 64));
+        return () -> exec.updateKernelNode(0, arguments);
+    }
+
+    // ---- recoveries ----
+
+    /** A free or destroy that failed in retirement: retried at the next reap, which frees it. */
+    private static Outcome retriedAndFreed() {
+        return recovers("retirement retries the free at the next reap, which frees it", (w, e) -> {
+            assertEquals(1, w.ctx.counters().retirementsPending(), "the failed free waits for the next reap");
+            w.ctx.reap();
+            assertEquals(0, w.ctx.counters().retirementsPending(), "freed by the retry");
+            assertEquals(0, w.ctx.counters().retirementsFailed());
+        });
+    }
+
+    /**
+     * The free was made, then reported failed: every retry fails (the handle is gone), so the
+     * handle is logged and given up after the last attempt, and counted in retirementsFailed.
+     */
+    private static Outcome retriedThenGivenUp() {
+        return recovers("retried at later reaps; each retry fails, so it is logged and counted in retirementsFailed",
+                (w, e) -> {
+                    assertEquals(1, w.ctx.counters().retirementsPending(), "the failed free waits for the next reap");
+                    for (int i = 0; i < 5 && w.ctx.counters().retirementsPending() > 0; i++) {
+                        w.ctx.reap();
+                    }
+                    assertEquals(0, w.ctx.counters().retirementsPending(), "given up");
+                    assertEquals(1, w.ctx.counters().retirementsFailed());
+                });
+    }
+
+    private static void nothingPending(FaultWorld w, Throwable e) {
+        assertEquals(0, w.ctx.counters().retirementsPending(), "freed without waiting for another reap");
+    }
+
+    private static void freedAtTheNextReap(FaultWorld w, Throwable e) {
+        assertEquals(1, w.ctx.counters().retirementsPending(), "waits for its fence");
+        w.ctx.reap();
+        assertEquals(0, w.ctx.counters().retirementsPending(), "freed once its fence reads complete");
+    }
+
+    private static void newCudaWorks(FaultWorld w, Throwable e) {
+        assertEquals(w.sim.cuda.deviceCount(), FakeCuda.over(w.sim.gpu, w.sim.faults).deviceCount());
+    }
+
+    private static void noDescription(FaultWorld w, Throwable e) {
+        assertEquals("", ((CudaException) e).description(), "no description when cuGetErrorString fails");
+    }
+
+    private static void secondContextOpens(FaultWorld w, Throwable e) {
+        w.context(1).memoryInfo();
+    }
+
+    private static void peerAccessRetried(FaultWorld w, Throwable e) {
+        CudaContext peer = w.sim.cuda.device(1).context(FaultWorld.OPTIONS);
+        assertFalse(w.ctx.peerAccessEnabled(peer));
+        w.ctx.enablePeerAccess(peer);
+        assertTrue(w.ctx.peerAccessEnabled(peer));
+    }
+
+    private static void allocatedOnRetry(FaultWorld w, Throwable e) {
+        assertEquals(2, w.sim.faults.calls("cuMemAlloc_v2"), "one failed allocation, one retry");
+    }
+
+    private static void previousModuleStays(FaultWorld w, Throwable e) {
+        assertEquals(1, w.ctx.modules().info(FaultWorld.MODULE).orElseThrow().generation());
+        w.open(w.ctx.modules().kernel(FaultWorld.MODULE, FaultWorld.KERNEL));
+    }
+
+    /** The failed transfer's buffer is fenced: its bytes are usable at once, and the next transfer through it works. */
+    private static void pinnedUsable(FaultWorld w, Throwable e) {
+        PinnedBuffer p = w.kept(PinnedBuffer.class);
+        Stream s = w.kept(Stream.class);
+        DeviceBuffer b = w.kept(DeviceBuffer.class);
+        p.segment().fill((byte) 3);
+        assertEquals("COMPLETE", p.transferState());
+        s.upload(b.bytes(), p, 0);
+        assertFilled(b, (byte) 3, "the upload after the failed one");
+    }
+
+    /** Work queued on the kept stream runs (a stream left capturing would record it instead, silently). */
+    private static void streamRunsWork(FaultWorld w, Throwable e) {
+        Stream s = w.kept(Stream.class);
+        DeviceBuffer b = w.buffer(256);
+        s.memset(b.bytes(), (byte) 9);
+        s.synchronize();
+        assertFilled(b, (byte) 9, "the memset ran");
+    }
+
+    /** Every byte of {@code b} is {@code value}. */
+    private static void assertFilled(DeviceBuffer b, byte value, String what) {
+        byte[] expected = new byte[(int) b.byteSize()];
+        Arrays.fill(expected, value);
+        byte[] back = new byte[expected.length];
+        b.bytes().copyTo(back);
+        assertArrayEquals(expected, back, what);
+    }
+
+    /** A launch the driver rejected stays uncertain: it refuses to run while its stream is busy, and runs once it is idle. */
+    private static void relaunchAfterIdle(FaultWorld w, Throwable e) {
+        KernelLaunch l = w.kept(KernelLaunch.class);
+        Stream s = w.kept(Stream.class);
+        assertTrue(l.uncertainFailure().isPresent());
+        assertThrows(IllegalStateException.class, () -> l.launch(s), "the failed launch may still be queued");
+        w.sim.gpu.release(s.handle());
+        l.launch(s);
+        assertEquals(Optional.empty(), l.uncertainFailure());
+    }
+}
