@@ -1,23 +1,38 @@
 package dev.gatun.cuda.cli;
 
+import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.Device;
 import dev.gatun.cuda.DeviceCapabilities;
+import dev.gatun.cuda.DevicePoolOptions;
+import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.nvrtc.KernelCache;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * {@code gatun doctor}: what Gatun finds on this machine. Exit 0 when at least one device is
- * usable, {@link #EXIT_NO_DEVICE} otherwise, always with a diagnosis and never a stack trace.
+ * {@code gatun doctor}: what Gatun finds on this machine, and whether its settings work. Exit 0
+ * when at least one device is usable and every setting works, {@link #EXIT_NO_DEVICE} when no
+ * device is usable, {@link #EXIT_BAD_SETTINGS} when a setting needs attention; always with a
+ * diagnosis and never a stack trace.
+ *
+ * <p>The settings are read exactly as runtime-core reads them ({@link KernelCache#defaultCache()},
+ * {@link ContextOptions#defaults()}), so a value the application would refuse is refused here,
+ * with runtime-core's own message.
  */
 final class Doctor {
 
     static final int EXIT_OK = 0;
     static final int EXIT_NO_DEVICE = 3;
+    static final int EXIT_BAD_SETTINGS = 4;
 
     private final Supplier<Cuda> driver;
     private final Supplier<NvrtcLibrary> nvrtc;
@@ -33,17 +48,35 @@ final class Doctor {
 
     int run(PrintStream out) {
         out.println("Gatun doctor");
+        reportVersions(out);
         int usable = reportDriver(out);
         reportNvrtc(out);
+        int badSettings = reportSettings(out);
+        String settingsNote = badSettings == 0 ? ""
+                : ", but " + badSettings + (badSettings == 1 ? " setting needs" : " settings need") + " attention (above)";
+        out.println();
         if (usable == 0) {
-            out.println();
-            out.println("Result: no usable CUDA device. GPU work will fail with CudaUnavailableException;");
+            out.println("Result: no usable CUDA device" + settingsNote + ". GPU work will fail with CudaUnavailableException;");
             out.println("Gatun's CPU-side features and tests still work.");
             return EXIT_NO_DEVICE;
         }
-        out.println();
-        out.println("Result: " + usable + (usable == 1 ? " usable device." : " usable devices."));
-        return EXIT_OK;
+        out.println("Result: " + usable + (usable == 1 ? " usable device" : " usable devices") + settingsNote + ".");
+        return badSettings == 0 ? EXIT_OK : EXIT_BAD_SETTINGS;
+    }
+
+    private static void reportVersions(PrintStream out) {
+        String gatun;
+        try {
+            gatun = Gatun.version();
+        } catch (IllegalStateException e) {
+            gatun = "unknown: " + e.getMessage();
+        }
+        out.println("gatun:   " + gatun);
+        out.println("java:    " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + " "
+                + System.getProperty("java.vm.version") + ", " + System.getProperty("java.vendor") + "), "
+                + System.getProperty("java.home"));
+        out.println("os:      " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " ("
+                + System.getProperty("os.arch") + ")");
     }
 
     private int reportDriver(PrintStream out) {
@@ -85,6 +118,75 @@ final class Doctor {
             out.println("nvrtc:   NOT FOUND (needed only to compile CUDA C++ at run time)");
             out.println(indent(e.getMessage()));
         }
+    }
+
+    /** Prints the settings in force; returns how many need attention. */
+    private static int reportSettings(PrintStream out) {
+        out.println("settings:");
+        int bad = reportKernelCache(out) ? 0 : 1;
+        return bad + (reportContextOptions(out) ? 0 : 1);
+    }
+
+    private static boolean reportKernelCache(PrintStream out) {
+        KernelCache cache;
+        try {
+            cache = KernelCache.defaultCache();
+        } catch (IllegalArgumentException e) {
+            out.println("  kernel cache:  WRONG: " + e.getMessage());
+            return false;
+        }
+        Optional<Path> directory = cache.directory();
+        if (directory.isEmpty()) {
+            out.println("  kernel cache:  off (" + KernelCache.SWITCH_PROPERTY + "=off)");
+            return true;
+        }
+        Path dir = directory.get();
+        boolean existed = Files.isDirectory(dir);
+        Optional<String> problem = writeProblem(dir);
+        if (problem.isPresent()) {
+            out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem.get() + ")");
+            out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
+                    + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
+            return false;
+        }
+        out.println("  kernel cache:  " + dir + (existed ? " (writable)" : " (created, writable)"));
+        return true;
+    }
+
+    /**
+     * Why entries cannot be written in {@code dir}, found the way the cache would find it: by
+     * creating the directory and a file in it (the file is removed again). Permission bits alone
+     * would not tell, e.g. for root or on a read-only mount.
+     */
+    private static Optional<String> writeProblem(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            Files.delete(Files.createTempFile(dir, "doctor-", ".probe"));
+            return Optional.empty();
+        } catch (IOException e) {
+            return Optional.of(e.toString());
+        }
+    }
+
+    private static boolean reportContextOptions(PrintStream out) {
+        ContextOptions options;
+        try {
+            options = ContextOptions.defaults();
+        } catch (IllegalArgumentException e) {
+            out.println("  device pool:   WRONG: " + e.getMessage());
+            out.println("                 until it is fixed, opening a context will fail with this message");
+            return false;
+        }
+        DevicePoolOptions pool = options.devicePool();
+        out.println("  device pool:   " + (pool.retainedBytesBound() == 0 ? "off (every allocation goes to the driver)"
+                : "keeps up to " + pool.retainedBytesBound() + " bytes for reuse")
+                + "; call-site profiling " + onOff(pool.profileCallSites()));
+        out.println("  leak tracking: " + onOff(options.leakTracking()));
+        return true;
+    }
+
+    private static String onOff(boolean on) {
+        return on ? "on" : "off";
     }
 
     private static String gib(long bytes) {

@@ -1,16 +1,23 @@
 package dev.gatun.cuda.cli;
 
+import dev.gatun.cuda.Gatun;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
-import org.openjdk.jmh.Main;
 
 /**
  * The {@code gatun} command: {@code java -jar gatun.jar <command>}.
  *
  * <ul>
- *   <li>{@code doctor}: the driver, NVRTC and devices Gatun finds; exit 0 when a device is usable, 3 when none.
- *   <li>{@code bench [JMH options]}: runs the JMH benchmarks in this jar, e.g. {@code bench -prof gc Launch}.
+ *   <li>{@code doctor}: the versions, the driver, NVRTC, devices and settings Gatun finds; exit 0
+ *       when a device is usable and the settings work, 3 when no device is usable, 4 when a
+ *       setting needs attention.
+ *   <li>{@code bench [JMH options]}: runs the JMH benchmarks in this jar, e.g.
+ *       {@code bench -prof gc Launch}; exit 1 when a benchmark failed, 3 without a usable device.
+ *   <li>{@code --version}: Gatun's version.
  * </ul>
+ *
+ * Anything else, or an argument a command does not take, is a usage error (exit 2).
  */
 public final class GatunCli {
 
@@ -19,37 +26,55 @@ public final class GatunCli {
     private GatunCli() {
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws IOException {
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+    static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
         if (args.length == 0) {
             usage(err);
             return EXIT_USAGE;
         }
+        String command = args[0];
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
-        switch (args[0]) {
-            case "doctor":
-                return Doctor.ofProcess().run(out);
+        switch (command) {
             case "bench":
-                Main.main(rest);
-                return 0;
+                return Bench.ofProcess().run(rest, out, err);
+            case "doctor":
+            case "--version":
             case "help":
             case "--help":
             case "-h":
-                usage(out);
-                return 0;
+                break;
             default:
-                err.println("gatun: unknown command '" + args[0] + "'");
+                err.println("gatun: unknown command '" + command + "'");
                 usage(err);
                 return EXIT_USAGE;
         }
+        if (rest.length > 0) {
+            err.println("gatun " + command + ": unknown argument '" + rest[0] + "'");
+            usage(err);
+            return EXIT_USAGE;
+        }
+        switch (command) {
+            case "doctor":
+                return Doctor.ofProcess().run(out);
+            case "--version":
+                out.println("gatun " + Gatun.version());
+                return 0;
+            default:
+                usage(out);
+                return 0;
+        }
     }
 
-    private static void usage(PrintStream out) {
+    static void usage(PrintStream out) {
         out.println("usage: gatun <command>");
-        out.println("  doctor            show the CUDA driver, NVRTC and devices Gatun finds (exit 3 when no device is usable)");
-        out.println("  bench [options]   run the JMH benchmarks (JMH options, e.g. -prof gc)");
+        out.println("  doctor            show the versions, CUDA driver, NVRTC, devices and settings Gatun finds");
+        out.println("                    (exit 3 when no device is usable, exit 4 when a setting needs attention)");
+        out.println("  bench [options]   run the JMH benchmarks (JMH options, e.g. -prof gc; -h lists them)");
+        out.println("                    (exit 1 when a benchmark fails, exit 3 when no device is usable)");
+        out.println("  --version         print Gatun's version");
+        out.println("  help              print this text");
     }
 }

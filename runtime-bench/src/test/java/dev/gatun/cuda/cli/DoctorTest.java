@@ -6,17 +6,67 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.DevicePoolOptions;
+import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.nvrtc.KernelCache;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * Doctor reads Gatun's settings from system properties, through runtime-core's own parsing; each
+ * test sets the ones it needs (the kernel cache always in a temporary folder, never the user's)
+ * and puts the previous values back.
+ */
 class DoctorTest {
+
+    private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
+            DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, "gatun.leakTracking");
+
+    private final Map<String, String> saved = new HashMap<>();
+
+    @TempDir
+    Path temp;
+
+    @BeforeEach
+    void isolateSettings() {
+        for (String key : SETTINGS) {
+            saved.put(key, System.getProperty(key));
+            System.clearProperty(key);
+        }
+        System.setProperty(KernelCache.DIRECTORY_PROPERTY, temp.resolve("kernels").toString());
+    }
+
+    @AfterEach
+    void restoreSettings() {
+        saved.forEach((key, value) -> {
+            if (value == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, value);
+            }
+        });
+    }
+
+    private static Doctor withDevices(int count) {
+        Cuda cuda = FakeCuda.over(new FakeDriverApi().deviceCount(count));
+        return new Doctor(() -> cuda, NO_NVRTC);
+    }
 
     private static final Supplier<NvrtcLibrary> NO_NVRTC = () -> {
         throw new CudaUnavailableException("No NVRTC could be loaded. Tried:\n  - libnvrtc.so.13: not found", List.of());
@@ -63,11 +113,75 @@ class DoctorTest {
     }
 
     @Test
-    void unknownCommandsPrintUsage() throws Exception {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = GatunCli.run(new String[] {"frobnicate"}, new PrintStream(new ByteArrayOutputStream()),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(GatunCli.EXIT_USAGE, exit);
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("usage: gatun <command>"));
+    void itPrintsTheVersionsOfGatunTheJvmAndTheOs() {
+        String out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("gatun:   " + Gatun.version() + "\n"), out);
+        assertTrue(out.contains("java:    " + System.getProperty("java.version") + " ("), out);
+        assertTrue(out.contains(System.getProperty("java.vm.name")), out);
+        assertTrue(out.contains("os:      " + System.getProperty("os.name") + " " + System.getProperty("os.version")
+                + " (" + System.getProperty("os.arch") + ")"), out);
+    }
+
+    @Test
+    void itPrintsTheSettingsInForce() throws IOException {
+        Path cache = temp.resolve("kernels");
+        String out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("kernel cache:  " + cache + " (created, writable)"), out);
+        assertTrue(out.contains("device pool:   keeps up to 2147483648 bytes for reuse; call-site profiling off"), out);
+        assertTrue(out.contains("leak tracking: off"), out);
+        try (Stream<Path> left = Files.list(cache)) {
+            assertEquals(List.of(), left.toList(), "the write probe is removed");
+        }
+        String again = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(again.contains("kernel cache:  " + cache + " (writable)"), again);
+    }
+
+    @Test
+    void aCacheThatIsOffIsSaidToBeOff() {
+        System.setProperty(KernelCache.SWITCH_PROPERTY, "off");
+        String out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("kernel cache:  off (gatun.kernelCache=off)"), out);
+    }
+
+    @Test
+    void anUnwritableKernelCacheDirectoryIsReported() throws IOException {
+        // Below a regular file: nobody, root included, can create it.
+        Path cache = Files.writeString(temp.resolve("a-file"), "not a directory").resolve("kernels");
+        System.setProperty(KernelCache.DIRECTORY_PROPERTY, cache.toString());
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("kernel cache:  " + cache + " NOT WRITABLE"), out);
+        assertTrue(out.contains("set -Dgatun.kernelCache.dir to a writable directory, or -Dgatun.kernelCache=off"), out);
+        assertTrue(out.contains("Result: 1 usable device, but 1 setting needs attention (above)."), out);
+    }
+
+    @Test
+    void aBadKernelCacheSwitchIsReportedWithRuntimeCoresMessage() {
+        System.setProperty(KernelCache.SWITCH_PROPERTY, "sometimes");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("kernel cache:  WRONG: system property gatun.kernelCache is 'sometimes'"), out);
+    }
+
+    @Test
+    void aBadPoolBoundIsReportedWithRuntimeCoresMessage() {
+        System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "lots");
+        String out = run(withDevices(2), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("device pool:   WRONG: gatun.pool.bytes is 'lots'; set it to a whole number of bytes"), out);
+        assertTrue(out.contains("opening a context will fail"), out);
+        assertTrue(out.contains("Result: 2 usable devices, but 1 setting needs attention (above)."), out);
+    }
+
+    @Test
+    void aBadPoolProfilingSwitchIsReported() {
+        System.setProperty(DevicePoolOptions.PROFILE_PROPERTY, "maybe");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("device pool:   WRONG: gatun.pool.profile is 'maybe'; set it to true or false"), out);
+    }
+
+    @Test
+    void withoutADeviceTheExitSaysSoEvenWhenASettingIsWrong() {
+        System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "-1");
+        String out = run(withDevices(0), Doctor.EXIT_NO_DEVICE);
+        assertTrue(out.contains("device pool:   WRONG: gatun.pool.bytes is '-1'"), out);
+        assertTrue(out.contains("1 setting needs attention (above)"), out);
     }
 }
