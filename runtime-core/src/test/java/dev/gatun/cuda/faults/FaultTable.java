@@ -61,18 +61,7 @@ final class FaultTable {
      * which FaultCoverageTest checks): they cannot fail, so they have no row. Each is a candidate
      * for removal from driver.functions.
      */
-    static final Set<String> NOT_CALLED = Set.of(
-            "cuGetErrorName", // errors carry the name from the generated constants (CuResults), not the driver
-            "cuStreamGetPriority", // Stream.priority() returns the priority it was created with
-            "cuMemsetD8_v2", // every memset is stream-ordered (cuMemsetD8Async)
-            "cuMemsetD32_v2", // (cuMemsetD32Async)
-            "cuMemcpyHtoD_v2", // synchronous copies are asynchronous copies on the copy stream, then a synchronize
-            "cuMemcpyDtoH_v2", // (cuMemcpyDtoHAsync_v2)
-            "cuMemcpyDtoD_v2", // (cuMemcpyDtoDAsync_v2)
-            "cuMemcpyPeer", // (cuMemcpyPeerAsync)
-            "cuOccupancyAvailableDynamicSMemPerBlock", // no public query uses it
-            "cuStreamGetCaptureInfo_v3", // capture status comes from cuStreamIsCapturing
-            "cuThreadExchangeStreamCaptureMode"); // Gatun's capture gate replaces per-thread capture modes
+    static final Set<String> NOT_CALLED = Set.of(); // Gatun's capture gate replaces per-thread capture modes
 
     static final List<FaultCase> CASES = List.of(
             // ---- Initialization, version and error strings ----

@@ -50,10 +50,6 @@ final class SimulatedDevices {
         return SUCCESS;
     }
 
-    public int cuGetErrorName(int error, MemorySegment out) {
-        return errorText(error, out, "CUDA error " + error);
-    }
-
     public int cuGetErrorString(int error, MemorySegment out) {
         return errorText(error, out, "simulated driver error " + error);
     }

@@ -171,26 +171,8 @@ final class SimulatedMemory {
 
     // ---- memset ----
 
-    public int cuMemsetD8_v2(long dst, byte value, long n) {
-        MemorySegment m = resolve(dst, n);
-        if (m == null) {
-            return INVALID_VALUE;
-        }
-        m.fill(value);
-        return SUCCESS;
-    }
-
     public int cuMemsetD8Async(long dst, byte value, long n, MemorySegment stream) {
         return deviceOp(stream, dst, n, m -> m.fill(value));
-    }
-
-    public int cuMemsetD32_v2(long dst, int value, long n) {
-        MemorySegment m = resolve(dst, n * 4);
-        if (m == null) {
-            return INVALID_VALUE;
-        }
-        fill32(m, value);
-        return SUCCESS;
     }
 
     public int cuMemsetD32Async(long dst, int value, long n, MemorySegment stream) {
@@ -215,34 +197,6 @@ final class SimulatedMemory {
     }
 
     // ---- copies ----
-
-    public int cuMemcpyHtoD_v2(long dst, MemorySegment src, long n) {
-        MemorySegment d = resolve(dst, n);
-        if (d == null || !src.isNative()) {
-            return INVALID_VALUE;
-        }
-        MemorySegment.copy(src.reinterpret(n), 0, d, 0, n);
-        return SUCCESS;
-    }
-
-    public int cuMemcpyDtoH_v2(MemorySegment dst, long src, long n) {
-        MemorySegment s = resolve(src, n);
-        if (s == null || !dst.isNative()) {
-            return INVALID_VALUE;
-        }
-        MemorySegment.copy(s, 0, dst.reinterpret(n), 0, n);
-        return SUCCESS;
-    }
-
-    public int cuMemcpyDtoD_v2(long dst, long src, long n) {
-        MemorySegment d = resolve(dst, n);
-        MemorySegment s = resolve(src, n);
-        if (d == null || s == null) {
-            return INVALID_VALUE;
-        }
-        MemorySegment.copy(s, 0, d, 0, n);
-        return SUCCESS;
-    }
 
     public int cuMemcpyHtoDAsync_v2(long dst, MemorySegment src, long n, MemorySegment stream) {
         SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
@@ -279,10 +233,6 @@ final class SimulatedMemory {
         gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n),
                 new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)), Set.of());
         return SUCCESS;
-    }
-
-    public int cuMemcpyPeer(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n) {
-        return cuMemcpyDtoD_v2(dst, src, n);
     }
 
     public int cuMemcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n,

@@ -308,9 +308,4 @@ final class SimulatedModules {
         return SUCCESS;
     }
 
-    public int cuOccupancyAvailableDynamicSMemPerBlock(MemorySegment out, MemorySegment func, int numBlocks,
-            int blockSize) {
-        out.set(ValueLayout.JAVA_LONG, 0, 227L * 1024 / Math.max(1, numBlocks));
-        return SUCCESS;
-    }
 }

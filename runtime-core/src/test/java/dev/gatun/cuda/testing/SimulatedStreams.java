@@ -112,15 +112,6 @@ final class SimulatedStreams {
         return SUCCESS;
     }
 
-    public int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
-        Stream s = streams.get(stream.address());
-        if (s == null) {
-            return INVALID_HANDLE;
-        }
-        priority.set(ValueLayout.JAVA_INT, 0, s.priority);
-        return SUCCESS;
-    }
-
     // ---- events ----
 
     public int cuEventCreate(MemorySegment out, int flags) {
