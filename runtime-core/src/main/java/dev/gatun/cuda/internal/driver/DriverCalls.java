@@ -33,6 +33,14 @@ package dev.gatun.cuda.internal.driver;
  *       and a stream-ordered alloc and free on primary-context handles with another context
  *       current, all with right results. These are the hot paths: a warmed launch, record,
  *       query or async copy makes exactly its own driver call.</td></tr>
+ *   <tr><td>{@code cuGraphLaunch}, {@code cuGraphUpload} ({@link GraphCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>They name their stream; the probe ran {@code cuGraphLaunch} with another context current,
+ *       with right results. A warmed replay makes exactly its own driver call.</td></tr>
+ *   <tr><td>capture begin and end, graph instantiate, executable update, node queries and node
+ *       parameter updates ({@link GraphCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy}</td>
  *     <td>{@code current}, made by their caller</td>
