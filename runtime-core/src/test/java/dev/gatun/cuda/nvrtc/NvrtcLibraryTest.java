@@ -11,11 +11,8 @@ import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
 import dev.gatun.cuda.internal.load.CudaLibraries;
 import dev.gatun.cuda.internal.load.LibrarySearch;
 import dev.gatun.cuda.internal.load.LibrarySpec;
-import dev.gatun.cuda.internal.load.Linkage;
+import dev.gatun.cuda.testing.BrokenLinkage;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
-import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class NvrtcLibraryTest {
@@ -54,23 +51,8 @@ class NvrtcLibraryTest {
 
     @Test
     void anUnexpectedFailureWhileLoadingKeepsItsCause() {
-        IllegalStateException failure = new IllegalStateException("the loader broke");
-        Linkage broken = new Linkage() {
-            @Override
-            public Opened open(Path path) {
-                throw failure;
-            }
-
-            @Override
-            public Opened open(String soname) {
-                throw failure;
-            }
-
-            @Override
-            public Optional<Path> fileOf(MemorySegment symbol) {
-                throw failure;
-            }
-        };
+        BrokenLinkage broken = new BrokenLinkage();
+        IllegalStateException failure = broken.failure;
         LibrarySpec spec = CudaLibraries.nvrtc(name -> null);
         Object state = NvrtcLibrary.load(new LibrarySearch(broken, name -> null, name -> null, LibrarySearch.FileCheck.REAL),
                 spec);

@@ -6,35 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.internal.load.LibrarySearch;
-import dev.gatun.cuda.internal.load.Linkage;
-import java.lang.foreign.MemorySegment;
+import dev.gatun.cuda.testing.BrokenLinkage;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** Loading the process's driver never throws, and an unexpected failure keeps its cause. */
 class DriverLoadTest {
-
-    /** A dynamic loader that fails in a way nobody planned for. */
-    private static final class BrokenLinkage implements Linkage {
-        final IllegalStateException failure = new IllegalStateException("the loader broke");
-
-        @Override
-        public Opened open(Path path) {
-            throw failure;
-        }
-
-        @Override
-        public Opened open(String soname) {
-            throw failure;
-        }
-
-        @Override
-        public Optional<Path> fileOf(MemorySegment symbol) {
-            throw failure;
-        }
-    }
 
     private static final LibrarySearch.FileCheck EVERY_FILE_EXISTS = new LibrarySearch.FileCheck() {
         @Override
