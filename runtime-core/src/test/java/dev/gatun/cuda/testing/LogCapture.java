@@ -1,0 +1,71 @@
+package dev.gatun.cuda.testing;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Collectors;
+import org.slf4j.event.Level;
+
+/**
+ * The log events of this test JVM, as recorded by {@link CapturingLogProvider}: tests that
+ * provoke a failure on purpose assert here that the library logged it, instead of printing it.
+ *
+ * <p>One store for the whole JVM, since the library logs from any thread (the Cleaner's
+ * included): a test calls {@link #clear()} before provoking the failure, then
+ * {@link #expect(Level, Class, String)} with a fragment that names what it provoked (an owner's
+ * description, a driver function), so that an event of an earlier test that arrives late does
+ * not satisfy it.
+ */
+public final class LogCapture {
+
+    /** One logging call: the logger's name, the level, the formatted message, the throwable if any. */
+    public record Event(String logger, Level level, String message, Throwable throwable) {
+
+        /** Whether this event has {@code level}, comes from {@code logger}, and says {@code fragment}. */
+        public boolean matches(Level level, Class<?> logger, String fragment) {
+            return this.level == level && this.logger.equals(logger.getName()) && message.contains(fragment);
+        }
+
+        @Override
+        public String toString() {
+            return level + " " + logger + " - " + message + (throwable == null ? "" : " [" + throwable + "]");
+        }
+    }
+
+    private static final ConcurrentLinkedQueue<Event> EVENTS = new ConcurrentLinkedQueue<>();
+
+    private LogCapture() {}
+
+    static void record(Event event) {
+        EVENTS.add(event);
+    }
+
+    /** The events recorded since the last {@link #clear()}, oldest first. */
+    public static List<Event> events() {
+        return List.copyOf(EVENTS);
+    }
+
+    /** Forgets every event recorded so far. */
+    public static void clear() {
+        EVENTS.clear();
+    }
+
+    /** The recorded events with {@code level}, from {@code logger}, whose message contains {@code fragment}. */
+    public static List<Event> find(Level level, Class<?> logger, String fragment) {
+        return EVENTS.stream().filter(e -> e.matches(level, logger, fragment)).toList();
+    }
+
+    /**
+     * The first recorded event with {@code level}, from {@code logger}, whose message contains
+     * {@code fragment}; fails the test, listing what was logged, when there is none.
+     */
+    public static Event expect(Level level, Class<?> logger, String fragment) {
+        List<Event> found = find(level, logger, fragment);
+        if (found.isEmpty()) {
+            fail("expected a " + level + " from " + logger.getName() + " saying \"" + fragment
+                    + "\"; logged:\n" + EVENTS.stream().map(Event::toString).collect(Collectors.joining("\n")));
+        }
+        return found.getFirst();
+    }
+}
