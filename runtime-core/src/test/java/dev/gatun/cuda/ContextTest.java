@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.context.CaptureGate;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.internal.transfer.StagingPool;
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Simulated;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.slf4j.event.Level;
 
 class ContextTest {
 
@@ -63,8 +67,11 @@ class ContextTest {
     void aStickyErrorPoisonsTheContextAndLaterCallsFailFastWithTheFirstError() {
         try (DeviceBuffer a = ctx.allocate(8); DeviceBuffer b = ctx.allocate(8)) {
             sim.faults.replaceOnce("cuMemcpyDtoDAsync_v2", 700);
+            LogCapture.clear();
             CudaException first = assertThrows(CudaException.class, () -> ctx.computeStream().copy(a.bytes(), b.bytes()));
             assertEquals("CUDA_ERROR_ILLEGAL_ADDRESS", first.resultName());
+            LogCapture.expect(Level.ERROR, Checked.class,
+                    "context poisoned by a sticky error; every later call on it will fail: " + first.getMessage());
             ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8));
             assertSame(first, later.firstError());
             assertSame(first, ctx.poisonedBy().orElseThrow());
@@ -185,18 +192,23 @@ class ContextTest {
 
     @Test
     void anOwnerThatIsNeverClosedIsRetiredByTheCleaner() throws Exception {
-        leak();
+        String leaked = leak();
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (ctx.liveOwners(OwnerKind.DEVICE_BUFFER) > 0 && System.nanoTime() < deadline) {
             System.gc();
             Thread.sleep(10);
         }
         assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "the Cleaner retired the unreachable buffer");
+        // The Cleaner warns before it retires, so the warning is there once the owner is gone.
+        LogCapture.expect(Level.WARN, NativeResource.class, leaked + " was never closed; retiring it now.");
         ctx.reap();
         assertEquals(0, sim.gpu.liveDeviceAllocations());
     }
 
-    private void leak() {
-        ctx.allocate(1024).bytes().copyFrom(new byte[1024]);
+    /** Allocates a buffer that nothing closes or keeps reachable; returns how the log names it. */
+    private String leak() {
+        DeviceBuffer buffer = ctx.allocate(1024);
+        buffer.bytes().copyFrom(new byte[1024]);
+        return buffer.resource().identity();
     }
 }

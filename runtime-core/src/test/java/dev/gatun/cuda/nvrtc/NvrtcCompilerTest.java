@@ -7,12 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
+import dev.gatun.cuda.internal.nvrtc.NvrtcProgram;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
+import dev.gatun.cuda.testing.LogCapture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 /** The compiler over a simulated NVRTC, without a cache (see NvrtcCompilerCacheTest for that). */
 class NvrtcCompilerTest {
@@ -110,8 +113,11 @@ class NvrtcCompilerTest {
     @Test
     void aFailedDestroyIsLoggedAndDoesNotHideTheResult() {
         fake.failing("nvrtcDestroyProgram", Nvrtc.NVRTC_ERROR_INVALID_PROGRAM());
+        LogCapture.clear();
         CompiledProgram program = compiler.compile(SOURCE, CompileOptions.of(CompileTarget.ptx(9, 0)));
         assertEquals(FakeNvrtcApi.ptxFor(SOURCE, fake.lastOptions()), new String(program.image(), StandardCharsets.UTF_8));
+        LogCapture.expect(Level.WARN, NvrtcProgram.class,
+                "nvrtcDestroyProgram for kernel.cu failed with NVRTC_ERROR_INVALID_PROGRAM");
     }
 
     @Test

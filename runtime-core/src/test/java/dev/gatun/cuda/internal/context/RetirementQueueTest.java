@@ -3,11 +3,14 @@ package dev.gatun.cuda.internal.context;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.testing.LogCapture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 class RetirementQueueTest {
 
@@ -69,6 +72,11 @@ class RetirementQueueTest {
     private final Host host = new Host();
     private final RetirementQueue queue = new RetirementQueue(host);
 
+    @BeforeEach
+    void forgetEarlierLogs() {
+        LogCapture.clear();
+    }
+
     @Test
     void nothingIsFreedUntilEveryStreamsEvidenceCompletes() {
         Switch a = new Switch();
@@ -104,6 +112,8 @@ class RetirementQueueTest {
         queue.reap();
         assertEquals(3, attempts.get(), "abandoned after " + RetirementQueue.MAX_FREE_ATTEMPTS + " attempts");
         assertEquals(0, queue.pending());
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing stubborn failed with R1; will retry at the next reap (attempt 2 of 3)");
+        LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking stubborn: free failed 3 times, last with R1");
     }
 
     @Test
@@ -113,6 +123,8 @@ class RetirementQueueTest {
         queue.reap();
         assertEquals(List.of("flaky"), host.freed);
         assertEquals(List.of(), host.failed);
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing flaky failed with R1; will retry at the next reap (attempt 1 of 3)");
+        assertEquals(List.of(), LogCapture.find(Level.ERROR, RetirementQueue.class, "flaky"), "a free that recovers leaks nothing");
     }
 
     @Test
@@ -141,6 +153,7 @@ class RetirementQueueTest {
         queue.reap();
         assertEquals(List.of("doomed"), host.failed);
         assertEquals(0, queue.pending());
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning doomed: the context is poisoned by a sticky error");
     }
 
     @Test

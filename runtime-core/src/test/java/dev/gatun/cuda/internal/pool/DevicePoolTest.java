@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.DevicePoolOptions;
+import dev.gatun.cuda.testing.LogCapture;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 class DevicePoolTest {
 
@@ -211,7 +213,10 @@ class DevicePoolTest {
         long a = pool.acquire(512);
         pool.release(a, 512);
         backend.freeResult(999);
+        LogCapture.clear();
         assertEquals(999, pool.trim());
+        LogCapture.expect(Level.ERROR, DevicePool.class, "Leaking a pooled device block of 512 bytes at 0x"
+                + Long.toHexString(a) + ": the driver refused to free it with CUresult 999");
         backend.freeResult(0);
         assertNotEquals(a, pool.acquire(512));
         assertEquals(counters(0, 2, 0, 0, 2, 0, 1), pool.counters());
