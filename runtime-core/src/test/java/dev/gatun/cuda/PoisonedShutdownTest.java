@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.RetirementQueue;
+import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.testing.FaultPlan;
+import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 /**
  * Shutdown after a sticky error: every close succeeds quietly, handles the driver can no longer
@@ -33,7 +37,10 @@ class PoisonedShutdownTest {
         k.launch(stream, LaunchConfig.of(1, 32), KernelArg.pointer(b));
         // The fault shows at the next call; from then on the real driver fails every call.
         sim.faults.replaceAlways(FaultPlan.ANY, ILLEGAL_ADDRESS);
-        assertThrows(CudaException.class, stream::synchronize);
+        LogCapture.clear();
+        CudaException sticky = assertThrows(CudaException.class, stream::synchronize);
+        LogCapture.expect(Level.ERROR, Checked.class,
+                "context poisoned by a sticky error; every later call on it will fail: " + sticky.getMessage());
         assertTrue(ctx.poisonedBy().isPresent());
         assertThrows(ContextPoisonedException.class, () -> k.launch(stream, LaunchConfig.of(1, 32), KernelArg.pointer(b)));
 
@@ -52,6 +59,12 @@ class PoisonedShutdownTest {
         assertTrue(ctx.counters().retirementsAbandoned() >= 5,
                 "stream, buffer, two modules and the context's own streams were abandoned: " + ctx.counters());
         assertEquals(0, ctx.counters().retirementsPending());
+        String why = ": the context is poisoned by a sticky error, so the driver cannot free it";
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning " + b.resource().identity() + why);
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "'m' (k.ptx");
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "'n' (k.ptx");
+        assertTrue(LogCapture.find(Level.WARN, RetirementQueue.class, why).size() >= 5,
+                "each abandoned handle is logged: " + LogCapture.events());
     }
 
     @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.nvrtc.CacheEntryFormat;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
+import dev.gatun.cuda.testing.LogCapture;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.event.Level;
 
 /** The compiler with a {@link KernelCache}: hits never reach NVRTC, misses fill the cache. */
 class NvrtcCompilerCacheTest {
@@ -124,7 +126,9 @@ class NvrtcCompilerCacheTest {
         corrupt[corrupt.length - 1] ^= 1;
         Files.write(entry, corrupt);
 
+        LogCapture.clear();
         assertEquals(fresh, compiler.compile(SOURCE, templated()));
+        LogCapture.expect(Level.WARN, KernelCache.class, "ignoring kernel cache entry " + entry + ": ");
         assertEquals(2, fake.compiles(), "the corrupt entry must not be used");
         assertEquals(Arrays.toString(good), Arrays.toString(Files.readAllBytes(entry)), "not rewritten");
         compiler.compile(SOURCE, templated());
@@ -138,8 +142,10 @@ class NvrtcCompilerCacheTest {
         Path entry = files().getFirst();
         Files.write(entry, Arrays.copyOf(Files.readAllBytes(entry), 40));
 
+        LogCapture.clear();
         compiler.compile(SOURCE, templated());
         assertEquals(2, fake.compiles());
+        LogCapture.expect(Level.WARN, KernelCache.class, "ignoring kernel cache entry " + entry + ": ");
         String key = entry.getFileName().toString().replace(".entry", "");
         assertInstanceOf(CacheEntryFormat.Valid.class, CacheEntryFormat.decode(key, Files.readAllBytes(entry)));
     }
@@ -148,8 +154,11 @@ class NvrtcCompilerCacheTest {
     void anUnwritableCacheNeverFailsTheCompile() throws IOException {
         Path notADirectory = Files.writeString(temp.resolve("file"), "in the way");
         NvrtcCompiler compiler = compiler(fake, KernelCache.at(notADirectory));
+        LogCapture.clear();
         CompiledProgram first = compiler.compile(SOURCE, templated());
         assertEquals(first, compiler.compile(SOURCE, templated()));
         assertEquals(2, fake.compiles());
+        LogCapture.expect(Level.WARN, KernelCache.class, "cannot read kernel cache entry " + notADirectory);
+        LogCapture.expect(Level.WARN, KernelCache.class, "cannot write kernel cache entry " + notADirectory);
     }
 }
