@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.event.Level;
 
 /**
@@ -22,9 +23,9 @@ public final class LogCapture {
     /** One logging call: the logger's name, the level, the formatted message, the throwable if any. */
     public record Event(String logger, Level level, String message, Throwable throwable) {
 
-        /** Whether this event has {@code level}, comes from {@code logger}, and says {@code fragment}. */
-        public boolean matches(Level level, Class<?> logger, String fragment) {
-            return this.level == level && this.logger.equals(logger.getName()) && message.contains(fragment);
+        /** Whether this event has {@code level}, comes from the logger named {@code logger}, and says every one of {@code fragments}. */
+        public boolean matches(Level level, String logger, String... fragments) {
+            return this.level == level && this.logger.equals(logger) && Stream.of(fragments).allMatch(message::contains);
         }
 
         @Override
@@ -51,20 +52,31 @@ public final class LogCapture {
         EVENTS.clear();
     }
 
-    /** The recorded events with {@code level}, from {@code logger}, whose message contains {@code fragment}. */
-    public static List<Event> find(Level level, Class<?> logger, String fragment) {
-        return EVENTS.stream().filter(e -> e.matches(level, logger, fragment)).toList();
+    /** The recorded events with {@code level}, from {@code logger}, whose message contains every one of {@code fragments}. */
+    public static List<Event> find(Level level, Class<?> logger, String... fragments) {
+        return find(level, logger.getName(), fragments);
+    }
+
+    /** As {@link #find(Level, Class, String...)}, for a logger whose class a test cannot name (another module's internals). */
+    public static List<Event> find(Level level, String logger, String... fragments) {
+        return EVENTS.stream().filter(e -> e.matches(level, logger, fragments)).toList();
     }
 
     /**
      * The first recorded event with {@code level}, from {@code logger}, whose message contains
-     * {@code fragment}; fails the test, listing what was logged, when there is none.
+     * every one of {@code fragments}; fails the test, listing what was logged, when there is none.
      */
-    public static Event expect(Level level, Class<?> logger, String fragment) {
-        List<Event> found = find(level, logger, fragment);
+    public static Event expect(Level level, Class<?> logger, String... fragments) {
+        return expect(level, logger.getName(), fragments);
+    }
+
+    /** As {@link #expect(Level, Class, String...)}, for a logger whose class a test cannot name (another module's internals). */
+    public static Event expect(Level level, String logger, String... fragments) {
+        List<Event> found = find(level, logger, fragments);
         if (found.isEmpty()) {
-            fail("expected a " + level + " from " + logger.getName() + " saying \"" + fragment
-                    + "\"; logged:\n" + EVENTS.stream().map(Event::toString).collect(Collectors.joining("\n")));
+            fail("expected a " + level + " from " + logger + " saying \""
+                    + String.join("\" and \"", fragments) + "\"; logged:\n"
+                    + EVENTS.stream().map(Event::toString).collect(Collectors.joining("\n")));
         }
         return found.getFirst();
     }

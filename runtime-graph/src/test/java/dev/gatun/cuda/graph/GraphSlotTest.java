@@ -13,11 +13,14 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.SimulatedGraphs.Op;
+import dev.gatun.cuda.testing.LogCapture;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.event.Level;
 
 /** One slot's lifecycle on the simulated driver, with driver failures injected at every step. */
 class GraphSlotTest {
@@ -28,6 +31,11 @@ class GraphSlotTest {
     private final GraphLifecycles graphs = new GraphLifecycles();
     private final SlotGroup group = graphs.registerGroup("session-1");
     private final GraphSlot slot = group.slot("decode");
+
+    @BeforeEach
+    void forgetEarlierLogs() {
+        LogCapture.clear();
+    }
 
     @AfterEach
     void nothingMisusedOrLeft() {
@@ -260,6 +268,7 @@ class GraphSlotTest {
         assertEquals(0, gpu.liveExecs());
         assertEquals(1, gpu.liveGraphs());
         assertEquals(1, gpu.pendingRetirements());
+        assertRetriedFreeLogged("Graph");
         gpu.ctx.reap();
         assertEquals(0, gpu.liveGraphs());
         assertEquals(0, gpu.pendingRetirements());
@@ -349,6 +358,7 @@ class GraphSlotTest {
         CudaException failure = assertThrows(CudaException.class, () -> capture(slot, 1, 10));
         SimulatedGraphs.assertFailedIn(Op.INSTANTIATE, failure);
         assertEquals(1, gpu.pendingRetirements());
+        assertRetriedFreeLogged("Graph");
         gpu.ctx.reap();
         assertEquals(0, gpu.liveGraphs());
         assertEquals(SlotPhase.IDLE, slot.phase());
@@ -362,6 +372,7 @@ class GraphSlotTest {
 
         assertEquals(0, gpu.liveExecs());
         assertEquals(1, gpu.liveGraphs());
+        assertRetriedFreeLogged("Graph");
         gpu.ctx.reap();
         assertEquals(0, gpu.liveGraphs());
         assertEquals(0, gpu.pendingRetirements());
@@ -459,7 +470,15 @@ class GraphSlotTest {
         assertEquals(0, liveExecutableOwners());
         gpu.ctx.reap();
         assertEquals(3, gpu.sim.faults.calls("cuGraphExecDestroy"), "the failed destroy was retried, once");
+        assertRetriedFreeLogged("GraphExec");
         assertEquals(0, gpu.liveExecs());
         assertEquals(0, gpu.liveGraphs());
+    }
+
+    /** The retirement queue warned that freeing a {@code kind} (Graph, GraphExec) failed and will be retried. */
+    private static void assertRetriedFreeLogged(String kind) {
+        // By name: runtime-core does not export its retirement queue's package to this module.
+        LogCapture.expect(Level.WARN, "dev.gatun.cuda.internal.context.RetirementQueue", "Freeing " + kind + "#", " failed with ",
+                "; will retry at the next reap");
     }
 }
