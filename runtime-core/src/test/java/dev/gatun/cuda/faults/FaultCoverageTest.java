@@ -12,7 +12,9 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.faults.FaultWorld.Native;
+import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.testing.FaultPlan;
+import dev.gatun.cuda.testing.LogCapture;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.slf4j.event.Level;
 
 /**
  * Fault coverage (issue 15, item 3): every driver function Gatun calls fails, in a CPU test,
@@ -62,6 +65,7 @@ class FaultCoverageTest {
     void aFailedDriverCallEndsTypedOrRecoveredAndLeaksNothing(FaultCase c, Injection injection) throws Throwable {
         FaultWorld w = new FaultWorld(c.devices());
         Map<OwnerKind, Long> baseline = liveOwners(w.ctx);
+        LogCapture.clear();
         Executable call = c.setUp().open(w);
         FaultPlan plan = w.sim.faults.countCalls();
         if (injection != Injection.NONE) {
@@ -93,6 +97,8 @@ class FaultCoverageTest {
                 () -> "poisoned: " + w.ctx.poisonedBy() + ", expected " + expected.poisons());
         if (expected.poisons()) {
             assertEquals(c.error(), w.ctx.poisonedBy().orElseThrow().result());
+            LogCapture.expect(Level.ERROR, Checked.class, "context poisoned by a sticky error; every later call on it will fail: "
+                    + w.ctx.poisonedBy().orElseThrow().getMessage());
             everyLaterCallFailsFast(w.ctx);
         }
 

@@ -27,12 +27,15 @@ import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.faults.FaultCase.Scenario;
 import dev.gatun.cuda.faults.FaultWorld.Native;
+import dev.gatun.cuda.internal.context.RetirementQueue;
 import dev.gatun.cuda.testing.FakeCuda;
+import dev.gatun.cuda.testing.LogCapture;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.function.Executable;
+import org.slf4j.event.Level;
 
 /**
  * The fault table: for every driver function Gatun calls, a scenario on the public API that
@@ -525,6 +528,7 @@ final class FaultTable {
     private static Outcome retriedAndFreed() {
         return recovers("retirement retries the free at the next reap, which frees it", (w, e) -> {
             assertEquals(1, w.ctx.counters().retirementsPending(), "the failed free waits for the next reap");
+            LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing ", " failed with ", "; will retry at the next reap");
             w.ctx.reap();
             assertEquals(0, w.ctx.counters().retirementsPending(), "freed by the retry");
             assertEquals(0, w.ctx.counters().retirementsFailed());
@@ -544,6 +548,7 @@ final class FaultTable {
                     }
                     assertEquals(0, w.ctx.counters().retirementsPending(), "given up");
                     assertEquals(1, w.ctx.counters().retirementsFailed());
+                    LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ", ": free failed ", " times, last with ");
                 });
     }
 
