@@ -3,6 +3,8 @@ package dev.gatun.cuda.testing;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -17,6 +19,9 @@ import org.slf4j.event.Level;
  * {@link #expect(Level, Class, String)} with a fragment that names what it provoked (an owner's
  * description, a driver function), so that an event of an earlier test that arrives late does
  * not satisfy it.
+ *
+ * <p>{@link UnexpectedErrors} (registered for every test) clears the store before each test
+ * and fails a test that logged an ERROR it did not {@link #expect}.
  */
 public final class LogCapture {
 
@@ -35,6 +40,8 @@ public final class LogCapture {
     }
 
     private static final ConcurrentLinkedQueue<Event> EVENTS = new ConcurrentLinkedQueue<>();
+    /** The events a test asserted with {@link #expect}. */
+    private static final Set<Event> EXPECTED = ConcurrentHashMap.newKeySet();
 
     private LogCapture() {}
 
@@ -50,6 +57,12 @@ public final class LogCapture {
     /** Forgets every event recorded so far. */
     public static void clear() {
         EVENTS.clear();
+        EXPECTED.clear();
+    }
+
+    /** The ERROR events recorded since the last {@link #clear()} that no {@link #expect} matched. */
+    public static List<Event> unexpectedErrors() {
+        return EVENTS.stream().filter(e -> e.level() == Level.ERROR && !EXPECTED.contains(e)).toList();
     }
 
     /** The recorded events with {@code level}, from {@code logger}, whose message contains every one of {@code fragments}. */
@@ -65,6 +78,7 @@ public final class LogCapture {
     /**
      * The first recorded event with {@code level}, from {@code logger}, whose message contains
      * every one of {@code fragments}; fails the test, listing what was logged, when there is none.
+     * Every event it matches counts as expected (see {@link #unexpectedErrors()}).
      */
     public static Event expect(Level level, Class<?> logger, String... fragments) {
         return expect(level, logger.getName(), fragments);
@@ -78,6 +92,7 @@ public final class LogCapture {
                     + String.join("\" and \"", fragments) + "\"; logged:\n"
                     + EVENTS.stream().map(Event::toString).collect(Collectors.joining("\n")));
         }
+        EXPECTED.addAll(found);
         return found.getFirst();
     }
 }
