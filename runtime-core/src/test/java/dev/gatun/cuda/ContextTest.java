@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.context.CaptureGate;
 import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.internal.transfer.StagingPool;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.LogCapture;
@@ -70,8 +69,7 @@ class ContextTest {
             LogCapture.clear();
             CudaException first = assertThrows(CudaException.class, () -> ctx.computeStream().copy(a.bytes(), b.bytes()));
             assertEquals("CUDA_ERROR_ILLEGAL_ADDRESS", first.resultName());
-            LogCapture.expect(Level.ERROR, Checked.class,
-                    "context poisoned by a sticky error; every later call on it will fail: " + first.getMessage());
+            LogCapture.expectPoisonedBy(first);
             ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8));
             assertSame(first, later.firstError());
             assertSame(first, ctx.poisonedBy().orElseThrow());

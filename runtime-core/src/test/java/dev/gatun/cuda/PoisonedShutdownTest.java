@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.RetirementQueue;
-import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
@@ -39,8 +38,7 @@ class PoisonedShutdownTest {
         sim.faults.replaceAlways(FaultPlan.ANY, ILLEGAL_ADDRESS);
         LogCapture.clear();
         CudaException sticky = assertThrows(CudaException.class, stream::synchronize);
-        LogCapture.expect(Level.ERROR, Checked.class,
-                "context poisoned by a sticky error; every later call on it will fail: " + sticky.getMessage());
+        LogCapture.expectPoisonedBy(sticky);
         assertTrue(ctx.poisonedBy().isPresent());
         assertThrows(ContextPoisonedException.class, () -> k.launch(stream, LaunchConfig.of(1, 32), KernelArg.pointer(b)));
 

@@ -12,7 +12,6 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.faults.FaultWorld.Native;
-import dev.gatun.cuda.internal.driver.Checked;
 import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.LogCapture;
 import java.io.IOException;
@@ -33,7 +32,6 @@ import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.slf4j.event.Level;
 
 /**
  * Fault coverage (issue 15, item 3): every driver function Gatun calls fails, in a CPU test,
@@ -97,8 +95,7 @@ class FaultCoverageTest {
                 () -> "poisoned: " + w.ctx.poisonedBy() + ", expected " + expected.poisons());
         if (expected.poisons()) {
             assertEquals(c.error(), w.ctx.poisonedBy().orElseThrow().result());
-            LogCapture.expect(Level.ERROR, Checked.class, "context poisoned by a sticky error; every later call on it will fail: "
-                    + w.ctx.poisonedBy().orElseThrow().getMessage());
+            LogCapture.expectPoisonedBy(w.ctx.poisonedBy().orElseThrow());
             everyLaterCallFailsFast(w.ctx);
         }
 

@@ -2,6 +2,8 @@ package dev.gatun.cuda.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.internal.driver.Checked;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -82,6 +84,12 @@ public final class LogCapture {
      */
     public static Event expect(Level level, Class<?> logger, String... fragments) {
         return expect(level, logger.getName(), fragments);
+    }
+
+    /** The ERROR logged when {@code firstError}, a sticky error, poisoned its context. */
+    public static Event expectPoisonedBy(CudaException firstError) {
+        return expect(Level.ERROR, Checked.class,
+                "context poisoned by a sticky error; every later call on it will fail: " + firstError.getMessage());
     }
 
     /** As {@link #expect(Level, Class, String...)}, for a logger whose class a test cannot name (another module's internals). */
