@@ -104,7 +104,9 @@ public final class StreamState {
 
     /** Notes that the raw handle left Gatun (interop): from now on every synchronous operation orders after it. */
     public void exported() {
-        exported = true;
+        if (!exported) {
+            exported = true;
+        }
     }
 
     /** Clears the unordered flag; returns whether work may have been queued since the last clear. */
