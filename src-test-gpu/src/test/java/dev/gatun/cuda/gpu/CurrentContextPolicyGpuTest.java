@@ -197,7 +197,7 @@ class CurrentContextPolicyGpuTest {
         Random r = new Random(seed);
         for (int i = 0; i < n; i++) {
             in[i] = r.nextFloat();
-            expected[i] = 3f * 5f * in[i];
+            expected[i] = 5f * (3f * in[i]); // two kernels, each rounding: y = 3x, then z = 5y
         }
         CudaContext ctx = Gpu.context();
         try (Kernel k = Gpu.kernel(SCALE, "scale"); Stream s = ctx.createStream(); DeviceBuffer x = ctx.allocate(4L * n);

@@ -138,8 +138,9 @@ class ElfImageTest {
         assertRejected(put32(CUBIN, section(TEXT, SH_LINK), 99), "section 8 (.text.k) links to section 99 (sh_link), but"
                 + " there are only 10 sections");
         assertRejected(put32(CUBIN, section(NV_INFO + 1, SH_INFO), 10), "section 6 (.nv.info.k) links to section 10 (sh_info)");
-        byte[] notAnInfoLink = put64(CUBIN, section(NV_INFO + 1, SH_FLAGS), 0);
-        accepted(put32(notAnInfoLink, section(NV_INFO + 1, SH_INFO), 10)); // sh_info is no index without SHF_INFO_LINK
+        byte[] noInfoLinkFlag = put64(CUBIN, section(NV_INFO + 1, SH_FLAGS), 0);
+        // the driver follows .nv.info's sh_info as a section index with or without SHF_INFO_LINK
+        assertRejected(put32(noInfoLinkFlag, section(NV_INFO + 1, SH_INFO), 10), "section 6 (.nv.info.k) links to section 10");
     }
 
     @Test
@@ -193,6 +194,55 @@ class ElfImageTest {
                 + " 2,147,483,647 bytes of name");
         assertRejected(put32(CUBIN, note + 4, 9), "section 4 (.note.nv.cuinfo) has a note at offset 0x0");
         assertRejected(put64(CUBIN, section(NOTE, SH_SIZE), 8), "ends inside the 12-byte header of the note");
+    }
+
+    /** nvcc's saxpy cubin: section 5 is .note.nv.tkinfo, 7 .nv.info, 9 .nv.info.saxpy, 18 .nv.shared.reserved.0. */
+    private static final byte[] NVCC_CUBIN = Images.real("saxpy-sm90.cubin");
+
+    private static int nvccSection(int index, int field) {
+        return sectionHeader(NVCC_CUBIN, index) + field;
+    }
+
+    @Test
+    void eFlagsBitZeroIsRefusedInAbiVersion8() {
+        assertRejected(put32(NVCC_CUBIN, 48, 0x6005a05), "it has e_flags 0x6005a05 with bit 0 set");
+        accepted(put32(NVCC_CUBIN, 48, 0x6005a0c)); // another low bit, as sm_90a's flags may carry
+        byte[] abi7 = put8(NVCC_CUBIN, 8, 7);
+        accepted(put32(abi7, 48, 0x3d003d)); // ABI 7 keeps an odd SM (sm_61) in the low byte
+    }
+
+    @Test
+    void aSectionNamedLikeOneTheDriverParsesMustHaveThatType() {
+        int nvInfoName = (int) java.nio.ByteBuffer.wrap(NVCC_CUBIN).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .getInt(nvccSection(7, SH_NAME));
+        int tkinfoName = (int) java.nio.ByteBuffer.wrap(NVCC_CUBIN).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .getInt(nvccSection(5, SH_NAME));
+        // .nv.info.saxpy renamed .note.nv.tkinfo: the driver would parse attribute records as a note
+        assertRejected(put32(NVCC_CUBIN, nvccSection(9, SH_NAME), tkinfoName),
+                "section 9 (.note.nv.tkinfo) is of type 0x70000000, but its name says 0x7");
+        assertRejected(put32(NVCC_CUBIN, nvccSection(5, SH_NAME), nvInfoName),
+                "section 5 (.nv.info) is of type 0x7, but its name says 0x70000000");
+        assertRejected(put32(CUBIN, section(SYMTAB, SH_TYPE), 18), "section 3 (.symtab) is of type 0x12, but its name says 0x2");
+    }
+
+    @Test
+    void shInfoOutsideSymbolTablesAndCodeIsASectionIndex() {
+        assertRejected(put32(NVCC_CUBIN, nvccSection(7, SH_INFO), 0xffffffffL),
+                "section 7 (.nv.info) links to section 4294967295 (sh_info), but there are only 21 sections");
+        assertRejected(put32(NVCC_CUBIN, nvccSection(18, SH_INFO), 0x400), "section 18 (.nv.shared.reserved.0) links to"
+                + " section 1024 (sh_info)");
+        accepted(put32(CUBIN, section(TEXT, SH_INFO), 0x0a000000 | CubinBuilder.KERNEL_SYMBOL)); // code packs more there
+    }
+
+    @Test
+    void theToolkitNotesStringOffsetsStartStringsInsideIt() {
+        int strings = sectionOffset(NVCC_CUBIN, 5) + 12 + 12 + 8; // note header, "NVIDIA Corp" padded, format and a word
+        for (int i = 0; i < 4; i++) {
+            assertRejected(put32(NVCC_CUBIN, strings + 4 * i, 0x7fffffff), "section 5 (.note.nv.tkinfo) has a toolkit note at"
+                    + " offset 0x0 whose string " + i + " starts at 0x7fffffff");
+        }
+        byte[] otherFormat = put32(NVCC_CUBIN, strings - 8, 3);
+        accepted(put32(otherFormat, strings, 0x7fffffff)); // a format not known here is the driver's to read
     }
 
     private static long sectionSize(int index) {
