@@ -145,6 +145,9 @@ public final class Stream extends Owner {
     public void waitFor(Event event) {
         StreamState s = openState();
         context.checkSameDriver(event.context(), "the event"); // cross-device waits are legal
+        if (event.context() != context) {
+            contextState.captures().untracked(); // the wait may join a capture in the event's context
+        }
         contextState.calls().streams().waitEvent(s.handle(), event.handleForUse(s));
     }
 

@@ -101,6 +101,7 @@ public final class StreamCapture implements AutoCloseable {
                 // Work queued before the capture still runs while the stream captures, when no
                 // fence can be recorded on it: synchronous reads wait on this one instead.
                 s.fenceBeforeCapture();
+                context.captures().beginning(); // before the driver call, so that capturing() asks the driver from now on
                 try {
                     context.calls().graphs().beginCapture(s.handle(), code(mode));
                 } catch (RuntimeException e) {
@@ -232,7 +233,9 @@ public final class StreamCapture implements AutoCloseable {
         synchronized (state.captureLock()) {
             state.setCaptureScope(null);
             try {
-                return context.calls().graphs().endCapture(state.handle());
+                MemorySegment graph = context.calls().graphs().endCapture(state.handle());
+                context.captures().ended();
+                return graph;
             } catch (RuntimeException e) {
                 endUntracked(stream, e); // a refused end leaves the capture running
                 throw e;
@@ -253,6 +256,9 @@ public final class StreamCapture implements AutoCloseable {
                 ContextState context = stream.context().state();
                 Graph.discard(stream.context(), context.calls().graphs().endCapture(s.handle()));
             }
+            if (!s.capturing()) {
+                stream.context().state().captures().ended();
+            } // else the capture runs on untracked: it stays counted, so every stream keeps asking the driver
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
         }

@@ -83,6 +83,24 @@ class DriverCallsPerOperationTest {
     }
 
     @Test
+    void aStreamOrderedFreeIsOneCuMemFreeAsyncWhenNoCaptureIsPossible() {
+        stream.allocate(256).close();
+        DeviceBuffer b = stream.allocate(256);
+        assertEquals(Map.of("cuMemFreeAsync", 1), callsOf(b::close));
+    }
+
+    @Test
+    void aSmallHeapReadbackIsOneCopyAndOneStreamSynchronize() {
+        try (DeviceBuffer b = ctx.allocate(4)) {
+            int[] word = new int[1];
+            b.asInts().copyTo(word);
+            assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuStreamSynchronize", 1), callsOf(() -> b.asInts().copyTo(word)));
+            assertEquals(Map.of("cuMemcpyHtoDAsync_v2", 1, "cuStreamSynchronize", 1),
+                    callsOf(() -> b.asInts().copyFrom(new int[] {7})));
+        }
+    }
+
+    @Test
     void aStreamQueryIsOneCuStreamQuery() {
         stream.query();
         assertEquals(Map.of("cuStreamQuery", 1), callsOf(stream::query));

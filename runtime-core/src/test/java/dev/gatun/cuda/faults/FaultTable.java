@@ -180,9 +180,11 @@ final class FaultTable {
                         return () -> s.waitFor(e);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuStreamIsCapturing", "buffer.close() after a memset on a stream (its fence asks the stream)",
+            call("cuStreamIsCapturing", "buffer.close() after a memset on an exported stream (its fence asks the driver"
+                    + " whether code outside Gatun began a capture on it)",
                     INVALID_HANDLE, w -> {
                         Stream s = w.stream();
+                        s.handle(); // exported: only now can a capture begin that Gatun does not count
                         DeviceBuffer b = w.buffer(MiB);
                         s.memset(b.bytes(), (byte) 1);
                         return b::close;

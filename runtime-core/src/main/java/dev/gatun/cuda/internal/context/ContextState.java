@@ -28,6 +28,7 @@ public final class ContextState implements RetirementQueue.Host {
     private final DriverCalls calls;
     private final boolean leakTracking;
     private final CaptureGate gate;
+    private final CaptureCensus captures = new CaptureCensus();
     private final Section section;
     private final RetirementQueue retirement;
     private final EventPool events;
@@ -77,6 +78,11 @@ public final class ContextState implements RetirementQueue.Host {
     /** Whether owners of this context record their allocation site for leak reports. */
     public boolean leakTracking() {
         return leakTracking;
+    }
+
+    /** Whether a stream of this context can be capturing; see {@link CaptureCensus}. */
+    public CaptureCensus captures() {
+        return captures;
     }
 
     public CaptureGate gate() {

@@ -106,6 +106,7 @@ public final class StreamState {
     public void exported() {
         if (!exported) {
             exported = true;
+            context.captures().untracked();
         }
     }
 
@@ -132,10 +133,14 @@ public final class StreamState {
     }
 
     /**
-     * Whether the stream is capturing now (in any mode, begun by anyone), per the driver.
-     * Returns true too when the query itself fails: not knowing means not recording.
+     * Whether the stream is capturing now (in any mode, begun by anyone), per the driver, which
+     * is asked only when {@link CaptureCensus} says a capture is possible. Returns true too when
+     * the query itself fails: not knowing means not recording.
      */
     public boolean capturing() {
+        if (!context.captures().anyPossible()) {
+            return false; // no capture is in progress in this context and none can begin unseen
+        }
         return context.calls().streams().capturing(handle);
     }
 

@@ -40,6 +40,8 @@ public final class SynchronousCopies {
                 // stream before it returns; the device range is checked and open.
                 contextState.calls().memory().copyToDevice(address, source, n, copy.handle());
                 synchronize(copy);
+            } else if (n <= StagingPool.BLOCK_BYTES) {
+                uploadThroughOneBlock(copy, address, source, n);
             } else {
                 pipeline(copy, n, (block, offset, length) -> {
                     MemorySegment.copy(source, offset, block.host, 0, length);
@@ -68,6 +70,8 @@ public final class SynchronousCopies {
                 // As in upload; the destination segment is alive and writable.
                 contextState.calls().memory().copyToHost(destination, address, n, copy.handle());
                 synchronize(copy);
+            } else if (n <= StagingPool.BLOCK_BYTES) {
+                downloadThroughOneBlock(copy, address, destination, n);
             } else {
                 pipeline(copy, n, (block, offset, length) ->
                         // The block is pinned and owned by the pool; the device range is checked.
@@ -122,6 +126,49 @@ public final class SynchronousCopies {
         allocation.usedOn(copy);
     }
 
+    /**
+     * A heap upload that fits one block: no pipeline, so no lambdas, no block event and no event
+     * calls; the copy, one stream synchronize, and nothing allocated on a warmed pool (the small
+     * synchronous writes of an inference loop take this path).
+     */
+    private void uploadThroughOneBlock(StreamState copy, long address, MemorySegment source, long n) {
+        StagingPool.Block block = staging.acquire();
+        boolean completed = false;
+        try {
+            MemorySegment.copy(source, 0, block.host, 0, n);
+            // The block is pinned and owned by the pool; the device range is checked.
+            contextState.calls().memory().copyToDevice(address, block.host, n, copy.handle());
+            synchronize(copy);
+            completed = true;
+        } finally {
+            giveBack(block, completed, copy);
+        }
+    }
+
+    /** A heap download that fits one block, as {@link #uploadThroughOneBlock}: the 4-byte readback's path. */
+    private void downloadThroughOneBlock(StreamState copy, long address, MemorySegment destination, long n) {
+        StagingPool.Block block = staging.acquire();
+        boolean completed = false;
+        try {
+            // The block is pinned and owned by the pool; the device range is checked.
+            contextState.calls().memory().copyToHost(block.host, address, n, copy.handle());
+            synchronize(copy);
+            completed = true;
+            MemorySegment.copy(block.host, 0, destination, 0, n);
+        } finally {
+            giveBack(block, completed, copy);
+        }
+    }
+
+    /** Returns a block to the pool, or, when its copy may still be in flight, only after the copy stream's fence. */
+    private void giveBack(StagingPool.Block block, boolean completed, StreamState copy) {
+        if (completed) {
+            staging.giveBack(block);
+        } else {
+            staging.giveBackAfter(block, copy);
+        }
+    }
+
     /** One chunk of a pipelined copy: queues its device side, or throws. */
     @FunctionalInterface
     private interface Chunk {
@@ -169,14 +216,8 @@ public final class SynchronousCopies {
             completed = true;
         } finally {
             for (StagingPool.Block b : blocks) {
-                if (b == null) {
-                    continue;
-                }
-                if (completed) {
-                    staging.giveBack(b);
-                } else {
-                    // A chunk may still be in flight: the block goes back only after a fence.
-                    staging.giveBackAfter(b, copy);
+                if (b != null) {
+                    giveBack(b, completed, copy); // a chunk may still be in flight when not completed
                 }
             }
         }
