@@ -26,6 +26,7 @@ public final class Kernel extends Owner {
     private final ContextState contextState;
     private final Resource resource;
     private volatile KernelAttributes attributes;
+    private volatile LaunchChecks.Target launchTarget;
 
     /** The reference this kernel holds on its module; retiring it drops that reference. */
     private static final class Resource extends NativeResource {
@@ -184,11 +185,21 @@ public final class Kernel extends Owner {
         }
     }
 
-    /** What {@link LaunchChecks} checks a launch of this kernel against. */
+    /**
+     * What {@link LaunchChecks} checks a launch of this kernel against. Built once: the device's
+     * limits, the function's attributes and its parameter list ({@code cuFuncGetParamInfo}, one
+     * driver call per parameter) never change for a loaded function, and prepare() is on the
+     * path of every launch that is not reused.
+     */
     LaunchChecks.Target launchTarget() {
-        return new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
-                context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
-                contextState.calls().modules(), function());
+        LaunchChecks.Target t = launchTarget;
+        if (t == null) {
+            t = new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
+                    context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
+                    contextState.calls().modules(), function());
+            launchTarget = t; // a race builds an equal one twice
+        }
+        return t;
     }
 
     /**

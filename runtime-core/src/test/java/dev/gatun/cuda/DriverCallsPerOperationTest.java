@@ -45,6 +45,16 @@ class DriverCallsPerOperationTest {
     }
 
     @Test
+    void aSecondPrepareOfAKernelMakesNoDriverCall() {
+        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {
+            k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b), KernelArg.i32(7));
+            assertEquals(Map.of(), callsOf(() -> k.prepare(LaunchConfig.of(2, 64), KernelArg.pointer(b), KernelArg.i32(8))),
+                    "the limits, attributes and parameter list are read once per kernel");
+        }
+    }
+
+    @Test
     void aWarmedEventRecordAndQueryAreOneCuEventRecordAndOneCuEventQuery() {
         try (Event e = ctx.createEvent()) {
             e.record(stream);

@@ -6,7 +6,6 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.internal.driver.ModuleCalls;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.Objects;
 
 /** The checks a launch passes before anything is submitted; each failure says what to change. */
 public final class LaunchChecks {
@@ -37,7 +36,9 @@ public final class LaunchChecks {
      */
     public static void check(Target kernel, LaunchConfig c, KernelArg[] args) {
         String who = kernel.who();
-        Objects.requireNonNull(c, () -> who + ": the LaunchConfig is null; pass one, e.g. LaunchConfig.covering(n, 256)");
+        if (c == null) { // not requireNonNull with a message supplier: that lambda would allocate on every prepare
+            throw new NullPointerException(who + ": the LaunchConfig is null; pass one, e.g. LaunchConfig.covering(n, 256)");
+        }
         for (int i = 0; i < args.length; i++) {
             if (args[i] == null) {
                 throw new NullPointerException(who + ": argument " + i + " is null; pass a KernelArg (for a "

@@ -19,9 +19,12 @@ public final class ParamBlock {
     private final MemorySegment pointers;
 
     public ParamBlock(int count) {
-        Arena arena = Arena.ofAuto();
-        this.slots = arena.allocate(Math.max(1, count) * (long) SLOT_BYTES, SLOT_BYTES);
-        this.pointers = arena.allocate(Math.max(1, count) * ValueLayout.ADDRESS.byteSize(), ValueLayout.ADDRESS.byteAlignment());
+        // One native block (one malloc, one cleaner) holds the slots, then the pointer array:
+        // both are 8 bytes per argument and 8-aligned.
+        long half = Math.max(1, count) * (long) SLOT_BYTES;
+        MemorySegment block = Arena.ofAuto().allocate(2 * half, SLOT_BYTES);
+        this.slots = block.asSlice(0, half);
+        this.pointers = block.asSlice(half, half);
         for (int i = 0; i < count; i++) {
             pointers.setAtIndex(ValueLayout.ADDRESS, i, slots.asSlice((long) i * SLOT_BYTES, SLOT_BYTES));
         }
