@@ -1,11 +1,11 @@
 package dev.gatun.cuda.internal.context;
 
 import dev.gatun.cuda.OwnerKind;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,15 +33,29 @@ public abstract class NativeResource implements Runnable {
         return t;
     });
     private static final AtomicLong IDS = new AtomicLong();
+    private static final VarHandle CLOSED;
+    private static final VarHandle HOLDS;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            CLOSED = lookup.findVarHandle(NativeResource.class, "closed", boolean.class);
+            HOLDS = lookup.findVarHandle(NativeResource.class, "holds", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e); // the fields above exist: cannot happen
+        }
+    }
 
     protected final ContextState context;
     private final OwnerKind kind;
     private final long id = IDS.incrementAndGet();
     private final StreamUsage usage = new StreamUsage();
     private final Throwable allocationSite;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    // Fields updated through VarHandles rather than AtomicBoolean/AtomicInteger objects: two
+    // fewer allocations for every owner, and allocate + close is a hot path for buffers.
+    private volatile boolean closed;
     /** Holds by captured graphs; while any remain, a close is recorded but retirement waits. */
-    private final AtomicInteger holds = new AtomicInteger();
+    private volatile int holds;
     private volatile boolean retirementDeferred;
 
     protected NativeResource(ContextState context, OwnerKind kind) {
@@ -74,12 +88,12 @@ public abstract class NativeResource implements Runnable {
     }
 
     public final boolean isClosed() {
-        return closed.get();
+        return closed;
     }
 
     /** Throws {@link IllegalStateException} when closed. */
     public final void checkOpen() {
-        if (closed.get()) {
+        if (closed) {
             throw new IllegalStateException(identity() + " is closed");
         }
     }
@@ -106,22 +120,22 @@ public abstract class NativeResource implements Runnable {
      */
     public final void hold() {
         synchronized (this) {
-            if (closed.get() && !retirementDeferred) {
+            if (closed && !retirementDeferred) {
                 throw new IllegalStateException(identity() + " is closed");
             }
-            holds.incrementAndGet();
+            HOLDS.getAndAdd(this, 1);
         }
     }
 
     /** Drops a hold; the last one lets a deferred close proceed to retirement. */
     public final void unhold() {
-        int n = holds.decrementAndGet();
+        int n = (int) HOLDS.getAndAdd(this, -1) - 1;
         if (n < 0) {
             throw new IllegalStateException(identity() + " unheld more often than held");
         }
         if (n == 0 && retirementDeferred) {
             synchronized (this) {
-                if (retirementDeferred && holds.get() == 0) {
+                if (retirementDeferred && holds == 0) {
                     retirementDeferred = false;
                     retire();
                 }
@@ -169,9 +183,14 @@ public abstract class NativeResource implements Runnable {
     /** Type and number, e.g. {@code DeviceBuffer#12 (4096 bytes, device 0)}. */
     public abstract String identity();
 
+    @Override
+    public String toString() {
+        return identity();
+    }
+
     /** Closes once; later calls do nothing. Returns whether this call closed it. */
     public final boolean close() {
-        if (!closed.compareAndSet(false, true)) {
+        if (!CLOSED.compareAndSet(this, false, true)) {
             return false;
         }
         // The owner counts as live until its handle is in retirement's hands (or deferred to a
@@ -179,7 +198,7 @@ public abstract class NativeResource implements Runnable {
         try {
             beforeRetire();
             synchronized (this) {
-                if (holds.get() > 0) {
+                if (holds > 0) {
                     retirementDeferred = true; // a captured graph still needs the handle
                     return true;
                 }
@@ -205,13 +224,14 @@ public abstract class NativeResource implements Runnable {
             fences = new ArrayList<>(fences);
             fences.addAll(extra);
         }
-        context.retirement().submit(new Retirement(identity(), kind, fences, howToFree(), synchronizingFree()));
+        // The resource itself names the retirement: its identity string is built only if a line is logged.
+        context.retirement().submit(new Retirement(this, kind, fences, howToFree(), synchronizingFree()));
     }
 
     /** The Cleaner's action: runs when the owner became unreachable, or when close() cleaned it. */
     @Override
     public final void run() {
-        if (closed.get()) {
+        if (closed) {
             return;
         }
         if (allocationSite != null) {

@@ -7,14 +7,15 @@ import java.util.List;
  * One native handle on its way out: what it is (for logs), the evidence that must complete
  * before it is freed, and how to free it.
  *
- * @param identity the owner's identity for logs, e.g. {@code DeviceBuffer#12 (4096 bytes)}
+ * @param identity names the owner in logs through its {@code toString()}, e.g. {@code DeviceBuffer#12 (4096 bytes)}:
+ *     the resource itself, so that the string is built only when a line is logged
  * @param kind the owner kind (for counters)
  * @param evidence one item per stream that used the resource
  * @param release frees the handle; returns a CUresult
  * @param synchronizing whether the free synchronizes the device (so it must not run while a
  *     global-mode capture is active: it is deferred instead)
  */
-public record Retirement(String identity, OwnerKind kind, List<Evidence> evidence, Release release,
+public record Retirement(Object identity, OwnerKind kind, List<Evidence> evidence, Release release,
         boolean synchronizing) {
 
     public Retirement {

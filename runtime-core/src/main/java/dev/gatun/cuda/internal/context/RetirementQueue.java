@@ -58,7 +58,7 @@ public final class RetirementQueue {
     private final Host host;
     private final ReentrantLock reaping = new ReentrantLock();
     private final Object queueLock = new Object();
-    private List<Entry> incoming = new ArrayList<>();
+    private final List<Entry> incoming = new ArrayList<>();
     private final List<Entry> waiting = new ArrayList<>();
     private volatile int pending;
 
@@ -120,8 +120,10 @@ public final class RetirementQueue {
             boolean more;
             synchronized (queueLock) {
                 more = !incoming.isEmpty();
-                waiting.addAll(incoming);
-                incoming = new ArrayList<>();
+                for (int i = 0; i < incoming.size(); i++) {
+                    waiting.add(incoming.get(i)); // not addAll: that copies into a new array
+                }
+                incoming.clear(); // kept, with its array: a reap per close must not allocate a list
             }
             if (!more && total > 0) {
                 return total;

@@ -6,12 +6,14 @@ import java.util.List;
 /**
  * The streams an owner's handle was used on, so that retirement can wait for the last use on
  * each. Recording a use of the stream used last costs one volatile read and allocates nothing;
- * a new stream takes a short lock.
+ * a new stream takes a short lock. The list is made at the first use: many handles (a buffer
+ * allocated and closed unused, a pooled block) never have one.
  */
 final class StreamUsage {
 
     private volatile StreamState last;
-    private final List<StreamState> streams = new ArrayList<>(2);
+    /** Guarded by this; null until the first use. */
+    private List<StreamState> streams;
     /** Whether a stream of another context (a peer copy or launch) used the handle. */
     private volatile boolean foreign;
 
@@ -20,7 +22,10 @@ final class StreamUsage {
         if (last == stream) {
             return;
         }
-        synchronized (streams) {
+        synchronized (this) {
+            if (streams == null) {
+                streams = new ArrayList<>(2);
+            }
             if (!streams.contains(stream)) {
                 streams.add(stream);
                 if (stream.context() != owner) {
@@ -36,7 +41,7 @@ final class StreamUsage {
         if (!foreign) {
             return List.of();
         }
-        synchronized (streams) {
+        synchronized (this) {
             List<StreamState> out = new ArrayList<>(streams.size());
             for (StreamState s : streams) {
                 if (s.context() != owner) {
@@ -47,21 +52,20 @@ final class StreamUsage {
         }
     }
 
-    /** One fence per stream used, taken now (at close). */
-    List<Evidence> fences() {
-        synchronized (streams) {
-            List<Evidence> fences = new ArrayList<>(streams.size());
-            for (StreamState s : streams) {
-                fences.add(s.fence());
-            }
-            return fences;
+    /** One fence per stream used, taken now (at close); empty (and no copy) when none was. */
+    synchronized List<Evidence> fences() {
+        if (streams == null) {
+            return List.of();
         }
+        List<Evidence> fences = new ArrayList<>(streams.size());
+        for (StreamState s : streams) {
+            fences.add(s.fence());
+        }
+        return fences;
     }
 
     /** The only stream used, or null when none or several were. */
-    StreamState sole() {
-        synchronized (streams) {
-            return streams.size() == 1 ? streams.get(0) : null;
-        }
+    synchronized StreamState sole() {
+        return streams != null && streams.size() == 1 ? streams.get(0) : null;
     }
 }

@@ -55,12 +55,12 @@ class RetirementQueueTest {
 
         @Override
         public void retired(Retirement retirement, boolean ok) {
-            (ok ? freed : failed).add(retirement.identity());
+            (ok ? freed : failed).add(retirement.identity().toString());
         }
 
         @Override
         public void abandoned(Retirement retirement) {
-            failed.add(retirement.identity());
+            failed.add(retirement.identity().toString());
         }
 
         @Override
