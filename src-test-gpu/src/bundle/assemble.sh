@@ -39,6 +39,7 @@ install -m 0644 "$cli_jar" "$bundle/gatun.jar"
 # The C comparison (runtime-bench/README.md): ./compare builds the C twin and the PTX from bench/.
 bench=$(dirname "$module_dir")/runtime-bench/src
 install -m 0755 "$bench/bench/compare" "$bundle/compare"
+install -m 0755 "$bench/bench/profile" "$bundle/profile"
 install -d "$bundle/bench"
 install -m 0644 "$bench/c/twins.c" "$bench/c/twins.cu" "$bundle/bench/"
 # The commit the bundle was built from, which compare reports beside its results.
