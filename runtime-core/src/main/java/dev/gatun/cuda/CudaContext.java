@@ -8,6 +8,7 @@ import dev.gatun.cuda.internal.transfer.StagingPool;
 import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -246,6 +247,21 @@ public final class CudaContext implements AutoCloseable {
     /** Owners of this kind made from this context and not yet closed. */
     public long liveOwners(OwnerKind kind) {
         return contextState.live(kind);
+    }
+
+    /**
+     * The owners made from this context and not yet closed, oldest first, each with where it was
+     * created: the context's own two streams and the modules its registry holds included, its
+     * staging blocks ({@link OwnerKind#STAGING}, not owners anyone closes) not. A snapshot, for
+     * tests that name what leaked; {@link #liveOwners(OwnerKind)} counts without leak tracking.
+     *
+     * @throws IllegalStateException when the context was opened without leak tracking
+     *     ({@link ContextOptions#withLeakTracking}), which alone keeps this list
+     */
+    public List<LiveOwner> liveOwners() {
+        return contextState.liveResources().stream()
+                .map(r -> new LiveOwner(r.kind(), r.id(), r.identity(), List.of(r.allocationSite().getStackTrace())))
+                .toList();
     }
 
     /** A snapshot of the counters. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.net.URL;
 import java.net.URLClassLoader;

@@ -17,6 +17,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;

@@ -8,6 +8,7 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.Device;
 import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -19,6 +19,7 @@ import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.graph.LatchFlags;
 import dev.gatun.cuda.graph.ValidationLatch;
 import dev.gatun.cuda.graph.ValidationRecipient;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;

@@ -17,6 +17,7 @@ import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.ModuleRegistry;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.CompiledProgram;

@@ -7,6 +7,7 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

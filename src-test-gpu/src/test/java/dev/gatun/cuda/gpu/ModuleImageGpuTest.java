@@ -12,6 +12,7 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.CompiledProgram;

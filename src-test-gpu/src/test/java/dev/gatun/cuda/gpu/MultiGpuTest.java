@@ -14,6 +14,7 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PeerLink;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;

@@ -15,6 +15,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Random;
@@ -61,10 +62,8 @@ class OrderingGpuTest {
     }
 
     @Test
-    void aReadWaitsForAGraphReplayedOnAnotherStream() throws InterruptedException {
-        CudaContext ctx = Gpu.context();
+    void aReadWaitsForAGraphReplayedOnAnotherStream(CudaContext ctx, Stream replayOn) throws InterruptedException {
         Stream captureOn = ctx.createStream();
-        Stream replayOn = ctx.createStream();
         float value = new Random(Gpu.seed()).nextFloat() + 1;
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer b = ctx.allocate(4L * N)) {
@@ -85,8 +84,6 @@ class OrderingGpuTest {
                     setter.join();
                 }
             }
-        } finally {
-            replayOn.close();
         }
     }
 
@@ -109,9 +106,8 @@ class OrderingGpuTest {
     }
 
     @Test
-    void aSynchronousReadOrSynchronizeDuringOnesOwnGlobalCaptureIsRefusedAndTheCaptureSurvives() {
-        CudaContext ctx = Gpu.context();
-        Stream s = ctx.createStream();
+    void aSynchronousReadOrSynchronizeDuringOnesOwnGlobalCaptureIsRefusedAndTheCaptureSurvives(CudaContext ctx,
+            Stream s) {
         float value = new Random(Gpu.seed()).nextFloat() + 1;
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4);
                 DeviceBuffer b = ctx.allocate(4L * N)) {
@@ -129,8 +125,6 @@ class OrderingGpuTest {
                     assertAll(value, b, "the capture survived the refused calls");
                 }
             }
-        } finally {
-            s.close();
         }
     }
 }

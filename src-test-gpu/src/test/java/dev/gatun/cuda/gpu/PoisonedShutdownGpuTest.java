@@ -13,6 +13,7 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;

@@ -11,6 +11,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Tag;

@@ -19,6 +19,7 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;

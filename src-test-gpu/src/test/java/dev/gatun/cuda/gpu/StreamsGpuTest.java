@@ -15,6 +15,7 @@ import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;

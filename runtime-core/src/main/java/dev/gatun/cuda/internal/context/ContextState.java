@@ -11,6 +11,10 @@ import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -36,6 +40,8 @@ public final class ContextState implements RetirementQueue.Host {
     private final PeerAccess peers = new PeerAccess(this);
     private final ContextStats stats = new ContextStats();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
+    /** With leak tracking, the resources counted in {@link #live} themselves, so a leak can be named; else null. */
+    private final Set<NativeResource> tracked;
     /** The context's own stream for copies, where synchronous operations run; set once, as it opens. */
     private volatile StreamState copyStream;
     private volatile boolean closed;
@@ -52,6 +58,7 @@ public final class ContextState implements RetirementQueue.Host {
         this.checked = new Checked(driver, device, handle);
         this.calls = new DriverCalls(checked);
         this.leakTracking = leakTracking;
+        this.tracked = leakTracking ? ConcurrentHashMap.newKeySet() : null;
         this.gate = new CaptureGate(gateBound);
         this.section = new Section(gate);
         this.retirement = new RetirementQueue(this);
@@ -200,6 +207,30 @@ public final class ContextState implements RetirementQueue.Host {
 
     public long live(OwnerKind kind) {
         return live.get(kind.ordinal());
+    }
+
+    /** Lists a fully constructed resource as live (leak tracking only; see {@link NativeResource}). */
+    void track(NativeResource resource) {
+        tracked.add(resource);
+    }
+
+    /** Drops a closed resource from the list (leak tracking only). */
+    void untrack(NativeResource resource) {
+        tracked.remove(resource);
+    }
+
+    /**
+     * The live resources, oldest first: those made (and fully constructed) and not yet closed.
+     *
+     * @throws IllegalStateException without leak tracking, which alone keeps the list
+     */
+    public List<NativeResource> liveResources() {
+        if (tracked == null) {
+            throw new IllegalStateException("the context of device " + device + " does not track leaks, so it cannot list "
+                    + "its live owners (only count them); open it with ContextOptions.withLeakTracking(true), or "
+                    + "run with -Dgatun.leakTracking=true");
+        }
+        return tracked.stream().sorted(Comparator.comparingLong(NativeResource::id)).toList();
     }
 
     @Override

@@ -25,6 +25,7 @@ public final class ModuleResource extends NativeResource {
         this.name = name;
         this.artifact = artifact;
         this.sha256 = sha256;
+        listAsLive(); // no public owner watches a module: it is listed once its fields are set
     }
 
     public MemorySegment handle() {

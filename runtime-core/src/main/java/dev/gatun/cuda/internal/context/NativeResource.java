@@ -70,9 +70,25 @@ public abstract class NativeResource implements Runnable {
         return allocationSite;
     }
 
-    /** Registers the public owner object with the Cleaner; call once, from the owner's constructor. */
+    /**
+     * Registers the public owner object with the Cleaner; call once, from the owner's constructor.
+     * The resource is fully constructed by then, so it is also listed among its context's live
+     * owners here (with leak tracking).
+     */
     public final Cleaner.Cleanable watch(Object owner) {
+        listAsLive();
         return CLEANER.register(owner, this);
+    }
+
+    /**
+     * With leak tracking, lists this resource among its context's live owners. Called once the
+     * subclass's constructor has set its fields, never from this class's constructor: a listing
+     * read by another thread calls {@link #identity()}, which reads those fields.
+     */
+    final void listAsLive() {
+        if (allocationSite != null) {
+            context.track(this);
+        }
     }
 
     public final ContextState context() {
@@ -207,6 +223,9 @@ public abstract class NativeResource implements Runnable {
             return true;
         } finally {
             context.closed(kind);
+            if (allocationSite != null) {
+                context.untrack(this);
+            }
         }
     }
 

@@ -1,0 +1,176 @@
+package dev.gatun.cuda.junit;
+
+import dev.gatun.cuda.ContextOptions;
+import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.CudaUnavailableException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the GPU tests of one engine run share, kept in the root extension context's store: the
+ * {@link Cuda} they use (or why there is none), the contexts handed out by device, and the
+ * devices a sticky error has poisoned.
+ */
+final class GpuRun {
+
+    /** Under the extension's name: that is the class a user sees registered. */
+    private static final Logger log = LoggerFactory.getLogger(GpuExtension.class);
+
+    /** The Cuda, or null when there is none. */
+    private final Cuda cuda;
+    /** Why there is no Cuda (null when there is): the skip reason and the exception a required GPU throws. */
+    private final String unavailableReason;
+    private final RuntimeException unavailable;
+    private final Map<Integer, CudaContext> contexts = new ConcurrentHashMap<>();
+    private final Map<Integer, Poisoning> poisoned = new ConcurrentHashMap<>();
+    private final AtomicBoolean detailsLogged = new AtomicBoolean();
+
+    /** A device whose context a sticky error poisoned: which test it happened in, and the first error. */
+    record Poisoning(int ordinal, String test, CudaException firstError) {
+
+        String skipReason() {
+            return "device " + ordinal + "'s context was poisoned by a sticky error in an earlier test (" + test + "): "
+                    + firstError.getMessage() + "; only a new process recovers the device";
+        }
+    }
+
+    private GpuRun(Cuda cuda, String unavailableReason, RuntimeException unavailable) {
+        this.cuda = cuda;
+        this.unavailableReason = unavailableReason;
+        this.unavailable = unavailable;
+    }
+
+    /** This engine run's, made on first use from the configuration parameters. */
+    static GpuRun of(ExtensionContext context) {
+        return context.getRoot().getStore(GpuExtension.NAMESPACE)
+                .getOrComputeIfAbsent(GpuRun.class, _ -> load(context), GpuRun.class);
+    }
+
+    private static GpuRun load(ExtensionContext context) {
+        Supplier<?> supplier = context.getConfigurationParameter(GpuExtension.CUDA_SUPPLIER_PARAMETER)
+                .<Supplier<?>>map(GpuRun::instantiate).orElse(Cuda::system);
+        Object supplied;
+        try {
+            supplied = supplier.get();
+        } catch (CudaUnavailableException e) {
+            return new GpuRun(null, "no CUDA driver/GPU: " + summary(e), e);
+        }
+        if (!(supplied instanceof Cuda cuda)) {
+            throw new IllegalArgumentException("the supplier named by " + GpuExtension.CUDA_SUPPLIER_PARAMETER
+                    + " returned " + supplied + " instead of a dev.gatun.cuda.Cuda");
+        }
+        if (cuda.deviceCount() == 0) {
+            String reason = "the CUDA driver (" + cuda.driverLibrary() + ") reports no device";
+            return new GpuRun(null, reason, new IllegalStateException(GpuExtension.REQUIRED_PARAMETER
+                    + " is true, but " + reason + " (is CUDA_VISIBLE_DEVICES empty?)"));
+        }
+        return new GpuRun(cuda, null, null);
+    }
+
+    private static Supplier<?> instantiate(String className) {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        try {
+            Class<?> type = Class.forName(className, true, loader != null ? loader : GpuRun.class.getClassLoader());
+            if (!Supplier.class.isAssignableFrom(type)) {
+                throw new IllegalArgumentException(className + " does not implement java.util.function.Supplier");
+            }
+            return (Supplier<?>) type.getConstructor().newInstance();
+        } catch (ReflectiveOperationException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("configuration parameter " + GpuExtension.CUDA_SUPPLIER_PARAMETER + " = "
+                    + className + " cannot be used (" + e + "); name a public class implementing "
+                    + "Supplier<dev.gatun.cuda.Cuda> with a public no-argument constructor", e);
+        }
+    }
+
+    /** The message's first line; when that line introduces the list of attempts, their number instead of the list. */
+    private static String summary(CudaUnavailableException unavailable) {
+        String first = unavailable.getMessage().lines().findFirst().orElse("");
+        return first.endsWith(":") ? first + " " + unavailable.attempts().size() + " places, listed in the log" : first;
+    }
+
+    boolean available() {
+        return cuda != null;
+    }
+
+    /** The Cuda of this run; only when {@link #available()}. */
+    Cuda cuda() {
+        if (cuda == null) {
+            throw new IllegalStateException("no GPU in this run: " + unavailableReason);
+        }
+        return cuda;
+    }
+
+    /** What a required GPU's absence throws. */
+    RuntimeException unavailable() {
+        return unavailable;
+    }
+
+    /** The reason a test is skipped without a GPU; logged (the full loader message once per run) as it is returned. */
+    String skip(String test) {
+        String reason = unavailableReason + "; GPU tests run only on a GPU host (" + GpuExtension.REQUIRED_PARAMETER
+                + "=true makes this a failure)";
+        // JUnit shows the reason per test or class. The full message, with every path the loader
+        // tried, is what to read when a GPU host skips unexpectedly; it is the same for every
+        // test, so it is logged once.
+        if (detailsLogged.compareAndSet(false, true)) {
+            log.warn("{} skipped: {}\n{}", test, reason, unavailable.getMessage());
+        } else {
+            log.warn("{} skipped: {}", test, reason);
+        }
+        return reason;
+    }
+
+    /**
+     * Device {@code ordinal}'s context, opened with leak tracking if it is not open yet (if it
+     * is, whoever opened it chose its options, and it is used as it is).
+     */
+    CudaContext context(int ordinal) {
+        var device = cuda().device(ordinal);
+        CudaContext context;
+        try {
+            context = device.context(ContextOptions.defaults().withLeakTracking(true));
+        } catch (IllegalStateException openWithOtherOptions) {
+            context = device.context();
+        }
+        contexts.put(ordinal, context);
+        return context;
+    }
+
+    /** The poisoning of any of {@code ordinals}, or of any device when {@code ordinals} is empty. */
+    Optional<Poisoning> poisoning(Collection<Integer> ordinals) {
+        if (ordinals.isEmpty()) {
+            return poisoned.values().stream().findFirst();
+        }
+        return ordinals.stream().map(poisoned::get).filter(Objects::nonNull).findFirst();
+    }
+
+    /**
+     * Records every context handed out that a sticky error has poisoned since the last call, as
+     * poisoned in {@code test}; returns those.
+     */
+    synchronized List<Poisoning> notePoisoned(String test) {
+        List<Poisoning> found = new ArrayList<>();
+        contexts.forEach((ordinal, context) -> {
+            if (!poisoned.containsKey(ordinal)) {
+                context.poisonedBy().ifPresent(first -> {
+                    Poisoning p = new Poisoning(ordinal, test, first);
+                    poisoned.put(ordinal, p);
+                    found.add(p);
+                });
+            }
+        });
+        return found;
+    }
+}
