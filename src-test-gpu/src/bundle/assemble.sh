@@ -1,7 +1,7 @@
 #!/bin/sh
 # Finishes the portable GPU suite once Maven has filled BUNDLE_DIR/lib: links a trimmed JDK
-# into BUNDLE_DIR/jdk, adds the run script and README, packs BUNDLE_DIR.tar.xz and fails
-# when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
+# into BUNDLE_DIR/jdk, adds the run, sanitize and examples scripts and the README, packs
+# BUNDLE_DIR.tar.xz and fails when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
 # src-test-gpu/pom.xml; the arguments come from its properties.
 #
 #   assemble.sh JAVA_HOME BUNDLE_DIR JDK_MODULES MAX_BYTES CLI_JAR
@@ -32,6 +32,7 @@ rm -rf "$bundle/jdk"
 # install sets the modes explicitly: tar keeps them, and the GPU host needs run executable.
 install -m 0755 "$here/run" "$bundle/run"
 install -m 0755 "$here/sanitize" "$bundle/sanitize"
+install -m 0755 "$here/examples" "$bundle/examples"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...

@@ -5,6 +5,7 @@
  */
 module dev.gatun.cuda {
     requires dev.gatun.cuda.bindings;
+    requires jdk.jfr;
     requires org.slf4j;
 
     exports dev.gatun.cuda;

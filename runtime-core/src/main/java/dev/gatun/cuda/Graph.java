@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -77,7 +78,19 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph is closed
      */
     public GraphExec instantiate() {
-        return new GraphExec(context, resource);
+        GraphInstantiateEvent event = GraphInstantiateEvent.start();
+        boolean instantiated = false;
+        try {
+            GraphExec exec = new GraphExec(context, resource);
+            instantiated = true;
+            return exec;
+        } finally {
+            if (event != null) {
+                event.device = context.device().ordinal();
+                event.instantiated = instantiated;
+                event.commit();
+            }
+        }
     }
 
     Resource resource() {

@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
+import dev.gatun.cuda.internal.events.GraphUpdateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -168,6 +169,21 @@ public final class GraphExec extends Owner {
         context.checkSame(graph.context(), "the graph");
         Graph.Resource next = graph.resource();
         next.checkOpen();
+        GraphUpdateEvent event = GraphUpdateEvent.start();
+        boolean updated = false;
+        try {
+            updated = updateLocked(next);
+            return updated;
+        } finally {
+            if (event != null) {
+                event.device = context.device().ordinal();
+                event.updated = updated;
+                event.commit();
+            }
+        }
+    }
+
+    private boolean updateLocked(Graph.Resource next) {
         synchronized (resource.lock) {
             next.hold();
             boolean applied;

@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
+import dev.gatun.cuda.internal.events.ModuleLoadEvent;
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Map;
@@ -105,9 +106,22 @@ public final class ModuleRegistry {
     private ModuleResource loadModule(String name, ModuleImage image) {
         byte[] bytes = image.loadableBytes(); // PTX NUL-terminated
         MemorySegment handle;
+        ModuleLoadEvent event = ModuleLoadEvent.start();
+        boolean loaded = false;
         // Module load may synchronize: gated.
         try (var _ = state.enterSection(LOAD + "(" + image.artifact() + ")")) {
             handle = state.calls().modules().load(bytes, image.artifact());
+            loaded = true;
+        } finally {
+            if (event != null) {
+                event.device = state.device();
+                event.name = name;
+                event.artifact = image.artifact();
+                event.format = image.kind().name();
+                event.bytes = image.byteSize();
+                event.loaded = loaded;
+                event.commit();
+            }
         }
         return new ModuleResource(state, handle, name, image.artifact(), image.sha256());
     }

@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
+import dev.gatun.cuda.internal.events.GraphCaptureEvent;
 import java.lang.foreign.MemorySegment;
 import java.util.Collection;
 import java.util.Collections;
@@ -47,6 +48,8 @@ public final class StreamCapture implements AutoCloseable {
     private final CaptureMode mode;
     private final Scope scope;
     private final CaptureGate.CaptureTicket ticket;
+    /** The JFR event of this capture, begun with it; null while no recording enables it. */
+    private final GraphCaptureEvent event = GraphCaptureEvent.start();
     private boolean open = true; // guarded by this
 
     /** What the captured work uses: held, or refused when the capture lists its buffers. */
@@ -178,10 +181,12 @@ public final class StreamCapture implements AutoCloseable {
             graph = endOnStream();
         } catch (RuntimeException e) {
             scope.holds.releaseAll(); // no graph: nothing needs what the work used
+            record("invalidated");
             throw invalidated(e);
         } finally {
             exitGate();
         }
+        record("ended");
         return new Graph(stream.context(), graph, scope.holds);
     }
 
@@ -197,6 +202,7 @@ public final class StreamCapture implements AutoCloseable {
      */
     public void abort() {
         finish("abort");
+        record("aborted");
         MemorySegment partial;
         try {
             partial = endOnStream();
@@ -218,6 +224,16 @@ public final class StreamCapture implements AutoCloseable {
     public void close() {
         if (isOpen()) {
             abort();
+        }
+    }
+
+    private void record(String outcome) {
+        if (event != null) {
+            event.device = context.device();
+            event.stream = stream.toString();
+            event.mode = mode.name();
+            event.outcome = outcome;
+            event.commit();
         }
     }
 

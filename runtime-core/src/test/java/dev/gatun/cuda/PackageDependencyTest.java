@@ -40,6 +40,7 @@ class PackageDependencyTest {
     private static final String INTERNAL = "dev.gatun.cuda.internal.";
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
+    private static final String EVENTS = INTERNAL + "events";
     private static final String IMAGE = INTERNAL + "image";
     private static final String LAUNCH = INTERNAL + "launch";
     private static final String LOAD = INTERNAL + "load";
@@ -51,14 +52,15 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
-            Map.entry(API, Set.of(CONTEXT, DRIVER, IMAGE, LAUNCH, POOL, TRANSFER, BINDINGS_DRIVER)),
-            Map.entry(NVRTC, Set.of(API, INTERNAL_NVRTC, LOAD, BINDINGS_DRIVER)),
-            Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER)),
+            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, POOL, TRANSFER, BINDINGS_DRIVER)),
+            Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, BINDINGS_DRIVER)),
+            Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
-            Map.entry(POOL, Set.of(CONTEXT, DRIVER, BINDINGS_DRIVER)),
-            Map.entry(CONTEXT, Set.of(DRIVER, BINDINGS_DRIVER)),
+            Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, BINDINGS_DRIVER)),
+            Map.entry(CONTEXT, Set.of(DRIVER, EVENTS, BINDINGS_DRIVER)),
             Map.entry(INTERNAL_NVRTC, Set.of(LOAD, BINDINGS_NVRTC)),
-            Map.entry(DRIVER, Set.of(LOAD, BINDINGS_DRIVER)),
+            Map.entry(DRIVER, Set.of(EVENTS, LOAD, BINDINGS_DRIVER)),
+            Map.entry(EVENTS, Set.of()),
             Map.entry(IMAGE, Set.of()),
             Map.entry(LOAD, Set.of()));
 

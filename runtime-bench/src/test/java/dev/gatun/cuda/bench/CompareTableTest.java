@@ -105,7 +105,7 @@ class CompareTableTest {
         assertEquals(5000.0 / 5100, s.ratio(), EPS);
         assertEquals(5000.0 / 4900, s.ratioMax(), EPS);
         assertEquals(Verdict.State.MET, s.verdict().state()); // 0.980 ≥ 0.98
-        assertTrue(table.render().contains("| pinned upload 256 MiB | 20 | 53.7 GB/s | 52.6 GB/s | 0.980 (0.980–1.02) | 5 |"),
+        assertTrue(table.render().contains("| pinned upload 256 MiB | 100 | 53.7 GB/s | 52.6 GB/s | 0.980 (0.980–1.02) | 5 |"),
                 table.render());
     }
 

@@ -4,6 +4,7 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.ModuleInfo;
 import dev.gatun.cuda.ModuleRegistry;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.events.NvrtcCompileEvent;
 import dev.gatun.cuda.internal.nvrtc.CacheKey;
 import dev.gatun.cuda.internal.nvrtc.CompileRequest;
 import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
@@ -48,17 +49,35 @@ public final class NvrtcCompiler {
     public CompiledProgram compile(String source, CompileOptions options) {
         Objects.requireNonNull(options, "options");
         CompileRequest request = new CompileRequest(source, options, toolkitIncludeDirectories, nvrtcVersion);
-        if (!cache.isEnabled()) {
-            return NvrtcProgram.compile(api, request);
+        NvrtcCompileEvent event = NvrtcCompileEvent.start();
+        CompiledProgram program = null;
+        boolean cacheHit = false;
+        try {
+            if (!cache.isEnabled()) {
+                program = NvrtcProgram.compile(api, request);
+                return program;
+            }
+            String key = CacheKey.of(request);
+            Optional<CompiledProgram> cached = cache.load(key);
+            if (cached.isPresent()) {
+                cacheHit = true;
+                program = cached.get();
+                return program;
+            }
+            program = NvrtcProgram.compile(api, request);
+            cache.store(key, program);
+            return program;
+        } finally {
+            if (event != null) {
+                event.program = options.programName();
+                event.target = options.target().kind() + " " + options.target().architecture();
+                event.sourceLength = source.length();
+                event.cacheHit = cacheHit;
+                event.compiled = program != null;
+                event.imageBytes = program == null ? 0 : program.imageSize();
+                event.commit();
+            }
         }
-        String key = CacheKey.of(request);
-        Optional<CompiledProgram> cached = cache.load(key);
-        if (cached.isPresent()) {
-            return cached.get();
-        }
-        CompiledProgram program = NvrtcProgram.compile(api, request);
-        cache.store(key, program);
-        return program;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.internal.events.RetirementBacklogEvent;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -58,6 +59,8 @@ public final class RetirementQueue {
     private final Host host;
     private final ReentrantLock reaping = new ReentrantLock();
     private final Object queueLock = new Object();
+    /** The smallest backlog reported to JFR (then 128, 256, ...). */
+    private static final int BACKLOG_REPORTED_FROM = 64;
     private final List<Entry> incoming = new ArrayList<>();
     private final List<Entry> waiting = new ArrayList<>();
     private volatile int pending;
@@ -68,11 +71,25 @@ public final class RetirementQueue {
 
     /** Hands a resource over. Tries to free it at once (without blocking) when its evidence allows. */
     public void submit(Retirement retirement) {
+        int now;
         synchronized (queueLock) {
             incoming.add(new Entry(retirement));
-            pending++;
+            now = ++pending;
+        }
+        if (now >= BACKLOG_REPORTED_FROM && Integer.bitCount(now) == 1) {
+            reportBacklog(now);
         }
         reap();
+    }
+
+    /** A JFR event each time the backlog reaches another power of two from 64: handles pile up behind the GPU. */
+    private void reportBacklog(int now) {
+        RetirementBacklogEvent event = RetirementBacklogEvent.start();
+        if (event != null) {
+            event.context = host.toString();
+            event.pending = now;
+            event.commit();
+        }
     }
 
     /** Entries not freed yet. */

@@ -6,14 +6,18 @@ import java.util.List;
 /**
  * The streams an owner's handle was used on, so that retirement can wait for the last use on
  * each. Recording a use of the stream used last costs one volatile read and allocates nothing;
- * a new stream takes a short lock. The list is made at the first use: many handles (a buffer
- * allocated and closed unused, a pooled block) never have one.
+ * a new stream takes a short lock. Most handles are used on at most one stream (a
+ * stream-ordered buffer, a buffer of one pipeline stage), so the first stream is kept in a
+ * field and a list is made only when a second one appears.
  */
 final class StreamUsage {
 
+    /** The stream used last; null until the first use. */
     private volatile StreamState last;
-    /** Guarded by this; null until the first use. */
-    private List<StreamState> streams;
+    /** Guarded by this: the first stream used, or null. */
+    private StreamState first;
+    /** Guarded by this: every stream used, once there are two or more; else null. */
+    private List<StreamState> several;
     /** Whether a stream of another context (a peer copy or launch) used the handle. */
     private volatile boolean foreign;
 
@@ -23,14 +27,17 @@ final class StreamUsage {
             return;
         }
         synchronized (this) {
-            if (streams == null) {
-                streams = new ArrayList<>(2);
-            }
-            if (!streams.contains(stream)) {
-                streams.add(stream);
-                if (stream.context() != owner) {
-                    foreign = true;
+            if (first == null) {
+                first = stream;
+            } else if (first != stream && (several == null || !several.contains(stream))) {
+                if (several == null) {
+                    several = new ArrayList<>(4);
+                    several.add(first);
                 }
+                several.add(stream);
+            }
+            if (stream.context() != owner) {
+                foreign = true;
             }
             last = stream;
         }
@@ -41,20 +48,19 @@ final class StreamUsage {
         if (!foreign) {
             return List.of();
         }
-        synchronized (this) {
-            List<StreamState> out = new ArrayList<>(streams.size());
-            for (StreamState s : streams) {
-                if (s.context() != owner) {
-                    out.add(s);
-                }
+        List<StreamState> out = new ArrayList<>(2);
+        for (StreamState s : all()) {
+            if (s.context() != owner) {
+                out.add(s);
             }
-            return out;
         }
+        return out;
     }
 
     /** One fence per stream used, taken now (at close); empty (and no copy) when none was. */
-    synchronized List<Evidence> fences() {
-        if (streams == null) {
+    List<Evidence> fences() {
+        List<StreamState> streams = all();
+        if (streams.isEmpty()) {
             return List.of();
         }
         List<Evidence> fences = new ArrayList<>(streams.size());
@@ -66,6 +72,13 @@ final class StreamUsage {
 
     /** The only stream used, or null when none or several were. */
     synchronized StreamState sole() {
-        return streams != null && streams.size() == 1 ? streams.get(0) : null;
+        return several == null ? first : null;
+    }
+
+    private synchronized List<StreamState> all() {
+        if (several != null) {
+            return List.copyOf(several);
+        }
+        return first == null ? List.of() : List.of(first);
     }
 }

@@ -2,6 +2,7 @@ package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.ContextPoisonedException;
 import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.internal.events.ContextPoisonedEvent;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -160,6 +161,13 @@ public final class Checked {
                     poison = error;
                     LOG.error("Device {} context poisoned by a sticky error; every later call on it will fail: {}",
                             device, error.getMessage());
+                    ContextPoisonedEvent event = ContextPoisonedEvent.start();
+                    if (event != null) {
+                        event.device = device;
+                        event.operation = operation;
+                        event.result = error.resultName();
+                        event.commit();
+                    }
                 }
             }
         }

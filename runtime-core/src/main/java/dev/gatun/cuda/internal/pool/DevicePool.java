@@ -5,6 +5,7 @@ import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.DevicePoolSite;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.events.PoolMissEvent;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -107,7 +108,18 @@ public final class DevicePool {
         if (profiling) {
             profile.record(bytes, hit);
         }
-        return hit ? address : allocate(size);
+        if (hit) {
+            return address;
+        }
+        PoolMissEvent event = PoolMissEvent.start();
+        address = allocate(size);
+        if (event != null) {
+            event.requested = bytes;
+            event.allocated = size;
+            event.pooledSize = pooled;
+            event.commit();
+        }
+        return address;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.transfer;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.events.SynchronousCopyEvent;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -32,6 +33,7 @@ public final class SynchronousCopies {
      */
     public void upload(NativeResource destination, long address, MemorySegment source) {
         long n = source.byteSize();
+        SynchronousCopyEvent event = SynchronousCopyEvent.start();
         StreamState copy = enterSynchronous("copyFrom(host)", destination, null);
         use(destination, copy);
         if (n > 0) {
@@ -52,6 +54,7 @@ public final class SynchronousCopies {
         }
         contextState.stats().hostToDeviceCopies.increment();
         contextState.stats().hostToDeviceBytes.add(n);
+        record(event, "host-to-device", n, !source.isNative());
     }
 
     /**
@@ -63,6 +66,7 @@ public final class SynchronousCopies {
      */
     public void download(MemorySegment destination, NativeResource source, long address) {
         long n = destination.byteSize();
+        SynchronousCopyEvent event = SynchronousCopyEvent.start();
         StreamState copy = enterSynchronous("copyTo(host)", source, null);
         use(source, copy);
         if (n > 0) {
@@ -81,6 +85,18 @@ public final class SynchronousCopies {
         }
         contextState.stats().deviceToHostCopies.increment();
         contextState.stats().deviceToHostBytes.add(n);
+        record(event, "device-to-host", n, !destination.isNative());
+    }
+
+    /** Commits a completed copy's JFR event (a failed copy's is dropped: its exception says enough). */
+    private void record(SynchronousCopyEvent event, String direction, long bytes, boolean staged) {
+        if (event != null) {
+            event.device = contextState.device();
+            event.direction = direction;
+            event.bytes = bytes;
+            event.staged = staged;
+            event.commit();
+        }
     }
 
     /**

@@ -1,0 +1,171 @@
+package dev.gatun.cuda.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.testing.FakeKernel;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The examples' cores on the simulated driver: everything but NVRTC (the simulator runs a kernel
+ * as a Java body registered under its name, loaded from a PTX text that declares its parameters).
+ * Each core must accept a kernel that computes what its CUDA source says, refuse one that does
+ * not, and leave nothing allocated once its context is closed.
+ */
+class SimulatedExamplesTest {
+
+    private static final long SEED = 20261202L;
+
+    private final Simulated sim = new Simulated();
+
+    @AfterEach
+    void nothingLeftOrMisused() {
+        sim.cuda.device(0).context().close(); // refuses while an owner made from it is open
+        assertEquals(List.of(), sim.gpu.violations(), "frees that would have been unsafe on a GPU");
+        assertEquals(0, sim.gpu.liveDeviceAllocations(), "device memory left allocated");
+        assertEquals(0, sim.gpu.liveHostAllocations(), "pinned memory left allocated");
+        assertEquals(0, sim.gpu.liveGraphs() + sim.gpu.liveGraphExecs(), "graphs or executables left");
+    }
+
+    @Test
+    void firstProgramGetsItsArrayBackWithTheZeroedPrefix() {
+        assertTrue(FirstProgram.run(sim.cuda));
+    }
+
+    // ---- NvrtcKernel: saxpy(y, x, a, n) ----
+
+    private CudaContext withSaxpy(FakeKernel body) {
+        sim.gpu.kernelBody("saxpy", body);
+        CudaContext ctx = sim.cuda.device(0).context();
+        ctx.modules().load("blas", ModuleImage.ptx("saxpy.ptx", Ptx.module("saxpy", "u64", "u64", "f32", "u32")));
+        return ctx;
+    }
+
+    /** y[i] = a * x[i] + y[i], as the CUDA source says (with the fused rounding a GPU may use). */
+    private static void saxpy(FakeKernel.Launch l) {
+        int n = l.i32(3);
+        MemorySegment y = l.memory(l.pointer(0), 4L * n);
+        MemorySegment x = l.memory(l.pointer(1), 4L * n);
+        for (int i = 0; i < n; i++) {
+            y.setAtIndex(ValueLayout.JAVA_FLOAT, i, Math.fma(l.f32(2), x.getAtIndex(ValueLayout.JAVA_FLOAT, i),
+                    y.getAtIndex(ValueLayout.JAVA_FLOAT, i)));
+        }
+    }
+
+    @Test
+    void nvrtcKernelMatchesTheCpuWithASaxpyKernel() {
+        assertTrue(NvrtcKernel.run(withSaxpy(SimulatedExamplesTest::saxpy), 1000, SEED));
+        assertEquals(2, sim.gpu.launches());
+    }
+
+    @Test
+    void nvrtcKernelNoticesAKernelThatSkipsTheLastElement() {
+        FakeKernel shortByOne = l -> {
+            int n = l.i32(3);
+            MemorySegment y = l.memory(l.pointer(0), 4L * n);
+            MemorySegment x = l.memory(l.pointer(1), 4L * n);
+            for (int i = 0; i < n - 1; i++) {
+                y.setAtIndex(ValueLayout.JAVA_FLOAT, i, l.f32(2) * x.getAtIndex(ValueLayout.JAVA_FLOAT, i)
+                        + y.getAtIndex(ValueLayout.JAVA_FLOAT, i));
+            }
+        };
+        assertFalse(NvrtcKernel.run(withSaxpy(shortByOne), 1000, SEED));
+    }
+
+    // ---- PinnedPipeline: hash(y, x, n) ----
+
+    private CudaContext withHash(FakeKernel body) {
+        sim.gpu.kernelBody("hash", body);
+        CudaContext ctx = sim.cuda.device(0).context();
+        ctx.modules().load("pipeline", ModuleImage.ptx("hash.ptx", Ptx.module("hash", "u64", "u64", "u32")));
+        return ctx;
+    }
+
+    /** y[i] = x[i] * 0x9E3779B1 + 12345, in wrapping 32-bit arithmetic, as the CUDA source says. */
+    private static void hash(FakeKernel.Launch l) {
+        int n = l.i32(2);
+        MemorySegment y = l.memory(l.pointer(0), 4L * n);
+        MemorySegment x = l.memory(l.pointer(1), 4L * n);
+        for (int i = 0; i < n; i++) {
+            y.setAtIndex(ValueLayout.JAVA_INT, i, x.getAtIndex(ValueLayout.JAVA_INT, i) * 0x9E3779B1 + 12345);
+        }
+    }
+
+    @Test
+    void pinnedPipelineMatchesTheCpuChunkByChunk() {
+        assertTrue(PinnedPipeline.run(withHash(SimulatedExamplesTest::hash), 1000, SEED));
+        assertEquals(PinnedPipeline.CHUNKS, sim.gpu.launches(), "one launch per chunk");
+    }
+
+    @Test
+    void pinnedPipelineNoticesAChunkProcessedTwiceAndAnotherNever() {
+        // Every launch writes chunk 0, as if the launch's pointers were never moved on.
+        long[] first = new long[2];
+        FakeKernel stuck = l -> {
+            if (first[0] == 0) {
+                first[0] = l.pointer(0);
+                first[1] = l.pointer(1);
+            }
+            int n = l.i32(2);
+            MemorySegment y = l.memory(first[0], 4L * n);
+            MemorySegment x = l.memory(first[1], 4L * n);
+            for (int i = 0; i < n; i++) {
+                y.setAtIndex(ValueLayout.JAVA_INT, i, x.getAtIndex(ValueLayout.JAVA_INT, i) * 0x9E3779B1 + 12345);
+            }
+        };
+        assertFalse(PinnedPipeline.run(withHash(stuck), 1000, SEED));
+    }
+
+    // ---- GraphReplay: gather(out, index, table, n, m, latch) ----
+
+    private CudaContext withGather(FakeKernel body) {
+        sim.gpu.kernelBody("gather", body);
+        CudaContext ctx = sim.cuda.device(0).context();
+        ctx.modules().load("lookup", ModuleImage.ptx("gather.ptx",
+                Ptx.module("gather", "u64", "u64", "u64", "u32", "u32", "u64")));
+        return ctx;
+    }
+
+    /** The CUDA source's gather; {@code raise} false drops the latch write, as a kernel that forgot it would. */
+    private static FakeKernel gather(boolean raise) {
+        return l -> {
+            int n = l.i32(3);
+            int m = l.i32(4);
+            MemorySegment out = l.memory(l.pointer(0), 4L * n);
+            MemorySegment index = l.memory(l.pointer(1), 4L * n);
+            MemorySegment table = l.memory(l.pointer(2), 4L * m);
+            MemorySegment latch = l.memory(l.pointer(5), 4);
+            for (int i = 0; i < n; i++) {
+                int k = index.getAtIndex(ValueLayout.JAVA_INT, i);
+                if (k < 0 || k >= m) {
+                    if (raise) {
+                        latch.set(ValueLayout.JAVA_INT, 0, latch.get(ValueLayout.JAVA_INT, 0) | 0x1);
+                    }
+                    out.setAtIndex(ValueLayout.JAVA_FLOAT, i, 0f);
+                } else {
+                    out.setAtIndex(ValueLayout.JAVA_FLOAT, i, table.getAtIndex(ValueLayout.JAVA_FLOAT, k));
+                }
+            }
+        };
+    }
+
+    @Test
+    void graphReplayFlagsTheBadRequestAndServesTheNextOneClean() {
+        assertTrue(GraphReplay.run(withGather(gather(true)), 1000, 64, SEED));
+        assertEquals(4, sim.gpu.graphLaunches(), "the executable once, then the slot for three requests");
+    }
+
+    @Test
+    void graphReplayNoticesALatchThatNeverRaises() {
+        assertFalse(GraphReplay.run(withGather(gather(false)), 1000, 64, SEED));
+    }
+}

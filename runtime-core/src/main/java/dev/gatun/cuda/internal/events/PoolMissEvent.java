@@ -1,0 +1,34 @@
+package dev.gatun.cuda.internal.events;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+
+/** A device pool request that found no free block and went to the driver. */
+@Name("dev.gatun.PoolMiss")
+@Label("Device Pool Miss")
+@Category("Gatun")
+@Description("A device allocation the pool could not serve from its free lists")
+public final class PoolMissEvent extends Event {
+
+    private static final PoolMissEvent PROBE = new PoolMissEvent();
+
+    @Label("Requested")
+    @DataAmount
+    public long requested;
+    @Label("Allocated")
+    @Description("The size class allocated, or the request itself above the largest pooled size")
+    @DataAmount
+    public long allocated;
+    @Label("Pooled Size")
+    @Description("Whether the request is of a size the pool keeps")
+    public boolean pooledSize;
+
+    /** A begun event, or null (nothing allocated) while no recording enables it. */
+    public static PoolMissEvent start() {
+        return Probes.begun(PROBE, PoolMissEvent::new);
+    }
+}
