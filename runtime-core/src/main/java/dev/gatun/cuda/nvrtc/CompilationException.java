@@ -36,6 +36,7 @@ public final class CompilationException extends CudaException {
         this.log = log;
     }
 
+    /** The name NVRTC used for the source in its log ({@link CompileOptions#programName()}). */
     public String programName() {
         return programName;
     }

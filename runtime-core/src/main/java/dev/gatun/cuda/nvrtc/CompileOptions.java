@@ -28,6 +28,7 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
     /** The program name used when none is given. */
     public static final String DEFAULT_PROGRAM_NAME = "kernel.cu";
 
+    /** Checks and copies the components (see the parameters above). */
     public CompileOptions {
         Objects.requireNonNull(target, "target");
         requireText(programName, "program name");
@@ -72,6 +73,7 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
         return builder(target).build();
     }
 
+    /** Options for {@code target}, with the default program name and no options, includes or name expressions. */
     public static Builder builder(CompileTarget target) {
         return new Builder(target);
     }
@@ -98,6 +100,7 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
             this.target = Objects.requireNonNull(target, "target");
         }
 
+        /** The name NVRTC uses for the source in its log, e.g. {@code gemm.cu}. */
         public Builder programName(String name) {
             this.programName = name;
             return this;
@@ -123,6 +126,7 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
             return this;
         }
 
+        /** The options, checked. */
         public CompileOptions build() {
             return new CompileOptions(target, programName, options, includeDirectories, nameExpressions);
         }

@@ -23,6 +23,7 @@ public record CompileTarget(Kind kind, int major, int minor) {
         CUBIN
     }
 
+    /** Checks the components: a kind, and a compute capability from 1.0 to 99.9. */
     public CompileTarget {
         Objects.requireNonNull(kind, "kind");
         if (major < 1 || major > 99 || minor < 0 || minor > 9) {

@@ -54,10 +54,12 @@ public final class CompiledProgram {
         this.sha256 = Sha256.hex(this.image);
     }
 
+    /** The name NVRTC used for the source ({@link CompileOptions#programName()}). */
     public String programName() {
         return programName;
     }
 
+    /** What the source was compiled to: PTX or CUBIN, for which architecture. */
     public CompileTarget target() {
         return target;
     }
@@ -77,6 +79,7 @@ public final class CompiledProgram {
         return image.clone();
     }
 
+    /** The image's length in bytes, without copying it. */
     public int imageSize() {
         return image.length;
     }

@@ -44,6 +44,7 @@ public final class CudaGraphs implements AutoCloseable {
         return new CudaGraphs(Objects.requireNonNull(context, "context"));
     }
 
+    /** The context whose graphs these lifecycles manage. */
     public CudaContext context() {
         return context;
     }

@@ -59,14 +59,17 @@ public final class GraphSlot {
         this.name = name;
     }
 
+    /** The slot's name, unique in its group. */
     public String name() {
         return name;
     }
 
+    /** The group that owns this slot and retires it with the others. */
     public SlotGroup group() {
         return group;
     }
 
+    /** Where the slot is in its lifecycle now (idle, capturing, ready, ...). */
     public SlotPhase phase() {
         return state.phase;
     }
@@ -81,6 +84,7 @@ public final class GraphSlot {
         return state.segments.length > 0;
     }
 
+    /** A snapshot of this slot's counters: captures, replays, segment launches, updates, ... */
     public GraphCounts counts() {
         return counters.snapshot();
     }

@@ -26,10 +26,12 @@ public final class SlotGroup {
         this.name = name;
     }
 
+    /** The group's name, as registered. */
     public String name() {
         return name;
     }
 
+    /** Whether the group was retired: its slots then neither capture nor replay. */
     public boolean isRetired() {
         return retired;
     }

@@ -62,6 +62,7 @@ public final class ValidationLatch {
     private final AtomicLong cleanups = new AtomicLong();
     private final AtomicLong registered = new AtomicLong();
 
+    /** A latch over {@code word}, with every generation the word's encoding allows. */
     public ValidationLatch(LatchDeviceWord word) {
         this(word, LatchWords.MAX_GENERATION);
     }
@@ -241,6 +242,7 @@ public final class ValidationLatch {
         return LatchWords.generation(coordinator.get());
     }
 
+    /** A snapshot of the latch's counters: generations begun, cleanups, recipients registered. */
     public ValidationCounts counts() {
         return new ValidationCounts(generationsBegun.get(), cleanups.get(), registered.get());
     }

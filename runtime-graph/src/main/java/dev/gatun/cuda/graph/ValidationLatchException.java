@@ -13,10 +13,15 @@ import dev.gatun.cuda.GatunException;
 public final class ValidationLatchException extends GatunException {
     private static final long serialVersionUID = 1L;
 
+    /** @param message what failed, and what to do */
     public ValidationLatchException(String message) {
         super(message);
     }
 
+    /**
+     * @param message what failed, and what to do
+     * @param cause the driver's error behind it
+     */
     public ValidationLatchException(String message, Throwable cause) {
         super(message, cause);
     }
