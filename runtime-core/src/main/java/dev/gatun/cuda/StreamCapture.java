@@ -48,6 +48,8 @@ public final class StreamCapture implements AutoCloseable {
     private final CaptureMode mode;
     private final Scope scope;
     private final CaptureGate.CaptureTicket ticket;
+    /** The thread that began the capture: the only one the driver lets end a global or thread-local one. */
+    private final Thread beganOn = Thread.currentThread();
     /** The JFR event of this capture, begun with it; null while no recording enables it. */
     private final GraphCaptureEvent event = GraphCaptureEvent.start();
     private boolean open = true; // guarded by this
@@ -241,6 +243,13 @@ public final class StreamCapture implements AutoCloseable {
         if (!open) {
             throw new IllegalStateException("cannot " + action + " the capture on " + stream
                     + ": it was already ended or aborted");
+        }
+        if (mode != CaptureMode.RELAXED && Thread.currentThread() != beganOn) {
+            // The driver would refuse (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) and leave the
+            // capture running; refused here, the capture stays open for its own thread to end.
+            throw new IllegalStateException("cannot " + action + " the " + mode + " capture on " + stream + " from thread '"
+                    + Thread.currentThread().getName() + "': it was begun on thread '" + beganOn.getName()
+                    + "', and only that thread can end or abort it (capture in RELAXED mode to end it elsewhere)");
         }
         open = false;
     }

@@ -52,6 +52,47 @@ class StreamCaptureTest {
         assertEquals(0, sim.gpu.liveGraphExecs());
     }
 
+    /** Runs {@code work} on a new thread and returns what it threw (null when nothing). */
+    private static Throwable onAnotherThread(Runnable work) throws InterruptedException {
+        Throwable[] thrown = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                work.run();
+            } catch (Throwable e) {
+                thrown[0] = e; // handed to the test thread, which asserts on it
+            }
+        }, "other-thread");
+        t.start();
+        t.join();
+        return thrown[0];
+    }
+
+    @Test
+    void aThreadLocalCaptureCannotBeEndedOrAbortedFromAnotherThreadAndStaysOpenForItsOwn() throws InterruptedException {
+        try (DeviceBuffer v = ctx.allocate(16); StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
+            addOn(stream, v, 1);
+            Throwable end = onAnotherThread(capture::end);
+            assertTrue(end instanceof IllegalStateException && end.getMessage().contains("only that thread can end or abort it"),
+                    () -> String.valueOf(end));
+            Throwable abort = onAnotherThread(capture::abort);
+            assertTrue(abort instanceof IllegalStateException, () -> String.valueOf(abort));
+            assertTrue(capture.isOpen(), "refused before the driver: the capture goes on");
+            capture.end().close(); // its own thread still ends it
+            assertFalse(capture.isOpen());
+        }
+    }
+
+    @Test
+    void aRelaxedCaptureCanBeEndedFromAnotherThread() throws InterruptedException {
+        try (DeviceBuffer v = ctx.allocate(16)) {
+            StreamCapture capture = stream.beginCapture(CaptureMode.RELAXED);
+            addOn(stream, v, 1);
+            Graph[] graph = new Graph[1];
+            assertEquals(null, onAnotherThread(() -> graph[0] = capture.end()));
+            graph[0].close();
+        }
+    }
+
     private void addOn(Stream s, DeviceBuffer v, int value) {
         add.launch(s, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(value));
     }
