@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Objects;
 
 /**
@@ -105,51 +106,62 @@ public final class DeviceView {
     }
 
     public void copyFrom(byte[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_BYTE, source.length);
     }
 
     public void copyFrom(short[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_SHORT, source.length);
     }
 
     public void copyFrom(int[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_INT, source.length);
     }
 
     public void copyFrom(long[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_LONG, source.length);
     }
 
     public void copyFrom(float[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_FLOAT, source.length);
     }
 
     public void copyFrom(double[] source) {
-        copyFrom(MemorySegment.ofArray(source));
+        copyFromArray(source, ValueLayout.JAVA_DOUBLE, source.length);
     }
 
     public void copyTo(byte[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_BYTE, destination.length);
     }
 
     public void copyTo(short[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_SHORT, destination.length);
     }
 
     public void copyTo(int[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_INT, destination.length);
     }
 
     public void copyTo(long[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_LONG, destination.length);
     }
 
     public void copyTo(float[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_FLOAT, destination.length);
     }
 
     public void copyTo(double[] destination) {
-        copyTo(MemorySegment.ofArray(destination));
+        copyToArray(destination, ValueLayout.JAVA_DOUBLE, destination.length);
+    }
+
+    /** The array copies: no segment is wrapped around a small array (see SynchronousCopies.uploadArray). */
+    private void copyFromArray(Object source, ValueLayout element, int count) {
+        Ranges.sameLength(byteLength, element.byteSize() * count);
+        buffer.context().copies().uploadArray(buffer.resource(), address(), source, element, count);
+    }
+
+    private void copyToArray(Object destination, ValueLayout element, int count) {
+        Ranges.sameLength(element.byteSize() * count, byteLength);
+        buffer.context().copies().downloadArray(destination, element, count, buffer.resource(), address());
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.events.SynchronousCopyEvent;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * A context's synchronous copies: each returns when its bytes have arrived. They run on the
@@ -34,8 +35,7 @@ public final class SynchronousCopies {
     public void upload(NativeResource destination, long address, MemorySegment source) {
         long n = source.byteSize();
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enterSynchronous("copyFrom(host)", destination, null);
-        use(destination, copy);
+        StreamState copy = enter("copyFrom(host)", destination);
         if (n > 0) {
             if (source.isNative()) {
                 // The caller's segment is alive for this call, and the call synchronizes the copy
@@ -43,7 +43,7 @@ public final class SynchronousCopies {
                 contextState.calls().memory().copyToDevice(address, source, n, copy.handle());
                 synchronize(copy);
             } else if (n <= StagingPool.BLOCK_BYTES) {
-                uploadThroughOneBlock(copy, address, source, n);
+                uploadThroughOneBlock(copy, address, source, null, null, n);
             } else {
                 pipeline(copy, n, (block, offset, length) -> {
                     MemorySegment.copy(source, offset, block.host, 0, length);
@@ -52,9 +52,26 @@ public final class SynchronousCopies {
                 }, null);
             }
         }
-        contextState.stats().hostToDeviceCopies.increment();
-        contextState.stats().hostToDeviceBytes.add(n);
-        record(event, "host-to-device", n, !source.isNative());
+        uploaded(event, n, !source.isNative());
+    }
+
+    /**
+     * Copies {@code count} elements of a Java array to the device and returns when they have
+     * arrived. One that fits a staging block is copied into it straight from the array, with no
+     * segment wrapped around the array: a small synchronous write allocates nothing.
+     *
+     * @param array a primitive array whose element type is {@code element}'s carrier
+     */
+    public void uploadArray(NativeResource destination, long address, Object array, ValueLayout element, int count) {
+        long n = element.byteSize() * count;
+        if (n == 0 || n > StagingPool.BLOCK_BYTES) {
+            upload(destination, address, HeapArrays.segment(array));
+            return;
+        }
+        SynchronousCopyEvent event = SynchronousCopyEvent.start();
+        StreamState copy = enter("copyFrom(host)", destination);
+        uploadThroughOneBlock(copy, address, null, array, element, n);
+        uploaded(event, n, true);
     }
 
     /**
@@ -67,15 +84,14 @@ public final class SynchronousCopies {
     public void download(MemorySegment destination, NativeResource source, long address) {
         long n = destination.byteSize();
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enterSynchronous("copyTo(host)", source, null);
-        use(source, copy);
+        StreamState copy = enter("copyTo(host)", source);
         if (n > 0) {
             if (destination.isNative()) {
                 // As in upload; the destination segment is alive and writable.
                 contextState.calls().memory().copyToHost(destination, address, n, copy.handle());
                 synchronize(copy);
             } else if (n <= StagingPool.BLOCK_BYTES) {
-                downloadThroughOneBlock(copy, address, destination, n);
+                downloadThroughOneBlock(copy, address, destination, null, null, n);
             } else {
                 pipeline(copy, n, (block, offset, length) ->
                         // The block is pinned and owned by the pool; the device range is checked.
@@ -83,9 +99,43 @@ public final class SynchronousCopies {
                         (block, offset, length) -> MemorySegment.copy(block.host, 0, destination, offset, length));
             }
         }
+        downloaded(event, n, !destination.isNative());
+    }
+
+    /**
+     * Copies device bytes into {@code count} elements of a Java array and returns when they have
+     * arrived; as {@link #uploadArray}, a copy that fits a staging block allocates nothing (the
+     * 4-byte readback of an inference loop).
+     */
+    public void downloadArray(Object array, ValueLayout element, int count, NativeResource source, long address) {
+        long n = element.byteSize() * count;
+        if (n == 0 || n > StagingPool.BLOCK_BYTES) {
+            download(HeapArrays.segment(array), source, address);
+            return;
+        }
+        SynchronousCopyEvent event = SynchronousCopyEvent.start();
+        StreamState copy = enter("copyTo(host)", source);
+        downloadThroughOneBlock(copy, address, null, array, element, n);
+        downloaded(event, n, true);
+    }
+
+    /** Enters a synchronous operation on one allocation and records its use on the copy stream. */
+    private StreamState enter(String operation, NativeResource allocation) {
+        StreamState copy = enterSynchronous(operation, allocation, null);
+        use(allocation, copy);
+        return copy;
+    }
+
+    private void uploaded(SynchronousCopyEvent event, long n, boolean staged) {
+        contextState.stats().hostToDeviceCopies.increment();
+        contextState.stats().hostToDeviceBytes.add(n);
+        record(event, "host-to-device", n, staged);
+    }
+
+    private void downloaded(SynchronousCopyEvent event, long n, boolean staged) {
         contextState.stats().deviceToHostCopies.increment();
         contextState.stats().deviceToHostBytes.add(n);
-        record(event, "device-to-host", n, !destination.isNative());
+        record(event, "device-to-host", n, staged);
     }
 
     /** Commits a completed copy's JFR event (a failed copy's is dropped: its exception says enough). */
@@ -143,15 +193,21 @@ public final class SynchronousCopies {
     }
 
     /**
-     * A heap upload that fits one block: no pipeline, so no lambdas, no block event and no event
-     * calls; the copy, one stream synchronize, and nothing allocated on a warmed pool (the small
-     * synchronous writes of an inference loop take this path).
+     * A heap upload that fits one block, from a segment or (when {@code array} is not null) from
+     * {@code n / element.byteSize()} elements of an array: no pipeline, so no lambdas, no block
+     * event and no event calls; the copy, one stream synchronize, and nothing allocated on a
+     * warmed pool (the small synchronous writes of an inference loop take this path).
      */
-    private void uploadThroughOneBlock(StreamState copy, long address, MemorySegment source, long n) {
+    private void uploadThroughOneBlock(StreamState copy, long address, MemorySegment source, Object array,
+            ValueLayout element, long n) {
         StagingPool.Block block = staging.acquire();
         boolean completed = false;
         try {
-            MemorySegment.copy(source, 0, block.host, 0, n);
+            if (array != null) {
+                MemorySegment.copy(array, 0, block.host, element, 0, (int) (n / element.byteSize()));
+            } else {
+                MemorySegment.copy(source, 0, block.host, 0, n);
+            }
             // The block is pinned and owned by the pool; the device range is checked.
             contextState.calls().memory().copyToDevice(address, block.host, n, copy.handle());
             synchronize(copy);
@@ -161,8 +217,9 @@ public final class SynchronousCopies {
         }
     }
 
-    /** A heap download that fits one block, as {@link #uploadThroughOneBlock}: the 4-byte readback's path. */
-    private void downloadThroughOneBlock(StreamState copy, long address, MemorySegment destination, long n) {
+    /** A heap download that fits one block, into a segment or an array, as {@link #uploadThroughOneBlock}. */
+    private void downloadThroughOneBlock(StreamState copy, long address, MemorySegment destination, Object array,
+            ValueLayout element, long n) {
         StagingPool.Block block = staging.acquire();
         boolean completed = false;
         try {
@@ -170,7 +227,11 @@ public final class SynchronousCopies {
             contextState.calls().memory().copyToHost(block.host, address, n, copy.handle());
             synchronize(copy);
             completed = true;
-            MemorySegment.copy(block.host, 0, destination, 0, n);
+            if (array != null) {
+                MemorySegment.copy(block.host, element, 0, array, 0, (int) (n / element.byteSize()));
+            } else {
+                MemorySegment.copy(block.host, 0, destination, 0, n);
+            }
         } finally {
             giveBack(block, completed, copy);
         }
