@@ -9,6 +9,7 @@ import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -42,6 +43,8 @@ public final class CudaContext implements AutoCloseable {
     private final ContextOptions options;
     private final DevicePool pool;
     private final DevicePoolView devicePool;
+    /** The context's view of the device's default memory pool (the driver is asked for the pool on first use). */
+    private final MemoryPool defaultMemoryPool;
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
         this.device = device;
@@ -59,6 +62,7 @@ public final class CudaContext implements AutoCloseable {
         this.copyStream = new Stream(this, 0, true);
         contextState.attachCopyStream(copyStream.state());
         this.modules = new ModuleRegistry(this);
+        this.defaultMemoryPool = MemoryPool.deviceDefault(this);
     }
 
     public Device device() {
@@ -172,6 +176,33 @@ public final class CudaContext implements AutoCloseable {
         return DeviceBuffer.allocate(this, bytes);
     }
 
+    /**
+     * A new CUDA memory pool on this device ({@code cuMemPoolCreate}; pinned device memory, not
+     * exportable), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
+     * done: it is destroyed once every allocation from it has been freed.
+     *
+     * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} on a device without memory pools
+     */
+    public MemoryPool createMemoryPool(MemoryPoolOptions options) {
+        Objects.requireNonNull(options, "options");
+        checkOpen();
+        contextState.reap();
+        return MemoryPool.create(this, options);
+    }
+
+    /**
+     * The device's default memory pool ({@code cuDeviceGetDefaultMemPool}), which
+     * {@link Stream#allocate} allocates from unless other code set another current pool for the
+     * device. It belongs to the driver: closing it does nothing, and its attributes are the
+     * device's, shared with every other user of the device in this process. The view is one of
+     * the context's own owners from its creation, like its two streams; the driver is asked for
+     * the pool on its first use.
+     */
+    public MemoryPool defaultMemoryPool() {
+        checkOpen();
+        return defaultMemoryPool;
+    }
+
     /** Allocates page-locked host memory, not write-combined (host reads stay fast). */
     public PinnedBuffer allocatePinned(long bytes) {
         return allocatePinned(bytes, false);
@@ -251,7 +282,7 @@ public final class CudaContext implements AutoCloseable {
 
     /**
      * The owners made from this context and not yet closed, oldest first, each with where it was
-     * created: the context's own two streams and the modules its registry holds included, its
+     * created: the context's own two streams, its view of the default memory pool and the modules its registry holds included, its
      * staging blocks ({@link OwnerKind#STAGING}, not owners anyone closes) not. A snapshot, for
      * tests that name what leaked; {@link #liveOwners(OwnerKind)} counts without leak tracking.
      *
@@ -323,10 +354,11 @@ public final class CudaContext implements AutoCloseable {
         }
         StringBuilder open = new StringBuilder();
         for (OwnerKind kind : OwnerKind.values()) {
-            // The context's own: its two streams, its staging blocks, and the modules its registry
-            // holds, all of which this close retires itself.
+            // The context's own: its two streams, its view of the default memory pool, its staging
+            // blocks, and the modules its registry holds, all of which this close retires itself.
             long own = switch (kind) {
                 case STREAM -> 2;
+                case MEMORY_POOL -> 1;
                 case MODULE -> modules.entries();
                 case STAGING -> contextState.live(kind);
                 default -> 0;
@@ -344,6 +376,7 @@ public final class CudaContext implements AutoCloseable {
         modules.clear();
         computeStream.retire();
         copyStream.retire();
+        defaultMemoryPool.retire();
         staging.close();
         if (contextState.poisoned()) {
             contextState.reap(); // abandons what a poisoned context can no longer free, with a log line each

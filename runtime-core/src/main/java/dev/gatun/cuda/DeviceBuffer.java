@@ -9,7 +9,8 @@ import dev.gatun.cuda.internal.pool.DevicePool;
 
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
- * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate}).
+ * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate},
+ * {@link MemoryPool#allocate}).
  * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
  *
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
@@ -28,13 +29,17 @@ public final class DeviceBuffer extends Owner {
         private final DevicePool pool;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
         final StreamState allocatedOn;
+        /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
+        private final MemoryPool.Resource memoryPool;
 
-        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn) {
+        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
+                MemoryPool.Resource memoryPool) {
             super(contextState, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
             this.pool = pool;
             this.allocatedOn = allocatedOn;
+            this.memoryPool = memoryPool;
         }
 
         @Override
@@ -54,6 +59,9 @@ public final class DeviceBuffer extends Owner {
                 }
             }
             freed(context.stats());
+            if (memoryPool != null) {
+                memoryPool.freed(size); // outside the stream's lock: the pool's own retirement may record a fence on it
+            }
             return true;
         }
 
@@ -67,23 +75,40 @@ public final class DeviceBuffer extends Owner {
                 // it to the next request, or free it (the pool's backend counts that free).
                 return () -> pool.release(address, size);
             }
-            return () -> {
-                // All work that used it is complete; a stream-ordered free on a usable stream
-                // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
-                // streams are gone (shutdown, after a device-wide synchronize).
-                StreamState copy = context.copyStream();
-                int r;
-                if (!copy.closed() && !copy.capturing()) {
-                    // The fences of every stream that used it completed.
-                    r = context.calls().memory().freeAsync(address, copy.handle());
-                } else {
-                    // As above, and the caller (shutdown) holds the capture gate.
-                    r = context.calls().memory().free(address);
+            return new Retirement.Release() {
+                @Override
+                public int free() {
+                    // All work that used it is complete; a stream-ordered free on a usable stream
+                    // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
+                    // streams are gone (shutdown, after a device-wide synchronize).
+                    StreamState copy = context.copyStream();
+                    int r;
+                    boolean ordered = !copy.closed() && !copy.capturing();
+                    if (ordered) {
+                        // The fences of every stream that used it completed.
+                        r = context.calls().memory().freeAsync(address, copy.handle());
+                    } else {
+                        // As above, and the caller (shutdown) holds the capture gate.
+                        r = context.calls().memory().free(address);
+                    }
+                    if (r == 0) {
+                        freed(context.stats());
+                        if (memoryPool != null) {
+                            if (ordered) {
+                                memoryPool.usedOn(copy); // the pool's destroy waits for this free too
+                            }
+                            memoryPool.freed(size);
+                        }
+                    }
+                    return r;
                 }
-                if (r == 0) {
-                    freed(context.stats());
+
+                @Override
+                public void abandoned() {
+                    if (memoryPool != null) {
+                        memoryPool.abandoned();
+                    }
                 }
-                return r;
             };
         }
 
@@ -100,12 +125,14 @@ public final class DeviceBuffer extends Owner {
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (allocatedOn == null ? ")" : ", stream-ordered)");
+                    + context.device() + (allocatedOn == null ? ")" : memoryPool == null ? ", stream-ordered)"
+                    : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
 
-    private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn) {
-        Resource r = new Resource(context.state(), address, size, pool, allocatedOn);
+    private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn,
+            MemoryPool.Resource memoryPool) {
+        Resource r = new Resource(context.state(), address, size, pool, allocatedOn, memoryPool);
         super(r);
         this.context = context;
         this.resource = r;
@@ -113,22 +140,41 @@ public final class DeviceBuffer extends Owner {
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null, null);
+            return new DeviceBuffer(context, 0, 0, null, null, null);
         }
         context.state().calls().live("DeviceBuffer.allocate");
         DevicePool pool = context.pool();
-        return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null);
+        return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null, null);
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
         ContextState contextState = context.state();
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null, stream);
+            return new DeviceBuffer(context, 0, 0, null, stream, null);
         }
         long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
         contextState.stats().asyncAllocations.increment();
         contextState.stats().bytesLive.add(bytes);
-        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream);
+        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, null);
+        buffer.resource.usedOn(stream);
+        return buffer;
+    }
+
+    /** As {@link #allocateAsync}, from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
+    static DeviceBuffer allocateFromPool(CudaContext context, StreamState stream, MemoryPool.Resource pool, long bytes) {
+        ContextState contextState = context.state();
+        pool.holdForAllocation();
+        long address;
+        try {
+            address = contextState.calls().pools().allocate(bytes, pool.handle(), stream.handle());
+        } catch (RuntimeException e) {
+            pool.notAllocated();
+            throw e;
+        }
+        pool.allocated(bytes, stream);
+        contextState.stats().asyncAllocations.increment();
+        contextState.stats().bytesLive.add(bytes);
+        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, pool);
         buffer.resource.usedOn(stream);
         return buffer;
     }

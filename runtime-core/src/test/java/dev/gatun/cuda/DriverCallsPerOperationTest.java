@@ -121,4 +121,13 @@ class DriverCallsPerOperationTest {
         stream.synchronize();
         assertEquals(Map.of("cuStreamSynchronize", 1), callsOf(stream::synchronize));
     }
+
+    @Test
+    void aWarmedPoolAllocateAndCloseAreOneAllocFromPoolAndOneFree() {
+        try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
+            pool.allocate(stream, 256).close();
+            assertEquals(Map.of("cuMemAllocFromPoolAsync", 1, "cuMemFreeAsync", 1),
+                    callsOf(() -> pool.allocate(stream, 256).close()));
+        }
+    }
 }

@@ -21,15 +21,16 @@ class LiveOwnersTest {
     @Test
     void listsWhatIsOpenWithItsAllocationSiteUntilItIsClosed() {
         List<LiveOwner> before = ctx.liveOwners();
-        assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM), before.stream().map(LiveOwner::kind).toList(),
-                "a fresh context holds its compute and copy streams");
+        assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL),
+                before.stream().map(LiveOwner::kind).toList(),
+                "a fresh context holds its compute and copy streams and its view of the default memory pool");
 
         DeviceBuffer buffer = ctx.allocate(64);
         Stream stream = ctx.createStream();
         List<LiveOwner> open = ctx.liveOwners();
-        assertEquals(before, open.subList(0, 2), "oldest first: the context's own streams");
-        LiveOwner b = open.get(2);
-        LiveOwner s = open.get(3);
+        assertEquals(before, open.subList(0, 3), "oldest first: the context's own owners");
+        LiveOwner b = open.get(3);
+        LiveOwner s = open.get(4);
         assertEquals(OwnerKind.DEVICE_BUFFER, b.kind());
         assertEquals(buffer.toString(), b.identity());
         assertTrue(b.identity().startsWith("DeviceBuffer#" + b.id()), b.identity());
@@ -40,7 +41,8 @@ class LiveOwnersTest {
                 "the allocation site reaches the test that allocated: " + b.allocationSite());
 
         buffer.close();
-        assertEquals(List.of(before.get(0), before.get(1), s), ctx.liveOwners(), "a closed owner is gone at once");
+        assertEquals(List.of(before.get(0), before.get(1), before.get(2), s), ctx.liveOwners(),
+                "a closed owner is gone at once");
         stream.close();
         assertEquals(before, ctx.liveOwners());
     }
@@ -50,12 +52,13 @@ class LiveOwnersTest {
         ctx.modules().load("m", ModuleImage.ptx("k.ptx", Ptx.module("k", "u64")));
         try (Kernel k = ctx.modules().kernel("m", "k")) {
             List<OwnerKind> kinds = ctx.liveOwners().stream().map(LiveOwner::kind).toList();
-            assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MODULE, OwnerKind.KERNEL), kinds);
-            assertEquals(k.toString(), ctx.liveOwners().get(3).identity());
+            assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL, OwnerKind.MODULE,
+                    OwnerKind.KERNEL), kinds);
+            assertEquals(k.toString(), ctx.liveOwners().get(4).identity());
         }
         ctx.modules().unload("m");
         ctx.synchronize(); // the kernel's retirement drops the last reference to the module
-        assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM),
+        assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL),
                 ctx.liveOwners().stream().map(LiveOwner::kind).toList());
     }
 

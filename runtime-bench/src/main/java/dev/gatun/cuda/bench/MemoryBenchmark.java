@@ -2,6 +2,8 @@ package dev.gatun.cuda.bench;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.MemoryPool;
+import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.Stream;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -22,8 +24,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * Host cost of allocating 1 MiB of device memory and closing it at once: through the context's
  * device pool ({@code pooled}: the block comes back from the pool, a pool hit; {@code unpooled}:
  * the pool is off, so every allocation and close reaches {@code cuMemAlloc} and
- * {@code cuMemFree}), and in stream order ({@code cuMemAllocAsync}, freed in stream order by
- * close). Run with {@code -prof gc}.
+ * {@code cuMemFree}), in stream order ({@code cuMemAllocAsync}, freed in stream order by
+ * close), and in stream order from a CUDA memory pool of its own ({@code cuMemAllocFromPoolAsync},
+ * the pool keeping every freed byte reserved, so that the driver reuses them and the row
+ * measures the host's cost). Run with {@code -prof gc}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -75,6 +79,32 @@ public class MemoryBenchmark {
         }
     }
 
+    /** A CUDA memory pool of device 0 that keeps what is freed (release threshold: all), and a stream to allocate on. */
+    @State(Scope.Thread)
+    public static class FromPool {
+        MemoryPool pool;
+        Stream stream;
+
+        @Setup
+        public void open() {
+            CudaContext context = Cuda.system().device(0).context();
+            pool = context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE));
+            stream = context.createStream();
+        }
+
+        @TearDown(Level.Iteration)
+        public void drain() {
+            stream.synchronize();
+        }
+
+        @TearDown
+        public void close() {
+            stream.synchronize();
+            stream.close();
+            pool.close();
+        }
+    }
+
     @Benchmark
     public void allocateAndClose(Pool p) {
         p.context.allocate(BYTES).close();
@@ -83,5 +113,10 @@ public class MemoryBenchmark {
     @Benchmark
     public void allocateInStreamOrderAndClose(Ordered o) {
         o.stream.allocate(BYTES).close();
+    }
+
+    @Benchmark
+    public void allocateFromPoolAndClose(FromPool p) {
+        p.pool.allocate(p.stream, BYTES).close();
     }
 }

@@ -21,6 +21,8 @@ import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MemoryAccess;
+import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
@@ -340,6 +342,66 @@ final class FaultTable {
                     },
                     fails(CudaException.class), fails(CudaException.class)).onDevices(2),
 
+            // ---- Memory pools ----
+            call("cuDeviceGetDefaultMemPool", "ctx.defaultMemoryPool().releaseThreshold(), its first use", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.keep(w.ctx.defaultMemoryPool());
+                        return p::releaseThreshold;
+                    },
+                    fails(CudaException.class).and("a later use asks again, and reads", FaultTable::defaultPoolRetried),
+                    fails(CudaException.class).and("a later use asks again, and reads", FaultTable::defaultPoolRetried)),
+            call("cuMemPoolCreate", "ctx.createMemoryPool(defaults)", OUT_OF_MEMORY,
+                    w -> () -> w.pool(),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.MEMORY_POOL)),
+            call("cuMemPoolDestroy", "pool.close() (its retirement destroys it)", INVALID_HANDLE,
+                    w -> {
+                        MemoryPool p = w.pool();
+                        return p::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuMemPoolSetAttribute", "pool.setReleaseThreshold(1 MiB)", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.pool();
+                        return () -> p.setReleaseThreshold(MiB);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolGetAttribute", "pool.usage()", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.pool();
+                        return p::usage;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolTrimTo", "pool.trimTo(0)", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.pool();
+                        return () -> p.trimTo(0);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolSetAccess", "pool.setAccess(device 1's context, READ_WRITE)", INVALID_DEVICE,
+                    w -> {
+                        CudaContext peer = w.context(1);
+                        MemoryPool p = w.pool();
+                        return () -> p.setAccess(peer, MemoryAccess.READ_WRITE);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+            call("cuMemPoolGetAccess", "pool.access(device 1's context)", INVALID_DEVICE,
+                    w -> {
+                        CudaContext peer = w.context(1);
+                        MemoryPool p = w.pool();
+                        return () -> p.access(peer);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)).onDevices(2),
+            call("cuMemAllocFromPoolAsync", "pool.allocate(stream, 1 MiB)", OUT_OF_MEMORY,
+                    w -> {
+                        Stream s = w.stream();
+                        MemoryPool p = w.keep(w.pool());
+                        return () -> w.open(p.allocate(s, MiB));
+                    },
+                    fails(CudaException.class).and("the pool is not held by the failed allocation: its close destroys it",
+                            FaultTable::poolDestroyedAtClose),
+                    fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)
+                            .flagging("cuMemPoolDestroy of a pool with 1 allocations not freed")),
+
             // ---- Modules, functions and launches ----
             call("cuModuleLoadData", "modules().load(name, image) replacing a loaded module", INVALID_IMAGE,
                     w -> {
@@ -585,6 +647,16 @@ final class FaultTable {
 
     private static void allocatedOnRetry(FaultWorld w, Throwable e) {
         assertEquals(2, w.sim.faults.calls("cuMemAlloc_v2"), "one failed allocation, one retry");
+    }
+
+    private static void defaultPoolRetried(FaultWorld w, Throwable e) {
+        assertEquals(0, w.kept(MemoryPool.class).releaseThreshold());
+    }
+
+    private static void poolDestroyedAtClose(FaultWorld w, Throwable e) {
+        MemoryPool p = w.kept(MemoryPool.class);
+        p.close();
+        assertEquals(0, w.sim.gpu.liveMemoryPools(), "destroyed at once: no allocation holds it");
     }
 
     private static void previousModuleStays(FaultWorld w, Throwable e) {

@@ -14,6 +14,8 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MemoryPool;
+import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
@@ -52,7 +54,8 @@ final class FaultWorld {
         EVENT(FakeDriverApi::liveEvents),
         MODULE(FakeDriverApi::liveModules),
         GRAPH(FakeDriverApi::liveGraphs),
-        GRAPH_EXEC(FakeDriverApi::liveGraphExecs);
+        GRAPH_EXEC(FakeDriverApi::liveGraphExecs),
+        MEMORY_POOL(FakeDriverApi::liveMemoryPools);
 
         private final ToIntFunction<FakeDriverApi> live;
 
@@ -130,6 +133,11 @@ final class FaultWorld {
 
     PinnedBuffer pinned(long bytes) {
         return open(ctx.allocatePinned(bytes));
+    }
+
+    /** A memory pool with the default options. */
+    MemoryPool pool() {
+        return open(ctx.createMemoryPool(MemoryPoolOptions.defaults()));
     }
 
     Event event() {

@@ -20,7 +20,7 @@ import java.util.List;
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
- * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedModules} and
+ * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
@@ -42,13 +42,14 @@ public final class FakeDriverApi {
     final SimulatedDevices devices = new SimulatedDevices(this);
     final SimulatedStreams streams = new SimulatedStreams(this);
     final SimulatedMemory memory = new SimulatedMemory(this);
+    final SimulatedMemoryPools pools = new SimulatedMemoryPools(this);
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas());
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, modules, graphs);
+        return List.of(devices, streams, memory, pools, modules, graphs);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -159,6 +160,18 @@ public final class FakeDriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    // ---- memory pools ----
+
+    /** Pools made with cuMemPoolCreate and not destroyed (default pools are not counted). */
+    public synchronized int liveMemoryPools() {
+        return pools.created();
+    }
+
+    /** Allocations from pools (created or default) not yet freed. */
+    public synchronized int livePoolAllocations() {
+        return pools.liveAllocations();
     }
 
     // ---- modules and launches ----

@@ -68,7 +68,8 @@ final class SimulatedMemory {
         return allocateDevice(out, bytes);
     }
 
-    private int allocateDevice(MemorySegment out, long bytes) {
+    /** A device allocation at a fresh address, written to {@code out}; also for the pools. */
+    int allocateDevice(MemorySegment out, long bytes) {
         if (bytes <= 0) {
             return INVALID_VALUE;
         }
@@ -129,6 +130,7 @@ final class SimulatedMemory {
         if (device.remove(a.base) != null) {
             deviceBytes -= a.size;
             a.arena.close();
+            gpu.pools.released(a);
         }
     }
 

@@ -41,8 +41,19 @@ package dev.gatun.cuda.internal.driver;
  *       parameter updates ({@link GraphCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>{@code cuMemAllocFromPoolAsync} ({@link MemoryPoolCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its stream and its pool, as {@code cuMemAllocAsync} names its stream, which the
+ *       probe ran with another context current. The hot path of pool allocation: one driver
+ *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
+ *       context.)</td></tr>
+ *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access
+ *       ({@link MemoryPoolCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
- *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy}</td>
+ *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
+ *       {@code cuMemPoolDestroy}</td>
  *     <td>{@code current}, made by their caller</td>
  *     <td>They act on the current context, but run in batches: retirement makes the context
  *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
@@ -66,6 +77,7 @@ public final class DriverCalls {
     private final LaunchCalls launches;
     private final ContextCalls context;
     private final GraphCalls graphs;
+    private final MemoryPoolCalls pools;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -76,6 +88,7 @@ public final class DriverCalls {
         this.launches = new LaunchCalls(checked);
         this.context = new ContextCalls(checked);
         this.graphs = new GraphCalls(checked);
+        this.pools = new MemoryPoolCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -114,5 +127,9 @@ public final class DriverCalls {
 
     public GraphCalls graphs() {
         return graphs;
+    }
+
+    public MemoryPoolCalls pools() {
+        return pools;
     }
 }

@@ -1,0 +1,326 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.NativeResource;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.driver.MemoryPoolCalls;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A CUDA memory pool ({@code cuMemPool*}): device memory the driver reserves and hands out in
+ * stream order ({@link #allocate(Stream, long)}), reusing what earlier frees returned without a
+ * round trip to the device's allocator. Its attributes say how much freed memory it keeps
+ * ({@linkplain #setReleaseThreshold release threshold}) and when it may reuse memory across
+ * streams ({@link PoolReuse}); {@link #usage()} reports what it reserves and uses.
+ *
+ * <p>Two kinds: a pool made with {@link CudaContext#createMemoryPool}, which Gatun destroys
+ * once it is closed, and the device's default pool ({@link CudaContext#defaultMemoryPool()}),
+ * which {@link Stream#allocate} allocates from (unless other code changed the device's current
+ * pool) and which lives as long as the process: closing it does nothing, and setting its
+ * attributes changes them for every user of the device in this process.
+ *
+ * <p>Closing a pool while allocations from it are open, or closed but not yet freed, is allowed:
+ * the pool is destroyed only after every allocation from it has been freed, and after the work
+ * queued so far on every stream that allocated from it. Each allocation keeps its pool alive.
+ */
+public final class MemoryPool extends Owner {
+
+    private static final int RELEASE_THRESHOLD = CudaDriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD();
+    private static final int RESERVED_CURRENT = CudaDriver.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT();
+    private static final int RESERVED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH();
+    private static final int USED_CURRENT = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT();
+    private static final int USED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH();
+
+    private final CudaContext context;
+    private final ContextState state;
+    private final Resource resource;
+
+    /** The pool handle, its retirement and its counters; each allocation from it holds it. */
+    static final class Resource extends NativeResource {
+        /** The pool; for the device's default pool, null until first used (asking for it is a driver call). */
+        private volatile MemorySegment handle;
+        final boolean deviceDefault;
+        private final LongAdder allocations = new LongAdder();
+        private final LongAdder frees = new LongAdder();
+        private final LongAdder bytesLive = new LongAdder();
+
+        Resource(ContextState state, MemorySegment handle, boolean deviceDefault) {
+            super(state, OwnerKind.MEMORY_POOL);
+            this.handle = handle;
+            this.deviceDefault = deviceDefault;
+        }
+
+        /** The pool handle; the device's default pool is asked for on first use. */
+        MemorySegment handle() {
+            MemorySegment h = handle;
+            return h != null ? h : defaultHandle();
+        }
+
+        private synchronized MemorySegment defaultHandle() {
+            if (handle == null) {
+                handle = context.calls().pools().defaultPool(context.device());
+            }
+            return handle;
+        }
+
+        /**
+         * Takes the hold an allocation keeps on its pool, before the driver is asked, so that a
+         * close racing with the allocation defers the destroy instead of running it first.
+         */
+        void holdForAllocation() {
+            hold();
+        }
+
+        /** The allocation the hold was taken for was made, on {@code stream}. */
+        void allocated(long bytes, StreamState stream) {
+            allocations.increment();
+            bytesLive.add(bytes);
+            // The destroy waits for a fence on every stream that allocated from the pool.
+            usedOn(stream);
+        }
+
+        /** The allocation was not made: drops its hold. */
+        void notAllocated() {
+            unhold();
+        }
+
+        /** An allocation's free was queued (or made): drops its hold, which may let a closed pool retire. */
+        void freed(long bytes) {
+            frees.increment();
+            bytesLive.add(-bytes);
+            unhold();
+        }
+
+        /** Retirement gave an allocation's free up: it stays allocated, but nothing uses it, so the pool may go. */
+        void abandoned() {
+            unhold();
+        }
+
+        MemoryPoolCounters counters() {
+            return new MemoryPoolCounters(allocations.sum(), frees.sum(), bytesLive.sum());
+        }
+
+        @Override
+        protected Retirement.Release howToFree() {
+            if (deviceDefault) {
+                return Retirement.Release.withoutDriver(() -> { }); // the driver's, for the life of the process
+            }
+            // Every allocation from the pool was freed (its hold dropped), and the work queued
+            // on each stream that allocated from it before the close has completed.
+            return () -> context.calls().pools().destroy(handle);
+        }
+
+        @Override
+        protected boolean synchronizingFree() {
+            return !deviceDefault; // the driver does not say that cuMemPoolDestroy never synchronizes: the safe side
+        }
+
+        @Override
+        public String identity() {
+            return "MemoryPool#" + id() + " (device " + context.device() + (deviceDefault ? ", default)" : ")");
+        }
+    }
+
+    private MemoryPool(CudaContext context, MemorySegment handle, boolean deviceDefault) {
+        ContextState state = context.state();
+        Resource r = new Resource(state, handle, deviceDefault);
+        super(r);
+        this.context = context;
+        this.state = state;
+        this.resource = r;
+    }
+
+    /** A new pool on {@code context}'s device with {@code options} applied. */
+    static MemoryPool create(CudaContext context, MemoryPoolOptions options) {
+        MemoryPoolCalls calls = context.state().calls().pools();
+        MemorySegment handle = calls.create(context.device().ordinal());
+        try {
+            if (options.releaseThreshold() != 0) {
+                calls.setAttribute64(handle, RELEASE_THRESHOLD, options.releaseThreshold());
+            }
+            for (PoolReuse policy : PoolReuse.values()) {
+                if (!options.reuse().contains(policy)) { // a new pool has every policy on
+                    calls.setFlag(handle, policy.attribute, false);
+                }
+            }
+        } catch (RuntimeException e) {
+            // No owner holds the pool yet and nothing was allocated from it: destroy it now (the
+            // failed call made the context current). The original error is the one reported: a
+            // raw destroy never throws, and a failed one only leaks the empty pool.
+            calls.destroy(handle);
+            throw e;
+        }
+        return new MemoryPool(context, handle, false);
+    }
+
+    /**
+     * The view of the device's default pool that {@code context} owns from its creation; it asks
+     * the driver for the pool on first use, and destroys nothing.
+     */
+    static MemoryPool deviceDefault(CudaContext context) {
+        return new MemoryPool(context, null, true);
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    /** Whether this is the device's default pool ({@link CudaContext#defaultMemoryPool()}). */
+    public boolean isDeviceDefault() {
+        return resource.deviceDefault;
+    }
+
+    /**
+     * Allocates {@code bytes} from this pool in {@code stream}'s order
+     * ({@code cuMemAllocFromPoolAsync}): usable by work queued on {@code stream} after this call
+     * (other streams must wait on a fence first). Not initialized. Closing the buffer frees it in
+     * stream order on the last stream that used it, as for {@link Stream#allocate}. A request of
+     * 0 bytes gives a 0-byte buffer with no native allocation.
+     *
+     * @throws IllegalStateException when this pool or the stream is closed
+     * @throws IllegalArgumentException when {@code bytes} is negative or the stream belongs to another context
+     * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
+     */
+    public DeviceBuffer allocate(Stream stream, long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+        }
+        resource.checkOpen();
+        StreamState s = stream.openState();
+        if (stream.context() != context) {
+            context.checkSame(stream.context(), "the stream");
+        }
+        if (bytes == 0) {
+            return DeviceBuffer.allocateAsync(context, s, 0);
+        }
+        return DeviceBuffer.allocateFromPool(context, s, resource, bytes);
+    }
+
+    /** Bytes of freed memory the pool keeps reserved across synchronizations ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}). */
+    public long releaseThreshold() {
+        checkOpen();
+        return state.calls().pools().attribute64(resource.handle(), RELEASE_THRESHOLD);
+    }
+
+    /**
+     * Sets how many bytes of freed memory the pool keeps reserved when a stream, event or context
+     * synchronizes, instead of returning them to the device. 0 (the driver's default) returns
+     * everything; {@link Long#MAX_VALUE} keeps everything until {@link #trimTo}.
+     */
+    public void setReleaseThreshold(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("release threshold " + bytes
+                    + " is negative; give a number of bytes >= 0 (Long.MAX_VALUE keeps every freed byte reserved)");
+        }
+        checkOpen();
+        state.calls().pools().setAttribute64(resource.handle(), RELEASE_THRESHOLD, bytes);
+    }
+
+    /** Whether the reuse policy {@code policy} is on. */
+    public boolean reuse(PoolReuse policy) {
+        Objects.requireNonNull(policy, "policy");
+        checkOpen();
+        return state.calls().pools().flag(resource.handle(), policy.attribute);
+    }
+
+    /** Switches the reuse policy {@code policy} on or off, for allocations from now on. */
+    public void setReuse(PoolReuse policy, boolean on) {
+        Objects.requireNonNull(policy, "policy");
+        checkOpen();
+        state.calls().pools().setFlag(resource.handle(), policy.attribute, on);
+    }
+
+    /**
+     * Returns reserved memory the pool does not use to the device, keeping at least
+     * {@code keepBytes} reserved ({@code cuMemPoolTrimTo}). Memory of live allocations, and of
+     * frees still queued, is never released: close buffers and synchronize their streams first.
+     */
+    public void trimTo(long keepBytes) {
+        if (keepBytes < 0) {
+            throw new IllegalArgumentException("cannot keep a negative number of bytes: " + keepBytes + "; 0 releases all it can");
+        }
+        checkOpen();
+        state.calls().pools().trimTo(resource.handle(), keepBytes);
+    }
+
+    /** The pool's reserved and used memory, current and high-water, as the driver counts it (four driver calls). */
+    public MemoryPoolUsage usage() {
+        checkOpen();
+        MemoryPoolCalls calls = state.calls().pools();
+        MemorySegment h = resource.handle();
+        return new MemoryPoolUsage(calls.attribute64(h, RESERVED_CURRENT), calls.attribute64(h, RESERVED_HIGH),
+                calls.attribute64(h, USED_CURRENT), calls.attribute64(h, USED_HIGH));
+    }
+
+    /** Resets both high-water marks to the current values (the driver's reset: setting them to 0). */
+    public void resetHighWater() {
+        checkOpen();
+        MemoryPoolCalls calls = state.calls().pools();
+        calls.setAttribute64(resource.handle(), RESERVED_HIGH, 0);
+        calls.setAttribute64(resource.handle(), USED_HIGH, 0);
+    }
+
+    /**
+     * Sets how {@code peer}'s device may access this pool's memory, for its allocations now and
+     * later ({@code cuMemPoolSetAccess}). Kernels and copies on {@code peer} may then use buffers
+     * from this pool directly; no {@link CudaContext#enablePeerAccess} is needed for them.
+     *
+     * @throws IllegalArgumentException when {@code peer} is this pool's own context (its device
+     *     always has read-write access), belongs to another Cuda, or its device cannot access
+     *     this one's memory
+     */
+    public void setAccess(CudaContext peer, MemoryAccess access) {
+        Objects.requireNonNull(access, "access");
+        checkOpen();
+        peer.checkOpen();
+        context.checkSameDriver(peer, "the peer context");
+        if (peer == context) {
+            throw new IllegalArgumentException("device " + context.device().ordinal() + " always has read-write access "
+                    + "to its own pool; set access for other devices' contexts");
+        }
+        if (!peer.device().canAccessPeer(context.device())) {
+            throw new IllegalArgumentException("device " + peer.device().ordinal() + " cannot access device "
+                    + context.device().ordinal() + "'s memory (cuDeviceCanAccessPeer is 0); copy between them instead");
+        }
+        state.calls().pools().setAccess(resource.handle(), peer.device().ordinal(), access.flags);
+    }
+
+    /** How {@code peer}'s device may access this pool's memory ({@code cuMemPoolGetAccess}); its own context's is {@link MemoryAccess#READ_WRITE}. */
+    public MemoryAccess access(CudaContext peer) {
+        checkOpen();
+        peer.checkOpen();
+        context.checkSameDriver(peer, "the peer context");
+        return MemoryAccess.of(state.calls().pools().access(resource.handle(), peer.device().ordinal()));
+    }
+
+    /** What Gatun counted for this pool: allocations, frees, live bytes. */
+    public MemoryPoolCounters counters() {
+        return resource.counters();
+    }
+
+    /**
+     * Closes the pool: no more allocations from it. It is destroyed once every allocation from
+     * it has been freed and the work queued on the streams that allocated from it has completed.
+     * Closing the device's default pool does nothing.
+     */
+    @Override
+    public void close() {
+        if (!resource.deviceDefault) {
+            super.close();
+        }
+    }
+
+    /** Retires the context's view of the default pool at context shutdown (the pool itself stays the driver's). */
+    void retire() {
+        super.close();
+    }
+
+    private void checkOpen() {
+        context.checkOpen();
+        resource.checkOpen();
+    }
+}
