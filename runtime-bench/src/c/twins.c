@@ -22,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ static CUmodule module;
 static CUfunction empty_fn, four_fn;
 static CUdeviceptr in_buf, out_buf;
 static CUevent event;
+static CUmemoryPool pool;
 static CUgraphExec graph;
 static void *pinned;
 static CUdeviceptr device_buf, word;
@@ -135,6 +137,24 @@ static void alloc_free_async(long i) {
     CHECK(cuMemFreeAsync(d, stream));
 }
 
+static void alloc_free_from_pool(long i) {
+    (void) i;
+    CUdeviceptr d;
+    CHECK(cuMemAllocFromPoolAsync(&d, ALLOCATION_BYTES, pool, stream));
+    CHECK(cuMemFreeAsync(d, stream));
+}
+
+/* A pool on device 0 that keeps what is freed, as the Java twin creates it. */
+static void set_up_pool(void) {
+    CUmemPoolProps props = {0};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CHECK(cuMemPoolCreate(&pool, &props));
+    cuuint64_t keep_all = UINT64_MAX;
+    CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all));
+}
+
 /* A graph of `kernels` empty launches, captured thread-locally as the Java twin captures its own. */
 static void capture(int kernels) {
     CUgraph g;
@@ -184,6 +204,7 @@ static const struct row rows[] = {
     {"alloc_pooled", NULL, alloc_free, 0},
     {"alloc_unpooled", NULL, alloc_free, 0},
     {"alloc_stream_ordered", NULL, alloc_free_async, 0},
+    {"alloc_from_pool", set_up_pool, alloc_free_from_pool, 0},
     {"issue_launch", NULL, launch_empty, 1},
     {"issue_replay", set_up_graph_1, replay, 1},
     {"issue_event_record", set_up_event, record, 1},
@@ -339,6 +360,10 @@ int main(int argc, char **argv) {
     }
     if (event != NULL) {
         CHECK(cuEventDestroy(event));
+    }
+    if (pool != NULL) {
+        CHECK(cuStreamSynchronize(stream)); /* every free into it has run */
+        CHECK(cuMemPoolDestroy(pool));
     }
     if (pinned != NULL) {
         CHECK(cuMemFreeHost(pinned));

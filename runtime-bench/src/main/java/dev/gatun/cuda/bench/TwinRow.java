@@ -41,6 +41,8 @@ public enum TwinRow {
             new Goal.RatioAtMost(1.10), true, "MemoryBenchmark.allocateAndClose:pool=unpooled"),
     ALLOC_STREAM_ORDERED("alloc_stream_ordered", "1 MiB stream-ordered allocate + free", 100_000, true,
             new Goal.RatioAtMost(1.10), true, "MemoryBenchmark.allocateInStreamOrderAndClose"),
+    ALLOC_FROM_POOL("alloc_from_pool", "1 MiB allocate from a created CUDA memory pool + free (stream-ordered)", 100_000,
+            true, new Goal.RatioAtMost(1.10), true, "MemoryBenchmark.allocateFromPoolAndClose"),
     PREPARE_FOUR("prepare_four", "prepare() of a 4-argument launch", 20_000, false,
             new Goal.MicrosAtMost(2.0), false, "LaunchBenchmark.prepareFourArgumentLaunch"),
     ISSUE_LAUNCH("issue_launch", "host issue cost: empty launch (batches of 64, no sync timed)", 64_000, true,

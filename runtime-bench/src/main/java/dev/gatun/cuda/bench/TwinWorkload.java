@@ -9,6 +9,8 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MemoryPool;
+import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
@@ -165,6 +167,11 @@ final class TwinWorkload implements AutoCloseable {
             }
             case ALLOC_POOLED, ALLOC_UNPOOLED -> i -> context.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
+            case ALLOC_FROM_POOL -> {
+                // As twins.c: a pool that keeps what is freed (release threshold: all of it).
+                MemoryPool pool = own(context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)));
+                yield i -> pool.allocate(s, TwinRow.ALLOCATION_BYTES).close();
+            }
             case PREPARE_FOUR -> {
                 Kernel kernel = four;
                 LaunchConfig config = LaunchConfig.of(1, TwinRow.FOUR_ELEMENTS);
