@@ -1,6 +1,6 @@
 #!/bin/sh
 # Finishes the portable GPU suite once Maven has filled BUNDLE_DIR/lib: links a trimmed JDK
-# into BUNDLE_DIR/jdk, adds the run, sanitize and examples scripts and the README, packs
+# into BUNDLE_DIR/jdk, adds the run, sanitize, stress, soak and examples scripts and the README, packs
 # BUNDLE_DIR.tar.xz and fails when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
 # src-test-gpu/pom.xml; the arguments come from its properties.
 #
@@ -32,6 +32,8 @@ rm -rf "$bundle/jdk"
 # install sets the modes explicitly: tar keeps them, and the GPU host needs run executable.
 install -m 0755 "$here/run" "$bundle/run"
 install -m 0755 "$here/sanitize" "$bundle/sanitize"
+install -m 0755 "$here/stress" "$bundle/stress"
+install -m 0755 "$here/soak" "$bundle/soak"
 install -m 0755 "$here/examples" "$bundle/examples"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the

@@ -1,0 +1,139 @@
+package dev.gatun.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.ContextCounters;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DevicePoolCounters;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.graph.CudaGraphs;
+import dev.gatun.cuda.gpu.load.OperationMix;
+import dev.gatun.cuda.gpu.load.Watchdog;
+import dev.gatun.cuda.junit.RequiresGpu;
+import dev.gatun.cuda.nvrtc.CompileOptions;
+import dev.gatun.cuda.nvrtc.CompileTarget;
+import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
+
+/**
+ * Eight threads drive one context with a seeded random mix of everything Gatun does (see
+ * {@link StressOperation}), each result checked against the CPU; at the end nothing may have
+ * leaked, hung or stayed unretired, and the allocation counters must add up.
+ *
+ * <p>Tagged "stress": the bundle's plain {@code ./run} leaves it out, {@code ./stress} runs it
+ * (about a minute), {@code ./stress --sanitize} runs a shorter one under compute-sanitizer
+ * memcheck. System property {@value #SECONDS_PROPERTY} sets the duration (default 60), and
+ * {@value #SEED_PROPERTY} replays a run's seed.
+ */
+@RequiresGpu
+@Tag("stress")
+class StressGpuTest {
+
+    static final String SECONDS_PROPERTY = "gatun.stress.seconds";
+    static final String SEED_PROPERTY = "gatun.stress.seed";
+    private static final int WORKERS = 8;
+    /** Past the run's duration, how long the workers may take to finish their last operation. */
+    private static final Duration GRACE = Duration.ofMinutes(2);
+
+    @Test
+    void eightThreadsOfMixedWorkMatchTheCpuAndLeaveNothingBehind(TestReporter report) throws Exception {
+        CudaContext ctx = Gpu.context();
+        double seconds = Double.parseDouble(System.getProperty(SECONDS_PROPERTY, "60"));
+        long seed = Long.getLong(SEED_PROPERTY, Gpu.seed());
+        Map<OwnerKind, Long> ownersBefore = liveOwners(ctx);
+        ctx.synchronize();
+        ContextCounters before = ctx.counters();
+        DevicePoolCounters poolBefore = ctx.devicePool().counters();
+
+        CompileTarget cubin = CompileTarget.cubin(ctx.device().capabilities());
+        ModuleImage[] versions = new ModuleImage[2];
+        for (int v = 0; v < versions.length; v++) {
+            versions[v] = NvrtcLibrary.system().compiler().compile(StressKernels.VERSION, CompileOptions.builder(cubin)
+                    .programName("version.cu").options("-DVERSION=" + (v + 1)).build()).moduleImage();
+        }
+        NvrtcLibrary.system().compiler().load(ctx.modules(), "stress-gather", StressKernels.GATHER,
+                CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
+                        .includeDirectory(CudaGraphs.latchIncludeDirectory()).build(), "gather");
+        CudaGraphs graphs = CudaGraphs.create(ctx);
+        StressShared shared = new StressShared(ctx, Gpu.kernel(StressKernels.AFFINE, "affine"),
+                ctx.modules().kernel("stress-gather", "gather"), versions, graphs);
+        ctx.modules().unload("stress-gather"); // the kernel keeps its module alive
+
+        long start = System.nanoTime();
+        long deadline = start + (long) (seconds * 1e9);
+        AtomicInteger threadNumber = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(WORKERS, r -> {
+            // Daemon threads: a worker hung in the driver must not keep the JVM alive after the watchdog fails the test.
+            Thread t = new Thread(r, "stress-worker-" + threadNumber.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        });
+        List<Future<?>> workers = new ArrayList<>();
+        try {
+            for (int w = 0; w < WORKERS; w++) {
+                StressWorker worker = new StressWorker(shared, w, new OperationMix<>(StressOperation.class,
+                        StressOperation.WEIGHTS, seed + w));
+                workers.add(pool.submit(() -> worker.runUntil(deadline)));
+            }
+            Watchdog.await(workers, Duration.ofNanos((long) (seconds * 1e9)).plus(GRACE));
+        } finally {
+            pool.shutdownNow();
+            shared.close();
+            graphs.close();
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+
+        ctx.synchronize();
+        ctx.reap();
+        ContextCounters after = ctx.counters();
+        DevicePoolCounters poolAfter = ctx.devicePool().counters();
+        EnumMap<StressOperation, Long> counts = shared.counts();
+        long total = counts.values().stream().mapToLong(Long::longValue).sum();
+        report.publishEntry("stress", String.format(Locale.ROOT, "seed %d, %d threads, %.1f s, %,d operations (%.0f/s), "
+                + "%d mismatches", seed, WORKERS, elapsed, total, total / elapsed, shared.mismatches()));
+        report.publishEntry("operations", counts.toString());
+        report.publishEntry("counters", String.format(Locale.ROOT, "sync allocations %+d, sync frees %+d, "
+                + "stream-ordered allocations %+d and frees %+d, pool hits %+d, misses %+d, retirements completed %+d",
+                after.syncAllocations() - before.syncAllocations(), after.syncFrees() - before.syncFrees(),
+                after.asyncAllocations() - before.asyncAllocations(), after.asyncFrees() - before.asyncFrees(),
+                poolAfter.hits() - poolBefore.hits(), poolAfter.misses() - poolBefore.misses(),
+                after.retirementsCompleted() - before.retirementsCompleted()));
+
+        assertEquals(0, shared.mismatches(), () -> "results that differ from the CPU (seed " + seed + "; replay with -D"
+                + SEED_PROPERTY + "=" + seed + "):\n" + String.join("\n", shared.firstMismatches()));
+        for (StressOperation op : StressOperation.values()) {
+            assertTrue(counts.get(op) > 0, () -> op + " never ran in " + total + " operations (seed " + seed + ")");
+        }
+        assertEquals(ownersBefore, liveOwners(ctx), "live owners per kind are back to where they were before the run");
+        assertEquals(0, after.retirementsPending(), "the retirement backlog is drained after synchronize");
+        List<String> unbalanced = CounterBalance.violations(before, after, poolBefore, poolAfter,
+                shared.streamOrderedAllocations());
+        assertTrue(unbalanced.isEmpty(), () -> "the counters do not add up (seed " + seed + "):\n"
+                + String.join("\n", unbalanced));
+    }
+
+    /** Live owners of every kind but STAGING (the context's own pinned staging, which grows on demand). */
+    private static Map<OwnerKind, Long> liveOwners(CudaContext ctx) {
+        Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
+        for (OwnerKind kind : OwnerKind.values()) {
+            if (kind != OwnerKind.STAGING) {
+                live.put(kind, ctx.liveOwners(kind));
+            }
+        }
+        return live;
+    }
+}

@@ -1,0 +1,29 @@
+package dev.gatun.cuda.gpu;
+
+import java.util.Map;
+
+/** What a stress worker does in one step; each step checks its own result against the CPU. */
+enum StressOperation {
+    /** Pooled device buffers (context allocation), a pinned upload, a kernel, a pinned download. */
+    POOLED,
+    /** The same with a buffer above the pool's largest class: a plain cuMemAlloc and cuMemFree. */
+    PLAIN,
+    /** The same with stream-ordered buffers (cuMemAllocAsync), freed in stream order. */
+    STREAM_ORDERED,
+    /** Upload on the shared copy stream, kernel on one own stream, download on the other, joined by fences. */
+    FENCED_ACROSS_STREAMS,
+    /** A round trip between two timing events, whose elapsed time must be a finite number >= 0. */
+    TIMED,
+    /** A GraphSlot captured, sometimes re-captured with new scalars, and replayed on fresh data. */
+    GRAPH,
+    /** A validation-latch generation around a gather kernel, with an out-of-range index a third of the time. */
+    LATCH,
+    /** ModuleRegistry.load of another image under the same name; the kernel of the old image still runs it. */
+    MODULE_REPLACEMENT,
+    /** A temporary stream and its buffers closed while their upload, kernel and download are still queued. */
+    CLOSE_WHILE_QUEUED;
+
+    /** How often each is drawn, relative to the others. */
+    static final Map<StressOperation, Integer> WEIGHTS = Map.of(POOLED, 20, PLAIN, 1, STREAM_ORDERED, 15,
+            FENCED_ACROSS_STREAMS, 15, TIMED, 8, GRAPH, 15, LATCH, 6, MODULE_REPLACEMENT, 4, CLOSE_WHILE_QUEUED, 15);
+}
