@@ -113,6 +113,16 @@ public final class CudaContext implements AutoCloseable {
         return copyStream;
     }
 
+    /**
+     * A new empty graph, to build node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
+     * {@link Graph#addFill}, {@link Graph#addCopy}) and then {@linkplain Graph#instantiate()
+     * instantiate}.
+     */
+    public Graph createGraph() {
+        checkOpen();
+        return Graph.create(this);
+    }
+
     /** A new non-blocking stream with the default priority (0). */
     public Stream createStream() {
         return createStream(0);

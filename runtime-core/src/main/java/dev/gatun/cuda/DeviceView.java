@@ -47,6 +47,17 @@ public final class DeviceView {
         return byteLength / type.byteSize();
     }
 
+    /**
+     * Throws {@link IllegalArgumentException} unless this view starts at a 4-byte aligned address
+     * and spans whole 32-bit words, as {@code operation} (which writes words) needs.
+     */
+    void checkWords(String operation) {
+        if ((address() & 3) != 0 || (byteLength & 3) != 0) {
+            throw new IllegalArgumentException(operation + " writes 32-bit words: the view must be 4-byte aligned and "
+                    + "a multiple of 4 bytes long (offset " + byteOffset + ", length " + byteLength + ")");
+        }
+    }
+
     /** The device address of the first byte ({@code CUdeviceptr}). */
     public long address() {
         return buffer.address() + byteOffset;

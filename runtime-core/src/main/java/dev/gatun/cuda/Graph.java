@@ -4,12 +4,25 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.driver.GraphBuildCalls;
 import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
+import dev.gatun.cuda.internal.launch.KernelNodes;
+import dev.gatun.cuda.internal.transfer.Ranges;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
 
 /**
- * A captured CUDA graph ({@link StreamCapture#end()}): a description of work, launched through
- * the executables {@link #instantiate()} makes from it.
+ * A CUDA graph: a description of work, launched through the executables {@link #instantiate()}
+ * makes from it. It is captured ({@link StreamCapture#end()}) or built node by node from an
+ * empty one ({@link CudaContext#createGraph()}, then {@link #addKernel}, {@link #addMemset},
+ * {@link #addFill}, {@link #addCopy}, each after the nodes it names as dependencies); a capture
+ * can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
  *
  * <p>It holds every owner its recorded work uses (buffers whose addresses it baked in, modules
  * whose kernels it launches) until it is destroyed, even if they are closed or their registry
@@ -26,6 +39,10 @@ public final class Graph extends Owner {
     static final class Resource extends NativeResource {
         final MemorySegment handle;
         final Holds holds;
+        /** Serializes adding nodes, cloning and instantiating, so each sees a whole graph. */
+        final Object building = new Object();
+        /** How many nodes were added by hand (guarded by {@link #building}): the next one's index. */
+        int added;
 
         Resource(ContextState state, MemorySegment handle, Holds holds) {
             super(state, OwnerKind.GRAPH);
@@ -91,6 +108,197 @@ public final class Graph extends Owner {
                 event.commit();
             }
         }
+    }
+
+    /**
+     * Adds a node that launches {@code launch}'s kernel with its configuration and its argument
+     * values as they are now (the driver copies them; later {@code set*} calls on the launch do
+     * not change the node). The graph then holds the kernel's module and the buffers the
+     * arguments name.
+     *
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @throws IllegalArgumentException for a cooperative or clustered launch (a kernel node
+     *     carries grid, block and shared memory only: capture such a launch instead), a kernel of
+     *     another context, or a dependency that is not a node of this graph
+     * @throws IllegalStateException when this graph, the kernel or an argument buffer is closed
+     */
+    public GraphNode addKernel(KernelLaunch launch, GraphNode... dependencies) {
+        resource.checkOpen();
+        Kernel kernel = launch.kernel();
+        context.checkSame(kernel.context(), "the kernel");
+        MemorySegment function = kernel.function();
+        List<NativeResource> buffers = launch.argumentOwners();
+        for (NativeResource b : buffers) {
+            b.checkOpen();
+        }
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                MemorySegment params = KernelNodes.params(function, launch.config(), launch.params().kernelParams(),
+                        arena);
+                resource.holds.add(kernel.module()); // before the node can launch it
+                resource.holds.addAll(buffers);
+                // The launch checked its arguments against the kernel at prepare; the buffers
+                // they name are open and now held by this graph.
+                return added(calls().addKernel(resource.handle, deps, params), GraphNode.Kind.KERNEL);
+            }
+        }
+    }
+
+    /**
+     * Adds a node that sets every byte of {@code destination} to {@code value}. The graph then
+     * holds the view's buffer.
+     *
+     * @throws IllegalArgumentException for an empty view, a buffer of another context, or a
+     *     dependency that is not a node of this graph
+     * @throws IllegalStateException when this graph or the buffer is closed
+     */
+    public GraphNode addMemset(DeviceView destination, byte value, GraphNode... dependencies) {
+        NativeResource buffer = checkTarget(destination, "the memset's destination");
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                resource.holds.add(buffer);
+                return added(calls().addMemset(resource.handle, deps, destination.address(), value & 0xff, 1,
+                        destination.byteLength(), arena), GraphNode.Kind.MEMSET);
+            }
+        }
+    }
+
+    /**
+     * Adds a node that sets every 32-bit word of {@code destination} to {@code value} (e.g. a
+     * float's raw bits). The view must start at a 4-byte aligned address and span whole words.
+     *
+     * @throws IllegalArgumentException as {@link #addMemset}, and for a misaligned view
+     * @throws IllegalStateException when this graph or the buffer is closed
+     */
+    public GraphNode addFill(DeviceView destination, int value, GraphNode... dependencies) {
+        NativeResource buffer = checkTarget(destination, "the fill's destination");
+        destination.checkWords("fill");
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                resource.holds.add(buffer);
+                return added(calls().addMemset(resource.handle, deps, destination.address(), value, 4,
+                        destination.byteLength() / 4, arena), GraphNode.Kind.MEMSET);
+            }
+        }
+    }
+
+    /**
+     * Adds a node that copies {@code source} to {@code destination}, device to device, both of
+     * this graph's context and of the same byte length. The graph then holds both buffers.
+     *
+     * @throws IllegalArgumentException when the lengths differ, a view is empty or of another
+     *     context, or a dependency is not a node of this graph
+     * @throws IllegalStateException when this graph or a buffer is closed
+     */
+    public GraphNode addCopy(DeviceView destination, DeviceView source, GraphNode... dependencies) {
+        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        NativeResource to = checkTarget(destination, "the copy's destination");
+        NativeResource from = checkTarget(source, "the copy's source");
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                resource.holds.add(to);
+                resource.holds.add(from);
+                return added(calls().addCopy(resource.handle, deps, destination.address(), source.address(), bytes,
+                        arena), GraphNode.Kind.COPY);
+            }
+        }
+    }
+
+    /**
+     * A copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
+     * this graph holds. Nodes added to either later do not change the other; the copy's nodes
+     * are its own, so the {@link GraphNode}s of this graph do not name them.
+     *
+     * @throws IllegalStateException when this graph is closed
+     */
+    public Graph copy() {
+        resource.checkOpen();
+        synchronized (resource.building) {
+            MemorySegment clone = calls().cloneGraph(resource.handle);
+            Holds holds = new Holds();
+            holds.addAll(resource.holds); // its nodes bake in the same addresses and kernels
+            return new Graph(context, clone, holds);
+        }
+    }
+
+    /**
+     * Writes this graph in Graphviz DOT ({@code cuGraphDebugDotPrint}, verbose: node types and
+     * parameters) to {@code file}, replacing it; render it with {@code dot -Tsvg}.
+     *
+     * @throws IllegalArgumentException when {@code file} is not on the default file system or
+     *     its directory does not exist
+     * @throws CudaException when the driver cannot write it
+     */
+    public void writeDot(Path file) {
+        resource.checkOpen();
+        Objects.requireNonNull(file, "file");
+        if (file.getFileSystem() != FileSystems.getDefault()) {
+            throw new IllegalArgumentException("the driver writes the DOT file itself, so it must be on the default "
+                    + "file system, not " + file.getFileSystem() + "; write it to a local path and copy it");
+        }
+        Path absolute = file.toAbsolutePath();
+        Path directory = absolute.getParent();
+        if (directory == null || !Files.isDirectory(directory)) {
+            throw new IllegalArgumentException("the directory of " + absolute + " does not exist; create it first");
+        }
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                calls().printDot(resource.handle, arena.allocateFrom(absolute.toString()));
+            }
+        }
+    }
+
+    /** Checks a node's view: open, of this graph's context, not empty; returns its buffer's owner. */
+    private NativeResource checkTarget(DeviceView view, String what) {
+        resource.checkOpen();
+        DeviceBuffer buffer = view.buffer();
+        context.checkSame(buffer.context(), what);
+        buffer.address(); // throws when the buffer is closed
+        if (view.byteLength() == 0) {
+            throw new IllegalArgumentException(what + " is empty; add no node for it");
+        }
+        return buffer.resource();
+    }
+
+    /** The dependency array the driver takes, checked: nodes of this graph, each once. */
+    private MemorySegment dependencies(GraphNode[] nodes, Arena arena) {
+        Objects.requireNonNull(nodes, "dependencies; pass none instead of null");
+        if (nodes.length == 0) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment array = arena.allocate(ValueLayout.ADDRESS, nodes.length);
+        for (int i = 0; i < nodes.length; i++) {
+            GraphNode n = Objects.requireNonNull(nodes[i], "dependency " + i + " is null");
+            if (n.graph() != this) {
+                throw new IllegalArgumentException(n + " is not a node of " + this + "; name as dependencies only "
+                        + "nodes this graph's add methods returned");
+            }
+            for (int j = 0; j < i; j++) {
+                if (nodes[j] == n) {
+                    throw new IllegalArgumentException(n + " is named twice as a dependency; name it once");
+                }
+            }
+            array.setAtIndex(ValueLayout.ADDRESS, i, n.handle());
+        }
+        return array;
+    }
+
+    /** The node just added (called under the building lock). */
+    private GraphNode added(MemorySegment handle, GraphNode.Kind kind) {
+        return new GraphNode(this, handle, kind, resource.added++);
+    }
+
+    private GraphBuildCalls calls() {
+        return context.state().calls().graphBuilding();
+    }
+
+    /** Creates an empty graph of {@code context} ({@link CudaContext#createGraph()}). */
+    static Graph create(CudaContext context) {
+        return new Graph(context, context.state().calls().graphBuilding().create(), new Holds());
     }
 
     Resource resource() {

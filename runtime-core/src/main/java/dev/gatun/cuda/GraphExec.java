@@ -6,11 +6,13 @@ import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.driver.GraphBuildCalls;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphUpdateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * An executable graph ({@link Graph#instantiate()}): what {@link #launch(Stream)} replays.
@@ -22,6 +24,10 @@ import java.lang.foreign.MemorySegment;
  * once the work queued before the close on every stream it was launched on has completed, and
  * only then lets go of what it holds.
  *
+ * <p>Nodes of a graph built node by node are changed one at a time in an executable with
+ * {@link #setEnabled} and {@link #setKernelNode}; a captured graph's kernel nodes, which have no
+ * {@link GraphNode}, with {@link #updateKernelNode}.
+ *
  * <p>A warmed launch allocates nothing and looks nothing up. The driver forbids launching an
  * executable while it is being updated: order {@link #update} and {@link #updateKernelNode}
  * after the launches of other threads.
@@ -30,6 +36,7 @@ public final class GraphExec extends Owner {
 
     private final CudaContext context;
     private final GraphCalls calls;
+    private final GraphBuildCalls building;
     private final Resource resource;
 
     /** The executable handle, what it holds, and its retirement. */
@@ -41,13 +48,16 @@ public final class GraphExec extends Owner {
         final Graph.Resource origin;
         /** Guards current and the driver-side updates. */
         final Object lock = new Object();
+        /** How many nodes had been added to the origin by hand when it was instantiated: the ones it has. */
+        final int nodes;
         /** The graph it runs now (at first the origin); held once more on its own. */
         Graph.Resource current;
 
-        Resource(ContextState state, MemorySegment handle, Graph.Resource origin) {
+        Resource(ContextState state, MemorySegment handle, Graph.Resource origin, int nodes) {
             super(state, OwnerKind.GRAPH_EXEC);
             this.handle = handle;
             this.origin = origin;
+            this.nodes = nodes;
             this.current = origin;
         }
 
@@ -97,18 +107,23 @@ public final class GraphExec extends Owner {
         graph.checkOpen();
         graph.hold(); // as origin
         MemorySegment handle;
-        try {
-            handle = context.state().calls().graphs().instantiate(graph.handle);
-        } catch (RuntimeException e) {
-            graph.unhold();
-            throw e;
+        int nodes;
+        synchronized (graph.building) { // no node is added while the driver copies the graph
+            try {
+                handle = context.state().calls().graphs().instantiate(graph.handle);
+            } catch (RuntimeException e) {
+                graph.unhold();
+                throw e;
+            }
+            nodes = graph.added;
         }
-        Resource r = new Resource(context.state(), handle, graph);
+        Resource r = new Resource(context.state(), handle, graph, nodes);
         graph.hold(); // as the graph it runs now
         r.holds.addAll(graph.holds);
         super(r);
         this.context = context;
         this.calls = context.state().calls().graphs();
+        this.building = context.state().calls().graphBuilding();
         this.resource = r;
     }
 
@@ -237,6 +252,70 @@ public final class GraphExec extends Owner {
                 resource.holds.addAll(arguments.argumentOwners()); // before the node can use them
                 calls.setKernelNodeParams(resource.handle, node, params);
             }
+        }
+    }
+
+    /**
+     * Enables or disables {@code node} for the launches made after this call
+     * ({@code cuGraphNodeSetEnabled}): a disabled node does nothing, and the nodes after it still
+     * wait for its dependencies. {@code node} is a node of the graph this executable was
+     * instantiated from, added before it was; after an in-place {@linkplain #update update} it
+     * addresses the node in the same position of the graph this executable runs now.
+     *
+     * @throws IllegalArgumentException when {@code node} is of another graph, or was added after
+     *     this executable was instantiated
+     */
+    public void setEnabled(GraphNode node, boolean enabled) {
+        checkOwnNode(node);
+        synchronized (resource.lock) {
+            resource.checkOpen();
+            building.setEnabled(resource.handle, node.handle(), enabled);
+        }
+    }
+
+    /**
+     * Sets kernel node {@code node} to launch {@code launch}'s kernel with its configuration and
+     * argument values, for the launches made after this call ({@code cuGraphExecKernelNodeSetParams}).
+     * This executable then holds the kernel's module and the buffers the arguments name. The
+     * graph the node belongs to is unchanged. {@code node} is addressed as in {@link #setEnabled}.
+     *
+     * @throws IllegalArgumentException when {@code node} is not a kernel node, is of another graph
+     *     or was added after this executable was instantiated; for a cooperative or clustered
+     *     launch, or a kernel of another context
+     */
+    public void setKernelNode(GraphNode node, KernelLaunch launch) {
+        checkOwnNode(node);
+        if (node.kind() != GraphNode.Kind.KERNEL) {
+            throw new IllegalArgumentException(node + " is not a kernel node; only a kernel node takes a launch");
+        }
+        Kernel kernel = launch.kernel();
+        context.checkSame(kernel.context(), "the kernel");
+        MemorySegment function = kernel.function();
+        List<NativeResource> buffers = launch.argumentOwners();
+        for (NativeResource b : buffers) {
+            b.checkOpen();
+        }
+        synchronized (resource.lock) {
+            resource.checkOpen();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment params = KernelNodes.params(function, launch.config(), launch.params().kernelParams(), arena);
+                resource.holds.add(kernel.module()); // before the node can use them
+                resource.holds.addAll(buffers);
+                calls.setKernelNodeParams(resource.handle, node.handle(), params);
+            }
+        }
+    }
+
+    /** Checks that this executable is open and has {@code node} (see {@link #setEnabled}). */
+    private void checkOwnNode(GraphNode node) {
+        resource.checkOpen();
+        if (node.graph().resource() != resource.origin) {
+            throw new IllegalArgumentException(node + " is not a node of the graph this executable was instantiated "
+                    + "from; pass a node of that graph");
+        }
+        if (node.index() >= resource.nodes) {
+            throw new IllegalArgumentException(node + " was added after this executable was instantiated, so it has "
+                    + "no such node; instantiate the graph again");
         }
     }
 }

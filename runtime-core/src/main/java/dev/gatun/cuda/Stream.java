@@ -267,11 +267,7 @@ public final class Stream extends Owner {
      */
     public void fill(DeviceView destination, int value) {
         StreamState s = openState();
-        if ((destination.address() & 3) != 0 || (destination.byteLength() & 3) != 0) {
-            throw new IllegalArgumentException("fill writes 32-bit words: the view must be 4-byte aligned and a "
-                    + "multiple of 4 bytes long (offset " + destination.byteOffset() + ", length "
-                    + destination.byteLength() + ")");
-        }
+        destination.checkWords("fill");
         destination.useOn(context, s);
         // An aligned range inside an open allocation of this context that now lists this stream.
         try {

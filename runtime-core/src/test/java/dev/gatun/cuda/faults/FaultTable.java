@@ -18,6 +18,7 @@ import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
@@ -32,6 +33,8 @@ import dev.gatun.cuda.faults.FaultWorld.Native;
 import dev.gatun.cuda.internal.context.RetirementQueue;
 import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.LogCapture;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -566,7 +569,58 @@ final class FaultTable {
             call("cuGraphKernelNodeGetParams_v2", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
                     FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
             call("cuGraphExecKernelNodeSetParams_v2", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
-                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)));
+                    FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphCreate", "ctx.createGraph()", OUT_OF_MEMORY,
+                    w -> () -> w.open(w.ctx.createGraph()),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GRAPH)),
+            call("cuGraphAddKernelNode_v2", "graph.addKernel(launch)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        KernelLaunch l = w.launch(w.kernel(), LaunchConfig.of(1, 64));
+                        return () -> g.addKernel(l);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddMemsetNode", "graph.addMemset(view, value)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        DeviceBuffer b = w.buffer(256);
+                        return () -> g.addMemset(b.bytes(), (byte) 7);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddMemcpyNode", "graph.addCopy(destination, source)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        DeviceBuffer to = w.buffer(256);
+                        DeviceBuffer from = w.buffer(256);
+                        return () -> g.addCopy(to.bytes(), from.bytes());
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphClone", "graph.copy()", OUT_OF_MEMORY,
+                    w -> {
+                        Graph g = w.graph(w.kernel(), w.stream());
+                        return () -> w.open(g.copy());
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GRAPH)),
+            call("cuGraphDebugDotPrint", "graph.writeDot(file)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.graph(w.kernel(), w.stream());
+                        Path dir = Files.createTempDirectory("gatun-dot");
+                        Path file = dir.resolve("graph.dot");
+                        w.open(() -> {
+                            Files.deleteIfExists(file); // written when the call was made, then failed
+                            Files.delete(dir);
+                        });
+                        return () -> g.writeDot(file);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphNodeSetEnabled", "exec.setEnabled(node, false)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        GraphNode n = g.addMemset(w.buffer(256).bytes(), (byte) 0);
+                        GraphExec exec = w.exec(g);
+                        return () -> exec.setEnabled(n, false);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)));
 
     private FaultTable() {
     }

@@ -5,18 +5,30 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
+import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
+import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The simulated driver's stream capture, graphs and graph executables. A capture records the
  * operations submitted to its stream instead of running them; the graph is that list, one node
- * per operation; a replay queues copies of the executable's operations on the launch stream.
+ * per operation, each depending on the one before. A graph built node by node lists its nodes
+ * in the order they were added, each with the dependencies it was given. An executable runs
+ * its nodes in an order its dependencies allow that is as far from the order they were added in
+ * as possible (of the nodes ready, the last added first), so that a missing dependency shows;
+ * a replay queues copies of the enabled ones on the launch stream, in that order.
  */
 final class SimulatedCaptureAndGraphs {
 
@@ -33,6 +45,12 @@ final class SimulatedCaptureAndGraphs {
     private final Map<Long, NodeRef> nodes = new HashMap<>();
     /** The graph each live executable was instantiated from: the driver names its nodes by that graph's. */
     private final Map<Long, Long> execOrigins = new HashMap<>();
+    /** Per graph, per node (by position), the positions of the nodes it depends on. */
+    private final Map<Long, List<int[]>> dependencies = new HashMap<>();
+    /** Per executable, the positions of its nodes in the order a launch runs them. */
+    private final Map<Long, int[]> execOrders = new HashMap<>();
+    /** Per executable, the positions of its disabled nodes. */
+    private final Map<Long, Set<Integer>> disabled = new HashMap<>();
 
     SimulatedCaptureAndGraphs(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -66,6 +84,11 @@ final class SimulatedCaptureAndGraphs {
         long h = gpu.newHandle();
         graphs.put(h, List.copyOf(s.captured));
         addNodes(h, s.captured.size());
+        List<int[]> chain = new ArrayList<>();
+        for (int i = 0; i < s.captured.size(); i++) {
+            chain.add(i == 0 ? new int[0] : new int[] {i - 1}); // one stream: each after the one before
+        }
+        dependencies.put(h, chain);
         s.captured = null;
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
         graph.set(ValueLayout.JAVA_LONG, 0, h);
@@ -82,6 +105,8 @@ final class SimulatedCaptureAndGraphs {
         long h = gpu.newHandle();
         execs.put(h, ops);
         execOrigins.put(h, graph.address());
+        execOrders.put(h, launchOrder(graph.address()));
+        disabled.put(h, new HashSet<>());
         exec.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
     }
@@ -93,7 +118,11 @@ final class SimulatedCaptureAndGraphs {
             return INVALID_HANDLE;
         }
         graphLaunches++;
-        for (StreamOp op : ops) {
+        for (int i : execOrders.get(exec.address())) {
+            if (disabled.get(exec.address()).contains(i)) {
+                continue;
+            }
+            StreamOp op = ops.get(i);
             StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
             copy.module = op.module;
             copy.exec = exec.address();
@@ -110,6 +139,7 @@ final class SimulatedCaptureAndGraphs {
         if (execOrigins.containsValue(graph.address())) {
             gpu.violations.add("cuGraphDestroy of a graph a live executable was instantiated from");
         }
+        dependencies.remove(graph.address());
         return graphs.remove(graph.address()) == null ? INVALID_HANDLE : SUCCESS;
     }
 
@@ -126,6 +156,8 @@ final class SimulatedCaptureAndGraphs {
         }
         execs.remove(exec.address());
         execOrigins.remove(exec.address());
+        execOrders.remove(exec.address());
+        disabled.remove(exec.address());
         return SUCCESS;
     }
 
@@ -139,7 +171,37 @@ final class SimulatedCaptureAndGraphs {
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE(); // topology changed
         }
         execs.put(exec.address(), ops);
+        execOrders.put(exec.address(), launchOrder(graph.address()));
         return SUCCESS;
+    }
+
+    /**
+     * The positions of {@code graph}'s nodes in an order its dependencies allow: of the nodes
+     * whose dependencies are done, the one added last runs first.
+     */
+    private int[] launchOrder(long graph) {
+        List<int[]> deps = dependencies.get(graph);
+        int[] order = new int[deps.size()];
+        boolean[] done = new boolean[deps.size()];
+        for (int k = 0; k < order.length; k++) {
+            for (int i = deps.size() - 1; i >= 0; i--) {
+                if (!done[i] && allDone(deps.get(i), done)) {
+                    done[i] = true;
+                    order[k] = i;
+                    break;
+                }
+            }
+        }
+        return order;
+    }
+
+    private static boolean allDone(int[] positions, boolean[] done) {
+        for (int p : positions) {
+            if (!done[p]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     // ---- nodes ----
@@ -226,23 +288,172 @@ final class SimulatedCaptureAndGraphs {
         }
         NodeRef ref = nodes.get(node.address());
         StreamOp op = nodeOp(node.address());
-        if (op == null || ref.graph() != execOrigins.get(exec.address()) || ops.get(ref.index()).kernel == null) {
+        if (op == null || ref.graph() != execOrigins.get(exec.address()) || ref.index() >= ops.size()
+                || ops.get(ref.index()).kernel == null) {
             return INVALID_VALUE;
         }
+        StreamOp updated = kernelOp(params);
+        if (updated == null) {
+            return INVALID_VALUE;
+        }
+        List<StreamOp> next = new ArrayList<>(ops);
+        next.set(ref.index(), updated);
+        execs.put(exec.address(), List.copyOf(next));
+        return SUCCESS;
+    }
+
+    /** The operation a {@code CUDA_KERNEL_NODE_PARAMS_v2} describes; null when it names no loaded function. */
+    private StreamOp kernelOp(MemorySegment params) {
         MemorySegment p = params.reinterpret(CUDA_KERNEL_NODE_PARAMS_v2_st.sizeof());
         SimulatedModules.Function f = gpu.modules.functions.get(CUDA_KERNEL_NODE_PARAMS_v2_st.func(p).address());
         if (f == null) {
-            return INVALID_VALUE;
+            return null;
         }
-        SimulatedModules.KernelNode updated = new SimulatedModules.KernelNode(CUDA_KERNEL_NODE_PARAMS_v2_st.func(p).address(),
+        return gpu.modules.kernelOp(new SimulatedModules.KernelNode(CUDA_KERNEL_NODE_PARAMS_v2_st.func(p).address(),
                 CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX(p), CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY(p),
                 CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ(p), CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX(p),
                 CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY(p), CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ(p),
                 CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes(p),
-                gpu.modules.readArguments(f, CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(p)));
+                gpu.modules.readArguments(f, CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(p))));
+    }
+
+    // ---- graphs built node by node ----
+
+    public int cuGraphCreate(MemorySegment graph, int flags) {
+        if (flags != 0) {
+            return INVALID_VALUE;
+        }
+        long h = gpu.newHandle();
+        graphs.put(h, List.of());
+        graphNodes.put(h, new long[0]);
+        dependencies.put(h, new ArrayList<>());
+        graph.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    public int cuGraphAddKernelNode_v2(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params) {
+        return addNode(node, graph, deps, count, kernelOp(params));
+    }
+
+    public int cuGraphAddMemsetNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params, MemorySegment context) {
+        MemorySegment p = params.reinterpret(CUDA_MEMSET_NODE_PARAMS_st.sizeof());
+        StreamOp op = CUDA_MEMSET_NODE_PARAMS_st.height(p) != 1 ? null
+                : gpu.memory.memsetOp(CUDA_MEMSET_NODE_PARAMS_st.dst(p), CUDA_MEMSET_NODE_PARAMS_st.value(p),
+                        CUDA_MEMSET_NODE_PARAMS_st.elementSize(p), CUDA_MEMSET_NODE_PARAMS_st.width(p));
+        return addNode(node, graph, deps, count, described(op, "MEMSET"));
+    }
+
+    public int cuGraphAddMemcpyNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params, MemorySegment context) {
+        MemorySegment p = params.reinterpret(CUDA_MEMCPY3D_st.sizeof());
+        int device = CudaDriver.CU_MEMORYTYPE_DEVICE();
+        boolean oneRow = CUDA_MEMCPY3D_st.Height(p) == 1 && CUDA_MEMCPY3D_st.Depth(p) == 1;
+        StreamOp op = !oneRow || CUDA_MEMCPY3D_st.srcMemoryType(p) != device || CUDA_MEMCPY3D_st.dstMemoryType(p) != device
+                ? null : gpu.memory.copyOp(CUDA_MEMCPY3D_st.dstDevice(p), CUDA_MEMCPY3D_st.srcDevice(p),
+                        CUDA_MEMCPY3D_st.WidthInBytes(p));
+        return addNode(node, graph, deps, count, described(op, "MEMCPY"));
+    }
+
+    private static StreamOp described(StreamOp op, String kind) {
+        if (op != null) {
+            op.kind = kind;
+        }
+        return op;
+    }
+
+    /** Appends {@code op} to {@code graph} after {@code deps}, as the driver checks them: nodes of that graph, each once. */
+    private int addNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count, StreamOp op) {
+        List<StreamOp> ops = graphs.get(graph.address());
+        if (ops == null || op == null) {
+            return ops == null ? INVALID_HANDLE : INVALID_VALUE;
+        }
+        MemorySegment array = deps.reinterpret(8 * count);
+        int[] positions = new int[(int) count];
+        for (int i = 0; i < count; i++) {
+            NodeRef ref = nodes.get(array.getAtIndex(ValueLayout.JAVA_LONG, i));
+            if (ref == null || ref.graph() != graph.address()) {
+                return INVALID_VALUE;
+            }
+            positions[i] = ref.index();
+            for (int j = 0; j < i; j++) {
+                if (positions[j] == positions[i]) {
+                    return INVALID_VALUE;
+                }
+            }
+        }
         List<StreamOp> next = new ArrayList<>(ops);
-        next.set(ref.index(), gpu.modules.kernelOp(updated));
-        execs.put(exec.address(), List.copyOf(next));
+        next.add(op);
+        graphs.put(graph.address(), List.copyOf(next));
+        dependencies.get(graph.address()).add(positions);
+        long h = appendNode(graph.address());
+        node.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    private long appendNode(long graph) {
+        long[] before = graphNodes.get(graph);
+        long[] after = Arrays.copyOf(before, before.length + 1);
+        after[before.length] = gpu.newHandle();
+        nodes.put(after[before.length], new NodeRef(graph, before.length));
+        graphNodes.put(graph, after);
+        return after[before.length];
+    }
+
+    public int cuGraphClone(MemorySegment clone, MemorySegment original) {
+        List<StreamOp> ops = graphs.get(original.address());
+        if (ops == null) {
+            return INVALID_HANDLE;
+        }
+        long h = gpu.newHandle();
+        graphs.put(h, ops); // the operations are immutable: the clone may share them
+        addNodes(h, ops.size());
+        dependencies.put(h, new ArrayList<>(dependencies.get(original.address())));
+        clone.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    /** Writes a DOT digraph: one node per graph node, labelled with its type (and a kernel's name), one edge per dependency. */
+    public int cuGraphDebugDotPrint(MemorySegment graph, MemorySegment path, int flags) {
+        List<StreamOp> ops = graphs.get(graph.address());
+        if (ops == null) {
+            return INVALID_HANDLE;
+        }
+        StringBuilder dot = new StringBuilder("digraph dot {\n");
+        for (int i = 0; i < ops.size(); i++) {
+            StreamOp op = ops.get(i);
+            String label = op.kernel != null ? "KERNEL\\n" + gpu.modules.functions.get(op.kernel.function()).name
+                    : op.kind != null ? op.kind : "EMPTY";
+            dot.append("  node").append(i).append(" [label=\"").append(label).append("\"];\n");
+            for (int d : dependencies.get(graph.address()).get(i)) {
+                dot.append("  node").append(d).append(" -> node").append(i).append(";\n");
+            }
+        }
+        dot.append("}\n");
+        try {
+            Files.writeString(Path.of(path.reinterpret(Long.MAX_VALUE).getString(0)), dot);
+        } catch (IOException e) {
+            return CudaDriver.CUDA_ERROR_OPERATING_SYSTEM();
+        }
+        return SUCCESS;
+    }
+
+    /** As the driver: {@code node} must be a node of the graph {@code exec} was instantiated from. */
+    public int cuGraphNodeSetEnabled(MemorySegment exec, MemorySegment node, int enabled) {
+        Set<Integer> off = disabled.get(exec.address());
+        NodeRef ref = nodes.get(node.address());
+        if (off == null) {
+            return INVALID_HANDLE;
+        }
+        if (ref == null || ref.graph() != execOrigins.get(exec.address()) || ref.index() >= execs.get(exec.address()).size()) {
+            return INVALID_VALUE;
+        }
+        if (enabled != 0) {
+            off.remove(ref.index());
+        } else {
+            off.add(ref.index());
+        }
         return SUCCESS;
     }
 }

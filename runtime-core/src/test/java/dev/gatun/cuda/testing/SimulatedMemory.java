@@ -174,11 +174,11 @@ final class SimulatedMemory {
     // ---- memset ----
 
     public int cuMemsetD8Async(long dst, byte value, long n, MemorySegment stream) {
-        return deviceOp(stream, dst, n, m -> m.fill(value));
+        return submit(stream, memsetOp(dst, value, 1, n));
     }
 
     public int cuMemsetD32Async(long dst, int value, long n, MemorySegment stream) {
-        return deviceOp(stream, dst, n * 4, m -> fill32(m, value));
+        return submit(stream, memsetOp(dst, value, 4, n));
     }
 
     private static void fill32(MemorySegment m, int value) {
@@ -187,15 +187,43 @@ final class SimulatedMemory {
         }
     }
 
-    /** Queues {@code action} on the device memory [dst, dst + n). */
-    private int deviceOp(MemorySegment stream, long dst, long n, Consumer<MemorySegment> action) {
+    /** Queues {@code op} on {@code stream}; null: its memory was not allocated. */
+    private int submit(MemorySegment stream, StreamOp op) {
         SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
-        MemorySegment d = resolve(dst, n);
-        if (s == null || d == null) {
+        if (s == null || op == null) {
             return s == null ? INVALID_HANDLE : INVALID_VALUE;
         }
-        gpu.streams.enqueue(s, () -> action.accept(d), Set.of(allocationOf(dst).base), Set.of());
+        gpu.streams.submit(s, op);
         return SUCCESS;
+    }
+
+    /**
+     * The operation that runs {@code action} on the device memory [dst, dst + n) (a memset, or a
+     * memset node), or null when the range is not inside one live allocation.
+     */
+    private StreamOp setOp(long dst, long n, Consumer<MemorySegment> action) {
+        MemorySegment d = resolve(dst, n);
+        return d == null ? null : new StreamOp(() -> action.accept(d), Set.of(allocationOf(dst).base), Set.of());
+    }
+
+    /** A memset of {@code width} elements of {@code elementSize} bytes (1 or 4) to {@code value}, or null as {@link #setOp}. */
+    StreamOp memsetOp(long dst, int value, int elementSize, long width) {
+        return switch (elementSize) {
+            case 1 -> setOp(dst, width, m -> m.fill((byte) value));
+            case 4 -> setOp(dst, width * 4, m -> fill32(m, value));
+            default -> null;
+        };
+    }
+
+    /** The operation copying [src, src + n) to [dst, dst + n) on the device, or null when a range is not allocated. */
+    StreamOp copyOp(long dst, long src, long n) {
+        MemorySegment d = resolve(dst, n);
+        MemorySegment from = resolve(src, n);
+        if (d == null || from == null) {
+            return null;
+        }
+        return new StreamOp(() -> MemorySegment.copy(from, 0, d, 0, n),
+                new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)), Set.of());
     }
 
     // ---- copies ----
@@ -226,15 +254,7 @@ final class SimulatedMemory {
     }
 
     public int cuMemcpyDtoDAsync_v2(long dst, long src, long n, MemorySegment stream) {
-        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
-        MemorySegment d = resolve(dst, n);
-        MemorySegment from = resolve(src, n);
-        if (s == null || d == null || from == null) {
-            return s == null ? INVALID_HANDLE : INVALID_VALUE;
-        }
-        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n),
-                new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)), Set.of());
-        return SUCCESS;
+        return submit(stream, copyOp(dst, src, n));
     }
 
     public int cuMemcpyPeerAsync(long dst, MemorySegment dstContext, long src, MemorySegment srcContext, long n,

@@ -23,6 +23,8 @@ final class StreamOp {
     long exec;
     /** What a kernel launch's graph node describes; null for every other operation. */
     SimulatedModules.KernelNode kernel;
+    /** What a memset or copy node of a graph built node by node is, for its DOT label; null otherwise. */
+    String kind;
 
     StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
             Set<Long> hostUses) {

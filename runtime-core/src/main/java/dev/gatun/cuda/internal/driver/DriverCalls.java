@@ -38,7 +38,8 @@ package dev.gatun.cuda.internal.driver;
  *     <td>They name their stream; the probe ran {@code cuGraphLaunch} with another context current,
  *       with right results. A warmed replay makes exactly its own driver call.</td></tr>
  *   <tr><td>capture begin and end, graph instantiate, executable update, node queries and node
- *       parameter updates ({@link GraphCalls})</td>
+ *       parameter updates ({@link GraphCalls}); creating, building, cloning and printing a graph,
+ *       enabling a node ({@link GraphBuildCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>{@code cuMemAllocFromPoolAsync} ({@link MemoryPoolCalls})</td>
@@ -77,6 +78,7 @@ public final class DriverCalls {
     private final LaunchCalls launches;
     private final ContextCalls context;
     private final GraphCalls graphs;
+    private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
 
     public DriverCalls(Checked checked) {
@@ -88,6 +90,7 @@ public final class DriverCalls {
         this.launches = new LaunchCalls(checked);
         this.context = new ContextCalls(checked);
         this.graphs = new GraphCalls(checked);
+        this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
     }
 
@@ -127,6 +130,10 @@ public final class DriverCalls {
 
     public GraphCalls graphs() {
         return graphs;
+    }
+
+    public GraphBuildCalls graphBuilding() {
+        return graphBuilding;
     }
 
     public MemoryPoolCalls pools() {

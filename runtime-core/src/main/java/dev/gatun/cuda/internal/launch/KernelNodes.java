@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import java.lang.foreign.Arena;
@@ -7,7 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Finds the node of an executable that a kernel-node update addresses.
+ * Describes kernel nodes ({@link #params}), and finds the node of an executable that a
+ * kernel-node update addresses ({@link #find}).
  *
  * <p>The node is looked up in the graph the executable runs now, whose description (function,
  * dimensions, shared memory) is what it launches. The driver, however, names an executable's
@@ -20,6 +22,35 @@ import java.lang.foreign.ValueLayout;
 public final class KernelNodes {
 
     private KernelNodes() {
+    }
+
+    /**
+     * A {@code CUDA_KERNEL_NODE_PARAMS_v2}, allocated in {@code arena}, that launches
+     * {@code function} with {@code config} and the argument array {@code kernelParams} (whose
+     * values the driver copies when it takes the description).
+     *
+     * @throws IllegalArgumentException for a cooperative or clustered configuration, which a
+     *     kernel node of this form cannot carry
+     */
+    public static MemorySegment params(MemorySegment function, LaunchConfig config, MemorySegment kernelParams,
+            Arena arena) {
+        if (config.cooperative() || config.hasCluster()) {
+            throw new IllegalArgumentException("a kernel node carries grid, block and shared memory only, not a "
+                    + (config.cooperative() ? "cooperative launch" : "cluster") + "; capture that launch on a stream "
+                    + "instead (StreamCapture), or prepare it without");
+        }
+        MemorySegment params = CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);
+        CUDA_KERNEL_NODE_PARAMS_v2_st.func(params, function);
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX(params, config.gridX());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY(params, config.gridY());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ(params, config.gridZ());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX(params, config.blockX());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY(params, config.blockY());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ(params, config.blockZ());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes(params, config.sharedMemoryBytes());
+        CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams(params, kernelParams);
+        CUDA_KERNEL_NODE_PARAMS_v2_st.extra(params, MemorySegment.NULL);
+        return params;
     }
 
     /**

@@ -1,0 +1,54 @@
+package dev.gatun.cuda;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One node of a {@link Graph} built node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
+ * {@link Graph#addFill}, {@link Graph#addCopy}): what later nodes name as a dependency, and what
+ * {@link GraphExec#setEnabled} addresses in an executable made from that graph.
+ *
+ * <p>A value without a lifecycle of its own: it is valid as long as its graph. A node belongs to
+ * exactly one graph; a {@linkplain Graph#copy() copy} of the graph has nodes of its own.
+ */
+public final class GraphNode {
+
+    /** What a node does, for messages and {@link #toString()}. */
+    public enum Kind {
+        KERNEL, MEMSET, COPY
+    }
+
+    private final Graph graph;
+    private final MemorySegment handle;
+    private final Kind kind;
+    private final int index;
+
+    GraphNode(Graph graph, MemorySegment handle, Kind kind, int index) {
+        this.graph = graph;
+        this.handle = handle;
+        this.kind = kind;
+        this.index = index;
+    }
+
+    /** The graph this node belongs to. */
+    public Graph graph() {
+        return graph;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Its position among the nodes added to its graph by hand, from 0. */
+    public int index() {
+        return index;
+    }
+
+    MemorySegment handle() {
+        return handle;
+    }
+
+    @Override
+    public String toString() {
+        return kind + " node " + index + " of " + graph;
+    }
+}

@@ -1,0 +1,143 @@
+package dev.gatun.cuda.internal.driver;
+
+import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
+import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Layer 2, graphs built node by node: create an empty graph, add kernel, memset and copy nodes
+ * with their dependencies, clone a graph, print it as DOT, and enable or disable a node of an
+ * executable. Each call names its operation once, owns its out-parameters and checks its result.
+ *
+ * <p>None is on a hot path, and the probe did not cover them: each makes the context current
+ * first. Every function here is older than Gatun's minimum driver (12.0), so none needs a
+ * version check. Parameter blocks are built in an arena the caller owns for the call: the
+ * driver copies them before it returns.
+ */
+public final class GraphBuildCalls {
+
+    private static final String CREATE = "cuGraphCreate";
+    private static final String ADD_KERNEL = "cuGraphAddKernelNode_v2";
+    private static final String ADD_MEMSET = "cuGraphAddMemsetNode";
+    private static final String ADD_MEMCPY = "cuGraphAddMemcpyNode";
+    private static final String CLONE = "cuGraphClone";
+    private static final String DOT = "cuGraphDebugDotPrint";
+    private static final String SET_ENABLED = "cuGraphNodeSetEnabled";
+    private static final int DEVICE_MEMORY = CudaDriver.CU_MEMORYTYPE_DEVICE();
+    /** Everything the driver can print about each node: types, parameters, handles. */
+    private static final int DOT_FLAGS = CudaDriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE();
+
+    private final Checked c;
+
+    GraphBuildCalls(Checked c) {
+        this.c = c;
+    }
+
+    /** A new empty graph. */
+    public MemorySegment create() {
+        c.current(CREATE);
+        MemorySegment out = c.out();
+        // Safety: out holds the CUgraph the driver writes; flags must be 0.
+        c.check(c.api.cuGraphCreate(out, 0), CREATE);
+        return handle(out);
+    }
+
+    /**
+     * Adds a kernel node to {@code graph}, after {@code dependencies} (an array of node handles
+     * of that graph, maybe empty).
+     *
+     * @param params a filled-in {@code CUDA_KERNEL_NODE_PARAMS_v2}
+     */
+    public MemorySegment addKernel(MemorySegment graph, MemorySegment dependencies, MemorySegment params) {
+        c.current(ADD_KERNEL);
+        MemorySegment out = c.out();
+        // Safety: graph is live; dependencies holds count live nodes of it; params names a
+        // function of a module the graph holds and an argument array with one valid slot per
+        // parameter, whose values the driver copies during the call; out holds the node handle.
+        c.check(c.api.cuGraphAddKernelNode_v2(out, graph, dependencies, count(dependencies), params), ADD_KERNEL);
+        return handle(out);
+    }
+
+    /**
+     * Adds a memset node: {@code width} elements of {@code elementSize} bytes (1 or 4) at
+     * {@code address} set to {@code value}.
+     */
+    public MemorySegment addMemset(MemorySegment graph, MemorySegment dependencies, long address, int value,
+            int elementSize, long width, Arena arena) {
+        c.current(ADD_MEMSET);
+        MemorySegment params = CUDA_MEMSET_NODE_PARAMS_st.allocate(arena);
+        CUDA_MEMSET_NODE_PARAMS_st.dst(params, address);
+        CUDA_MEMSET_NODE_PARAMS_st.value(params, value);
+        CUDA_MEMSET_NODE_PARAMS_st.elementSize(params, elementSize);
+        CUDA_MEMSET_NODE_PARAMS_st.width(params, width);
+        CUDA_MEMSET_NODE_PARAMS_st.height(params, 1);
+        CUDA_MEMSET_NODE_PARAMS_st.pitch(params, width * elementSize); // one row: the pitch is unused
+        MemorySegment out = c.out();
+        // Safety: the range lies inside an allocation of this context the graph holds; graph
+        // and dependencies as in addKernel; params is zeroed apart from the fields set above.
+        c.check(c.api.cuGraphAddMemsetNode(out, graph, dependencies, count(dependencies), params, c.context()),
+                ADD_MEMSET);
+        return handle(out);
+    }
+
+    /** Adds a node copying {@code bytes} bytes from device address {@code source} to {@code destination}. */
+    public MemorySegment addCopy(MemorySegment graph, MemorySegment dependencies, long destination, long source,
+            long bytes, Arena arena) {
+        c.current(ADD_MEMCPY);
+        MemorySegment params = CUDA_MEMCPY3D_st.allocate(arena);
+        CUDA_MEMCPY3D_st.srcMemoryType(params, DEVICE_MEMORY);
+        CUDA_MEMCPY3D_st.srcDevice(params, source);
+        CUDA_MEMCPY3D_st.srcPitch(params, bytes);
+        CUDA_MEMCPY3D_st.srcHeight(params, 1);
+        CUDA_MEMCPY3D_st.dstMemoryType(params, DEVICE_MEMORY);
+        CUDA_MEMCPY3D_st.dstDevice(params, destination);
+        CUDA_MEMCPY3D_st.dstPitch(params, bytes);
+        CUDA_MEMCPY3D_st.dstHeight(params, 1);
+        CUDA_MEMCPY3D_st.WidthInBytes(params, bytes);
+        CUDA_MEMCPY3D_st.Height(params, 1);
+        CUDA_MEMCPY3D_st.Depth(params, 1);
+        MemorySegment out = c.out();
+        // Safety: both ranges lie inside allocations of this context the graph holds; a 1D copy
+        // is one row of one slice; every other field (offsets, arrays, host pointers) is zero.
+        c.check(c.api.cuGraphAddMemcpyNode(out, graph, dependencies, count(dependencies), params, c.context()),
+                ADD_MEMCPY);
+        return handle(out);
+    }
+
+    /** A copy of {@code graph}: its nodes and dependencies, with new node handles. */
+    public MemorySegment cloneGraph(MemorySegment graph) {
+        c.current(CLONE);
+        MemorySegment out = c.out();
+        // Safety: out holds the CUgraph the driver writes; graph is live.
+        c.check(c.api.cuGraphClone(out, graph), CLONE);
+        return handle(out);
+    }
+
+    /** Writes {@code graph} as DOT to the file named by {@code path}, a NUL-terminated string. */
+    public void printDot(MemorySegment graph, MemorySegment path) {
+        c.current(DOT);
+        // Safety: graph is live; path is a NUL-terminated file name the caller keeps alive.
+        c.check(c.api.cuGraphDebugDotPrint(graph, path, DOT_FLAGS), DOT);
+    }
+
+    /**
+     * Enables or disables, for later launches of {@code exec}, its node {@code node}: a kernel,
+     * memset or copy node of the graph {@code exec} was instantiated from.
+     */
+    public void setEnabled(MemorySegment exec, MemorySegment node, boolean enabled) {
+        c.current(SET_ENABLED);
+        // Safety: exec is live; node is a node of the live graph it was instantiated from.
+        c.check(c.api.cuGraphNodeSetEnabled(exec, node, enabled ? 1 : 0), SET_ENABLED);
+    }
+
+    private static long count(MemorySegment nodes) {
+        return nodes.byteSize() / ValueLayout.ADDRESS.byteSize();
+    }
+
+    private static MemorySegment handle(MemorySegment out) {
+        return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+    }
+}
