@@ -117,7 +117,8 @@ public final class Graph extends Owner {
      * arguments name.
      *
      * @param dependencies nodes of this graph that must complete first (none: it may start at once)
-     * @throws IllegalArgumentException for a cooperative or clustered launch (a kernel node
+     * @throws IllegalArgumentException for a cooperative launch or one with launch attributes
+     *     (cluster, programmatic stream serialization, scheduling policy, priority: a kernel node
      *     carries grid, block and shared memory only: capture such a launch instead), a kernel of
      *     another context, or a dependency that is not a node of this graph
      * @throws IllegalStateException when this graph, the kernel or an argument buffer is closed

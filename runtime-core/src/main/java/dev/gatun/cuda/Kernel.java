@@ -187,8 +187,9 @@ public final class Kernel extends Owner {
 
     /**
      * What {@link LaunchChecks} checks a launch of this kernel against. Built once: the device's
-     * limits, the function's attributes and its parameter list ({@code cuFuncGetParamInfo}, one
-     * driver call per parameter) never change for a loaded function, and prepare() is on the
+     * limits, the function's attributes, its parameter list ({@code cuFuncGetParamInfo}, one
+     * driver call per parameter) and the context's stream priority range (read when the context
+     * opened) never change for a loaded function, and prepare() is on the
      * path of every launch that is not reused.
      */
     LaunchChecks.Target launchTarget() {
@@ -196,7 +197,8 @@ public final class Kernel extends Owner {
         if (t == null) {
             t = new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
                     context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
-                    contextState.calls().modules(), function());
+                    contextState.calls().modules(), function(), context.greatestStreamPriority(),
+                    context.leastStreamPriority());
             launchTarget = t; // a race builds an equal one twice
         }
         return t;

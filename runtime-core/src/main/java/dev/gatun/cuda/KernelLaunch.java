@@ -63,7 +63,7 @@ public final class KernelLaunch {
         for (int i = 0; i < kinds.length; i++) {
             bind(i, kinds[i]);
         }
-        if (config.hasCluster()) {
+        if (config.hasExtendedAttributes()) {
             this.mode = Mode.EXTENDED;
             state.driver().require("cuLaunchKernelEx", 11080);
             this.extended = LaunchExConfig.retained(config);

@@ -45,6 +45,17 @@ class DriverCallsPerOperationTest {
     }
 
     @Test
+    void aWarmedProgrammaticDependentLaunchIsOneCuLaunchKernelEx() {
+        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {
+            KernelLaunch launch = k.prepare(LaunchConfig.of(1, 32).withProgrammaticStreamSerialization(true).withPriority(-1),
+                    KernelArg.pointer(b), KernelArg.i32(7));
+            launch.launch(stream);
+            assertEquals(Map.of("cuLaunchKernelEx", 1), callsOf(() -> launch.launch(stream)));
+        }
+    }
+
+    @Test
     void aSecondPrepareOfAKernelMakesNoDriverCall() {
         ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
         try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {

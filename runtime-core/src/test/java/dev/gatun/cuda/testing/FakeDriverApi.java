@@ -214,6 +214,18 @@ public final class FakeDriverApi {
         return modules.launches;
     }
 
+    /**
+     * One entry of a {@code cuLaunchKernelEx} attribute array: its {@code CUlaunchAttributeID}
+     * and value (x, y, z for a cluster dimension; the one int of every other attribute).
+     */
+    public record LaunchAttribute(int id, List<Integer> values) {
+    }
+
+    /** The attribute arrays of the accepted {@code cuLaunchKernelEx} calls, in launch order. */
+    public synchronized List<List<LaunchAttribute>> extendedLaunches() {
+        return List.copyOf(modules.extendedLaunches);
+    }
+
     // ---- capture and graphs ----
 
     /** Marks a stream as capturing (as if someone began a capture on it), or not. */

@@ -62,6 +62,8 @@ final class SimulatedModules {
 
     final List<String> functionLookups = new ArrayList<>();
     int launches;
+    /** The attributes of each cuLaunchKernelEx the driver accepted, in order. */
+    final List<List<FakeDriverApi.LaunchAttribute>> extendedLaunches = new ArrayList<>();
 
     SimulatedModules(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -218,9 +220,44 @@ final class SimulatedModules {
 
     public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment params, MemorySegment extra) {
         MemorySegment c = config.reinterpret(CUlaunchConfig_st.sizeof());
-        return launch(f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
+        List<FakeDriverApi.LaunchAttribute> attributes = attributes(c);
+        for (FakeDriverApi.LaunchAttribute a : attributes) {
+            // The simulated device's stream priority range is 0 (lowest) .. -5 (highest).
+            if (a.id() == CudaDriver.CU_LAUNCH_ATTRIBUTE_PRIORITY() && (a.values().get(0) < -5 || a.values().get(0) > 0)) {
+                return INVALID_VALUE;
+            }
+        }
+        int r = launch(f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
                 CUlaunchConfig_st.blockDimX(c), CUlaunchConfig_st.blockDimY(c), CUlaunchConfig_st.blockDimZ(c),
                 CUlaunchConfig_st.sharedMemBytes(c), CUlaunchConfig_st.hStream(c), params, false);
+        if (r == SUCCESS) {
+            extendedLaunches.add(attributes);
+        }
+        return r;
+    }
+
+    /**
+     * The attribute array of a {@code CUlaunchConfig}: each entry's id and value, the three
+     * cluster dimensions for a cluster, otherwise the union's leading int (every other attribute
+     * Gatun sets is one int).
+     */
+    static List<FakeDriverApi.LaunchAttribute> attributes(MemorySegment config) {
+        int count = CUlaunchConfig_st.numAttrs(config);
+        MemorySegment array = CUlaunchConfig_st.attrs(config).reinterpret(count * CUlaunchAttribute_st.sizeof());
+        List<FakeDriverApi.LaunchAttribute> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            MemorySegment one = CUlaunchAttribute_st.asSlice(array, i);
+            int id = CUlaunchAttribute_st.id(one);
+            MemorySegment value = CUlaunchAttribute_st.value(one);
+            if (id == CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION()) {
+                MemorySegment d = CUlaunchAttributeValue_union.clusterDim(value);
+                out.add(new FakeDriverApi.LaunchAttribute(id, List.of(CUlaunchAttributeValue_union.clusterDim.x(d),
+                        CUlaunchAttributeValue_union.clusterDim.y(d), CUlaunchAttributeValue_union.clusterDim.z(d))));
+            } else {
+                out.add(new FakeDriverApi.LaunchAttribute(id, List.of(value.get(ValueLayout.JAVA_INT, 0))));
+            }
+        }
+        return List.copyOf(out);
     }
 
     private int launch(MemorySegment fn, int gx, int gy, int gz, int bx, int by, int bz, int smem, MemorySegment stream,
@@ -292,16 +329,10 @@ final class SimulatedModules {
     }
 
     public int cuOccupancyMaxActiveClusters(MemorySegment numClusters, MemorySegment func, MemorySegment config) {
-        MemorySegment c = config.reinterpret(CUlaunchConfig_st.sizeof());
-        int attrs = CUlaunchConfig_st.numAttrs(c);
-        MemorySegment a = CUlaunchConfig_st.attrs(c).reinterpret(attrs * CUlaunchAttribute_st.sizeof());
         int size = 1;
-        for (int i = 0; i < attrs; i++) {
-            MemorySegment one = CUlaunchAttribute_st.asSlice(a, i);
-            if (CUlaunchAttribute_st.id(one) == CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION()) {
-                MemorySegment d = CUlaunchAttributeValue_union.clusterDim(CUlaunchAttribute_st.value(one));
-                size = CUlaunchAttributeValue_union.clusterDim.x(d) * CUlaunchAttributeValue_union.clusterDim.y(d)
-                        * CUlaunchAttributeValue_union.clusterDim.z(d);
+        for (FakeDriverApi.LaunchAttribute a : attributes(config.reinterpret(CUlaunchConfig_st.sizeof()))) {
+            if (a.id() == CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION()) {
+                size = a.values().get(0) * a.values().get(1) * a.values().get(2);
             }
         }
         numClusters.set(ValueLayout.JAVA_INT, 0, 132 / size);

@@ -5,7 +5,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Layer 2, kernel launches: plain, cooperative and extended ({@code cuLaunchKernelEx}, for
- * clusters). Each names its operation once and checks its result; a warmed launch allocates
+ * clusters and launch attributes). Each names its operation once and checks its result; a warmed launch allocates
  * nothing (the kernel's name is only joined into a message when the launch fails) and makes
  * exactly its one driver call: a launch names its stream and runs in the context of its
  * function and stream, whatever context is current (see DriverCalls).

@@ -29,14 +29,16 @@ public final class KernelNodes {
      * {@code function} with {@code config} and the argument array {@code kernelParams} (whose
      * values the driver copies when it takes the description).
      *
-     * @throws IllegalArgumentException for a cooperative or clustered configuration, which a
-     *     kernel node of this form cannot carry
+     * @throws IllegalArgumentException for a cooperative configuration or one with launch
+     *     attributes (cluster, programmatic stream serialization, scheduling policy, priority),
+     *     which a kernel node of this form cannot carry
      */
     public static MemorySegment params(MemorySegment function, LaunchConfig config, MemorySegment kernelParams,
             Arena arena) {
-        if (config.cooperative() || config.hasCluster()) {
+        if (config.cooperative() || config.hasExtendedAttributes()) {
             throw new IllegalArgumentException("a kernel node carries grid, block and shared memory only, not a "
-                    + (config.cooperative() ? "cooperative launch" : "cluster") + "; capture that launch on a stream "
+                    + (config.cooperative() ? "cooperative launch" : config.hasCluster() ? "cluster" : "launch attribute")
+                    + "; capture that launch on a stream "
                     + "instead (StreamCapture), or prepare it without");
         }
         MemorySegment params = CUDA_KERNEL_NODE_PARAMS_v2_st.allocate(arena);

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.ClusterSchedulingPolicy;
 import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -25,13 +26,17 @@ public final class LaunchChecks {
      * @param parameters the kernel's parameters, or null when the driver cannot tell (before CUDA 12.4)
      * @param modules layer 2's module calls, for the occupancy of a cooperative launch
      * @param function the kernel's {@code CUfunction}, whose module the caller holds
+     * @param greatestPriority the context's highest stream priority (the smallest number), read
+     *     once when the context opened; a launch priority must lie in greatest .. least
+     * @param leastPriority the context's lowest stream priority (the largest number)
      */
     public record Target(String who, DeviceCapabilities device, int maxThreadsPerBlock,
-            List<ModuleCalls.Parameter> parameters, ModuleCalls modules, MemorySegment function) {
+            List<ModuleCalls.Parameter> parameters, ModuleCalls modules, MemorySegment function, int greatestPriority,
+            int leastPriority) {
     }
 
     /**
-     * Every launch, plain, cooperative or extended (clusters), is prepared through this one check
+     * Every launch, plain, cooperative or extended (clusters and launch attributes), is prepared through this one check
      * ({@code KernelLaunch}'s constructor), so no path reaches the driver unchecked.
      */
     public static void check(Target kernel, LaunchConfig c, KernelArg[] args) {
@@ -82,6 +87,30 @@ public final class LaunchChecks {
             if (size > PORTABLE_CLUSTER_BLOCKS) {
                 throw new IllegalArgumentException(who + ": a cluster of " + size + " blocks is larger than the portable "
                         + PORTABLE_CLUSTER_BLOCKS);
+            }
+        }
+        checkAttributes(kernel, c);
+    }
+
+    /** The launch attributes beyond clusters: programmatic dependent launch, scheduling policy, priority. */
+    private static void checkAttributes(Target kernel, LaunchConfig c) {
+        String who = kernel.who();
+        DeviceCapabilities caps = kernel.device();
+        if (c.programmaticStreamSerialization() && caps.computeMajor() < 9) {
+            throw new IllegalArgumentException(who + ": programmatic dependent launch (programmatic stream "
+                    + "serialization) needs compute capability 9.0 or newer, this device has " + caps.computeCapability()
+                    + "; launch without withProgrammaticStreamSerialization(true) on this device");
+        }
+        if (c.clusterSchedulingPolicy() != ClusterSchedulingPolicy.DEFAULT && !c.hasCluster()) {
+            throw new IllegalArgumentException(who + ": the cluster scheduling policy " + c.clusterSchedulingPolicy()
+                    + " applies to cluster launches only; add withCluster(x, y, z), or leave the policy DEFAULT");
+        }
+        if (c.priority().isPresent()) {
+            int p = c.priority().getAsInt();
+            if (p < kernel.greatestPriority() || p > kernel.leastPriority()) {
+                throw new IllegalArgumentException(who + ": launch priority " + p + " is outside this context's range "
+                        + kernel.greatestPriority() + " (highest) .. " + kernel.leastPriority() + " (lowest); lower "
+                        + "numbers mean higher priority (CudaContext.greatestStreamPriority / leastStreamPriority)");
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.launch;
 
+import dev.gatun.cuda.ClusterSchedulingPolicy;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union;
 import dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st;
@@ -9,9 +10,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A native {@code CUlaunchConfig} with its launch attributes (cluster dimensions, cooperative),
- * for {@code cuLaunchKernelEx} and the cluster occupancy queries. Built once; only the stream
- * field changes per launch.
+ * A native {@code CUlaunchConfig} with its launch attributes (cluster dimensions, cooperative,
+ * programmatic stream serialization, cluster scheduling policy, priority: each one that is set,
+ * and only those), for {@code cuLaunchKernelEx} and the cluster occupancy queries. Built once;
+ * only the stream field changes per launch.
  */
 public final class LaunchExConfig implements AutoCloseable {
 
@@ -30,7 +32,11 @@ public final class LaunchExConfig implements AutoCloseable {
 
     private LaunchExConfig(LaunchConfig launch, Arena arena) {
         this.arena = arena;
-        int count = (launch.hasCluster() ? 1 : 0) + (launch.cooperative() ? 1 : 0);
+        boolean policy = launch.clusterSchedulingPolicy() != ClusterSchedulingPolicy.DEFAULT;
+        int count = (launch.hasCluster() ? 1 : 0) + (launch.cooperative() ? 1 : 0)
+                + (launch.programmaticStreamSerialization() ? 1 : 0) + (policy ? 1 : 0)
+                + (launch.priority().isPresent() ? 1 : 0);
+        // The driver reads numAttrs entries; one spare entry keeps the array non-empty when none is set.
         MemorySegment attrs = CUlaunchAttribute_st.allocateArray(Math.max(1, count), arena);
         int i = 0;
         if (launch.hasCluster()) {
@@ -46,6 +52,22 @@ public final class LaunchExConfig implements AutoCloseable {
             CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_COOPERATIVE());
             CUlaunchAttributeValue_union.cooperative(CUlaunchAttribute_st.value(a), 1);
         }
+        if (launch.programmaticStreamSerialization()) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION());
+            CUlaunchAttributeValue_union.programmaticStreamSerializationAllowed(CUlaunchAttribute_st.value(a), 1);
+        }
+        if (policy) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE());
+            CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference(CUlaunchAttribute_st.value(a),
+                    driverPolicy(launch.clusterSchedulingPolicy()));
+        }
+        if (launch.priority().isPresent()) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_PRIORITY());
+            CUlaunchAttributeValue_union.priority(CUlaunchAttribute_st.value(a), launch.priority().getAsInt());
+        }
         config = CUlaunchConfig_st.allocate(arena);
         CUlaunchConfig_st.gridDimX(config, launch.gridX());
         CUlaunchConfig_st.gridDimY(config, launch.gridY());
@@ -57,6 +79,14 @@ public final class LaunchExConfig implements AutoCloseable {
         CUlaunchConfig_st.attrs(config, attrs);
         CUlaunchConfig_st.numAttrs(config, count);
         CUlaunchConfig_st.hStream(config, MemorySegment.NULL);
+    }
+
+    private static int driverPolicy(ClusterSchedulingPolicy policy) {
+        return switch (policy) {
+            case DEFAULT -> CudaDriver.CU_CLUSTER_SCHEDULING_POLICY_DEFAULT();
+            case SPREAD -> CudaDriver.CU_CLUSTER_SCHEDULING_POLICY_SPREAD();
+            case LOAD_BALANCING -> CudaDriver.CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING();
+        };
     }
 
     public MemorySegment segment() {

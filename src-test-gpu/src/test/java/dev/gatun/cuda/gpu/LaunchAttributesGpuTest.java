@@ -1,0 +1,187 @@
+package dev.gatun.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gatun.cuda.ClusterSchedulingPolicy;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Event;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
+
+/**
+ * Launch attributes on the H200: two dependent kernels with programmatic stream serialization
+ * (programmatic dependent launch), a launch with a priority and cluster launches with each
+ * scheduling policy, all checked against the CPU on random inputs into poisoned outputs. The
+ * dependent pair is also timed with and without PDL; both times are reported, not asserted.
+ */
+@RequiresGpu
+class LaunchAttributesGpuTest {
+
+    /**
+     * The producer mixes each input for {@code rounds} rounds (so it takes a while), writes it,
+     * then lets the dependent grid start; the consumer does its independent part first and waits
+     * for the producer's grid (completion and memory flush) only before it reads the producer's
+     * output. griddepcontrol.launch_dependents and griddepcontrol.wait are what the runtime's
+     * cudaTriggerProgrammaticLaunchCompletion() and cudaGridDependencySynchronize() compile to;
+     * inline PTX keeps the source free of runtime headers. They exist from sm_90 on; below that
+     * they compile to nothing (and Gatun refuses the attribute there).
+     */
+    private static final String SOURCE = """
+            __device__ __forceinline__ void trigger_dependents() {
+            #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+            #endif
+            }
+            __device__ __forceinline__ void wait_for_prerequisites() {
+            #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                asm volatile("griddepcontrol.wait;" ::: "memory");
+            #endif
+            }
+            extern "C" __global__ void produce(unsigned int* a, const unsigned int* x, int rounds, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) {
+                    unsigned int v = x[i];
+                    for (int k = 0; k < rounds; k++) v = v * 1664525u + 1013904223u;
+                    a[i] = v;
+                }
+                trigger_dependents();
+            }
+            extern "C" __global__ void consume(unsigned int* b, const unsigned int* a, const unsigned int* y, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                unsigned int own = i < n ? y[i] * 5u + 3u : 0u;
+                wait_for_prerequisites();
+                if (i < n) b[i] = (a[i] ^ own) + 1u;
+            }
+            """;
+    private static final int POISON = 0xDEADBEEF;
+    private static final int ROUNDS = 64;
+
+    private static int[] random(Random r, int n) {
+        int[] v = new int[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = r.nextInt();
+        }
+        return v;
+    }
+
+    private static int[] produced(int[] x) {
+        int[] a = new int[x.length];
+        for (int i = 0; i < x.length; i++) {
+            int v = x[i];
+            for (int k = 0; k < ROUNDS; k++) {
+                v = v * 1664525 + 1013904223;
+            }
+            a[i] = v;
+        }
+        return a;
+    }
+
+    private static int[] consumed(int[] a, int[] y) {
+        int[] b = new int[a.length];
+        for (int i = 0; i < a.length; i++) {
+            b[i] = (a[i] ^ (y[i] * 5 + 3)) + 1;
+        }
+        return b;
+    }
+
+    private static int[] read(DeviceBuffer b, int n) {
+        int[] out = new int[n];
+        b.asInts().copyTo(out);
+        return out;
+    }
+
+    @Test
+    void dependentKernelsWithProgrammaticStreamSerializationMatchTheCpu(TestReporter report) {
+        CudaContext ctx = Gpu.context();
+        assumeTrue(ctx.device().capabilities().computeMajor() >= 9, "programmatic dependent launch needs sm_90");
+        int n = (1 << 16) + 5;
+        long seed = Gpu.seed();
+        Random r = Gpu.random(seed);
+        int[] x = random(r, n);
+        int[] y = random(r, n);
+        int[] expected = consumed(produced(x), y);
+        Stream stream = ctx.computeStream();
+        try (Kernel produce = Gpu.kernel(SOURCE, "produce"); Kernel consume = Gpu.kernel(SOURCE, "consume");
+                DeviceBuffer dx = ctx.allocate(4L * n); DeviceBuffer dy = ctx.allocate(4L * n);
+                DeviceBuffer da = ctx.allocate(4L * n); DeviceBuffer db = ctx.allocate(4L * n);
+                Event start = ctx.createTimingEvent(); Event end = ctx.createTimingEvent()) {
+            dx.asInts().copyFrom(x);
+            dy.asInts().copyFrom(y);
+            LaunchConfig grid = LaunchConfig.covering(n, 256);
+            KernelLaunch first = produce.prepare(grid, KernelArg.pointer(da), KernelArg.pointer(dx), KernelArg.i32(ROUNDS),
+                    KernelArg.i32(n));
+            KernelLaunch plain = consume.prepare(grid, KernelArg.pointer(db), KernelArg.pointer(da), KernelArg.pointer(dy),
+                    KernelArg.i32(n));
+            KernelLaunch dependent = consume.prepare(grid.withProgrammaticStreamSerialization(true), KernelArg.pointer(db),
+                    KernelArg.pointer(da), KernelArg.pointer(dy), KernelArg.i32(n));
+            float[] millis = new float[2];
+            int pairs = 500;
+            for (KernelLaunch second : new KernelLaunch[] {plain, dependent}) {
+                stream.fill(da.asInts(), POISON);
+                stream.fill(db.asInts(), POISON);
+                first.launch(stream);
+                second.launch(stream);
+                assertArrayEquals(expected, read(db, n), "one pair, " + (second == dependent ? "with" : "without")
+                        + " PDL, seed=" + seed);
+                start.record(stream);
+                for (int p = 0; p < pairs; p++) {
+                    first.launch(stream);
+                    second.launch(stream);
+                }
+                end.record(stream);
+                end.synchronize();
+                millis[second == dependent ? 1 : 0] = end.elapsedMillis(start);
+                assertArrayEquals(expected, read(db, n), "after " + pairs + " pairs, seed=" + seed);
+            }
+            report.publishEntry("pdl.pairs", Integer.toString(pairs));
+            report.publishEntry("pdl.withoutMillis", Float.toString(millis[0]));
+            report.publishEntry("pdl.withMillis", Float.toString(millis[1]));
+            report.publishEntry("pdl.speedup", Float.toString(millis[0] / millis[1]));
+        }
+    }
+
+    @Test
+    void aLaunchWithTheHighestPriorityMatchesTheCpu() {
+        CudaContext ctx = Gpu.context();
+        int n = (1 << 18) + 3;
+        long seed = Gpu.seed();
+        int[] x = random(Gpu.random(seed), n);
+        try (Kernel produce = Gpu.kernel(SOURCE, "produce"); DeviceBuffer dx = ctx.allocate(4L * n);
+                DeviceBuffer da = ctx.allocate(4L * n)) {
+            dx.asInts().copyFrom(x);
+            ctx.computeStream().fill(da.asInts(), POISON);
+            produce.launch(ctx.computeStream(), LaunchConfig.covering(n, 128).withPriority(ctx.greatestStreamPriority()),
+                    KernelArg.pointer(da), KernelArg.pointer(dx), KernelArg.i32(ROUNDS), KernelArg.i32(n));
+            assertArrayEquals(produced(x), read(da, n), "seed=" + seed);
+        }
+    }
+
+    @Test
+    void clusterLaunchesWithEachSchedulingPolicyMatchTheCpu() {
+        CudaContext ctx = Gpu.context();
+        assumeTrue(ctx.device().capabilities().computeMajor() >= 9, "clusters need sm_90");
+        int n = 256 * 64;
+        long seed = Gpu.seed();
+        int[] x = random(Gpu.random(seed), n);
+        try (Kernel produce = Gpu.kernel(SOURCE, "produce"); DeviceBuffer dx = ctx.allocate(4L * n);
+                DeviceBuffer da = ctx.allocate(4L * n)) {
+            dx.asInts().copyFrom(x);
+            for (ClusterSchedulingPolicy policy : ClusterSchedulingPolicy.values()) {
+                ctx.computeStream().fill(da.asInts(), POISON);
+                produce.launch(ctx.computeStream(), LaunchConfig.of(64, 256).withCluster(2, 1, 1)
+                        .withClusterSchedulingPolicy(policy), KernelArg.pointer(da), KernelArg.pointer(dx),
+                        KernelArg.i32(ROUNDS), KernelArg.i32(n));
+                assertArrayEquals(produced(x), read(da, n), policy + ", seed=" + seed);
+            }
+        }
+    }
+}
