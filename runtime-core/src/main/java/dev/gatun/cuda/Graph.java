@@ -125,13 +125,9 @@ public final class Graph extends Owner {
      */
     public GraphNode addKernel(KernelLaunch launch, GraphNode... dependencies) {
         resource.checkOpen();
+        List<NativeResource> buffers = launch.checkedArgumentOwnersFor(context);
         Kernel kernel = launch.kernel();
-        context.checkSame(kernel.context(), "the kernel");
         MemorySegment function = kernel.function();
-        List<NativeResource> buffers = launch.argumentOwners();
-        for (NativeResource b : buffers) {
-            b.checkOpen();
-        }
         synchronized (resource.building) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment deps = dependencies(dependencies, arena);

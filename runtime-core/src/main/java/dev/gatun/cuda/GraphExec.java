@@ -288,13 +288,9 @@ public final class GraphExec extends Owner {
         if (node.kind() != GraphNode.Kind.KERNEL) {
             throw new IllegalArgumentException(node + " is not a kernel node; only a kernel node takes a launch");
         }
+        List<NativeResource> buffers = launch.checkedArgumentOwnersFor(context);
         Kernel kernel = launch.kernel();
-        context.checkSame(kernel.context(), "the kernel");
         MemorySegment function = kernel.function();
-        List<NativeResource> buffers = launch.argumentOwners();
-        for (NativeResource b : buffers) {
-            b.checkOpen();
-        }
         synchronized (resource.lock) {
             resource.checkOpen();
             try (Arena arena = Arena.ofConfined()) {

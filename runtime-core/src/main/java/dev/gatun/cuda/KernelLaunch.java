@@ -222,6 +222,21 @@ public final class KernelLaunch {
         return params;
     }
 
+    /**
+     * For a graph kernel node made from this launch (added to a graph, or set on an executable's
+     * node): checks that the kernel is {@code graphContext}'s and open, and that every device
+     * buffer the launch passes is open; returns those buffers' owners, for the graph to hold.
+     */
+    List<NativeResource> checkedArgumentOwnersFor(CudaContext graphContext) {
+        graphContext.checkSame(kernel.context(), "the kernel");
+        kernel.checkOpen();
+        List<NativeResource> owners = argumentOwners();
+        for (NativeResource b : owners) {
+            b.checkOpen();
+        }
+        return owners;
+    }
+
     /** The owners of the device buffers this launch passes (for a graph node that takes its arguments). */
     List<NativeResource> argumentOwners() {
         List<NativeResource> owners = new ArrayList<>();
