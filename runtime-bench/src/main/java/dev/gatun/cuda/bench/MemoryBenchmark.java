@@ -81,27 +81,18 @@ public class MemoryBenchmark {
 
     /** A CUDA memory pool of device 0 that keeps what is freed (release threshold: all), and a stream to allocate on. */
     @State(Scope.Thread)
-    public static class FromPool {
+    public static class FromPool extends Ordered {
         MemoryPool pool;
-        Stream stream;
 
         @Setup
-        public void open() {
-            CudaContext context = Cuda.system().device(0).context();
-            pool = context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE));
-            stream = context.createStream();
-        }
-
-        @TearDown(Level.Iteration)
-        public void drain() {
-            stream.synchronize();
+        public void openPool() {
+            pool = Cuda.system().device(0).context()
+                    .createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE));
         }
 
         @TearDown
-        public void close() {
-            stream.synchronize();
-            stream.close();
-            pool.close();
+        public void closePool() {
+            pool.close(); // its destroy waits for the frees queued on the stream
         }
     }
 

@@ -174,17 +174,7 @@ class GraphGpuTest {
 
     @Test
     void anOutOfRangeIndexInAReplayedGraphSetsTheLatchAndTheNextGenerationStartsClean() {
-        String source = """
-                #include <gatun_latch.cuh>
-                extern "C" __global__ void gather(const int* index, const float* table, float* out, int n, int m,
-                                                  unsigned int* latch) {
-                    int i = blockIdx.x * blockDim.x + threadIdx.x;
-                    if (i >= n) return;
-                    int k = index[i];
-                    if (k < 0 || k >= m) { gatun_latch_raise(latch, GATUN_LATCH_OUT_OF_RANGE); out[i] = 0.0f; return; }
-                    out[i] = table[k];
-                }
-                """;
+        String source = StressKernels.GATHER;
         CudaContext ctx = Gpu.context();
         CudaGraphs graphs = CudaGraphs.create(ctx);
         int n = 1000;
