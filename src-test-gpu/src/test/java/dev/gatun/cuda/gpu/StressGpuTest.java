@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -83,6 +84,7 @@ class StressGpuTest {
             return t;
         });
         List<Future<?>> workers = new ArrayList<>();
+        Throwable failure = null;
         try {
             for (int w = 0; w < WORKERS; w++) {
                 StressWorker worker = new StressWorker(shared, w, new OperationMix<>(StressOperation.class,
@@ -90,10 +92,19 @@ class StressGpuTest {
                 workers.add(pool.submit(() -> worker.runUntil(deadline)));
             }
             Watchdog.await(workers, Duration.ofNanos((long) (seconds * 1e9)).plus(GRACE));
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
         } finally {
+            // When one worker failed, the others may still be inside an operation (a capture, say):
+            // they must stop before the graphs and shared owners close under them, and what closing
+            // reports must not hide the failure that stopped the run.
             pool.shutdownNow();
-            shared.close();
-            graphs.close();
+            boolean stopped = pool.awaitTermination(GRACE.toSeconds(), TimeUnit.SECONDS);
+            closeKeeping(failure, shared, graphs);
+            if (failure == null) {
+                assertTrue(stopped, "the workers stopped within " + GRACE + " of being interrupted");
+            }
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
 
@@ -124,6 +135,31 @@ class StressGpuTest {
                 shared.streamOrderedAllocations());
         assertTrue(unbalanced.isEmpty(), () -> "the counters do not add up (seed " + seed + "):\n"
                 + String.join("\n", unbalanced));
+    }
+
+    /**
+     * Closes every owner in order; a close that throws does not stop the later ones. With a
+     * {@code failure} already under way, their exceptions are added to it as suppressed;
+     * otherwise the first is thrown, carrying the rest.
+     */
+    private static void closeKeeping(Throwable failure, AutoCloseable... owners) throws Exception {
+        Exception first = null;
+        for (AutoCloseable owner : owners) {
+            try {
+                owner.close();
+            } catch (Exception e) {
+                if (failure != null) {
+                    failure.addSuppressed(e);
+                } else if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 
     /** Live owners of every kind but STAGING (the context's own pinned staging, which grows on demand). */

@@ -198,8 +198,13 @@ final class StressWorker {
             } else {
                 slot.beginCapture(own0, CaptureMode.THREAD_LOCAL, List.of(graphX, graphY));
             }
-            shared.affine.launch(own0, config, KernelArg.pointer(graphY), KernelArg.pointer(graphX),
-                    KernelArg.i32(graphA), KernelArg.i32(graphB), KernelArg.i32(GRAPH_ELEMENTS));
+            try {
+                shared.affine.launch(own0, config, KernelArg.pointer(graphY), KernelArg.pointer(graphX),
+                        KernelArg.i32(graphA), KernelArg.i32(graphB), KernelArg.i32(GRAPH_ELEMENTS));
+            } catch (RuntimeException | Error e) {
+                slot.abortCapture(); // the slot and its stream stay usable; the launch's failure is what the run reports
+                throw e;
+            }
             slot.endCapture();
         }
         int replays = 1 + random.nextInt(3);
