@@ -221,12 +221,11 @@ public final class Graph extends Owner {
     }
 
     /**
-     * Adds a node that waits, before the nodes that depend on it, for the work that preceded
-     * {@code event}'s last record ({@code cuGraphAddEventWaitNode}): the record queued (on any
-     * stream of this context, or by another graph's record node) before each launch of an
-     * executable made from this graph, as {@link Stream#waitFor(Event)} waits for the record
-     * queued before it. An event never recorded is complete, and the node waits for nothing.
-     * The graph then holds the event.
+     * Adds a node that waits, before the nodes that depend on it, for the work captured by
+     * {@code event}'s last record ({@code cuGraphAddEventWaitNode}), as {@link Stream#waitFor(Event)}
+     * does: queue that record (on a stream of this context, or by launching a graph with a record
+     * node) before launching an executable made from this graph. An event never recorded is
+     * complete, and the node waits for nothing. The graph then holds the event.
      *
      * @throws IllegalArgumentException for an event of another context, or a dependency that is
      *     not a node of this graph

@@ -21,6 +21,9 @@ import java.util.Optional;
  *
  * <p>Device buffers passed as pointer arguments are tracked: each launch records the stream on
  * them, so closing a buffer while a launch that uses it is queued defers its free.
+ * The events of the configuration ({@link LaunchConfig#programmaticEvent()},
+ * {@link LaunchConfig#launchCompletionEvent()}) are tracked the same way, and a launch whose event
+ * was closed is refused.
  *
  * <p>A launch the driver rejects after Gatun's checks may have queued work anyway (its outcome
  * is uncertain): this launch then refuses to run again on any stream until the stream it failed

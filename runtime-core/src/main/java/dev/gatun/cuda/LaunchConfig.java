@@ -35,7 +35,8 @@ import java.util.OptionalInt;
  *     or exited (compute capability 9.0+, {@code CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT}): a
  *     kernel queued on another stream after {@link Stream#waitFor(Event)} on it may start then,
  *     and must call {@code cudaGridDependencySynchronize()} (PTX {@code griddepcontrol.wait})
- *     before it reads what this kernel writes; empty for none
+ *     before it reads what this kernel writes. On the host, a complete event means only that
+ *     every block has triggered, not that the kernel has finished; empty for none
  * @param triggerAtBlockStart with a programmatic event: each block triggers as it starts, so the
  *     event fires once every block has begun (the dependent's {@code griddepcontrol.wait} still
  *     waits for this kernel's completion and memory); false without one
