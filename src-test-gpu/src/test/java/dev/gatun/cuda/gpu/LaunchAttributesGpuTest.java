@@ -1,6 +1,7 @@
 package dev.gatun.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gatun.cuda.ClusterSchedulingPolicy;
@@ -20,9 +21,10 @@ import org.junit.jupiter.api.TestReporter;
 
 /**
  * Launch attributes on the H200: two dependent kernels with programmatic stream serialization
- * (programmatic dependent launch), a launch with a priority and cluster launches with each
- * scheduling policy, all checked against the CPU on random inputs into poisoned outputs. The
- * dependent pair is also timed with and without PDL, GPU-bound (queued behind a kernel that
+ * (programmatic dependent launch), the same pair on two streams joined by a programmatic event,
+ * a launch with a launch completion event, a launch with a priority and cluster launches with
+ * each scheduling policy, all checked against the CPU on random inputs into poisoned outputs.
+ * The dependent pair is also timed with and without PDL, GPU-bound (queued behind a kernel that
  * holds the stream); both times are reported, not asserted.
  */
 @RequiresGpu
@@ -93,10 +95,14 @@ class LaunchAttributesGpuTest {
     }
 
     private static int[] produced(int[] x) {
+        return produced(x, ROUNDS);
+    }
+
+    private static int[] produced(int[] x, int rounds) {
         int[] a = new int[x.length];
         for (int i = 0; i < x.length; i++) {
             int v = x[i];
-            for (int k = 0; k < ROUNDS; k++) {
+            for (int k = 0; k < rounds; k++) {
                 v = v * 1664525 + 1013904223;
             }
             a[i] = v;
@@ -176,6 +182,70 @@ class LaunchAttributesGpuTest {
             report.publishEntry("pdl.withoutMillis", Arrays.toString(millis[0]));
             report.publishEntry("pdl.withMillis", Arrays.toString(millis[1]));
             report.publishEntry("pdl.speedup", Float.toString(without / with));
+        }
+    }
+
+    /**
+     * The producer runs on one stream with a programmatic event, the consumer on another that
+     * waits for the event: the consumer may start once every producer block has triggered (or,
+     * with triggerAtBlockStart, begun), and its griddepcontrol.wait holds its reads of the
+     * producer's output until the producer grid has completed and its writes are visible. A
+     * long producer (many rounds) makes a consumer that read too early see the poison.
+     */
+    @Test
+    void aConsumerOnAnotherStreamWaitingForAProgrammaticEventMatchesTheCpu() {
+        CudaContext ctx = Gpu.context();
+        assumeTrue(ctx.device().capabilities().computeMajor() >= 9, "programmatic events need sm_90");
+        int n = (1 << 18) + 7;
+        int rounds = 4096;
+        long seed = Gpu.seed();
+        Random r = Gpu.random(seed);
+        try (Kernel produce = Gpu.kernel(SOURCE, "produce"); Kernel consume = Gpu.kernel(SOURCE, "consume");
+                DeviceBuffer dx = ctx.allocate(4L * n); DeviceBuffer dy = ctx.allocate(4L * n);
+                DeviceBuffer da = ctx.allocate(4L * n); DeviceBuffer db = ctx.allocate(4L * n);
+                Event triggered = ctx.createEvent(); Stream producer = ctx.createStream();
+                Stream consumer = ctx.createStream()) {
+            LaunchConfig grid = LaunchConfig.covering(n, 256);
+            KernelLaunch second = consume.prepare(grid, KernelArg.pointer(db), KernelArg.pointer(da), KernelArg.pointer(dy),
+                    KernelArg.i32(n));
+            for (boolean atBlockStart : new boolean[] {false, true}) {
+                KernelLaunch first = produce.prepare(grid.withProgrammaticEvent(triggered, atBlockStart),
+                        KernelArg.pointer(da), KernelArg.pointer(dx), KernelArg.i32(rounds), KernelArg.i32(n));
+                for (int round = 0; round < 5; round++) {
+                    int[] x = random(r, n);
+                    int[] y = random(r, n);
+                    dx.asInts().copyFrom(x);
+                    dy.asInts().copyFrom(y);
+                    producer.fill(da.asInts(), POISON);
+                    consumer.fill(db.asInts(), POISON);
+                    first.launch(producer);
+                    consumer.waitFor(triggered);
+                    second.launch(consumer);
+                    assertArrayEquals(consumed(produced(x, rounds), y), read(db, n), "triggerAtBlockStart="
+                            + atBlockStart + ", round " + round + ", seed=" + seed);
+                    triggered.synchronize();
+                    assertTrue(triggered.query(), "the event fired");
+                }
+            }
+        }
+    }
+
+    /** A launch completion event fires once every block has begun; the kernel's output is checked after it. */
+    @Test
+    void aLaunchWithALaunchCompletionEventMatchesTheCpuAndFiresTheEvent() {
+        CudaContext ctx = Gpu.context();
+        int n = (1 << 16) + 1;
+        long seed = Gpu.seed();
+        int[] x = random(Gpu.random(seed), n);
+        try (Kernel produce = Gpu.kernel(SOURCE, "produce"); DeviceBuffer dx = ctx.allocate(4L * n);
+                DeviceBuffer da = ctx.allocate(4L * n); Event started = ctx.createEvent()) {
+            dx.asInts().copyFrom(x);
+            ctx.computeStream().fill(da.asInts(), POISON);
+            produce.launch(ctx.computeStream(), LaunchConfig.covering(n, 128).withLaunchCompletionEvent(started),
+                    KernelArg.pointer(da), KernelArg.pointer(dx), KernelArg.i32(ROUNDS), KernelArg.i32(n));
+            started.synchronize();
+            assertTrue(started.query());
+            assertArrayEquals(produced(x), read(da, n), "seed=" + seed);
         }
     }
 
