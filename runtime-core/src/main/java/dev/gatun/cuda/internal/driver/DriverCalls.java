@@ -52,6 +52,11 @@ package dev.gatun.cuda.internal.driver;
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>validating another library's handles: {@code cuStreamGetCtx},
+ *       {@code cuStreamGetPriority}, {@code cuPointerGetAttributes} ({@link ForeignCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Each names its stream or address; making Gatun's context current would not change
+ *       the answer, which is what is checked against this context.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
  *       {@code cuMemPoolDestroy}</td>
@@ -80,6 +85,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final ForeignCalls foreign;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +98,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.foreign = new ForeignCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -138,5 +145,9 @@ public final class DriverCalls {
 
     public MemoryPoolCalls pools() {
         return pools;
+    }
+
+    public ForeignCalls foreign() {
+        return foreign;
     }
 }
