@@ -140,15 +140,12 @@ public final class DeviceCalls {
         MemorySegment saved = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
         // Safety: the driver checks the handle; the thread's previous context is restored below.
         c.check(c.api.cuCtxSetCurrent(context), SET_CURRENT);
-        int r;
-        try {
-            // Safety: out holds the one CUdevice (an int) the driver writes for the current context.
-            r = c.api.cuCtxGetDevice(out);
-        } finally {
-            // Safety: saved was current on this thread a moment ago (or is NULL: none was).
-            c.check(c.api.cuCtxSetCurrent(saved), SET_CURRENT);
-        }
-        c.check(r, CONTEXT_DEVICE);
+        // Safety: out holds the one CUdevice (an int) the driver writes for the current context.
+        int r = c.api.cuCtxGetDevice(out);
+        // Safety: saved was current on this thread a moment ago (or is NULL: none was).
+        int restored = c.api.cuCtxSetCurrent(saved);
+        c.check(r, CONTEXT_DEVICE); // the query's own error first: a failed restore never replaces it
+        c.check(restored, SET_CURRENT);
         return out.get(ValueLayout.JAVA_INT, 0);
     }
 }

@@ -71,6 +71,10 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
  *     <td>none</td>
  *     <td>Driver-level: they belong to no context, and poison none.</td></tr>
+ *   <tr><td>{@code cuCtxGetDevice} for another library's context ({@link DeviceCalls#deviceOf})</td>
+ *     <td>that context, made current for the one query</td>
+ *     <td>The driver answers only for the current context; the thread's current context is
+ *       restored right after, so neither Gatun's nor the other library's calls see a change.</td></tr>
  * </table>
  */
 public final class DriverCalls {
