@@ -144,6 +144,25 @@ class ForeignHandlesTest {
     }
 
     @Test
+    void aSynchronousReadOrdersAfterWorkTheOtherLibraryQueuedOnTheBorrowedStream() {
+        MemorySegment raw = sim.gpu.foreignStream(primary);
+        try (DeviceBuffer b = ctx.allocate(4L * N); Stream s = ctx.borrowStream(raw)) {
+            assertTrue(s.isBorrowed());
+            b.asInts().copyFrom(poisoned());
+            sim.gpu.hold(raw);
+            // The other library's memset, straight to the driver: Gatun never sees it queued.
+            assertEquals(FakeDriverApi.SUCCESS, sim.gpu.api().cuMemsetD32Async(b.address(), 77, N, raw));
+            int[] out = new int[N];
+            b.asInts().copyTo(out);
+            int[] sevens = new int[N];
+            Arrays.fill(sevens, 77);
+            assertArrayEquals(sevens, out, "the read returned before the other library's work on the borrowed stream");
+        }
+        reapTwice();
+        assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(raw));
+    }
+
+    @Test
     void closingABorrowedStreamWithQueuedWorkForgetsItOnlyOnceTheWorkCompleted() {
         MemorySegment raw = sim.gpu.foreignStream(primary);
         sim.faults.countCalls();
