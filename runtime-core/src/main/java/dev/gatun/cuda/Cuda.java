@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.driver.DeviceCalls;
 import dev.gatun.cuda.internal.driver.Driver;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
 
@@ -88,6 +89,38 @@ public final class Cuda {
                     + (devices.size() == 1 ? " device (ordinal 0)" : " devices (ordinals 0.." + (devices.size() - 1) + ")"));
         }
         return devices.get(ordinal);
+    }
+
+    /**
+     * Gatun's context for a {@code CUcontext} another library hands over: accepted only when it
+     * is a device's primary context (the one the CUDA runtime API, and so most libraries, use),
+     * which Gatun shares; that device's {@link Device#context()} is returned, opened with default
+     * options if it is not open yet. Gatun never destroys or releases the handle.
+     *
+     * <p>A context the other library created itself ({@code cuCtxCreate}) is refused: Gatun's
+     * owners live in primary contexts, and a context Gatun did not create could be destroyed
+     * under them. Borrow that library's streams and memory only if they live in the primary
+     * context, or have it use the primary context ({@code cuDevicePrimaryCtxRetain}).
+     *
+     * @throws IllegalArgumentException when {@code foreignContext} is NULL or not a primary context
+     * @throws CudaException when the driver rejects the handle
+     */
+    public CudaContext contextOf(MemorySegment foreignContext) {
+        Objects.requireNonNull(foreignContext, "foreignContext");
+        if (foreignContext.address() == 0) {
+            throw new IllegalArgumentException("the NULL context is no context; pass the library's CUcontext");
+        }
+        int cuDevice = DeviceCalls.of(driver, -1).deviceOf(foreignContext);
+        Device device = devices.stream().filter(d -> d.handle() == cuDevice).findFirst().orElseThrow(
+                () -> new IllegalStateException("the driver reports device handle " + cuDevice + ", which is none of "
+                        + "its " + devices.size() + " devices"));
+        if (device.primary().address() != foreignContext.address()) {
+            throw new IllegalArgumentException("context 0x" + Long.toHexString(foreignContext.address()) + " is not "
+                    + "device " + device.ordinal() + "'s primary context (0x" + Long.toHexString(device.primary().address())
+                    + "): Gatun works in primary contexts only; have the library use the primary context "
+                    + "(cuDevicePrimaryCtxRetain, as the CUDA runtime does), then borrow its streams and memory");
+        }
+        return device.context();
     }
 
     /** Every device, by ordinal. */

@@ -1,6 +1,8 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.ForeignHandles;
+import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import dev.gatun.cuda.internal.pool.DevicePoolBackend;
@@ -155,6 +157,88 @@ public final class CudaContext implements AutoCloseable {
         return greatestPriority;
     }
 
+    /**
+     * Wraps a stream another library created in this context (ONNX Runtime, cuBLAS, a native
+     * engine) without taking it over. Gatun uses it like its own streams: its launches and
+     * copies on it are fenced and tracked, buffers used on it are not freed before that work
+     * completes, and every synchronous operation of this context orders after the work queued on
+     * it, Gatun's or the other library's. Closing the returned stream ends Gatun's view once the
+     * work queued before the close completed; Gatun never destroys it. The other library must
+     * keep it alive until then.
+     *
+     * @param foreignStream a {@code CUstream} from {@code cuStreamCreate*} in this device's
+     *     primary context (checked with {@code cuStreamGetCtx})
+     * @throws IllegalArgumentException for the NULL, legacy or per-thread default stream, or a
+     *     stream of another context
+     * @throws CudaException when the driver rejects the handle
+     */
+    public Stream borrowStream(MemorySegment foreignStream) {
+        Objects.requireNonNull(foreignStream, "foreignStream");
+        checkOpen();
+        int priority = ForeignHandles.checkStream(contextState, foreignStream);
+        contextState.reap();
+        return Stream.borrow(this, foreignStream, priority);
+    }
+
+    /**
+     * Wraps {@code bytes} of device memory another library allocated, without taking it over:
+     * a buffer Gatun can copy to and from and pass to kernels like its own. Closing it ends
+     * Gatun's view once Gatun's work queued on it completed; Gatun never frees it. The other
+     * library must keep the allocation alive until then.
+     *
+     * @param address a {@code CUdeviceptr} inside an allocation of this device
+     *     ({@code cuMemAlloc}, {@code cuMemAllocAsync}, a memory pool; checked with
+     *     {@code cuPointerGetAttributes}: device memory, this context or device, and
+     *     {@code [address, address + bytes)} inside the allocation's range)
+     * @throws IllegalArgumentException when the range is not device memory of this context, or
+     *     runs past its allocation, or {@code bytes} is not positive
+     */
+    public DeviceBuffer borrowDeviceMemory(long address, long bytes) {
+        checkOpen();
+        ForeignHandles.checkDeviceMemory(contextState, address, bytes);
+        contextState.reap();
+        return DeviceBuffer.borrow(this, address, bytes);
+    }
+
+    /**
+     * A kernel of a module another library loaded in this context, without taking the module
+     * over: it launches like any Gatun kernel (its launches are fenced), and closing it ends
+     * Gatun's view once those launches completed; Gatun never unloads the module. The other
+     * library must keep it loaded until then. The driver cannot tell which context a module
+     * belongs to: a module of another context fails at launch with the driver's error.
+     *
+     * @param foreignModule a loaded {@code CUmodule}
+     * @param function the function's (mangled) name, looked up with {@code cuModuleGetFunction}
+     * @throws IllegalArgumentException when the module has no such function
+     */
+    public Kernel borrowKernel(MemorySegment foreignModule, String function) {
+        Objects.requireNonNull(foreignModule, "foreignModule");
+        Objects.requireNonNull(function, "function");
+        checkOpen();
+        if (foreignModule.address() == 0) {
+            throw new IllegalArgumentException("cannot borrow a kernel from the NULL module");
+        }
+        MemorySegment f = contextState.calls().modules().function(foreignModule, function);
+        if (f == null) {
+            throw new IllegalArgumentException("module 0x" + Long.toHexString(foreignModule.address())
+                    + " has no kernel '" + function + "' (cuModuleGetFunction: not found); C++ kernels need their "
+                    + "mangled name, or extern \"C\"");
+        }
+        contextState.reap();
+        return new Kernel(this, ModuleResource.borrow(contextState, foreignModule), f, function);
+    }
+
+    /**
+     * The raw {@code CUcontext}: this device's primary context, for interop with other CUDA
+     * code. Gatun retains it once per process and never releases it, so it outlives this
+     * object; the other code must not destroy it (it may retain and release it in pairs, as the
+     * runtime API does).
+     */
+    public MemorySegment handle() {
+        checkOpen();
+        return contextState.handle();
+    }
+
     /** A fence event (timing disabled): the cheapest way to order and observe work. */
     public Event createEvent() {
         checkOpen();
@@ -301,7 +385,8 @@ public final class CudaContext implements AutoCloseable {
      */
     public List<LiveOwner> liveOwners() {
         return contextState.liveResources().stream()
-                .map(r -> new LiveOwner(r.kind(), r.id(), r.identity(), List.of(r.allocationSite().getStackTrace())))
+                .map(r -> new LiveOwner(r.kind(), r.id(), r.identity(), List.of(r.allocationSite().getStackTrace()),
+                        r.borrowed()))
                 .toList();
     }
 

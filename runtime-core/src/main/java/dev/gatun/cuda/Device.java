@@ -158,11 +158,16 @@ public final class Device {
             }
             return context;
         }
-        if (primary == null) {
-            primary = calls.retainPrimaryContext(handle); // never released (see CudaContext)
-        }
-        context = new CudaContext(this, primary, options);
+        context = new CudaContext(this, primary(), options);
         return context;
+    }
+
+    /** The primary context, retained on first use and never released (see CudaContext). */
+    synchronized MemorySegment primary() {
+        if (primary == null) {
+            primary = calls.retainPrimaryContext(handle);
+        }
+        return primary;
     }
 
     synchronized void contextClosed(CudaContext closed) {

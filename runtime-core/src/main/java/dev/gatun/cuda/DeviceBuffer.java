@@ -16,6 +16,10 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
+ *
+ * <p>A {@linkplain CudaContext#borrowDeviceMemory borrowed} buffer views another library's
+ * allocation: it is used like any other, but closing it only ends Gatun's view, once Gatun's
+ * work queued on it has completed; the memory is never freed by Gatun.
  */
 public final class DeviceBuffer extends Owner {
 
@@ -31,15 +35,23 @@ public final class DeviceBuffer extends Owner {
         final StreamState allocatedOn;
         /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
         private final MemoryPool.Resource memoryPool;
+        /** Another library's memory: never freed here (no pool, no stream, no memory pool). */
+        private final boolean borrowed;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
-                MemoryPool.Resource memoryPool) {
+                MemoryPool.Resource memoryPool, boolean borrowed) {
             super(contextState, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
+            this.borrowed = borrowed;
+        }
+
+        @Override
+        public boolean borrowed() {
+            return borrowed;
         }
 
         @Override
@@ -67,6 +79,10 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
+            if (borrowed) {
+                // Gatun's work on it completed; its owner frees it. Nothing Java-side to drop either.
+                return Retirement.Release.withoutDriver(() -> { });
+            }
             if (size == 0) {
                 return () -> 0;
             }
@@ -119,20 +135,23 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
-            return allocatedOn == null;
+            return allocatedOn == null && !borrowed;
         }
 
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (allocatedOn == null ? ")" : memoryPool == null ? ", stream-ordered)"
-                    : ", stream-ordered from " + memoryPool.identity() + ")");
+                    + context.device() + (borrowed ? ", borrowed)" : allocatedOn == null ? ")"
+                    : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
 
     private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn,
             MemoryPool.Resource memoryPool) {
-        Resource r = new Resource(context.state(), address, size, pool, allocatedOn, memoryPool);
+        this(context, new Resource(context.state(), address, size, pool, allocatedOn, memoryPool, false));
+    }
+
+    private DeviceBuffer(CudaContext context, Resource r) {
         super(r);
         this.context = context;
         this.resource = r;
@@ -145,6 +164,11 @@ public final class DeviceBuffer extends Owner {
         context.state().calls().live("DeviceBuffer.allocate");
         DevicePool pool = context.pool();
         return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null, null);
+    }
+
+    /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
+    static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
+        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, true));
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
@@ -188,8 +212,15 @@ public final class DeviceBuffer extends Owner {
         return resource.size;
     }
 
+    /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
+    public boolean isBorrowed() {
+        return resource.borrowed;
+    }
+
     /**
-     * The device address ({@code CUdeviceptr}), for interop and kernel arguments.
+     * The device address ({@code CUdeviceptr}), for interop and kernel arguments. Valid while
+     * this buffer is open: Gatun frees its own memory once closed and its queued work is done,
+     * so other code must not free it, nor use it after {@link #close()}.
      *
      * @throws IllegalStateException when closed
      */

@@ -75,14 +75,38 @@ public final class Kernel extends Owner {
         return resource.name;
     }
 
-    /** The registry name of the module this kernel came from. */
+    /** The registry name of the module this kernel came from; empty for a {@linkplain #isBorrowed() borrowed} kernel. */
     public String moduleName() {
         return resource.module.name();
     }
 
-    /** Hex SHA-256 of the exact image this kernel runs. */
+    /** Hex SHA-256 of the exact image this kernel runs; empty for a {@linkplain #isBorrowed() borrowed} kernel (Gatun never saw its image). */
     public String moduleSha256() {
         return resource.module.sha256();
+    }
+
+    /**
+     * Whether this kernel comes from another library's module ({@link CudaContext#borrowKernel}),
+     * which Gatun never unloads.
+     */
+    public boolean isBorrowed() {
+        return resource.module.borrowed();
+    }
+
+    /**
+     * The raw {@code CUfunction}, for interop. Valid while this kernel is open: Gatun unloads its
+     * own modules once nothing holds them and their launches completed, so other code must not
+     * unload the module, nor launch the function after {@link #close()} (Gatun does not see
+     * launches made through the raw handle, and cannot wait for them).
+     */
+    public MemorySegment handle() {
+        return function();
+    }
+
+    /** The raw {@code CUmodule} this kernel's function belongs to; valid, and owned, as {@link #handle()}. */
+    public MemorySegment moduleHandle() {
+        resource.checkOpen();
+        return resource.module.handle();
     }
 
     ModuleResource module() {

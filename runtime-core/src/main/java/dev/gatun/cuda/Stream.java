@@ -32,15 +32,25 @@ public final class Stream extends Owner {
     private final int priority;
     private final boolean contextOwned;
 
-    /** The stream handle and its retirement: destroyed once its final fence completed. */
+    /**
+     * The stream handle and its retirement: destroyed once its final fence completed, or, for
+     * a borrowed stream, only forgotten then (its creator destroys it).
+     */
     static final class Resource extends NativeResource {
         final StreamState stream;
+        private final boolean borrowed;
         /** Recorded at close: the work queued before it is what the destroy waits for. */
         private Evidence finalFence;
 
-        Resource(ContextState contextState, MemorySegment handle) {
+        Resource(ContextState contextState, MemorySegment handle, boolean borrowed) {
             super(contextState, OwnerKind.STREAM);
+            this.borrowed = borrowed;
             this.stream = new StreamState(contextState, handle, IDS.incrementAndGet());
+        }
+
+        @Override
+        public boolean borrowed() {
+            return borrowed;
         }
 
         @Override
@@ -55,6 +65,11 @@ public final class Stream extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
+            if (borrowed) {
+                // Gatun's work on it is complete (the final fence), and its creator destroys it:
+                // only Gatun's view ends, so synchronous operations stop ordering after it.
+                return Retirement.Release.withoutDriver(stream::markDrained);
+            }
             MemorySegment handle = stream.handle();
             return () -> {
                 // The stream's final fence completed, so no queued work remains and no Gatun
@@ -68,24 +83,39 @@ public final class Stream extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
-            return true;
+            return !borrowed;
         }
 
         @Override
         public String identity() {
-            return "Stream#" + stream.id() + " (device " + context.device() + ")";
+            return "Stream#" + stream.id() + " (device " + context.device() + (borrowed ? ", borrowed)" : ")");
         }
     }
 
     Stream(CudaContext context, int priority, boolean contextOwned) {
+        this(context, context.state().calls().streams().create(priority), priority, contextOwned, false);
+    }
+
+    private Stream(CudaContext context, MemorySegment handle, int priority, boolean contextOwned, boolean borrowed) {
         ContextState contextState = context.state();
-        Resource r = new Resource(contextState, contextState.calls().streams().create(priority));
+        Resource r = new Resource(contextState, handle, borrowed);
         super(r);
         this.context = context;
         this.contextState = contextState;
         this.priority = priority;
         this.contextOwned = contextOwned;
         this.resource = r;
+    }
+
+    /**
+     * A view of another library's stream, which the caller validated as a stream of
+     * {@code context}. Its handle counts as exported from the start: work the other library
+     * queues on it is invisible to Gatun, so every synchronous operation orders after it.
+     */
+    static Stream borrow(CudaContext context, MemorySegment handle, int priority) {
+        Stream s = new Stream(context, handle, priority, false, true);
+        s.resource.stream.exported();
+        return s;
     }
 
     public CudaContext context() {
@@ -97,7 +127,20 @@ public final class Stream extends Owner {
         return priority;
     }
 
-    /** The raw {@code CUstream}, for interop with other CUDA code. Valid while this stream is open. */
+    /**
+     * Whether this is a view of another library's stream ({@link CudaContext#borrowStream}):
+     * Gatun fences its own work on it but never destroys it.
+     */
+    public boolean isBorrowed() {
+        return resource.borrowed;
+    }
+
+    /**
+     * The raw {@code CUstream}, for interop with other CUDA code. Valid while this stream is
+     * open: Gatun destroys its own streams once closed and drained, so the other code must not
+     * destroy it, nor use it after {@link #close()}. From this call on, every synchronous
+     * operation of the context orders after the work queued on it, Gatun's or not.
+     */
     public MemorySegment handle() {
         resource.checkOpen();
         resource.stream.exported(); // work queued through it is invisible to Gatun: order every synchronous operation after it
@@ -315,6 +358,8 @@ public final class Stream extends Owner {
     /**
      * Closes the stream: no more work can be queued; the stream is destroyed once the work
      * already queued has completed. Closing a context's own compute or copy stream does nothing.
+     * A {@linkplain #isBorrowed() borrowed} stream is never destroyed: once the work queued
+     * before the close has completed, Gatun only forgets it.
      */
     @Override
     public void close() {

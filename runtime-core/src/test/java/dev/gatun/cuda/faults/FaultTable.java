@@ -33,6 +33,7 @@ import dev.gatun.cuda.faults.FaultWorld.Native;
 import dev.gatun.cuda.internal.context.RetirementQueue;
 import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.LogCapture;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -54,6 +55,7 @@ final class FaultTable {
     private static final int INVALID_VALUE = CudaDriver.CUDA_ERROR_INVALID_VALUE();
     private static final int INVALID_HANDLE = CudaDriver.CUDA_ERROR_INVALID_HANDLE();
     private static final int INVALID_DEVICE = CudaDriver.CUDA_ERROR_INVALID_DEVICE();
+    private static final int INVALID_CONTEXT = CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
     private static final int INVALID_IMAGE = CudaDriver.CUDA_ERROR_INVALID_IMAGE();
     private static final int NO_DEVICE = CudaDriver.CUDA_ERROR_NO_DEVICE();
     private static final int NOT_READY = CudaDriver.CUDA_ERROR_NOT_READY();
@@ -151,6 +153,10 @@ final class FaultTable {
                     fails(CudaException.class).and("not enabled; a later call enables it", FaultTable::peerAccessRetried),
                     fails(CudaException.class).and("not enabled; a later call enables it", FaultTable::peerAccessRetried))
                     .onDevices(2),
+            call("cuCtxGetDevice", "cuda.contextOf(device 0's primary context, handed over by another library)",
+                    INVALID_CONTEXT,
+                    w -> () -> w.sim.cuda.contextOf(w.sim.gpu.primaryContext(0)),
+                    fails(CudaException.class), fails(CudaException.class)),
             call("cuMemGetInfo_v2", "ctx.memoryInfo()", INVALID_VALUE,
                     w -> () -> w.ctx.memoryInfo(),
                     fails(CudaException.class), fails(CudaException.class)),
@@ -196,6 +202,18 @@ final class FaultTable {
                     },
                     recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending),
                     recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending)),
+            call("cuStreamGetCtx", "ctx.borrowStream(another library's stream)", INVALID_HANDLE,
+                    w -> {
+                        MemorySegment raw = w.foreignStream();
+                        return () -> w.open(w.ctx.borrowStream(raw));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamGetPriority", "ctx.borrowStream(another library's stream)", INVALID_HANDLE,
+                    w -> {
+                        MemorySegment raw = w.foreignStream();
+                        return () -> w.open(w.ctx.borrowStream(raw));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Events ----
             call("cuEventCreate", "ctx.createEvent()", OUT_OF_MEMORY,
@@ -334,6 +352,12 @@ final class FaultTable {
                         DeviceBuffer to = w.buffer(4096);
                         DeviceBuffer from = w.buffer(4096);
                         return () -> s.copy(to.bytes(), from.bytes());
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuPointerGetAttributes", "ctx.borrowDeviceMemory(another library's 1 MiB allocation)", INVALID_VALUE,
+                    w -> {
+                        long address = w.foreignDeviceMemory(MiB);
+                        return () -> w.open(w.ctx.borrowDeviceMemory(address, MiB));
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuMemcpyPeerAsync", "stream.copy(device 1 view, device 0 view)", INVALID_VALUE,

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.faults;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ContextOptions;
@@ -23,6 +24,7 @@ import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -114,6 +116,20 @@ final class FaultWorld {
         while (!opened.isEmpty()) {
             opened.pop().close();
         }
+    }
+
+    /** A stream another library created in device 0's primary context, destroyed by it after the call. */
+    MemorySegment foreignStream() {
+        MemorySegment raw = sim.gpu.foreignStream(sim.gpu.primaryContext(0));
+        open(() -> assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(raw), "destroying the foreign stream"));
+        return raw;
+    }
+
+    /** Device memory another library allocated in device 0's primary context, freed by it after the call. */
+    long foreignDeviceMemory(long bytes) {
+        long address = sim.gpu.foreignDeviceMemory(sim.gpu.primaryContext(0), bytes);
+        open(() -> assertEquals(FakeDriverApi.SUCCESS, sim.gpu.freeForeignDeviceMemory(address), "freeing the foreign memory"));
+        return address;
     }
 
     /** Device {@code device}'s context (with this world's options), closed after the call. */

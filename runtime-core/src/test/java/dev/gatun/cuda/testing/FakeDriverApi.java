@@ -138,6 +138,62 @@ public final class FakeDriverApi {
         return streams.streamOf(stream.address()).queue.size();
     }
 
+    // ---- another library's handles, made and destroyed outside Gatun (no fault plan sees these calls) ----
+
+    /** A context another library created on {@code device} (cuCtxCreate): not the primary context. */
+    public synchronized MemorySegment foreignContext(int device) {
+        return MemorySegment.ofAddress(devices.createForeignContext(device));
+    }
+
+    /** Device {@code device}'s primary context handle, as another library that retained it sees it. */
+    public synchronized MemorySegment primaryContext(int device) {
+        return MemorySegment.ofAddress(0xC0_0000L + device);
+    }
+
+    /** A stream another library created in {@code context}. */
+    public synchronized MemorySegment foreignStream(MemorySegment context) {
+        return MemorySegment.ofAddress(streams.create(0, context.address()));
+    }
+
+    /** Destroys a stream as its creator would; the driver's result. */
+    public synchronized int destroyForeignStream(MemorySegment stream) {
+        return streams.cuStreamDestroy_v2(stream);
+    }
+
+    /** {@code bytes} of device memory another library allocated in {@code context}; its address. */
+    public synchronized long foreignDeviceMemory(MemorySegment context, long bytes) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(8);
+            int r = memory.allocateDevice(out, bytes, context.address(), devices.deviceOf(context.address()));
+            if (r != SUCCESS) {
+                throw new IllegalStateException("the simulated driver refused the foreign allocation: " + r);
+            }
+            return out.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /** Frees device memory as its allocator would; the driver's result. */
+    public synchronized int freeForeignDeviceMemory(long address) {
+        return memory.cuMemFree_v2(address);
+    }
+
+    /** A module another library loaded from {@code ptx}; its handle. */
+    public synchronized MemorySegment foreignModule(String ptx) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(8);
+            int r = modules.cuModuleLoadData(out, a.allocateFrom(ptx));
+            if (r != SUCCESS) {
+                throw new IllegalStateException("the simulated driver refused the foreign module: " + r);
+            }
+            return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    /** Unloads a module as its loader would; the driver's result. */
+    public synchronized int unloadForeignModule(MemorySegment module) {
+        return modules.cuModuleUnload(module);
+    }
+
     // ---- memory ----
 
     /** Device allocations beyond this many bytes fail with CUDA_ERROR_OUT_OF_MEMORY. */

@@ -32,6 +32,9 @@ final class SimulatedDevices {
     private final Map<Integer, MemorySegment> errorStrings = new HashMap<>();
     private final ThreadLocal<Long> current = ThreadLocal.withInitial(() -> 0L);
     int retainedContexts;
+    /** Contexts another library created (cuCtxCreate), by handle: their device ordinals. */
+    private final Map<Long, Integer> foreignContexts = new HashMap<>();
+    private long nextForeignContext = 0xF0_0000L;
 
     SimulatedDevices(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -143,6 +146,37 @@ final class SimulatedDevices {
 
     public int cuCtxGetCurrent(MemorySegment pctx) {
         pctx.set(ValueLayout.JAVA_LONG, 0, current.get());
+        return SUCCESS;
+    }
+
+    /** A context another library created on {@code device}: not the device's primary context. */
+    long createForeignContext(int device) {
+        long h = nextForeignContext++;
+        foreignContexts.put(h, device);
+        return h;
+    }
+
+    /** The calling thread's current context (0: none). */
+    long current() {
+        return current.get();
+    }
+
+    /** The device of a context (primary or foreign), or -1 when there is no such context. */
+    int deviceOf(long context) {
+        Integer foreign = foreignContexts.get(context);
+        if (foreign != null) {
+            return foreign;
+        }
+        long ordinal = context - 0xC0_0000L;
+        return ordinal >= 0 && ordinal < deviceCount ? (int) ordinal : -1;
+    }
+
+    public int cuCtxGetDevice(MemorySegment device) {
+        int d = deviceOf(current.get());
+        if (d < 0) {
+            return CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
+        }
+        device.set(ValueLayout.JAVA_INT, 0, d);
         return SUCCESS;
     }
 

@@ -5,6 +5,7 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
 import static dev.gatun.cuda.testing.FakeDriverApi.OUT_OF_MEMORY;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,11 +29,16 @@ final class SimulatedMemory {
         final long size;
         final MemorySegment backing;
         final Arena arena;
+        /** The context it was allocated in (0 for a memory pool's, which belong to a device), and its device. */
+        final long context;
+        final int deviceOrdinal;
 
-        Allocation(long base, long size, Arena arena) {
+        Allocation(long base, long size, Arena arena, long context, int deviceOrdinal) {
             this.base = base;
             this.size = size;
             this.arena = arena;
+            this.context = context;
+            this.deviceOrdinal = deviceOrdinal;
             this.backing = arena.allocate(Math.max(1, size), 256);
         }
     }
@@ -58,18 +64,19 @@ final class SimulatedMemory {
     }
 
     public int cuMemAlloc_v2(MemorySegment out, long bytes) {
-        return allocateDevice(out, bytes);
+        return allocateDevice(out, bytes, gpu.devices.current(), gpu.devices.deviceOf(gpu.devices.current()));
     }
 
     public int cuMemAllocAsync(MemorySegment out, long bytes, MemorySegment stream) {
-        if (gpu.streams.stream(stream.address()) == null) {
+        SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
+        if (s == null) {
             return INVALID_HANDLE;
         }
-        return allocateDevice(out, bytes);
+        return allocateDevice(out, bytes, s.context, gpu.devices.deviceOf(s.context));
     }
 
-    /** A device allocation at a fresh address, written to {@code out}; also for the pools. */
-    int allocateDevice(MemorySegment out, long bytes) {
+    /** A device allocation of {@code context} on {@code deviceOrdinal} at a fresh address, written to {@code out}; also for the pools. */
+    int allocateDevice(MemorySegment out, long bytes, long context, int deviceOrdinal) {
         if (bytes <= 0) {
             return INVALID_VALUE;
         }
@@ -78,9 +85,36 @@ final class SimulatedMemory {
         }
         long base = nextDevice;
         nextDevice += (bytes + 511) & ~511L;
-        device.put(base, new Allocation(base, bytes, Arena.ofShared()));
+        device.put(base, new Allocation(base, bytes, Arena.ofShared(), context, deviceOrdinal));
         deviceBytes += bytes;
         out.set(ValueLayout.JAVA_LONG, 0, base);
+        return SUCCESS;
+    }
+
+    public int cuPointerGetAttributes(int count, MemorySegment attributes, MemorySegment data, long ptr) {
+        Map.Entry<Long, Allocation> e = device.floorEntry(ptr);
+        Allocation a = e == null || ptr >= e.getKey() + e.getValue().size ? null : e.getValue();
+        boolean pinned = host.containsKey(ptr);
+        MemorySegment ids = attributes.reinterpret(4L * count);
+        MemorySegment slots = data.reinterpret(8L * count);
+        for (int i = 0; i < count; i++) {
+            int attribute = ids.getAtIndex(ValueLayout.JAVA_INT, i);
+            MemorySegment value = slots.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(8);
+            if (attribute == CudaDriver.CU_POINTER_ATTRIBUTE_CONTEXT()) {
+                value.set(ValueLayout.JAVA_LONG, 0, a == null ? 0 : a.context);
+            } else if (attribute == CudaDriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE()) {
+                value.set(ValueLayout.JAVA_INT, 0, a != null ? CudaDriver.CU_MEMORYTYPE_DEVICE()
+                        : pinned ? CudaDriver.CU_MEMORYTYPE_HOST() : 0);
+            } else if (attribute == CudaDriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL()) {
+                value.set(ValueLayout.JAVA_INT, 0, a == null ? -1 : a.deviceOrdinal);
+            } else if (attribute == CudaDriver.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR()) {
+                value.set(ValueLayout.JAVA_LONG, 0, a == null ? 0 : a.base);
+            } else if (attribute == CudaDriver.CU_POINTER_ATTRIBUTE_RANGE_SIZE()) {
+                value.set(ValueLayout.JAVA_LONG, 0, a == null ? 0 : a.size);
+            } else {
+                return INVALID_VALUE; // not simulated
+            }
+        }
         return SUCCESS;
     }
 

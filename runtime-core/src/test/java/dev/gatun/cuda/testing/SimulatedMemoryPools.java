@@ -213,7 +213,7 @@ final class SimulatedMemoryPools {
         if (p == null || gpu.streams.stream(stream.address()) == null) {
             return INVALID_HANDLE;
         }
-        int r = gpu.memory.allocateDevice(out, bytes);
+        int r = gpu.memory.allocateDevice(out, bytes, 0, p.device);
         if (r != SUCCESS) {
             return r;
         }

@@ -25,13 +25,16 @@ final class SimulatedStreams {
     static final class Stream {
         final ArrayDeque<StreamOp> queue = new ArrayDeque<>();
         final int priority;
+        /** The context it was created in (the thread's current one, or the one a test named). */
+        final long context;
         boolean held;
         int captureStatus;
         /** Operations captured (not run) while a capture begun through cuStreamBeginCapture is open. */
         List<StreamOp> captured;
 
-        Stream(int priority) {
+        Stream(int priority, long context) {
             this.priority = priority;
+            this.context = context;
         }
     }
 
@@ -58,9 +61,32 @@ final class SimulatedStreams {
     }
 
     public int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
+        out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.devices.current()));
+        return SUCCESS;
+    }
+
+    /** A new stream of {@code context}; its handle. */
+    long create(int priority, long context) {
         long h = gpu.newHandle();
-        streams.put(h, new Stream(priority));
-        out.set(ValueLayout.JAVA_LONG, 0, h);
+        streams.put(h, new Stream(priority, context));
+        return h;
+    }
+
+    public int cuStreamGetCtx(MemorySegment stream, MemorySegment context) {
+        Stream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        context.set(ValueLayout.JAVA_LONG, 0, s.context);
+        return SUCCESS;
+    }
+
+    public int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
+        Stream s = streams.get(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        priority.set(ValueLayout.JAVA_INT, 0, s.priority);
         return SUCCESS;
     }
 

@@ -10,6 +10,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reference. When the last one goes, the module is retired like any owner: it is unloaded once
  * the fences of every stream its kernels were launched on have completed. So a module replaced
  * in the registry keeps working for the kernels and graphs that still use it.
+ *
+ * <p>A {@linkplain #borrow borrowed} module was loaded by another library: its retirement waits
+ * for the same fences but unloads nothing, since its loader unloads it.
  */
 public final class ModuleResource extends NativeResource {
 
@@ -17,15 +20,35 @@ public final class ModuleResource extends NativeResource {
     private final String name;
     private final String artifact;
     private final String sha256;
+    private final boolean borrowed;
     private final AtomicInteger references = new AtomicInteger(1);
 
     public ModuleResource(ContextState context, MemorySegment handle, String name, String artifact, String sha256) {
+        this(context, handle, name, artifact, sha256, false);
+    }
+
+    private ModuleResource(ContextState context, MemorySegment handle, String name, String artifact, String sha256,
+            boolean borrowed) {
         super(context, OwnerKind.MODULE);
         this.handle = handle;
         this.name = name;
         this.artifact = artifact;
         this.sha256 = sha256;
+        this.borrowed = borrowed;
         listAsLive(); // no public owner watches a module: it is listed once its fields are set
+    }
+
+    /**
+     * Another library's loaded module, with one reference (the caller's). Gatun never saw its
+     * image: it has no registry name and no digest (both empty).
+     */
+    public static ModuleResource borrow(ContextState context, MemorySegment handle) {
+        return new ModuleResource(context, handle, "", "CUmodule 0x" + Long.toHexString(handle.address()), "", true);
+    }
+
+    @Override
+    public boolean borrowed() {
+        return borrowed;
     }
 
     public MemorySegment handle() {
@@ -75,6 +98,10 @@ public final class ModuleResource extends NativeResource {
 
     @Override
     protected Retirement.Release howToFree() {
+        if (borrowed) {
+            // The kernels launched from it are done; its loader unloads it, not Gatun.
+            return Retirement.Release.withoutDriver(() -> { });
+        }
         // Every stream that launched this module's kernels has passed a later fence, and no
         // holder remains that could launch again (graphs hold references while they can).
         return () -> context.calls().modules().unload(handle);
@@ -82,11 +109,14 @@ public final class ModuleResource extends NativeResource {
 
     @Override
     protected boolean synchronizingFree() {
-        return true;
+        return !borrowed;
     }
 
     @Override
     public String identity() {
+        if (borrowed) {
+            return "Module#" + id() + " (" + artifact + ", borrowed)";
+        }
         return "Module#" + id() + " '" + name + "' (" + artifact + ", sha256 " + sha256.substring(0, 12) + ")";
     }
 }

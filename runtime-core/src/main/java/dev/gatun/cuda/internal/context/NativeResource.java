@@ -196,6 +196,14 @@ public abstract class NativeResource implements Runnable {
         return false;
     }
 
+    /**
+     * Whether the handle was made by another library and only borrowed: its retirement fences
+     * Gatun's work on it like any other but releases nothing native. No by default.
+     */
+    public boolean borrowed() {
+        return false;
+    }
+
     /** Type and number, e.g. {@code DeviceBuffer#12 (4096 bytes, device 0)}. */
     public abstract String identity();
 

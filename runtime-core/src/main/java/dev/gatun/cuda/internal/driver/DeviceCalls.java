@@ -5,7 +5,8 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Layer 2, devices: driver-level queries that belong to no context (count, handle, name,
- * attributes, memory, PCI id, peer capabilities) and retaining a device's primary context.
+ * attributes, memory, PCI id, peer capabilities), retaining a device's primary context, and
+ * asking which device another library's context belongs to.
  * Each call names its operation once, owns its out-parameters and checks its result; errors
  * name the device these calls were made for, and poison nothing.
  */
@@ -20,6 +21,9 @@ public final class DeviceCalls {
     private static final String CAN_ACCESS_PEER = "cuDeviceCanAccessPeer";
     private static final String P2P_ATTRIBUTE = "cuDeviceGetP2PAttribute";
     private static final String RETAIN_PRIMARY = "cuDevicePrimaryCtxRetain";
+    private static final String CONTEXT_DEVICE = "cuCtxGetDevice";
+    private static final String GET_CURRENT = "cuCtxGetCurrent";
+    private static final String SET_CURRENT = "cuCtxSetCurrent";
     /** Room for the PCI bus id ("0000:00:06.0" and its NUL take 13 bytes). */
     private static final int PCI_BUS_ID_BYTES = 64;
 
@@ -120,5 +124,28 @@ public final class DeviceCalls {
         // Safety: out holds the CUcontext the driver writes.
         c.check(c.api.cuDevicePrimaryCtxRetain(out, device), RETAIN_PRIMARY);
         return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+    }
+
+    /**
+     * The device ({@code CUdevice}) of {@code context}, a context another library made. The
+     * driver answers only for the current context: this makes it current for the one query and
+     * then restores the calling thread's current context, whatever it was.
+     *
+     * @throws dev.gatun.cuda.CudaException when the driver rejects the context
+     */
+    public int deviceOf(MemorySegment context) {
+        MemorySegment out = c.out();
+        // Safety: out holds the one CUcontext the driver writes.
+        c.check(c.api.cuCtxGetCurrent(out), GET_CURRENT);
+        MemorySegment saved = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        // Safety: the driver checks the handle; the thread's previous context is restored below.
+        c.check(c.api.cuCtxSetCurrent(context), SET_CURRENT);
+        // Safety: out holds the one CUdevice (an int) the driver writes for the current context.
+        int r = c.api.cuCtxGetDevice(out);
+        // Safety: saved was current on this thread a moment ago (or is NULL: none was).
+        int restored = c.api.cuCtxSetCurrent(saved);
+        c.check(r, CONTEXT_DEVICE); // the query's own error first: a failed restore never replaces it
+        c.check(restored, SET_CURRENT);
+        return out.get(ValueLayout.JAVA_INT, 0);
     }
 }

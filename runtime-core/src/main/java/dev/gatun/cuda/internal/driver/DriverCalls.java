@@ -52,6 +52,11 @@ package dev.gatun.cuda.internal.driver;
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>validating another library's handles: {@code cuStreamGetCtx},
+ *       {@code cuStreamGetPriority}, {@code cuPointerGetAttributes} ({@link ForeignCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Each names its stream or address; making Gatun's context current would not change
+ *       the answer, which is what is checked against this context.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
  *       {@code cuMemPoolDestroy}</td>
@@ -66,6 +71,10 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
  *     <td>none</td>
  *     <td>Driver-level: they belong to no context, and poison none.</td></tr>
+ *   <tr><td>{@code cuCtxGetDevice} for another library's context ({@link DeviceCalls#deviceOf})</td>
+ *     <td>that context, made current for the one query</td>
+ *     <td>The driver answers only for the current context; the thread's current context is
+ *       restored right after, so neither Gatun's nor the other library's calls see a change.</td></tr>
  * </table>
  */
 public final class DriverCalls {
@@ -80,6 +89,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final ForeignCalls foreign;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +102,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.foreign = new ForeignCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -138,5 +149,9 @@ public final class DriverCalls {
 
     public MemoryPoolCalls pools() {
         return pools;
+    }
+
+    public ForeignCalls foreign() {
+        return foreign;
     }
 }
