@@ -129,6 +129,11 @@ public final class FakeDriverApi {
         return streams.events.size();
     }
 
+    /** Host functions queued with cuLaunchHostFunc so far. */
+    public synchronized long hostFunctionsQueued() {
+        return streams.hostFunctionsQueued;
+    }
+
     public synchronized int queuedOperations(MemorySegment stream) {
         return streams.streamOf(stream.address()).queue.size();
     }

@@ -48,6 +48,11 @@ package dev.gatun.cuda.internal.driver;
  *       probe ran with another context current. The hot path of pool allocation: one driver
  *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
  *       context.)</td></tr>
+ *   <tr><td>{@code cuLaunchHostFunc} ({@link CompletionCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its stream, as a stream wait does (which the probe ran with another context
+ *       current); the hot path of a completion future: one driver call. (The probe predates it;
+ *       the GPU suite's completion test runs it on the primary context.)</td></tr>
  *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
@@ -80,6 +85,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final CompletionCalls completions;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +98,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.completions = new CompletionCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -138,5 +145,9 @@ public final class DriverCalls {
 
     public MemoryPoolCalls pools() {
         return pools;
+    }
+
+    public CompletionCalls completions() {
+        return completions;
     }
 }
