@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.ModuleResource;
@@ -390,6 +391,15 @@ public final class CudaContext implements AutoCloseable {
                 .toList();
     }
 
+    /**
+     * Futures from {@link Stream#onComplete} on this context still waiting for their host
+     * function: not yet completed, cancelled or failed. Zero once the work they wait for is done
+     * and the dispatcher has handed them to their executors.
+     */
+    public long pendingCompletions() {
+        return Completions.pending(contextState);
+    }
+
     /** A snapshot of the counters. */
     public ContextCounters counters() {
         return contextState.stats().snapshot(contextState.retirement().pending());
@@ -473,11 +483,17 @@ public final class CudaContext implements AutoCloseable {
         copyStream.retire();
         defaultMemoryPool.retire();
         staging.close();
-        if (contextState.poisoned()) {
-            contextState.reap(); // abandons what a poisoned context can no longer free, with a log line each
-        } else {
-            contextState.drain("CudaContext.close");
-            devicePool.trimNow();
+        try {
+            if (contextState.poisoned()) {
+                contextState.reap(); // abandons what a poisoned context can no longer free, with a log line each
+            } else {
+                contextState.drain("CudaContext.close");
+                devicePool.trimNow();
+            }
+        } finally {
+            // After the drain, which ran every host function of a healthy context; if it failed,
+            // the futures still pending are failed rather than left waiting.
+            Completions.contextClosed(contextState);
         }
         device.contextClosed(this);
     }

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.NativeResource;
@@ -10,6 +11,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -182,6 +186,46 @@ public final class Stream extends Owner {
         contextState.stats().forcedSynchronizations.increment();
         contextState.calls().streams().synchronize(s.handle());
         contextState.reap();
+    }
+
+    /**
+     * A future completed once every operation queued on this stream so far has completed, on
+     * {@link ForkJoinPool#commonPool()}; see {@link #onComplete(Executor)}.
+     */
+    public CompletableFuture<Void> onComplete() {
+        return onComplete(ForkJoinPool.commonPool());
+    }
+
+    /**
+     * A future completed once every operation queued on this stream so far has completed, without
+     * blocking and without a thread per stream: a host function ({@code cuLaunchHostFunc}) queued
+     * now records its firing, and Gatun's one dispatcher thread hands the future to
+     * {@code executor}, which completes it (so {@code thenRun} and other non-async dependents
+     * registered before completion run there; {@code Runnable::run} runs them on the dispatcher,
+     * where they delay every other completion). No user code runs on the driver's thread.
+     *
+     * <p>Each call returns a new future that belongs to the caller. Cancelling or completing it
+     * yourself detaches it: the GPU work is not cancelled, the host function still fires and is
+     * ignored, and Gatun keeps nothing for it. When a sticky error poisons the context, every
+     * pending future fails with that {@link ContextPoisonedException} (the driver calls no host
+     * function after one; Gatun notices within about 100 ms even when no other call fails). When
+     * the context closes, futures whose work completed complete, and any other fails.
+     *
+     * @throws CaptureActiveException when the stream is capturing a graph: the host function would
+     *     become a node of the graph instead of observing this work (end or abort the capture first)
+     * @throws ContextPoisonedException when the context is poisoned already
+     */
+    public CompletableFuture<Void> onComplete(Executor executor) {
+        Objects.requireNonNull(executor, "executor");
+        StreamState s = openState();
+        synchronized (s.captureLock()) { // a Gatun capture cannot begin between the check and the launch
+            if (s.captureScope() != null || s.capturing()) {
+                throw new CaptureActiveException(this + " is capturing a graph; a completion future would add a host "
+                        + "node to the graph instead of observing the work. End or abort the capture first, or ask "
+                        + "for the completion of a graph launch after it is queued.");
+            }
+            return Completions.after(s, executor);
+        }
     }
 
     /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */

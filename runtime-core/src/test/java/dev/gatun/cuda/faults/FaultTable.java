@@ -191,6 +191,17 @@ final class FaultTable {
                         return () -> s.waitFor(e);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuLaunchHostFunc", "stream.onComplete() after a memset", INVALID_HANDLE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(MiB);
+                        s.memset(b.bytes(), (byte) 1);
+                        return s::onComplete;
+                    },
+                    fails(CudaException.class).and("no host function was queued and no future is pending",
+                            (w, e) -> completionsSettled(w, 0)),
+                    fails(CudaException.class).and("the host function queued anyway fired and was ignored: no future "
+                            + "is pending", (w, e) -> completionsSettled(w, 1))),
             call("cuStreamIsCapturing", "buffer.close() after a memset on an exported stream (its fence asks the driver"
                     + " whether code outside Gatun began a capture on it)",
                     INVALID_HANDLE, w -> {
@@ -724,6 +735,12 @@ final class FaultTable {
                     assertEquals(1, w.ctx.counters().retirementsFailed());
                     LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ", ": free failed ", " times, last with ");
                 });
+    }
+
+    /** After a failed onComplete: the driver queued {@code hostFunctions} host functions, and Gatun keeps no future. */
+    private static void completionsSettled(FaultWorld w, long hostFunctions) {
+        assertEquals(hostFunctions, w.sim.gpu.hostFunctionsQueued(), "host functions the driver queued");
+        assertEquals(0, w.ctx.pendingCompletions(), "futures Gatun still waits for");
     }
 
     private static void nothingPending(FaultWorld w, Throwable e) {

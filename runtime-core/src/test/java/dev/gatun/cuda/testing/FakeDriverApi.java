@@ -134,6 +134,11 @@ public final class FakeDriverApi {
         return streams.events.containsKey(event.address());
     }
 
+    /** Host functions queued with cuLaunchHostFunc so far. */
+    public synchronized long hostFunctionsQueued() {
+        return streams.hostFunctionsQueued;
+    }
+
     public synchronized int queuedOperations(MemorySegment stream) {
         return streams.streamOf(stream.address()).queue.size();
     }

@@ -4,6 +4,7 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
 import static dev.gatun.cuda.testing.FakeDriverApi.NOT_READY;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
+import dev.gatun.cuda.bindings.driver.CUhostFn;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -55,6 +56,8 @@ final class SimulatedStreams {
     private final Map<Long, Stream> streams = new LinkedHashMap<>();
     final Map<Long, Event> events = new HashMap<>();
     private long clockNanos;
+    /** Host functions queued with cuLaunchHostFunc, ever. */
+    long hostFunctionsQueued;
 
     SimulatedStreams(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -135,6 +138,21 @@ final class SimulatedStreams {
             return INVALID_HANDLE;
         }
         status.set(ValueLayout.JAVA_INT, 0, s.captureStatus);
+        return SUCCESS;
+    }
+
+    /**
+     * Queues the host function: it runs when the work queued before it has run, on the thread
+     * that makes the simulated GPU progress (under the simulated driver's lock, as the real
+     * driver runs it on a thread of its own). Inside a capture it is captured as a host node.
+     */
+    public int cuLaunchHostFunc(MemorySegment stream, MemorySegment fn, MemorySegment userData) {
+        Stream s = streams.get(stream.address());
+        if (s == null || fn.equals(MemorySegment.NULL)) {
+            return INVALID_HANDLE;
+        }
+        hostFunctionsQueued++;
+        enqueue(s, () -> CUhostFn.invoke(fn, userData), Set.of(), Set.of());
         return SUCCESS;
     }
 

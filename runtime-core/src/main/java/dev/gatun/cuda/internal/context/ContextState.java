@@ -45,6 +45,8 @@ public final class ContextState implements RetirementQueue.Host {
     /** The context's own stream for copies, where synchronous operations run; set once, as it opens. */
     private volatile StreamState copyStream;
     private volatile boolean closed;
+    /** Orders {@link #probeStickyError()} before {@link #markClosed()}: the copy stream outlives every probe. */
+    private final Object probeLock = new Object();
 
     /**
      * @param handle the retained primary context ({@code CUcontext})
@@ -141,7 +143,24 @@ public final class ContextState implements RetirementQueue.Host {
 
     /** Marks the context closed: every later operation on it is refused by {@link #checkOpen()}. */
     public void markClosed() {
-        closed = true;
+        synchronized (probeLock) {
+            closed = true; // no probe starts from now on, and none is under way
+        }
+    }
+
+    /**
+     * Asks the driver whether a sticky error hit this context, by polling its copy stream (a
+     * sticky error is reported by every call and poisons the context through layer 2). For the
+     * completion dispatcher, whose futures would otherwise wait forever: the driver runs no host
+     * function after a sticky error. Does nothing once the context is closed, so the copy stream
+     * it polls is still alive.
+     */
+    void probeStickyError() {
+        synchronized (probeLock) {
+            if (!closed && copyStream != null) {
+                calls.streams().poll(copyStream.handle());
+            }
+        }
     }
 
     /** Throws {@link IllegalStateException} when the context is closed. */

@@ -48,6 +48,11 @@ package dev.gatun.cuda.internal.driver;
  *       probe ran with another context current. The hot path of pool allocation: one driver
  *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
  *       context.)</td></tr>
+ *   <tr><td>{@code cuLaunchHostFunc} ({@link CompletionCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its stream, as a stream wait does (which the probe ran with another context
+ *       current); the hot path of a completion future: one driver call. (The probe predates it;
+ *       the GPU suite's completion test runs it on the primary context.)</td></tr>
  *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
@@ -90,6 +95,7 @@ public final class DriverCalls {
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
     private final ForeignCalls foreign;
+    private final CompletionCalls completions;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -103,6 +109,7 @@ public final class DriverCalls {
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
         this.foreign = new ForeignCalls(checked);
+        this.completions = new CompletionCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -153,5 +160,9 @@ public final class DriverCalls {
 
     public ForeignCalls foreign() {
         return foreign;
+    }
+
+    public CompletionCalls completions() {
+        return completions;
     }
 }
