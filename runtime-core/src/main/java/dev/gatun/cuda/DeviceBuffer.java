@@ -16,11 +16,18 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
+ *
+ * <p>A {@link GrowableBuffer#mapped()} view is a buffer too, over memory the growable buffer
+ * owns: closing it ends the view (and frees nothing); a shrink below its end, or closing the
+ * growable buffer, closes it.
  */
 public final class DeviceBuffer extends Owner {
 
     private final CudaContext context;
-    private final Resource resource;
+    /** The allocation's own resource, or, for a view of a growable buffer, the view's (which frees nothing). */
+    private final NativeResource resource;
+    private final long address;
+    private final long size;
 
     private static final class Resource extends NativeResource {
         final long address;
@@ -136,6 +143,25 @@ public final class DeviceBuffer extends Owner {
         super(r);
         this.context = context;
         this.resource = r;
+        this.address = address;
+        this.size = size;
+    }
+
+    /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
+    private DeviceBuffer(CudaContext context, NativeResource view, long address, long size) {
+        super(view, false);
+        this.context = context;
+        this.resource = view;
+        this.address = address;
+        this.size = size;
+    }
+
+    /**
+     * The first {@code size} bytes at {@code address} as a buffer whose lifetime is {@code view}'s
+     * (a {@link GrowableBuffer}'s mapped range): no Cleaner watches it, since its owner closes it.
+     */
+    static DeviceBuffer viewOf(CudaContext context, NativeResource view, long address, long size) {
+        return new DeviceBuffer(context, view, address, size);
     }
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
@@ -185,7 +211,7 @@ public final class DeviceBuffer extends Owner {
 
     /** Size in bytes. */
     public long byteSize() {
-        return resource.size;
+        return size;
     }
 
     /**
@@ -195,7 +221,7 @@ public final class DeviceBuffer extends Owner {
      */
     public long address() {
         resource.checkOpen();
-        return resource.address;
+        return address;
     }
 
     /** The whole buffer as bytes. */
@@ -206,10 +232,10 @@ public final class DeviceBuffer extends Owner {
     /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
     public DeviceView as(ElementType type) {
         resource.checkOpen();
-        if (resource.size % type.byteSize() != 0) {
-            throw new IllegalArgumentException(resource.size + " bytes are not a whole number of " + type + " elements");
+        if (size % type.byteSize() != 0) {
+            throw new IllegalArgumentException(size + " bytes are not a whole number of " + type + " elements");
         }
-        return new DeviceView(this, 0, resource.size, type);
+        return new DeviceView(this, 0, size, type);
     }
 
     public DeviceView asFloats() {

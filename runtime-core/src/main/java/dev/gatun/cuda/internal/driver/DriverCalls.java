@@ -52,9 +52,15 @@ package dev.gatun.cuda.internal.driver;
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>virtual memory: granularity, reserve, create, map, set access
+ *       ({@link VirtualMemoryCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths (a growable buffer's creation, growth); making the context current is the
+ *       safe side.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
- *       {@code cuMemPoolDestroy}</td>
+ *       {@code cuMemPoolDestroy}; {@code cuMemUnmap}, {@code cuMemRelease},
+ *       {@code cuMemAddressFree}</td>
  *     <td>{@code current}, made by their caller</td>
  *     <td>They act on the current context, but run in batches: retirement makes the context
  *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
@@ -80,6 +86,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final VirtualMemoryCalls virtualMemory;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +99,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.virtualMemory = new VirtualMemoryCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -138,5 +146,9 @@ public final class DriverCalls {
 
     public MemoryPoolCalls pools() {
         return pools;
+    }
+
+    public VirtualMemoryCalls virtualMemory() {
+        return virtualMemory;
     }
 }
