@@ -50,6 +50,8 @@ public final class GrowableBuffer extends Owner {
     private final CudaContext context;
     private final ContextState state;
     private final Resource resource;
+    /** The buffer of the newest view, which {@link #mapped()} returns again while the size stays (guarded by the resource's lock). */
+    private DeviceBuffer newestView;
 
     /**
      * The reserved range, its chunks and views, and their retirement. Chunk {@code i} is mapped at
@@ -273,7 +275,6 @@ public final class GrowableBuffer extends Owner {
     static final class View extends NativeResource {
         private final Resource buffer;
         final long size;
-        DeviceBuffer view;
         /** The size a shrink cut this view at, or -1. */
         private volatile long revokedAt = -1;
 
@@ -512,12 +513,15 @@ public final class GrowableBuffer extends Owner {
                 top = resource.views.peekLast();
             }
             if (top != null && top.size == resource.size) {
-                return top.view;
+                if (newestView == null || newestView.resource() != top) {
+                    newestView = DeviceBuffer.viewOf(context, top, resource.base, top.size);
+                }
+                return newestView;
             }
             View v = new View(state, resource, resource.size);
-            v.view = DeviceBuffer.viewOf(context, v, resource.base, resource.size);
             resource.views.addLast(v);
-            return v.view;
+            newestView = DeviceBuffer.viewOf(context, v, resource.base, v.size);
+            return newestView;
         }
     }
 
