@@ -477,11 +477,15 @@ public final class GrowableBuffer extends Owner {
                 throw new IllegalArgumentException(resource.identity() + " is " + size + " bytes; cannot shrink it to "
                         + newSize + " (grow it instead, or give 0 .. " + size + ")");
             }
+            int target = (int) resource.chunksFor(newSize);
+            boolean unmaps = target < resource.chunks;
+            if (unmaps) { // refused before anything changes
+                state.calls().live(SHRINK);
+                state.ordering().refuseDuringOwnCapture(SHRINK);
+            }
             List<View> revoked = resource.revokeViewsPast(newSize);
             resource.size = newSize;
-            int target = (int) resource.chunksFor(newSize);
-            if (target < resource.chunks) {
-                state.calls().live(SHRINK);
+            if (unmaps) {
                 SynchronousCopies copies = context.copies();
                 StreamState copy = copies.enterSynchronous(SHRINK, resource, null);
                 for (View v : revoked) {

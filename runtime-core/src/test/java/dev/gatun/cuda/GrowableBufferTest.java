@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.RetirementQueue;
 import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
@@ -293,5 +294,62 @@ class GrowableBufferTest {
             assertTrue(whole.isClosed());
             assertEquals(1, g.counters().chunks());
         }
+    }
+
+    @Test
+    void aGrowthByOneChunkIsOneCreateMapAndSetAccessAndAShrinkOneUnmapAndRelease() {
+        try (GrowableBuffer g = ctx.reserveGrowable(8 * MiB)) {
+            g.grow(2 * MiB);
+            sim.faults.countCalls();
+            g.grow(4 * MiB);
+            assertEquals(1, sim.faults.calls("cuMemCreate"));
+            assertEquals(1, sim.faults.calls("cuMemMap"));
+            assertEquals(1, sim.faults.calls("cuMemSetAccess"));
+            g.shrink(2 * MiB);
+            assertEquals(1, sim.faults.calls("cuMemUnmap"));
+            assertEquals(1, sim.faults.calls("cuMemRelease"));
+            assertEquals(0, sim.faults.calls("cuMemAddressFree"));
+        }
+    }
+
+    @Test
+    void aLaunchPreparedOverAViewPastAShrinkIsRefused() {
+        try (Kernel inc = incrementKernel(); GrowableBuffer g = ctx.reserveGrowable(8 * MiB)) {
+            g.grow(8 * MiB);
+            KernelLaunch launch = inc.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(g.mapped()), KernelArg.i32(8));
+            launch.launch(ctx.computeStream());
+            g.shrink(4 * MiB);
+            int launches = sim.gpu.launches();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> launch.launch(ctx.computeStream()));
+            assertTrue(e.getMessage().contains("shrank to 4194304 bytes"), e.getMessage());
+            assertEquals(launches, sim.gpu.launches(), "nothing reached the driver");
+            launch.setPointer(0, g.mapped().asInts()).launch(ctx.computeStream());
+            assertEquals(launches + 1, sim.gpu.launches());
+        }
+    }
+
+    @Test
+    void aChunkWhoseUnmapFailsIsRetiredAndTheRangeFreedAfterIt() {
+        GrowableBuffer g = ctx.reserveGrowable(8 * MiB);
+        g.grow(6 * MiB);
+        assertEquals(3, sim.gpu.liveMappings(), "after growth");
+        LogCapture.clear();
+        // The shrink's unmap of the top chunk fails, and so do retirement's first two tries (at
+        // the hand-over and at the shrink's closing reap); the third, at the reap below, succeeds.
+        sim.faults.inject("cuMemUnmap", CudaDriver.CUDA_ERROR_INVALID_VALUE(), FaultPlan.Mode.REPLACE, 0, 3);
+        g.shrink(4 * MiB);
+        LogCapture.expect(Level.WARN, GrowableBuffer.class, "Unmapping chunk 2 of GrowableBuffer#");
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing chunk 2 of GrowableBuffer#", "will retry");
+        assertEquals(3, sim.gpu.liveMappings(), "chunks 0 and 1 kept, chunk 2 waiting in retirement");
+        assertEquals(3, g.counters().chunks(), "the retiring chunk still counts");
+        assertEquals(1, ctx.counters().retirementsPending());
+        g.close();
+        assertEquals(1, sim.gpu.liveReservations(), "the range waits for the retiring chunk");
+        ctx.reap(); // the chunk's retry succeeds, which lets the buffer's own retirement free the rest
+        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, sim.gpu.liveMappings());
+        assertEquals(0, sim.gpu.liveReservations());
+        assertEquals(0, g.counters().mappedBytes());
+        assertEquals(List.of(), sim.gpu.violations(), "no range freed under a mapping");
     }
 }
