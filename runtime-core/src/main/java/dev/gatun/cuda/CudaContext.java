@@ -298,6 +298,28 @@ public final class CudaContext implements AutoCloseable {
         return defaultMemoryPool;
     }
 
+    /**
+     * A growable buffer that reserves {@code maxBytes} of device address space (rounded up to a
+     * whole chunk), exactly: {@code reserveGrowable(GrowableBufferOptions.exactly(maxBytes))}.
+     */
+    public GrowableBuffer reserveGrowable(long maxBytes) {
+        return reserveGrowable(GrowableBufferOptions.exactly(maxBytes));
+    }
+
+    /**
+     * A growable buffer ({@link GrowableBuffer}): reserves device address space as {@code options}
+     * say, with nothing mapped yet (size 0). Close it when done.
+     *
+     * @throws CudaException {@code CUDA_ERROR_NOT_SUPPORTED} on a device without virtual memory
+     *     management; the driver's error when even the minimum reservation is refused
+     */
+    public GrowableBuffer reserveGrowable(GrowableBufferOptions options) {
+        Objects.requireNonNull(options, "options");
+        checkOpen();
+        contextState.reap();
+        return GrowableBuffer.reserve(this, options);
+    }
+
     /** Allocates page-locked host memory, not write-combined (host reads stay fast). */
     public PinnedBuffer allocatePinned(long bytes) {
         return allocatePinned(bytes, false);

@@ -20,11 +20,18 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * <p>A {@linkplain CudaContext#borrowDeviceMemory borrowed} buffer views another library's
  * allocation: it is used like any other, but closing it only ends Gatun's view, once Gatun's
  * work queued on it has completed; the memory is never freed by Gatun.
+ *
+ * <p>A {@link GrowableBuffer#mapped()} view is a buffer too, over memory the growable buffer
+ * owns: closing it ends the view (and frees nothing); a shrink below its end, or closing the
+ * growable buffer, closes it.
  */
 public final class DeviceBuffer extends Owner {
 
     private final CudaContext context;
-    private final Resource resource;
+    /** The allocation's own resource, or, for a view of a growable buffer, the view's (which frees nothing). */
+    private final NativeResource resource;
+    private final long address;
+    private final long size;
 
     private static final class Resource extends NativeResource {
         final long address;
@@ -155,6 +162,25 @@ public final class DeviceBuffer extends Owner {
         super(r);
         this.context = context;
         this.resource = r;
+        this.address = address;
+        this.size = size;
+    }
+
+    /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
+    private DeviceBuffer(CudaContext context, NativeResource view, long address, long size) {
+        super(view, false);
+        this.context = context;
+        this.resource = view;
+        this.address = address;
+        this.size = size;
+    }
+
+    /**
+     * The first {@code size} bytes at {@code address} as a buffer whose lifetime is {@code view}'s
+     * (a {@link GrowableBuffer}'s mapped range): no Cleaner watches it, since its owner closes it.
+     */
+    static DeviceBuffer viewOf(CudaContext context, NativeResource view, long address, long size) {
+        return new DeviceBuffer(context, view, address, size);
     }
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
@@ -209,7 +235,7 @@ public final class DeviceBuffer extends Owner {
 
     /** Size in bytes. */
     public long byteSize() {
-        return resource.size;
+        return size;
     }
 
     /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
@@ -226,7 +252,7 @@ public final class DeviceBuffer extends Owner {
      */
     public long address() {
         resource.checkOpen();
-        return resource.address;
+        return address;
     }
 
     /** The whole buffer as bytes. */
@@ -237,10 +263,10 @@ public final class DeviceBuffer extends Owner {
     /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
     public DeviceView as(ElementType type) {
         resource.checkOpen();
-        if (resource.size % type.byteSize() != 0) {
-            throw new IllegalArgumentException(resource.size + " bytes are not a whole number of " + type + " elements");
+        if (size % type.byteSize() != 0) {
+            throw new IllegalArgumentException(size + " bytes are not a whole number of " + type + " elements");
         }
-        return new DeviceView(this, 0, resource.size, type);
+        return new DeviceView(this, 0, size, type);
     }
 
     public DeviceView asFloats() {

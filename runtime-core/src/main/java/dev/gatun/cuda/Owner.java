@@ -14,8 +14,21 @@ abstract class Owner implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
 
     Owner(NativeResource resource) {
+        this(resource, true);
+    }
+
+    /**
+     * @param watched false for an owner whose resource another owner closes (a growable buffer's
+     *     views): no Cleaner reports it when it becomes unreachable
+     */
+    Owner(NativeResource resource, boolean watched) {
         this.resource = resource;
-        this.cleanable = resource.watch(this);
+        if (watched) {
+            this.cleanable = resource.watch(this);
+        } else {
+            resource.listWithoutCleaner();
+            this.cleanable = null;
+        }
     }
 
     /** Whether this owner has been closed (its handle handed to retirement). */
@@ -29,7 +42,7 @@ abstract class Owner implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (resource.close()) {
+        if (resource.close() && cleanable != null) {
             cleanable.clean();
         }
     }

@@ -23,7 +23,7 @@ class ExceptionTypesTest {
         declared.addAll(ExceptionTypes.declaredIn("dev.gatun.cuda.nvrtc", getClass()));
         assertEquals(Set.of(GatunException.class, CudaException.class, ContextPoisonedException.class,
                 CaptureInvalidatedException.class, CompilationException.class, CudaUnavailableException.class,
-                DriverTooOldException.class, CaptureActiveException.class), declared);
+                DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class), declared);
         for (Class<?> type : declared) {
             assertTrue(GatunException.class.isAssignableFrom(type), type + " is a runtime failure outside GatunException");
         }

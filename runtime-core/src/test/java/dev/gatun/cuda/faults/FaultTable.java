@@ -19,6 +19,7 @@ import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
+import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
@@ -440,6 +441,60 @@ final class FaultTable {
                     fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)
                             .flagging("cuMemPoolDestroy of a pool with 1 allocations not freed")),
 
+            // ---- Virtual memory management (growable buffers) ----
+            call("cuMemGetAllocationGranularity", "ctx.reserveGrowable(8 MiB)", INVALID_VALUE,
+                    w -> () -> w.growable(),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemAddressReserve", "ctx.reserveGrowable(8 MiB), exactly: no fallback", OUT_OF_MEMORY,
+                    w -> () -> w.growable(),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.ADDRESS_RANGE)),
+            call("cuMemAddressFree", "growable.close() (its retirement frees the range)", INVALID_VALUE,
+                    w -> {
+                        GrowableBuffer g = w.growable();
+                        g.grow(MiB);
+                        return g::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuMemCreate", "growable.grow(1 MiB)", OUT_OF_MEMORY,
+                    w -> {
+                        GrowableBuffer g = w.keep(w.growable());
+                        return () -> g.grow(MiB);
+                    },
+                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried),
+                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried)
+                            .orphaning(Native.PHYSICAL_ALLOCATION)),
+            call("cuMemMap", "growable.grow(1 MiB)", OUT_OF_MEMORY,
+                    w -> {
+                        GrowableBuffer g = w.keep(w.growable());
+                        return () -> g.grow(MiB);
+                    },
+                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried),
+                    // Mapped, then reported failed: Gatun released the chunk it believes unmapped, and
+                    // the retry maps over the orphaned mapping, which fails; freeing the range unmaps it.
+                    fails(CudaException.class).flagging("cuMemAddressFree of ")),
+            call("cuMemSetAccess", "growable.grow(1 MiB)", INVALID_VALUE,
+                    w -> {
+                        GrowableBuffer g = w.keep(w.growable());
+                        return () -> g.grow(MiB);
+                    },
+                    fails(CudaException.class).and("the chunk rolled back, and a retry grows", FaultTable::growableRetried),
+                    fails(CudaException.class).and("the chunk rolled back, and a retry grows", FaultTable::growableRetried)),
+            call("cuMemUnmap", "growable.close() with one chunk mapped (its retirement unmaps it)", INVALID_VALUE,
+                    w -> {
+                        GrowableBuffer g = w.growable();
+                        g.grow(MiB);
+                        return g::close;
+                    },
+                    retriedAndFreed(),
+                    retriedThenGivenUp().orphaning(Native.PHYSICAL_ALLOCATION).orphaning(Native.ADDRESS_RANGE)),
+            call("cuMemRelease", "growable.close() with one chunk mapped (its retirement releases it)", INVALID_VALUE,
+                    w -> {
+                        GrowableBuffer g = w.growable();
+                        g.grow(MiB);
+                        return g::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp().orphaning(Native.ADDRESS_RANGE)),
+
             // ---- Modules, functions and launches ----
             call("cuModuleLoadData", "modules().load(name, image) replacing a loaded module", INVALID_IMAGE,
                     w -> {
@@ -784,6 +839,14 @@ final class FaultTable {
         MemoryPool p = w.kept(MemoryPool.class);
         p.close();
         assertEquals(0, w.sim.gpu.liveMemoryPools(), "destroyed at once: no allocation holds it");
+    }
+
+    private static void growableRetried(FaultWorld w, Throwable e) {
+        GrowableBuffer g = w.kept(GrowableBuffer.class);
+        assertEquals(0, g.size());
+        assertEquals(0, w.sim.gpu.liveMappings(), "the failed growth mapped nothing, or unmapped it again");
+        g.grow(MiB);
+        assertEquals(1, g.counters().chunks());
     }
 
     private static void previousModuleStays(FaultWorld w, Throwable e) {

@@ -10,6 +10,7 @@ import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
@@ -57,7 +58,10 @@ final class FaultWorld {
         MODULE(FakeDriverApi::liveModules),
         GRAPH(FakeDriverApi::liveGraphs),
         GRAPH_EXEC(FakeDriverApi::liveGraphExecs),
-        MEMORY_POOL(FakeDriverApi::liveMemoryPools);
+        MEMORY_POOL(FakeDriverApi::liveMemoryPools),
+        ADDRESS_RANGE(FakeDriverApi::liveReservations),
+        PHYSICAL_ALLOCATION(FakeDriverApi::livePhysicalAllocations),
+        MAPPING(FakeDriverApi::liveMappings);
 
         private final ToIntFunction<FakeDriverApi> live;
 
@@ -154,6 +158,11 @@ final class FaultWorld {
     /** A memory pool with the default options. */
     MemoryPool pool() {
         return open(ctx.createMemoryPool(MemoryPoolOptions.defaults()));
+    }
+
+    /** A growable buffer reserving 8 MiB (four 2 MiB chunks on the simulated driver). */
+    GrowableBuffer growable() {
+        return open(ctx.reserveGrowable(8L << 20));
     }
 
     Event event() {

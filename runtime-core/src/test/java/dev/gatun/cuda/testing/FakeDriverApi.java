@@ -20,7 +20,8 @@ import java.util.List;
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
- * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedModules} and
+ * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools},
+ * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
@@ -43,13 +44,14 @@ public final class FakeDriverApi {
     final SimulatedStreams streams = new SimulatedStreams(this);
     final SimulatedMemory memory = new SimulatedMemory(this);
     final SimulatedMemoryPools pools = new SimulatedMemoryPools(this);
+    final SimulatedVirtualMemory virtualMemory = new SimulatedVirtualMemory(this);
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas());
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, modules, graphs);
+        return List.of(devices, streams, memory, pools, virtualMemory, modules, graphs);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -238,6 +240,36 @@ public final class FakeDriverApi {
     /** Allocations from pools (created or default) not yet freed. */
     public synchronized int livePoolAllocations() {
         return pools.liveAllocations();
+    }
+
+    // ---- virtual memory ----
+
+    /** The minimum and recommended allocation granularity cuMemGetAllocationGranularity reports (default 2 MiB each). */
+    public synchronized FakeDriverApi granularity(long minimum, long recommended) {
+        virtualMemory.minimumGranularity = minimum;
+        virtualMemory.recommendedGranularity = recommended;
+        return this;
+    }
+
+    /** Address space beyond this many reserved bytes in all is refused with CUDA_ERROR_OUT_OF_MEMORY. */
+    public synchronized FakeDriverApi addressSpaceLimit(long bytes) {
+        virtualMemory.addressSpaceLimit = bytes;
+        return this;
+    }
+
+    /** Address ranges reserved (cuMemAddressReserve) and not freed. */
+    public synchronized int liveReservations() {
+        return virtualMemory.liveReservations();
+    }
+
+    /** Physical allocations (cuMemCreate) not yet gone: released and unmapped. */
+    public synchronized int livePhysicalAllocations() {
+        return virtualMemory.livePhysical();
+    }
+
+    /** Mappings (cuMemMap) not unmapped. */
+    public synchronized int liveMappings() {
+        return virtualMemory.liveMappings();
     }
 
     // ---- modules and launches ----

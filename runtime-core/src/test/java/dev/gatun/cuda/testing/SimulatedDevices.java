@@ -107,6 +107,8 @@ final class SimulatedDevices {
             return 227 * 1024;
         } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE()) {
             return 60 << 20;
+        } else if (attribute == CudaDriver.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED()) {
+            return 1;
         }
         return 0;
     }

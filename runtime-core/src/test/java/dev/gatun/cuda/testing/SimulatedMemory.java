@@ -237,7 +237,7 @@ final class SimulatedMemory {
      */
     private StreamOp setOp(long dst, long n, Consumer<MemorySegment> action) {
         MemorySegment d = resolve(dst, n);
-        return d == null ? null : new StreamOp(() -> action.accept(d), Set.of(allocationOf(dst).base), Set.of());
+        return d == null ? null : new StreamOp(() -> action.accept(d), uses(dst, n), Set.of());
     }
 
     /** A memset of {@code width} elements of {@code elementSize} bytes (1 or 4) to {@code value}, or null as {@link #setOp}. */
@@ -256,8 +256,9 @@ final class SimulatedMemory {
         if (d == null || from == null) {
             return null;
         }
-        return new StreamOp(() -> MemorySegment.copy(from, 0, d, 0, n),
-                new HashSet<>(List.of(allocationOf(dst).base, allocationOf(src).base)), Set.of());
+        Set<Long> touched = new HashSet<>(uses(dst, n));
+        touched.addAll(uses(src, n));
+        return new StreamOp(() -> MemorySegment.copy(from, 0, d, 0, n), touched, Set.of());
     }
 
     // ---- copies ----
@@ -270,8 +271,7 @@ final class SimulatedMemory {
         }
         // The DMA engine sees raw memory, not the caller's Java view (whose arena may close first).
         MemorySegment from = MemorySegment.ofAddress(src.address()).reinterpret(n);
-        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n), Set.of(allocationOf(dst).base),
-                hostUse(src.address()));
+        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, d, 0, n), uses(dst, n), hostUse(src.address()));
         return SUCCESS;
     }
 
@@ -282,8 +282,7 @@ final class SimulatedMemory {
             return s == null ? INVALID_HANDLE : INVALID_VALUE;
         }
         MemorySegment to = MemorySegment.ofAddress(dst.address()).reinterpret(n);
-        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, to, 0, n), Set.of(allocationOf(src).base),
-                hostUse(dst.address()));
+        gpu.streams.enqueue(s, () -> MemorySegment.copy(from, 0, to, 0, n), uses(src, n), hostUse(dst.address()));
         return SUCCESS;
     }
 
@@ -314,12 +313,31 @@ final class SimulatedMemory {
         return e == null ? null : e.getValue();
     }
 
-    /** The backing memory of [address, address + n), or null when it is not inside one live allocation. */
+    /**
+     * The backing memory of [address, address + n), or null when it is not inside one live
+     * allocation, nor mapped and accessible in a reserved range ({@link SimulatedVirtualMemory}).
+     */
     MemorySegment resolve(long address, long n) {
         Allocation a = allocationOf(address);
-        if (a == null || n < 0 || address - a.base + n > a.size) {
+        if (a == null || address >= a.base + Math.max(1, a.size)) {
+            return n < 0 ? null : gpu.virtualMemory.resolve(address, n);
+        }
+        if (n < 0 || address - a.base + n > a.size) {
             return null;
         }
         return a.backing.asSlice(address - a.base, n);
+    }
+
+    /**
+     * What an operation on [address, address + n) uses, to check frees and unmaps against: the base
+     * of the allocation holding it, or the addresses of the mappings it spans. Call after
+     * {@link #resolve} found the range.
+     */
+    Set<Long> uses(long address, long n) {
+        Allocation a = allocationOf(address);
+        if (a != null && address < a.base + Math.max(1, a.size)) {
+            return Set.of(a.base);
+        }
+        return gpu.virtualMemory.mappingsUnder(address, n);
     }
 }

@@ -322,9 +322,8 @@ final class SimulatedModules {
         Function f = functions.get(node.function());
         Set<Long> uses = new HashSet<>();
         for (int i = 0; i < node.raw().length; i++) {
-            SimulatedMemory.Allocation a = f.paramSizes.get(i) == 8 ? gpu.memory.allocationOf(node.raw()[i]) : null;
-            if (a != null && node.raw()[i] < a.base + Math.max(1, a.size)) {
-                uses.add(a.base);
+            if (f.paramSizes.get(i) == 8 && gpu.memory.resolve(node.raw()[i], 0) != null) {
+                uses.addAll(gpu.memory.uses(node.raw()[i], 1)); // a mapped range: the mapping the pointer is in
             }
         }
         FakeKernel body = bodies.get(f.name);

@@ -81,6 +81,14 @@ public abstract class NativeResource implements Runnable {
     }
 
     /**
+     * For a resource whose owner another owner closes (a growable buffer's views): lists it as
+     * live, as {@link #watch} does, without registering a Cleaner.
+     */
+    public final void listWithoutCleaner() {
+        listAsLive();
+    }
+
+    /**
      * With leak tracking, lists this resource among its context's live owners. Called once the
      * subclass's constructor has set its fields, never from this class's constructor: a listing
      * read by another thread calls {@link #identity()}, which reads those fields.
@@ -141,6 +149,11 @@ public abstract class NativeResource implements Runnable {
             }
             HOLDS.getAndAdd(this, 1);
         }
+    }
+
+    /** Whether anything holds the handle now (a captured graph, an executable, a view). */
+    public final boolean held() {
+        return holds > 0;
     }
 
     /** Drops a hold; the last one lets a deferred close proceed to retirement. */
@@ -227,6 +240,33 @@ public abstract class NativeResource implements Runnable {
                     return true;
                 }
             }
+            retire();
+            return true;
+        } finally {
+            context.closed(kind);
+            if (allocationSite != null) {
+                context.untrack(this);
+            }
+        }
+    }
+
+    /**
+     * Closes, as {@link #close()}, unless a captured graph holds the handle; atomic with respect to
+     * {@link #hold()}, so no capture can take a hold once this returns true. Returns false, and
+     * changes nothing, while held; true when closed (by this call or before).
+     */
+    public final boolean closeUnlessHeld() {
+        synchronized (this) {
+            if (holds > 0) {
+                return false;
+            }
+            if (!CLOSED.compareAndSet(this, false, true)) {
+                return true; // closed before
+            }
+            // Closed under the lock hold() takes: a later hold() sees it and refuses.
+        }
+        try {
+            beforeRetire();
             retire();
             return true;
         } finally {

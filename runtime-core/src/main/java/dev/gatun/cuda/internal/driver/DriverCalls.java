@@ -62,9 +62,15 @@ package dev.gatun.cuda.internal.driver;
  *     <td>{@code live}</td>
  *     <td>Each names its stream or address; making Gatun's context current would not change
  *       the answer, which is what is checked against this context.</td></tr>
+ *   <tr><td>virtual memory: granularity, reserve, create, map, set access
+ *       ({@link VirtualMemoryCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths (a growable buffer's creation, growth); making the context current is the
+ *       safe side.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
- *       {@code cuMemPoolDestroy}</td>
+ *       {@code cuMemPoolDestroy}; {@code cuMemUnmap}, {@code cuMemRelease},
+ *       {@code cuMemAddressFree}</td>
  *     <td>{@code current}, made by their caller</td>
  *     <td>They act on the current context, but run in batches: retirement makes the context
  *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
@@ -96,6 +102,7 @@ public final class DriverCalls {
     private final MemoryPoolCalls pools;
     private final ForeignCalls foreign;
     private final CompletionCalls completions;
+    private final VirtualMemoryCalls virtualMemory;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -110,6 +117,7 @@ public final class DriverCalls {
         this.pools = new MemoryPoolCalls(checked);
         this.foreign = new ForeignCalls(checked);
         this.completions = new CompletionCalls(checked);
+        this.virtualMemory = new VirtualMemoryCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -164,5 +172,9 @@ public final class DriverCalls {
 
     public CompletionCalls completions() {
         return completions;
+    }
+
+    public VirtualMemoryCalls virtualMemory() {
+        return virtualMemory;
     }
 }
