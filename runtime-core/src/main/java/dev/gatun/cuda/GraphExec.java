@@ -110,6 +110,7 @@ public final class GraphExec extends Owner {
         int nodes;
         synchronized (graph.building) { // no node is added while the driver copies the graph
             try {
+                graph.checkConditionals();
                 handle = context.state().calls().graphs().instantiate(graph.handle);
             } catch (RuntimeException e) {
                 graph.unhold();
@@ -182,6 +183,10 @@ public final class GraphExec extends Owner {
     public boolean update(Graph graph) {
         resource.checkOpen();
         context.checkSame(graph.context(), "the graph");
+        if (graph.isBody()) {
+            throw new IllegalArgumentException(graph + " is a conditional node's body, which runs only as part of "
+                    + "the graph that holds the node; update to that graph");
+        }
         Graph.Resource next = graph.resource();
         next.checkOpen();
         GraphUpdateEvent event = GraphUpdateEvent.start();
@@ -305,6 +310,10 @@ public final class GraphExec extends Owner {
     /** Checks that this executable is open and has {@code node} (see {@link #setEnabled}). */
     private void checkOwnNode(GraphNode node) {
         resource.checkOpen();
+        if (node.graph().isBody()) {
+            throw new IllegalArgumentException(node + " is in " + node.graph() + "; nodes of conditional bodies "
+                    + "cannot be changed one by one in an executable: change the body and instantiate again");
+        }
         if (node.graph().resource() != resource.origin) {
             throw new IllegalArgumentException(node + " is not a node of the graph this executable was instantiated "
                     + "from; pass a node of that graph");

@@ -4,8 +4,9 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One node of a {@link Graph} built node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
- * {@link Graph#addFill}, {@link Graph#addCopy}): what later nodes name as a dependency, and what
- * {@link GraphExec#setEnabled} addresses in an executable made from that graph.
+ * {@link Graph#addFill}, {@link Graph#addCopy}, a conditional node's {@link ConditionalNode#node()}): what
+ * later nodes name as a dependency, and what {@link GraphExec#setEnabled} addresses in an executable
+ * made from that graph (a node of a conditional node's body cannot be addressed so).
  *
  * <p>A value without a lifecycle of its own: it is valid as long as its graph. A node belongs to
  * exactly one graph; a {@linkplain Graph#copy() copy} of the graph has nodes of its own.
@@ -14,7 +15,9 @@ public final class GraphNode {
 
     /** What a node does, for messages and {@link #toString()}. */
     public enum Kind {
-        KERNEL, MEMSET, COPY
+        KERNEL, MEMSET, COPY,
+        /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
+        CONDITIONAL
     }
 
     private final Graph graph;

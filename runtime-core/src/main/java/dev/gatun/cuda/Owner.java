@@ -11,25 +11,39 @@ import java.lang.ref.Cleaner;
 abstract class Owner implements AutoCloseable {
 
     private final NativeResource resource;
+    /** Null for a view: the owner of the resource has the Cleaner registration. */
     private final Cleaner.Cleanable cleanable;
+    private volatile boolean viewClosed;
 
     Owner(NativeResource resource) {
-        this.resource = resource;
-        this.cleanable = resource.watch(this);
+        this(resource, false);
     }
 
-    /** Whether this owner has been closed (its handle handed to retirement). */
+    /**
+     * With {@code view}, a view of {@code resource}, which another owner owns and retires (a
+     * conditional node's body graph, which its graph owns): the view has no Cleaner
+     * registration, and closing it closes only the view, never the resource.
+     */
+    Owner(NativeResource resource, boolean view) {
+        this.resource = resource;
+        this.cleanable = view ? null : resource.watch(this);
+    }
+
+    /** Whether this owner has been closed (its handle handed to retirement); a view also when it was closed itself. */
     public boolean isClosed() {
-        return resource.isClosed();
+        return viewClosed || resource.isClosed();
     }
 
     /**
      * Hands the native handle to the context's retirement queue, which frees it once the GPU
-     * work queued on every stream that used it has completed. Idempotent.
+     * work queued on every stream that used it has completed. Idempotent. A view is only marked
+     * closed: what it views stays with its owner.
      */
     @Override
     public void close() {
-        if (resource.close()) {
+        if (cleanable == null) {
+            viewClosed = true;
+        } else if (resource.close()) {
             cleanable.clean();
         }
     }

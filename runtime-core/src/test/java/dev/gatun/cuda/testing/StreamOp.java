@@ -23,8 +23,10 @@ final class StreamOp {
     long exec;
     /** What a kernel launch's graph node describes; null for every other operation. */
     SimulatedModules.KernelNode kernel;
-    /** What a memset or copy node of a graph built node by node is, for its DOT label; null otherwise. */
+    /** What a memset, copy or conditional node of a graph built node by node is, for its DOT label; null otherwise. */
     String kind;
+    /** A conditional node of a graph (before instantiation); null for every other operation. */
+    SimulatedConditionals.Node conditional;
 
     StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
             Set<Long> hostUses) {

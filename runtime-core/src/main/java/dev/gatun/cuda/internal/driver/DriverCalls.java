@@ -39,7 +39,8 @@ package dev.gatun.cuda.internal.driver;
  *       with right results. A warmed replay makes exactly its own driver call.</td></tr>
  *   <tr><td>capture begin and end, graph instantiate, executable update, node queries and node
  *       parameter updates ({@link GraphCalls}); creating, building, cloning and printing a graph,
- *       enabling a node ({@link GraphBuildCalls})</td>
+ *       enabling a node ({@link GraphBuildCalls}); conditional handles and nodes
+ *       ({@link ConditionalCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>{@code cuMemAllocFromPoolAsync} ({@link MemoryPoolCalls})</td>
@@ -80,6 +81,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final ConditionalCalls conditionals;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +94,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.conditionals = new ConditionalCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -134,6 +137,10 @@ public final class DriverCalls {
 
     public GraphBuildCalls graphBuilding() {
         return graphBuilding;
+    }
+
+    public ConditionalCalls conditionals() {
+        return conditionals;
     }
 
     public MemoryPoolCalls pools() {
