@@ -177,6 +177,8 @@ public final class GraphExec extends Owner {
      * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
      *
      * @return false when the topologies differ; this executable is then unchanged
+     * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
+     *     the graph that holds the node)
      * @throws CudaException when the driver fails otherwise; the update may have been applied
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
@@ -267,8 +269,8 @@ public final class GraphExec extends Owner {
      * instantiated from, added before it was; after an in-place {@linkplain #update update} it
      * addresses the node in the same position of the graph this executable runs now.
      *
-     * @throws IllegalArgumentException when {@code node} is of another graph, or was added after
-     *     this executable was instantiated
+     * @throws IllegalArgumentException when {@code node} is of another graph or inside a
+     *     conditional node's body, or was added after this executable was instantiated
      */
     public void setEnabled(GraphNode node, boolean enabled) {
         checkOwnNode(node);
