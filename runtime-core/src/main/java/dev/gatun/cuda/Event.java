@@ -100,6 +100,23 @@ public final class Event extends Owner {
         return state.calls().events().elapsedMillis(start.resource.handle, resource.handle);
     }
 
+    /**
+     * For what names this event beyond a single call (a launch attribute, a graph node): checks
+     * that it is open and of {@code user}'s context; returns its owner, for a graph to hold.
+     *
+     * @param what names the event in messages, e.g. "the programmatic event"
+     */
+    NativeResource checkedOwnerFor(CudaContext user, String what) {
+        user.checkSame(context, what);
+        resource.checkOpen();
+        return resource;
+    }
+
+    /** The handle, for a graph node or launch attribute that names it (checked with {@link #checkedOwnerFor}). */
+    MemorySegment handle() {
+        return resource.handle;
+    }
+
     /** The handle for a wait on {@code stream}; records that the event was used there. */
     MemorySegment handleForUse(StreamState stream) {
         resource.checkOpen();

@@ -25,8 +25,8 @@ import java.util.Objects;
  * A CUDA graph: a description of work, launched through the executables {@link #instantiate()}
  * makes from it. It is captured ({@link StreamCapture#end()}) or built node by node from an
  * empty one ({@link CudaContext#createGraph()}, then {@link #addKernel}, {@link #addMemset},
- * {@link #addFill}, {@link #addCopy}, each after the nodes it names as dependencies); a capture
- * can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
+ * {@link #addFill}, {@link #addCopy}, {@link #addEventRecord}, {@link #addEventWait}, each after
+ * the nodes it names as dependencies); a capture can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
  *
  * <p>Conditional nodes ({@link #addIf}, {@link #addIfElse}, {@link #addWhile}, {@link #addSwitch})
  * run body graphs according to a {@link ConditionalHandle} that kernels set on the device. Each
@@ -34,7 +34,7 @@ import java.util.Objects;
  * holds its node (see {@link ConditionalNode}).
  *
  * <p>It holds every owner its recorded work uses (buffers whose addresses it baked in, modules
- * whose kernels it launches) until it is destroyed, even if they are closed or their registry
+ * whose kernels it launches, events its nodes record or wait for) until it is destroyed, even if they are closed or their registry
  * name is replaced meanwhile. Closing it hands it to the context's retirement queue; an
  * executable made from it, or updated to run it, keeps it alive until that executable is
  * destroyed (the driver names an executable's nodes by those of the graph it was made from).
@@ -266,6 +266,59 @@ public final class Graph extends Owner {
                 resource.holds.add(from);
                 return added(calls().addCopy(handle, deps, destination.address(), source.address(), bytes,
                         arena), GraphNode.Kind.COPY);
+            }
+        }
+    }
+
+    /**
+     * Adds a node that records {@code event} once the nodes it depends on are done
+     * ({@code cuGraphAddEventRecordNode}), at every launch of an executable made from this graph:
+     * another stream can then {@linkplain Stream#waitFor(Event) wait} for that part of the graph,
+     * or the host {@linkplain Event#synchronize() for the event}. The graph then holds the event,
+     * so closing it defers its destroy until the graph and its executables are gone.
+     *
+     * @throws IllegalArgumentException for an event of another context, or a dependency that is
+     *     not a node of this graph
+     * @throws IllegalStateException when this graph or the event is closed, or this graph is a
+     *     conditional node's body
+     */
+    public GraphNode addEventRecord(Event event, GraphNode... dependencies) {
+        return addEventNode(event, dependencies, GraphNode.Kind.EVENT_RECORD);
+    }
+
+    /**
+     * Adds a node that waits, before the nodes that depend on it, for the work captured by
+     * {@code event}'s last record ({@code cuGraphAddEventWaitNode}), as {@link Stream#waitFor(Event)}
+     * does: queue that record (on a stream of this context, or by launching a graph with a record
+     * node) before launching an executable made from this graph. An event never recorded is
+     * complete, and the node waits for nothing. The graph then holds the event.
+     *
+     * @throws IllegalArgumentException for an event of another context, or a dependency that is
+     *     not a node of this graph
+     * @throws IllegalStateException when this graph or the event is closed, or this graph is a
+     *     conditional node's body
+     */
+    public GraphNode addEventWait(Event event, GraphNode... dependencies) {
+        return addEventNode(event, dependencies, GraphNode.Kind.EVENT_WAIT);
+    }
+
+    private GraphNode addEventNode(Event event, GraphNode[] dependencies, GraphNode.Kind kind) {
+        checkOpen();
+        if (body != null) {
+            throw new IllegalStateException(this + " is a conditional node's body, which the driver lets hold only "
+                    + "kernel, memset, copy and conditional nodes; add the event node to the graph that holds it");
+        }
+        Objects.requireNonNull(event, "event");
+        NativeResource owner = event.checkedOwnerFor(context, kind == GraphNode.Kind.EVENT_RECORD
+                ? "the event to record" : "the event to wait for");
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                resource.holds.add(owner); // before the node can name it: no destroy while the graph lives
+                MemorySegment node = kind == GraphNode.Kind.EVENT_RECORD
+                        ? calls().addEventRecord(handle, deps, event.handle())
+                        : calls().addEventWait(handle, deps, event.handle());
+                return added(node, kind);
             }
         }
     }

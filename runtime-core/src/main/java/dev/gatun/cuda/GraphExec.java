@@ -25,7 +25,7 @@ import java.util.List;
  * only then lets go of what it holds.
  *
  * <p>Nodes of a graph built node by node are changed one at a time in an executable with
- * {@link #setEnabled} and {@link #setKernelNode}; a captured graph's kernel nodes, which have no
+ * {@link #setEnabled}, {@link #setKernelNode} and {@link #setEvent}; a captured graph's kernel nodes, which have no
  * {@link GraphNode}, with {@link #updateKernelNode}.
  *
  * <p>A warmed launch allocates nothing and looks nothing up. The driver forbids launching an
@@ -270,10 +270,21 @@ public final class GraphExec extends Owner {
      * addresses the node in the same position of the graph this executable runs now.
      *
      * @throws IllegalArgumentException when {@code node} is of another graph or inside a
-     *     conditional node's body, or was added after this executable was instantiated
+     *     conditional node's body, was added after this executable was instantiated, or is an
+     *     event or conditional node (the driver enables and disables only kernel, memset and copy
+     *     nodes)
      */
     public void setEnabled(GraphNode node, boolean enabled) {
         checkOwnNode(node);
+        if (isEventNode(node)) {
+            throw new IllegalArgumentException(node + " is an event node, and the driver enables and disables only "
+                    + "kernel, memset and copy nodes; point it at another event with setEvent, or build the graph "
+                    + "without it");
+        }
+        if (node.kind() == GraphNode.Kind.CONDITIONAL) {
+            throw new IllegalArgumentException(node + " is a conditional node, and the driver enables and disables "
+                    + "only kernel, memset and copy nodes; let its handle's value skip its body instead");
+        }
         synchronized (resource.lock) {
             resource.checkOpen();
             building.setEnabled(resource.handle, node.handle(), enabled);
@@ -307,6 +318,38 @@ public final class GraphExec extends Owner {
                 calls.setKernelNodeParams(resource.handle, node.handle(), params);
             }
         }
+    }
+
+    /**
+     * Sets event record or event wait node {@code node} to record, or wait for, {@code event}
+     * instead, for the launches made after this call ({@code cuGraphExecEventRecordNodeSetEvent},
+     * {@code cuGraphExecEventWaitNodeSetEvent}). This executable then holds {@code event}; the
+     * graph the node belongs to is unchanged. {@code node} is addressed as in {@link #setEnabled}.
+     *
+     * @throws IllegalArgumentException when {@code node} is not an event node, is of another graph
+     *     or was added after this executable was instantiated, or {@code event} is of another context
+     * @throws IllegalStateException when this executable or {@code event} is closed
+     */
+    public void setEvent(GraphNode node, Event event) {
+        checkOwnNode(node);
+        if (!isEventNode(node)) {
+            throw new IllegalArgumentException(node + " is not an event node; only an event record or event wait node "
+                    + "takes an event");
+        }
+        NativeResource owner = event.checkedOwnerFor(context, "the event of " + node);
+        synchronized (resource.lock) {
+            resource.checkOpen();
+            resource.holds.add(owner); // before the node can name it
+            if (node.kind() == GraphNode.Kind.EVENT_RECORD) {
+                building.setRecordEvent(resource.handle, node.handle(), event.handle());
+            } else {
+                building.setWaitEvent(resource.handle, node.handle(), event.handle());
+            }
+        }
+    }
+
+    private static boolean isEventNode(GraphNode node) {
+        return node.kind() == GraphNode.Kind.EVENT_RECORD || node.kind() == GraphNode.Kind.EVENT_WAIT;
     }
 
     /** Checks that this executable is open and has {@code node} (see {@link #setEnabled}). */

@@ -4,9 +4,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One node of a {@link Graph} built node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
- * {@link Graph#addFill}, {@link Graph#addCopy}, a conditional node's {@link ConditionalNode#node()}): what
- * later nodes name as a dependency, and what {@link GraphExec#setEnabled} addresses in an executable
- * made from that graph (a node of a conditional node's body cannot be addressed so).
+ * {@link Graph#addFill}, {@link Graph#addCopy}, {@link Graph#addEventRecord},
+ * {@link Graph#addEventWait}, a conditional node's {@link ConditionalNode#node()}): what later
+ * nodes name as a dependency, and what {@link GraphExec#setEnabled} and the other node updates
+ * address in an executable made from that graph (a node inside a conditional node's body cannot
+ * be addressed so).
  *
  * <p>A value without a lifecycle of its own: it is valid as long as its graph. A node belongs to
  * exactly one graph; a {@linkplain Graph#copy() copy} of the graph has nodes of its own.
@@ -15,7 +17,7 @@ public final class GraphNode {
 
     /** What a node does, for messages and {@link #toString()}. */
     public enum Kind {
-        KERNEL, MEMSET, COPY,
+        KERNEL, MEMSET, COPY, EVENT_RECORD, EVENT_WAIT,
         /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
         CONDITIONAL
     }

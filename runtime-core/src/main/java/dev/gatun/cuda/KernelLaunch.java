@@ -21,6 +21,9 @@ import java.util.Optional;
  *
  * <p>Device buffers passed as pointer arguments are tracked: each launch records the stream on
  * them, so closing a buffer while a launch that uses it is queued defers its free.
+ * The events of the configuration ({@link LaunchConfig#programmaticEvent()},
+ * {@link LaunchConfig#launchCompletionEvent()}) are tracked the same way, and a launch whose event
+ * was closed is refused.
  *
  * <p>A launch the driver rejects after Gatun's checks may have queued work anyway (its outcome
  * is uncertain): this launch then refuses to run again on any stream until the stream it failed
@@ -29,6 +32,9 @@ import java.util.Optional;
  * <p>Not thread-safe: one thread prepares and launches it at a time (use one per thread).
  */
 public final class KernelLaunch {
+
+    /** The driver that first took {@code CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT}: CUDA 12.3. */
+    private static final int COMPLETION_EVENT_SINCE = 12030;
 
     private enum Mode {
         PLAIN, COOPERATIVE, EXTENDED
@@ -44,6 +50,9 @@ public final class KernelLaunch {
     private final ParamBlock params;
     private final Mode mode;
     private final LaunchExConfig extended;
+    /** The configuration's events (null where it has none): each launch checks them open and records its use. */
+    private final Event programmaticEvent;
+    private final Event completionEvent;
     private StreamState uncertainOn;
     private String uncertainError;
 
@@ -55,6 +64,16 @@ public final class KernelLaunch {
         this.config = config;
         this.kinds = Objects.requireNonNull(args, "the argument array is null; pass no arguments instead").clone();
         LaunchChecks.check(kernel.launchTarget(), config, kinds);
+        this.programmaticEvent = checkedEvent(config.programmaticEvent(), "the programmatic event");
+        this.completionEvent = checkedEvent(config.launchCompletionEvent(), "the launch completion event");
+        if (completionEvent != null) {
+            int installed = state.driver().version().encoded();
+            if (installed < COMPLETION_EVENT_SINCE) {
+                throw new DriverTooOldException("CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", COMPLETION_EVENT_SINCE,
+                        installed, "a launch attribute of cuLaunchKernelEx; launch without withLaunchCompletionEvent, "
+                                + "or record an event after the launch");
+            }
+        }
         if (config.sharedMemoryBytes() > 0) {
             kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
         }
@@ -66,11 +85,42 @@ public final class KernelLaunch {
         if (config.hasExtendedAttributes()) {
             this.mode = Mode.EXTENDED;
             state.driver().require("cuLaunchKernelEx", 11080);
-            this.extended = LaunchExConfig.retained(config);
+            this.extended = LaunchExConfig.retained(config, handleOf(programmaticEvent), handleOf(completionEvent));
         } else {
             this.mode = config.cooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
             this.extended = null;
         }
+    }
+
+    /**
+     * A launch attribute's event, checked: of this launch's context, open, and with timing
+     * disabled (the driver takes no other); null for none.
+     */
+    private Event checkedEvent(Optional<Event> event, String what) {
+        if (event.isEmpty()) {
+            return null;
+        }
+        Event e = event.get();
+        e.checkedOwnerFor(context, what + " of kernel '" + kernel.name() + "'");
+        if (e.isTiming()) {
+            throw new IllegalArgumentException(what + " of kernel '" + kernel.name() + "' (" + e + ") records timing, "
+                    + "and the driver takes only an event with timing disabled: create it with "
+                    + "CudaContext.createEvent(), not createTimingEvent()");
+        }
+        return e;
+    }
+
+    private static MemorySegment handleOf(Event event) {
+        return event == null ? MemorySegment.NULL : event.handle();
+    }
+
+    /** Checks that a launch attribute's event is still open, and records its use on {@code s} (no allocation). */
+    private void useEvent(Event event, String what, StreamState s) {
+        if (event.isClosed()) {
+            throw new IllegalStateException(what + " of this launch of kernel '" + kernel.name() + "' (" + event
+                    + ") is closed; prepare the launch again with an open event");
+        }
+        event.handleForUse(s); // the kernel records it on s: its destroy waits for s's later fence
     }
 
     private void bind(int index, KernelArg arg) {
@@ -112,6 +162,12 @@ public final class KernelLaunch {
         if (uncertainOn != null) {
             proveUncertainDone();
         }
+        if (programmaticEvent != null) {
+            useEvent(programmaticEvent, "the programmatic event", s);
+        }
+        if (completionEvent != null) {
+            useEvent(completionEvent, "the launch completion event", s);
+        }
         for (DeviceBuffer b : buffers) {
             if (b != null) {
                 b.useOnPeer(context, s); // same context, or a peer checked at prepare
@@ -122,7 +178,8 @@ public final class KernelLaunch {
         // function belongs to a module this kernel retains; params is this launch's block, one
         // valid slot per kernel parameter (count and sizes checked at prepare); every device
         // pointer in it belongs to an open buffer that now lists this stream, so none is freed
-        // before the launch completes; the stream is open and of this context.
+        // before the launch completes; the stream is open and of this context; so is each event
+        // the attributes name, which now lists this stream too.
         try {
             switch (mode) {
                 case PLAIN -> launches.launch(function, config, s.handle(), params.kernelParams(), kernel.name());

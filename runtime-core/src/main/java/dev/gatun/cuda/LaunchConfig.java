@@ -1,14 +1,22 @@
 package dev.gatun.cuda;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
  * How to launch a kernel: grid and block dimensions, dynamic shared memory, and optionally a
  * thread-block cluster shape (compute capability 9.0+), a cooperative launch, and the launch
  * attributes of {@code cuLaunchKernelEx}: programmatic stream serialization, a cluster scheduling
- * policy and a priority. A configuration with a cluster or any of those attributes is launched
- * through {@code cuLaunchKernelEx} ({@link #hasExtendedAttributes()}).
+ * policy, a priority, a programmatic event and a launch completion event. A configuration with a
+ * cluster or any of those attributes is launched through {@code cuLaunchKernelEx}
+ * ({@link #hasExtendedAttributes()}).
+ *
+ * <p>The two events are {@link Event}s of the launch's context, created with
+ * {@link CudaContext#createEvent()} (timing disabled, as the driver requires). A launch prepared
+ * with one checks at every launch that it is still open, and refuses to launch once it is
+ * closed; each launch counts as a use of the event on its stream, so the event is destroyed only
+ * after that launch has completed.
  *
  * @param clusterX cluster dimensions; 0 (all three) means no cluster
  * @param cooperative launch with {@code cuLaunchCooperativeKernel} semantics: all blocks are
@@ -22,15 +30,35 @@ import java.util.OptionalInt;
  * @param priority the launch's priority, overriding its stream's (lower numbers mean higher
  *     priority, within {@link CudaContext#greatestStreamPriority()} ..
  *     {@link CudaContext#leastStreamPriority()}); empty for the stream's own
+ * @param programmaticEvent an event the kernel records once every block has triggered
+ *     ({@code cudaTriggerProgrammaticLaunchCompletion()}, PTX {@code griddepcontrol.launch_dependents})
+ *     or exited (compute capability 9.0+, {@code CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT}): a
+ *     kernel queued on another stream after {@link Stream#waitFor(Event)} on it may start then,
+ *     and must call {@code cudaGridDependencySynchronize()} (PTX {@code griddepcontrol.wait})
+ *     before it reads what this kernel writes. On the host, a complete event means only that
+ *     every block has triggered, not that the kernel has finished; empty for none
+ * @param triggerAtBlockStart with a programmatic event: each block triggers as it starts, so the
+ *     event fires once every block has begun (the dependent's {@code griddepcontrol.wait} still
+ *     waits for this kernel's completion and memory); false without one
+ * @param launchCompletionEvent an event the kernel records once all its blocks have begun
+ *     ({@code CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT}, driver 12.3+, any compute
+ *     capability; best effort: it may fire only when the kernel completes); empty for none
  */
 public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
         int clusterX, int clusterY, int clusterZ, boolean cooperative, boolean programmaticStreamSerialization,
-        ClusterSchedulingPolicy clusterSchedulingPolicy, OptionalInt priority) {
+        ClusterSchedulingPolicy clusterSchedulingPolicy, OptionalInt priority, Optional<Event> programmaticEvent,
+        boolean triggerAtBlockStart, Optional<Event> launchCompletionEvent) {
 
     public LaunchConfig {
         Objects.requireNonNull(clusterSchedulingPolicy, "the cluster scheduling policy is null; pass "
                 + "ClusterSchedulingPolicy.DEFAULT for the driver's own");
         Objects.requireNonNull(priority, "the priority is null; pass OptionalInt.empty() for the stream's own");
+        Objects.requireNonNull(programmaticEvent, "the programmatic event is null; pass Optional.empty() for none");
+        Objects.requireNonNull(launchCompletionEvent, "the launch completion event is null; pass Optional.empty() for none");
+        if (triggerAtBlockStart && programmaticEvent.isEmpty()) {
+            throw new IllegalArgumentException("triggerAtBlockStart applies to a programmatic event, and there is none; "
+                    + "use withProgrammaticEvent(event, true)");
+        }
         if (gridX < 1 || gridY < 1 || gridZ < 1 || blockX < 1 || blockY < 1 || blockZ < 1) {
             throw new IllegalArgumentException("grid and block dimensions must be at least 1: grid (" + gridX + ", " + gridY
                     + ", " + gridZ + "), block (" + blockX + ", " + blockY + ", " + blockZ + ")");
@@ -49,7 +77,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
     public LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
             int clusterX, int clusterY, int clusterZ, boolean cooperative) {
         this(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY, clusterZ, cooperative,
-                false, ClusterSchedulingPolicy.DEFAULT, OptionalInt.empty());
+                false, ClusterSchedulingPolicy.DEFAULT, OptionalInt.empty(), Optional.empty(), false, Optional.empty());
     }
 
     /** A one-dimensional launch: {@code grid} blocks of {@code block} threads. */
@@ -102,17 +130,20 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
 
     public LaunchConfig withSharedMemory(int bytes) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, bytes, clusterX, clusterY, clusterZ,
-                cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority);
+                cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
+                triggerAtBlockStart, launchCompletionEvent);
     }
 
     public LaunchConfig withCluster(int x, int y, int z) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, x, y, z, cooperative,
-                programmaticStreamSerialization, clusterSchedulingPolicy, priority);
+                programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
+                triggerAtBlockStart, launchCompletionEvent);
     }
 
     public LaunchConfig withCooperative(boolean on) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
-                clusterZ, on, programmaticStreamSerialization, clusterSchedulingPolicy, priority);
+                clusterZ, on, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
+                triggerAtBlockStart, launchCompletionEvent);
     }
 
     /**
@@ -121,13 +152,15 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      */
     public LaunchConfig withProgrammaticStreamSerialization(boolean on) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
-                clusterZ, cooperative, on, clusterSchedulingPolicy, priority);
+                clusterZ, cooperative, on, clusterSchedulingPolicy, priority, programmaticEvent,
+                triggerAtBlockStart, launchCompletionEvent);
     }
 
     /** Where the clusters of this (cluster) launch go; {@code DEFAULT} leaves it to the driver. */
     public LaunchConfig withClusterSchedulingPolicy(ClusterSchedulingPolicy policy) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
-                clusterZ, cooperative, programmaticStreamSerialization, policy, priority);
+                clusterZ, cooperative, programmaticStreamSerialization, policy, priority, programmaticEvent,
+                triggerAtBlockStart, launchCompletionEvent);
     }
 
     /**
@@ -136,13 +169,58 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      */
     public LaunchConfig withPriority(int value) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
-                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, OptionalInt.of(value));
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, OptionalInt.of(value),
+                programmaticEvent, triggerAtBlockStart, launchCompletionEvent);
     }
 
     /** The same configuration with its stream's priority. */
     public LaunchConfig withoutPriority() {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
-                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, OptionalInt.empty());
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, OptionalInt.empty(),
+                programmaticEvent, triggerAtBlockStart, launchCompletionEvent);
+    }
+
+    /**
+     * The kernel records {@code event} once every block has triggered or exited (compute
+     * capability 9.0+; see {@link #programmaticEvent()}). {@code event} must be a fence event
+     * ({@link CudaContext#createEvent()}) of the launch's context, checked when the launch is
+     * prepared.
+     *
+     * @param triggerAtBlockStart each block triggers as it starts, so the event fires once every
+     *     block has begun
+     */
+    public LaunchConfig withProgrammaticEvent(Event event, boolean triggerAtBlockStart) {
+        Objects.requireNonNull(event, "the programmatic event is null; use withoutProgrammaticEvent() for none");
+        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
+                Optional.of(event), triggerAtBlockStart, launchCompletionEvent);
+    }
+
+    /** The same configuration without a programmatic event. */
+    public LaunchConfig withoutProgrammaticEvent() {
+        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
+                Optional.empty(), false, launchCompletionEvent);
+    }
+
+    /**
+     * The kernel records {@code event} once all its blocks have begun (driver 12.3+; see
+     * {@link #launchCompletionEvent()}). {@code event} must be a fence event
+     * ({@link CudaContext#createEvent()}) of the launch's context, checked when the launch is
+     * prepared.
+     */
+    public LaunchConfig withLaunchCompletionEvent(Event event) {
+        Objects.requireNonNull(event, "the launch completion event is null; use withoutLaunchCompletionEvent() for none");
+        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
+                programmaticEvent, triggerAtBlockStart, Optional.of(event));
+    }
+
+    /** The same configuration without a launch completion event. */
+    public LaunchConfig withoutLaunchCompletionEvent() {
+        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
+                programmaticEvent, triggerAtBlockStart, Optional.empty());
     }
 
     public boolean hasCluster() {
@@ -151,11 +229,11 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
 
     /**
      * Whether this launch needs {@code cuLaunchKernelEx}: a cluster, programmatic stream
-     * serialization, a scheduling policy other than {@code DEFAULT}, or a priority.
+     * serialization, a scheduling policy other than {@code DEFAULT}, a priority, or an event.
      */
     public boolean hasExtendedAttributes() {
         return hasCluster() || programmaticStreamSerialization || clusterSchedulingPolicy != ClusterSchedulingPolicy.DEFAULT
-                || priority.isPresent();
+                || priority.isPresent() || programmaticEvent.isPresent() || launchCompletionEvent.isPresent();
     }
 
     public long threadsPerBlock() {

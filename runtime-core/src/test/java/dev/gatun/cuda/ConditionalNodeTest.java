@@ -280,6 +280,10 @@ class ConditionalNodeTest {
         int graphs = sim.gpu.liveGraphs();
         assertEquals(2, graphs, "the graph and its body");
 
+        try (Event e = ctx.createEvent()) {
+            IllegalStateException event = assertThrows(IllegalStateException.class, () -> body.addEventRecord(e));
+            assertTrue(event.getMessage().contains("only kernel, memset, copy and conditional nodes"), event.getMessage());
+        }
         IllegalStateException alone = assertThrows(IllegalStateException.class, body::instantiate);
         assertTrue(alone.getMessage().contains("instantiate the graph that holds its conditional node"), alone.getMessage());
         assertThrows(IllegalStateException.class, body::copy);
@@ -290,6 +294,9 @@ class ConditionalNodeTest {
 
         try (GraphExec exec = g.instantiate()) {
             assertThrows(IllegalArgumentException.class, () -> exec.setEnabled(inBody, false));
+            IllegalArgumentException conditional = assertThrows(IllegalArgumentException.class,
+                    () -> exec.setEnabled(loop.node(), false));
+            assertTrue(conditional.getMessage().contains("is a conditional node"), conditional.getMessage());
             assertThrows(IllegalArgumentException.class, () -> exec.update(body));
             body.close(); // closes the view only
             assertTrue(body.isClosed());

@@ -3,6 +3,7 @@ package dev.gatun.cuda.bench;
 import dev.gatun.cuda.ClusterSchedulingPolicy;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
@@ -26,8 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Host cost of an empty kernel launched through {@code cuLaunchKernelEx} with launch attributes:
- * programmatic stream serialization (PDL), a priority, and a cluster with a scheduling policy;
- * compare with {@link LaunchBenchmark#launchEmptyKernel} ({@code cuLaunchKernel}). Run with
+ * programmatic stream serialization (PDL), a priority, a cluster with a scheduling policy, and a
+ * programmatic event (which each launch checks open and records as used on its stream); compare with {@link LaunchBenchmark#launchEmptyKernel} ({@code cuLaunchKernel}). Run with
  * {@code -prof gc}: a warmed launch must allocate nothing (0 B/op). Needs compute capability 9.0+
  * (PDL and clusters); setUp refuses an older device.
  */
@@ -49,6 +50,8 @@ public class LaunchAttributesBenchmark {
     private KernelLaunch programmatic;
     private KernelLaunch prioritized;
     private KernelLaunch clustered;
+    private Event triggered;
+    private KernelLaunch withEvent;
 
     @Setup
     public void setUp() {
@@ -62,6 +65,8 @@ public class LaunchAttributesBenchmark {
         prioritized = empty.prepare(one.withPriority(context.greatestStreamPriority()));
         clustered = empty.prepare(LaunchConfig.of(2, 32).withCluster(2, 1, 1)
                 .withClusterSchedulingPolicy(ClusterSchedulingPolicy.SPREAD));
+        triggered = context.createEvent();
+        withEvent = empty.prepare(one.withProgrammaticEvent(triggered, false));
     }
 
     @TearDown(Level.Iteration)
@@ -72,6 +77,7 @@ public class LaunchAttributesBenchmark {
     @TearDown
     public void tearDown() {
         stream.synchronize();
+        triggered.close();
         empty.close();
         context.modules().unload("bench-attributes");
         stream.close();
@@ -85,6 +91,11 @@ public class LaunchAttributesBenchmark {
     @Benchmark
     public void launchWithPriority() {
         prioritized.launch(stream);
+    }
+
+    @Benchmark
+    public void launchWithProgrammaticEvent() {
+        withEvent.launch(stream);
     }
 
     @Benchmark

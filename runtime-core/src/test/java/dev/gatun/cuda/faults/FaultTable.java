@@ -622,6 +622,38 @@ final class FaultTable {
                         return () -> exec.setEnabled(n, false);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddEventRecordNode", "graph.addEventRecord(event)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Event e = w.event();
+                        return () -> g.addEventRecord(e);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddEventWaitNode", "graph.addEventWait(event)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Event e = w.event();
+                        return () -> g.addEventWait(e);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphExecEventRecordNodeSetEvent", "exec.setEvent(record node, another event)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        GraphNode n = g.addEventRecord(w.event());
+                        GraphExec exec = w.exec(g);
+                        Event other = w.event();
+                        return () -> exec.setEvent(n, other);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphExecEventWaitNodeSetEvent", "exec.setEvent(wait node, another event)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        GraphNode n = g.addEventWait(w.event());
+                        GraphExec exec = w.exec(g);
+                        Event other = w.event();
+                        return () -> exec.setEvent(n, other);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Conditional graph nodes ----
             call("cuGraphConditionalHandleCreate", "graph.createConditionalHandle(1)", OUT_OF_MEMORY,

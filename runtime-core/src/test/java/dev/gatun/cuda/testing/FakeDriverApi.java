@@ -130,6 +130,11 @@ public final class FakeDriverApi {
         return streams.events.size();
     }
 
+    /** Whether the event with this handle has not been destroyed. */
+    public synchronized boolean eventAlive(MemorySegment event) {
+        return streams.events.containsKey(event.address());
+    }
+
     public synchronized int queuedOperations(MemorySegment stream) {
         return streams.streamOf(stream.address()).queue.size();
     }
@@ -217,9 +222,18 @@ public final class FakeDriverApi {
 
     /**
      * One entry of a {@code cuLaunchKernelEx} attribute array: its {@code CUlaunchAttributeID}
-     * and value (x, y, z for a cluster dimension; the one int of every other attribute).
+     * and value (x, y, z for a cluster dimension; flags and triggerAtBlockStart for a
+     * programmatic event, flags for a launch completion event, each with its event's handle in
+     * {@code event}; the one int of every other attribute).
+     *
+     * @param event the event handle of an event attribute, 0 for any other
      */
-    public record LaunchAttribute(int id, List<Integer> values) {
+    public record LaunchAttribute(int id, List<Integer> values, long event) {
+
+        /** An attribute that names no event. */
+        public LaunchAttribute(int id, List<Integer> values) {
+            this(id, values, 0);
+        }
     }
 
     /** The attribute arrays of the accepted {@code cuLaunchKernelEx} calls, in launch order. */

@@ -28,13 +28,18 @@ import java.util.Set;
  * in the order they were added, each with the dependencies it was given. An executable runs
  * its nodes in an order its dependencies allow that is as far from the order they were added in
  * as possible (of the nodes ready, the last added first), so that a missing dependency shows;
- * a replay queues copies of the enabled ones on the launch stream, in that order. Conditional
- * nodes and their bodies are {@link SimulatedConditionals}'.
+ * a replay queues copies of the enabled ones on the launch stream, in that order. An event node
+ * queues, at each replay, a record of its event or a wait for the event's last record then. Conditional nodes and their bodies are
+ * {@link SimulatedConditionals}'.
  */
 final class SimulatedCaptureAndGraphs {
 
     private record NodeRef(long graph, int index) {
     }
+
+    /** The kinds (DOT labels) of event record and event wait nodes. */
+    private static final String RECORD = "EVENT_RECORD";
+    private static final String WAIT = "WAIT_EVENT";
 
     private final FakeDriverApi gpu;
     final Map<Long, List<StreamOp>> graphs = new HashMap<>();
@@ -141,12 +146,42 @@ final class SimulatedCaptureAndGraphs {
                 continue;
             }
             StreamOp op = ops.get(i);
+            if (op.event != 0) {
+                launchEventNode(op, s);
+                continue;
+            }
             StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
             copy.module = op.module;
             copy.exec = exec.address();
             gpu.streams.submit(s, copy);
         }
         return SUCCESS;
+    }
+
+    /** Queues what an event node does at a replay: a record of its event, or a wait for the event's last record. */
+    private void launchEventNode(StreamOp node, SimulatedStreams.Stream s) {
+        SimulatedStreams.Event e = gpu.streams.events.get(node.event);
+        if (e == null) {
+            gpu.violations.add("a graph launch whose " + node.kind + " node names a destroyed event");
+        } else if (node.kind.equals(RECORD)) {
+            gpu.streams.record(s, e);
+        } else {
+            gpu.streams.await(s, e);
+        }
+    }
+
+    /** Whether a node of a live graph or executable names {@code event}. */
+    boolean namesEvent(long event) {
+        for (Map<Long, List<StreamOp>> owners : List.of(graphs, execs)) {
+            for (List<StreamOp> ops : owners.values()) {
+                for (StreamOp op : ops) {
+                    if (op.event == event) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     public int cuGraphUpload(MemorySegment exec, MemorySegment stream) {
@@ -271,8 +306,10 @@ final class SimulatedCaptureAndGraphs {
         if (op == null) {
             return INVALID_VALUE;
         }
-        // Only kernel and conditional nodes are told apart: Gatun inspects nothing else.
+        // Kernel, event and conditional nodes are told apart: Gatun inspects nothing else.
         type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
+                : RECORD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD()
+                : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT()
                 : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
         return SUCCESS;
     }
@@ -388,6 +425,55 @@ final class SimulatedCaptureAndGraphs {
         return addNode(node, graph, deps, count, described(op, "MEMCPY"));
     }
 
+    public int cuGraphAddEventRecordNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment event) {
+        return addNode(node, graph, deps, count, eventNode(event.address(), RECORD));
+    }
+
+    public int cuGraphAddEventWaitNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment event) {
+        return addNode(node, graph, deps, count, eventNode(event.address(), WAIT));
+    }
+
+    /** An event node's operation; null (refused) when {@code event} is no live event. */
+    private StreamOp eventNode(long event, String kind) {
+        if (!gpu.streams.events.containsKey(event)) {
+            return null;
+        }
+        StreamOp op = described(new StreamOp(() -> { }, Set.of(), Set.of()), kind);
+        op.event = event;
+        return op;
+    }
+
+    public int cuGraphExecEventRecordNodeSetEvent(MemorySegment exec, MemorySegment node, MemorySegment event) {
+        return setEvent(exec, node, event.address(), RECORD);
+    }
+
+    public int cuGraphExecEventWaitNodeSetEvent(MemorySegment exec, MemorySegment node, MemorySegment event) {
+        return setEvent(exec, node, event.address(), WAIT);
+    }
+
+    /** As the driver: {@code node} is an event node of {@code kind} of the graph {@code exec} was instantiated from. */
+    private int setEvent(MemorySegment exec, MemorySegment node, long event, String kind) {
+        List<StreamOp> ops = execs.get(exec.address());
+        if (ops == null) {
+            return INVALID_HANDLE;
+        }
+        NodeRef ref = nodes.get(node.address());
+        if (ref == null || ref.graph() != execOrigins.get(exec.address()) || ref.index() >= ops.size()
+                || !kind.equals(ops.get(ref.index()).kind)) {
+            return INVALID_VALUE;
+        }
+        StreamOp updated = eventNode(event, kind);
+        if (updated == null) {
+            return INVALID_HANDLE;
+        }
+        List<StreamOp> next = new ArrayList<>(ops);
+        next.set(ref.index(), updated);
+        execs.put(exec.address(), List.copyOf(next));
+        return SUCCESS;
+    }
+
     private static StreamOp described(StreamOp op, String kind) {
         if (op != null) {
             op.kind = kind;
@@ -478,7 +564,8 @@ final class SimulatedCaptureAndGraphs {
         if (off == null) {
             return INVALID_HANDLE;
         }
-        if (ref == null || ref.graph() != execOrigins.get(exec.address()) || ref.index() >= execs.get(exec.address()).size()) {
+        if (ref == null || ref.graph() != execOrigins.get(exec.address()) || ref.index() >= execs.get(exec.address()).size()
+                || execs.get(exec.address()).get(ref.index()).event != 0) { // only kernel, memset and copy nodes
             return INVALID_VALUE;
         }
         if (enabled != 0) {

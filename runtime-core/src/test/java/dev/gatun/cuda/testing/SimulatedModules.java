@@ -221,10 +221,21 @@ final class SimulatedModules {
     public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment params, MemorySegment extra) {
         MemorySegment c = config.reinterpret(CUlaunchConfig_st.sizeof());
         List<FakeDriverApi.LaunchAttribute> attributes = attributes(c);
+        List<SimulatedStreams.Event> events = new ArrayList<>();
         for (FakeDriverApi.LaunchAttribute a : attributes) {
             // The simulated device's stream priority range is 0 (lowest) .. -5 (highest).
             if (a.id() == CudaDriver.CU_LAUNCH_ATTRIBUTE_PRIORITY() && (a.values().get(0) < -5 || a.values().get(0) > 0)) {
                 return INVALID_VALUE;
+            }
+            if (a.event() != 0) {
+                SimulatedStreams.Event e = gpu.streams.events.get(a.event());
+                if (e == null) {
+                    return INVALID_HANDLE;
+                }
+                if (e.timing || a.values().get(0) != 0) { // as the driver: timing disabled, record flags 0
+                    return INVALID_VALUE;
+                }
+                events.add(e);
             }
         }
         int r = launch(f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
@@ -232,14 +243,19 @@ final class SimulatedModules {
                 CUlaunchConfig_st.sharedMemBytes(c), CUlaunchConfig_st.hStream(c), params, false);
         if (r == SUCCESS) {
             extendedLaunches.add(attributes);
+            // Each event fires once the kernel's blocks have triggered (or begun): here, once it ran.
+            SimulatedStreams.Stream s = gpu.streams.stream(CUlaunchConfig_st.hStream(c).address());
+            for (SimulatedStreams.Event e : events) {
+                gpu.streams.record(s, e);
+            }
         }
         return r;
     }
 
     /**
      * The attribute array of a {@code CUlaunchConfig}: each entry's id and value, the three
-     * cluster dimensions for a cluster, otherwise the union's leading int (every other attribute
-     * Gatun sets is one int).
+     * cluster dimensions for a cluster, an event attribute's flags (and triggerAtBlockStart) with
+     * its event, otherwise the union's leading int (every other attribute Gatun sets is one int).
      */
     static List<FakeDriverApi.LaunchAttribute> attributes(MemorySegment config) {
         int count = CUlaunchConfig_st.numAttrs(config);
@@ -253,6 +269,16 @@ final class SimulatedModules {
                 MemorySegment d = CUlaunchAttributeValue_union.clusterDim(value);
                 out.add(new FakeDriverApi.LaunchAttribute(id, List.of(CUlaunchAttributeValue_union.clusterDim.x(d),
                         CUlaunchAttributeValue_union.clusterDim.y(d), CUlaunchAttributeValue_union.clusterDim.z(d))));
+            } else if (id == CudaDriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT()) {
+                MemorySegment e = CUlaunchAttributeValue_union.programmaticEvent(value);
+                out.add(new FakeDriverApi.LaunchAttribute(id, List.of(CUlaunchAttributeValue_union.programmaticEvent.flags(e),
+                        CUlaunchAttributeValue_union.programmaticEvent.triggerAtBlockStart(e)),
+                        CUlaunchAttributeValue_union.programmaticEvent.event(e).address()));
+            } else if (id == CudaDriver.CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT()) {
+                MemorySegment e = CUlaunchAttributeValue_union.launchCompletionEvent(value);
+                out.add(new FakeDriverApi.LaunchAttribute(id,
+                        List.of(CUlaunchAttributeValue_union.launchCompletionEvent.flags(e)),
+                        CUlaunchAttributeValue_union.launchCompletionEvent.event(e).address()));
             } else {
                 out.add(new FakeDriverApi.LaunchAttribute(id, List.of(value.get(ValueLayout.JAVA_INT, 0))));
             }

@@ -122,6 +122,10 @@ final class SimulatedStreams {
     }
 
     public int cuEventDestroy_v2(MemorySegment event) {
+        if (gpu.graphs.namesEvent(event.address())) {
+            // The driver does not retain an event its graph nodes name: a later launch would use a dead handle.
+            gpu.violations.add("cuEventDestroy of an event a node of a live graph or executable names");
+        }
         return events.remove(event.address()) == null ? INVALID_HANDLE : SUCCESS;
     }
 
@@ -134,12 +138,28 @@ final class SimulatedStreams {
         if (s.captureStatus != CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE()) {
             gpu.violations.add("cuEventRecord of a Gatun fence into a capturing stream");
         }
+        record(s, e);
+        return SUCCESS;
+    }
+
+    /**
+     * Queues a record of {@code e} on {@code s}: what cuEventRecord queues, and also what a
+     * launch with an event attribute (after its kernel: the latest a trigger may fire) and a
+     * graph's event record node queue.
+     */
+    void record(Stream s, Event e) {
         long generation = ++e.recorded;
         enqueue(s, () -> {
             e.completed = Math.max(e.completed, generation);
             e.timestamp = clockNanos += 500_000;
         }, Set.of(), Set.of());
-        return SUCCESS;
+    }
+
+    /** Queues on {@code s} a wait for {@code e}'s last record, unless it ran already: a graph's event wait node. */
+    void await(Stream s, Event e) {
+        if (e.completed < e.recorded) {
+            submit(s, new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
+        }
     }
 
     public int cuEventQuery(MemorySegment event) {

@@ -8,9 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Layer 2, graphs built node by node: create an empty graph, add kernel, memset and copy nodes
- * with their dependencies, clone a graph, print it as DOT, and enable or disable a node of an
- * executable. Each call names its operation once, owns its out-parameters and checks its result.
+ * Layer 2, graphs built node by node: create an empty graph, add kernel, memset, copy, event
+ * record and event wait nodes with their dependencies, clone a graph, print it as DOT, and
+ * enable or disable a node of an executable or set its event. Each call names its operation once, owns its out-parameters and checks its result.
  *
  * <p>None is on a hot path, and the probe did not cover them: each makes the context current
  * first. Every function here is older than Gatun's minimum driver (12.0), so none needs a
@@ -23,9 +23,13 @@ public final class GraphBuildCalls {
     private static final String ADD_KERNEL = "cuGraphAddKernelNode_v2";
     private static final String ADD_MEMSET = "cuGraphAddMemsetNode";
     private static final String ADD_MEMCPY = "cuGraphAddMemcpyNode";
+    private static final String ADD_EVENT_RECORD = "cuGraphAddEventRecordNode";
+    private static final String ADD_EVENT_WAIT = "cuGraphAddEventWaitNode";
     private static final String CLONE = "cuGraphClone";
     private static final String DOT = "cuGraphDebugDotPrint";
     private static final String SET_ENABLED = "cuGraphNodeSetEnabled";
+    private static final String SET_RECORD_EVENT = "cuGraphExecEventRecordNodeSetEvent";
+    private static final String SET_WAIT_EVENT = "cuGraphExecEventWaitNodeSetEvent";
     private static final int DEVICE_MEMORY = CudaDriver.CU_MEMORYTYPE_DEVICE();
     /** Everything the driver can print about each node: types, parameters, handles. */
     private static final int DOT_FLAGS = CudaDriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE();
@@ -107,6 +111,25 @@ public final class GraphBuildCalls {
         return handle(out);
     }
 
+    /** Adds a node that records {@code event} once its dependencies are done. */
+    public MemorySegment addEventRecord(MemorySegment graph, MemorySegment dependencies, MemorySegment event) {
+        c.current(ADD_EVENT_RECORD);
+        MemorySegment out = c.out();
+        // Safety: graph and dependencies as in addKernel; event is a live event of this context
+        // the graph holds; out holds the node handle.
+        c.check(c.api.cuGraphAddEventRecordNode(out, graph, dependencies, count(dependencies), event), ADD_EVENT_RECORD);
+        return handle(out);
+    }
+
+    /** Adds a node that waits for the work before {@code event}'s last record (at each launch). */
+    public MemorySegment addEventWait(MemorySegment graph, MemorySegment dependencies, MemorySegment event) {
+        c.current(ADD_EVENT_WAIT);
+        MemorySegment out = c.out();
+        // Safety: as in addEventRecord.
+        c.check(c.api.cuGraphAddEventWaitNode(out, graph, dependencies, count(dependencies), event), ADD_EVENT_WAIT);
+        return handle(out);
+    }
+
     /** A copy of {@code graph}: its nodes and dependencies, with new node handles. */
     public MemorySegment cloneGraph(MemorySegment graph) {
         c.current(CLONE);
@@ -131,6 +154,21 @@ public final class GraphBuildCalls {
         c.current(SET_ENABLED);
         // Safety: exec is live; node is a node of the live graph it was instantiated from.
         c.check(c.api.cuGraphNodeSetEnabled(exec, node, enabled ? 1 : 0), SET_ENABLED);
+    }
+
+    /** Makes event record node {@code node} of {@code exec} record {@code event} in later launches. */
+    public void setRecordEvent(MemorySegment exec, MemorySegment node, MemorySegment event) {
+        c.current(SET_RECORD_EVENT);
+        // Safety: exec is live; node is an event record node of the live graph it was
+        // instantiated from; event is a live event of this context the executable holds.
+        c.check(c.api.cuGraphExecEventRecordNodeSetEvent(exec, node, event), SET_RECORD_EVENT);
+    }
+
+    /** Makes event wait node {@code node} of {@code exec} wait for {@code event} in later launches. */
+    public void setWaitEvent(MemorySegment exec, MemorySegment node, MemorySegment event) {
+        c.current(SET_WAIT_EVENT);
+        // Safety: as in setRecordEvent, for an event wait node.
+        c.check(c.api.cuGraphExecEventWaitNodeSetEvent(exec, node, event), SET_WAIT_EVENT);
     }
 
     private static long count(MemorySegment nodes) {

@@ -30,11 +30,16 @@ public final class KernelNodes {
      * values the driver copies when it takes the description).
      *
      * @throws IllegalArgumentException for a cooperative configuration or one with launch
-     *     attributes (cluster, programmatic stream serialization, scheduling policy, priority),
-     *     which a kernel node of this form cannot carry
+     *     attributes (cluster, programmatic stream serialization, scheduling policy, priority,
+     *     events), which a kernel node of this form cannot carry
      */
     public static MemorySegment params(MemorySegment function, LaunchConfig config, MemorySegment kernelParams,
             Arena arena) {
+        if (config.programmaticEvent().isPresent() || config.launchCompletionEvent().isPresent()) {
+            throw new IllegalArgumentException("a kernel node carries grid, block and shared memory only, not a launch "
+                    + "attribute's event; prepare the launch without it and add an event record node after the kernel "
+                    + "node (Graph.addEventRecord), or capture the launch on a stream instead (StreamCapture)");
+        }
         if (config.cooperative() || config.hasExtendedAttributes()) {
             throw new IllegalArgumentException("a kernel node carries grid, block and shared memory only, not a "
                     + (config.cooperative() ? "cooperative launch" : config.hasCluster() ? "cluster" : "launch attribute")

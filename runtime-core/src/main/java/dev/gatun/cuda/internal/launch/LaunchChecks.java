@@ -92,7 +92,10 @@ public final class LaunchChecks {
         checkAttributes(kernel, c);
     }
 
-    /** The launch attributes beyond clusters: programmatic dependent launch, scheduling policy, priority. */
+    /**
+     * The launch attributes beyond clusters: programmatic dependent launch and event, scheduling
+     * policy, priority. (The events themselves, owners of the public API, are checked by the launch.)
+     */
     private static void checkAttributes(Target kernel, LaunchConfig c) {
         String who = kernel.who();
         DeviceCapabilities caps = kernel.device();
@@ -100,6 +103,12 @@ public final class LaunchChecks {
             throw new IllegalArgumentException(who + ": programmatic dependent launch (programmatic stream "
                     + "serialization) needs compute capability 9.0 or newer, this device has " + caps.computeCapability()
                     + "; launch without withProgrammaticStreamSerialization(true) on this device");
+        }
+        if (c.programmaticEvent().isPresent() && caps.computeMajor() < 9) {
+            throw new IllegalArgumentException(who + ": a programmatic event is part of programmatic dependent launch "
+                    + "and needs compute capability 9.0 or newer, this device has " + caps.computeCapability()
+                    + "; on this device use a launch completion event (withLaunchCompletionEvent) or record an "
+                    + "event after the launch");
         }
         if (c.clusterSchedulingPolicy() != ClusterSchedulingPolicy.DEFAULT && !c.hasCluster()) {
             throw new IllegalArgumentException(who + ": the cluster scheduling policy " + c.clusterSchedulingPolicy()

@@ -11,31 +11,40 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A native {@code CUlaunchConfig} with its launch attributes (cluster dimensions, cooperative,
- * programmatic stream serialization, cluster scheduling policy, priority: each one that is set,
- * and only those), for {@code cuLaunchKernelEx} and the cluster occupancy queries. Built once;
- * only the stream field changes per launch.
+ * programmatic stream serialization, cluster scheduling policy, priority, programmatic event,
+ * launch completion event: each one that is set, and only those), for {@code cuLaunchKernelEx}
+ * and the cluster occupancy queries. Built once; only the stream field changes per launch.
  */
 public final class LaunchExConfig implements AutoCloseable {
 
     private final Arena arena;
     private final MemorySegment config;
 
-    /** A config for one call (confined; close it). */
+    /** A config for one query (confined; close it): the launch's shape, without its events. */
     public LaunchExConfig(LaunchConfig launch) {
-        this(launch, Arena.ofConfined());
+        this(launch, MemorySegment.NULL, MemorySegment.NULL, Arena.ofConfined());
     }
 
-    /** A config that lives as long as its owner (GC-managed). */
-    public static LaunchExConfig retained(LaunchConfig launch) {
-        return new LaunchExConfig(launch, Arena.ofAuto());
+    /**
+     * A config that lives as long as its owner (GC-managed).
+     *
+     * @param programmaticEvent the handle of {@code launch}'s programmatic event, NULL when it has none
+     * @param completionEvent the handle of its launch completion event, NULL when it has none
+     */
+    public static LaunchExConfig retained(LaunchConfig launch, MemorySegment programmaticEvent,
+            MemorySegment completionEvent) {
+        return new LaunchExConfig(launch, programmaticEvent, completionEvent, Arena.ofAuto());
     }
 
-    private LaunchExConfig(LaunchConfig launch, Arena arena) {
+    private LaunchExConfig(LaunchConfig launch, MemorySegment programmaticEvent, MemorySegment completionEvent,
+            Arena arena) {
         this.arena = arena;
         boolean policy = launch.clusterSchedulingPolicy() != ClusterSchedulingPolicy.DEFAULT;
+        boolean programmatic = programmaticEvent.address() != 0;
+        boolean completion = completionEvent.address() != 0;
         int count = (launch.hasCluster() ? 1 : 0) + (launch.cooperative() ? 1 : 0)
                 + (launch.programmaticStreamSerialization() ? 1 : 0) + (policy ? 1 : 0)
-                + (launch.priority().isPresent() ? 1 : 0);
+                + (launch.priority().isPresent() ? 1 : 0) + (programmatic ? 1 : 0) + (completion ? 1 : 0);
         // The driver reads numAttrs entries; one spare entry keeps the array non-empty when none is set.
         MemorySegment attrs = CUlaunchAttribute_st.allocateArray(Math.max(1, count), arena);
         int i = 0;
@@ -67,6 +76,22 @@ public final class LaunchExConfig implements AutoCloseable {
             MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
             CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_PRIORITY());
             CUlaunchAttributeValue_union.priority(CUlaunchAttribute_st.value(a), launch.priority().getAsInt());
+        }
+        // Record flags 0: the only other one, CU_EVENT_RECORD_EXTERNAL, is refused here by the driver.
+        if (programmatic) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT());
+            MemorySegment e = CUlaunchAttributeValue_union.programmaticEvent(CUlaunchAttribute_st.value(a));
+            CUlaunchAttributeValue_union.programmaticEvent.event(e, programmaticEvent);
+            CUlaunchAttributeValue_union.programmaticEvent.flags(e, 0);
+            CUlaunchAttributeValue_union.programmaticEvent.triggerAtBlockStart(e, launch.triggerAtBlockStart() ? 1 : 0);
+        }
+        if (completion) {
+            MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
+            CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT());
+            MemorySegment e = CUlaunchAttributeValue_union.launchCompletionEvent(CUlaunchAttribute_st.value(a));
+            CUlaunchAttributeValue_union.launchCompletionEvent.event(e, completionEvent);
+            CUlaunchAttributeValue_union.launchCompletionEvent.flags(e, 0);
         }
         config = CUlaunchConfig_st.allocate(arena);
         CUlaunchConfig_st.gridDimX(config, launch.gridX());

@@ -144,7 +144,9 @@ public final class SoakMain {
                 launch.setPointer(0, target.asInts()).setInt(1, value).launch(stream);
                 launches++;
                 if (check) {
-                    stream.synchronize(); // the copy below is not ordered after this stream's launches
+                    // The copy below waits for this stream's launches in any case (SyncOrdering); the soak
+                    // drains the stream itself so that every check starts from an idle stream.
+                    stream.synchronize();
                     Arrays.fill(got, 0x5A5A5A5A);
                     target.asInts().copyTo(got);
                     for (int i = 0; i < ELEMENTS; i++) {
