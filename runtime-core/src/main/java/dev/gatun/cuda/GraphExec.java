@@ -179,6 +179,8 @@ public final class GraphExec extends Owner {
      * @return false when the topologies differ; this executable is then unchanged
      * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
      *     the graph that holds the node)
+     * @throws IllegalStateException for what {@link Graph#instantiate()} refuses in {@code graph}
+     *     (a conditional body without nodes, an unused conditional handle)
      * @throws CudaException when the driver fails otherwise; the update may have been applied
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
@@ -191,6 +193,9 @@ public final class GraphExec extends Owner {
         }
         Graph.Resource next = graph.resource();
         next.checkOpen();
+        synchronized (next.building) {
+            next.checkConditionals(); // what instantiate refuses, the driver's update would too
+        }
         GraphUpdateEvent event = GraphUpdateEvent.start();
         boolean updated = false;
         try {

@@ -330,6 +330,19 @@ class ConditionalNodeTest {
     }
 
     @Test
+    void anUpdateToAGraphWithAnEmptyBodyIsRefusedBeforeTheDriverSeesIt() {
+        try (DeviceBuffer a = ctx.allocate(4 * N); Graph ready = ctx.createGraph(); Graph g = ctx.createGraph()) {
+            ready.addIf(ready.createConditionalHandle(1)).body().addMemset(a.bytes(), (byte) 0);
+            g.addIf(g.createConditionalHandle(1));
+            try (GraphExec exec = ready.instantiate()) {
+                sim.faults.countCalls();
+                assertThrows(IllegalStateException.class, () -> exec.update(g));
+                assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+            }
+        }
+    }
+
+    @Test
     void anUnusedHandleIsRefusedBeforeTheDriverSeesTheGraph() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             ConditionalHandle h = g.createConditionalHandle(3);
