@@ -168,7 +168,7 @@ public final class DeviceBuffer extends Owner {
 
     /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
     private DeviceBuffer(CudaContext context, NativeResource view, long address, long size) {
-        super(view, false);
+        super(view, Tie.CLOSED_BY_ANOTHER);
         this.context = context;
         this.resource = view;
         this.address = address;

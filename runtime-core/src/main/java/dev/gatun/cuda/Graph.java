@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import dev.gatun.cuda.internal.driver.GraphBuildCalls;
 import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
@@ -14,7 +15,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -23,6 +27,11 @@ import java.util.Objects;
  * empty one ({@link CudaContext#createGraph()}, then {@link #addKernel}, {@link #addMemset},
  * {@link #addFill}, {@link #addCopy}, {@link #addEventRecord}, {@link #addEventWait}, each after
  * the nodes it names as dependencies); a capture can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
+ *
+ * <p>Conditional nodes ({@link #addIf}, {@link #addIfElse}, {@link #addWhile}, {@link #addSwitch})
+ * run body graphs according to a {@link ConditionalHandle} that kernels set on the device. Each
+ * body is a view: a {@code Graph} built with the same add methods, owned by the graph that
+ * holds its node (see {@link ConditionalNode}).
  *
  * <p>It holds every owner its recorded work uses (buffers whose addresses it baked in, modules
  * whose kernels it launches, events its nodes record or wait for) until it is destroyed, even if they are closed or their registry
@@ -33,7 +42,14 @@ import java.util.Objects;
 public final class Graph extends Owner {
 
     private final CudaContext context;
+    /** The graph's resource; a body view shares the one of the graph that owns it. */
     private final Resource resource;
+    /** The graph nodes are added to: the resource's, or a body's. */
+    private final MemorySegment handle;
+    /** The graph whose conditional node this body belongs to; null for a graph of its own. */
+    private final Graph parent;
+    /** What the resource knows of this body; null for a graph of its own. */
+    private final Body body;
 
     /** The graph handle, what it holds, and its retirement. */
     static final class Resource extends NativeResource {
@@ -43,11 +59,33 @@ public final class Graph extends Owner {
         final Object building = new Object();
         /** How many nodes were added by hand (guarded by {@link #building}): the next one's index. */
         int added;
+        /** Every conditional-node body inside this graph, at any depth (guarded by {@link #building}). */
+        final List<Body> bodies = new ArrayList<>();
+        /** Conditional handles created in this graph or its bodies that no node uses yet, by value (guarded by {@link #building}). */
+        final Map<Long, String> unusedHandles = new LinkedHashMap<>();
 
         Resource(ContextState state, MemorySegment handle, Holds holds) {
             super(state, OwnerKind.GRAPH);
             this.handle = handle;
             this.holds = holds;
+        }
+
+        /**
+         * Refuses, before the driver sees it, a graph the driver would refuse or run forever:
+         * a conditional body without nodes, or a conditional handle that no node uses. Called
+         * under {@link #building}.
+         */
+        void checkConditionals() {
+            for (Body b : bodies) {
+                if (b.nodes == 0) {
+                    throw new IllegalStateException(b.name + " has no nodes; add at least one node to every body of "
+                            + "a conditional node first (a WHILE body must also be able to end its loop)");
+                }
+            }
+            if (!unusedHandles.isEmpty()) {
+                throw new IllegalStateException("no conditional node uses " + String.join(", ", unusedHandles.values())
+                        + "; the driver refuses a graph with an unused handle: add a node that uses it");
+            }
         }
 
         @Override
@@ -72,11 +110,35 @@ public final class Graph extends Owner {
         }
     }
 
+    /** What a graph's resource knows of one body of a conditional node inside it. */
+    static final class Body {
+        final String name;
+        /** How many nodes were added to the body (guarded by the resource's building lock). */
+        int nodes;
+
+        Body(String name) {
+            this.name = name;
+        }
+    }
+
     Graph(CudaContext context, MemorySegment handle, Holds holds) {
         Resource r = new Resource(context.state(), handle, holds);
         super(r);
         this.context = context;
         this.resource = r;
+        this.handle = handle;
+        this.parent = null;
+        this.body = null;
+    }
+
+    /** A view of a body the driver created for a conditional node of {@code parent}. */
+    private Graph(Graph parent, MemorySegment handle, Body body) {
+        super(parent.resource, Tie.VIEWS);
+        this.context = parent.context;
+        this.resource = parent.resource;
+        this.handle = handle;
+        this.parent = parent;
+        this.body = body;
     }
 
     /** Retires a graph no one will use (what an aborted capture recorded). */
@@ -92,9 +154,12 @@ public final class Graph extends Owner {
      * A new executable of this graph ({@code cuGraphInstantiate}), holding everything this graph
      * holds, and this graph itself.
      *
-     * @throws IllegalStateException when this graph is closed
+     * @throws IllegalStateException when this graph is closed or is a conditional node's body
+     *     (instantiate the graph that holds the node), when a body of a conditional node in it
+     *     has no nodes, or a conditional handle created in it is used by no node
      */
     public GraphExec instantiate() {
+        checkNotBody("instantiate");
         GraphInstantiateEvent event = GraphInstantiateEvent.start();
         boolean instantiated = false;
         try {
@@ -124,7 +189,7 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph, the kernel or an argument buffer is closed
      */
     public GraphNode addKernel(KernelLaunch launch, GraphNode... dependencies) {
-        resource.checkOpen();
+        checkOpen();
         List<NativeResource> buffers = launch.checkedArgumentOwnersFor(context);
         Kernel kernel = launch.kernel();
         MemorySegment function = kernel.function();
@@ -137,7 +202,7 @@ public final class Graph extends Owner {
                 resource.holds.addAll(buffers);
                 // The launch checked its arguments against the kernel at prepare; the buffers
                 // they name are open and now held by this graph.
-                return added(calls().addKernel(resource.handle, deps, params), GraphNode.Kind.KERNEL);
+                return added(calls().addKernel(handle, deps, params), GraphNode.Kind.KERNEL);
             }
         }
     }
@@ -156,7 +221,7 @@ public final class Graph extends Owner {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
-                return added(calls().addMemset(resource.handle, deps, destination.address(), value & 0xff, 1,
+                return added(calls().addMemset(handle, deps, destination.address(), value & 0xff, 1,
                         destination.byteLength(), arena), GraphNode.Kind.MEMSET);
             }
         }
@@ -176,7 +241,7 @@ public final class Graph extends Owner {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
-                return added(calls().addMemset(resource.handle, deps, destination.address(), value, 4,
+                return added(calls().addMemset(handle, deps, destination.address(), value, 4,
                         destination.byteLength() / 4, arena), GraphNode.Kind.MEMSET);
             }
         }
@@ -199,7 +264,7 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(to);
                 resource.holds.add(from);
-                return added(calls().addCopy(resource.handle, deps, destination.address(), source.address(), bytes,
+                return added(calls().addCopy(handle, deps, destination.address(), source.address(), bytes,
                         arena), GraphNode.Kind.COPY);
             }
         }
@@ -214,7 +279,8 @@ public final class Graph extends Owner {
      *
      * @throws IllegalArgumentException for an event of another context, or a dependency that is
      *     not a node of this graph
-     * @throws IllegalStateException when this graph or the event is closed
+     * @throws IllegalStateException when this graph or the event is closed, or this graph is a
+     *     conditional node's body
      */
     public GraphNode addEventRecord(Event event, GraphNode... dependencies) {
         return addEventNode(event, dependencies, GraphNode.Kind.EVENT_RECORD);
@@ -229,14 +295,19 @@ public final class Graph extends Owner {
      *
      * @throws IllegalArgumentException for an event of another context, or a dependency that is
      *     not a node of this graph
-     * @throws IllegalStateException when this graph or the event is closed
+     * @throws IllegalStateException when this graph or the event is closed, or this graph is a
+     *     conditional node's body
      */
     public GraphNode addEventWait(Event event, GraphNode... dependencies) {
         return addEventNode(event, dependencies, GraphNode.Kind.EVENT_WAIT);
     }
 
     private GraphNode addEventNode(Event event, GraphNode[] dependencies, GraphNode.Kind kind) {
-        resource.checkOpen();
+        checkOpen();
+        if (body != null) {
+            throw new IllegalStateException(this + " is a conditional node's body, which the driver lets hold only "
+                    + "kernel, memset, copy and conditional nodes; add the event node to the graph that holds it");
+        }
         Objects.requireNonNull(event, "event");
         NativeResource owner = event.checkedOwnerFor(context, kind == GraphNode.Kind.EVENT_RECORD
                 ? "the event to record" : "the event to wait for");
@@ -245,23 +316,159 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(owner); // before the node can name it: no destroy while the graph lives
                 MemorySegment node = kind == GraphNode.Kind.EVENT_RECORD
-                        ? calls().addEventRecord(resource.handle, deps, event.handle())
-                        : calls().addEventWait(resource.handle, deps, event.handle());
+                        ? calls().addEventRecord(handle, deps, event.handle())
+                        : calls().addEventWait(handle, deps, event.handle());
                 return added(node, kind);
             }
         }
     }
 
     /**
-     * A copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
-     * this graph holds. Nodes added to either later do not change the other; the copy's nodes
-     * are its own, so the {@link GraphNode}s of this graph do not name them.
+     * A new conditional handle of this graph ({@code cuGraphConditionalHandleCreate}) that every
+     * launch of an executable sets to {@code defaultValue} before any node runs
+     * ({@code CU_GRAPH_COND_ASSIGN_DEFAULT}); kernels change it from there. The conditional
+     * nodes of this graph, and of bodies inside it, may use it; one must before instantiation.
      *
+     * @param defaultValue read as unsigned, as the device reads it
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
      * @throws IllegalStateException when this graph is closed
      */
-    public Graph copy() {
-        resource.checkOpen();
+    public ConditionalHandle createConditionalHandle(int defaultValue) {
+        return createHandle(defaultValue, true);
+    }
+
+    /**
+     * A new conditional handle of this graph whose value no launch resets: it keeps what a kernel
+     * set last, also from one launch to the next, and is undefined until a kernel sets it. Set
+     * it in a node that every conditional node using it depends on. Otherwise as
+     * {@link #createConditionalHandle(int)}.
+     */
+    public ConditionalHandle createConditionalHandleSetByKernels() {
+        return createHandle(0, false);
+    }
+
+    private ConditionalHandle createHandle(int defaultValue, boolean assignEachLaunch) {
+        checkOpen();
         synchronized (resource.building) {
+            long value = conditionals().createHandle(handle, defaultValue, assignEachLaunch);
+            ConditionalHandle created = new ConditionalHandle(this, value, defaultValue, assignEachLaunch);
+            resource.unusedHandles.put(value, created.toString());
+            return created;
+        }
+    }
+
+    /**
+     * Adds an IF node: its {@linkplain ConditionalNode#body() body} runs once when
+     * {@code handle}'s value is not 0 as the node starts, and not at all otherwise.
+     *
+     * @param handle a handle of this graph or of a graph this body is inside
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     * @throws IllegalArgumentException for a handle of another graph, or a dependency that is
+     *     not a node of this graph
+     * @throws IllegalStateException when this graph is closed
+     */
+    public ConditionalNode addIf(ConditionalHandle handle, GraphNode... dependencies) {
+        return addConditional(handle, ConditionalNode.Type.IF, 1, dependencies);
+    }
+
+    /**
+     * Adds an IF node with an ELSE body: {@code bodies().get(0)} runs when {@code handle}'s value
+     * is not 0, {@code bodies().get(1)} when it is 0. Otherwise as {@link #addIf}.
+     *
+     * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
+     */
+    public ConditionalNode addIfElse(ConditionalHandle handle, GraphNode... dependencies) {
+        return addConditional(handle, ConditionalNode.Type.IF, 2, dependencies);
+    }
+
+    /**
+     * Adds a WHILE node: when {@code handle}'s value is not 0 as the node starts, its
+     * {@linkplain ConditionalNode#body() body} runs, and runs again as long as the value is not
+     * 0 after a run. A kernel of the body must set it to 0 at some point: the loop has no other
+     * end. Otherwise as {@link #addIf}.
+     */
+    public ConditionalNode addWhile(ConditionalHandle handle, GraphNode... dependencies) {
+        return addConditional(handle, ConditionalNode.Type.WHILE, 1, dependencies);
+    }
+
+    /**
+     * Adds a SWITCH node with {@code cases} bodies: body number {@code value} runs when
+     * {@code handle}'s value is below {@code cases}, none otherwise. Otherwise as {@link #addIf}.
+     *
+     * @throws IllegalArgumentException also when {@code cases} is less than 1
+     * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
+     */
+    public ConditionalNode addSwitch(ConditionalHandle handle, int cases, GraphNode... dependencies) {
+        if (cases < 1) {
+            throw new IllegalArgumentException("a SWITCH node needs at least one case, not " + cases);
+        }
+        return addConditional(handle, ConditionalNode.Type.SWITCH, cases, dependencies);
+    }
+
+    private ConditionalNode addConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
+            GraphNode... dependencies) {
+        checkOpen();
+        checkHandle(handle);
+        int driverType = switch (type) {
+            case IF -> ConditionalCalls.IF;
+            case WHILE -> ConditionalCalls.WHILE;
+            case SWITCH -> ConditionalCalls.SWITCH;
+        };
+        ConditionalCalls calls = conditionals();
+        calls.requireNode(driverType, bodies);
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                MemorySegment out = arena.allocate(ValueLayout.ADDRESS, bodies);
+                MemorySegment node = calls.addConditional(this.handle, deps, handle.value(), driverType, bodies, out,
+                        arena);
+                resource.unusedHandles.remove(handle.value());
+                GraphNode added = added(node, GraphNode.Kind.CONDITIONAL);
+                List<Graph> views = new ArrayList<>(bodies);
+                for (int i = 0; i < bodies; i++) {
+                    Body b = new Body(bodyName(type, bodies, i) + " of " + added);
+                    resource.bodies.add(b);
+                    views.add(new Graph(this, out.getAtIndex(ValueLayout.ADDRESS, i), b));
+                }
+                return new ConditionalNode(added, type, handle, views);
+            }
+        }
+    }
+
+    private static String bodyName(ConditionalNode.Type type, int bodies, int i) {
+        return switch (type) {
+            case IF -> i == 0 ? "the IF body" : "the ELSE body";
+            case WHILE -> "the WHILE body";
+            case SWITCH -> "case " + i + " of " + bodies;
+        };
+    }
+
+    /** Checks that a node of this graph may use {@code handle}: one of this graph or of a graph it is a body of. */
+    private void checkHandle(ConditionalHandle handle) {
+        Objects.requireNonNull(handle, "handle");
+        for (Graph g = this; g != null; g = g.parent) {
+            if (g == handle.graph()) {
+                return;
+            }
+        }
+        throw new IllegalArgumentException(handle + " is not of " + this + " nor of a graph it is a body of; create "
+                + "the handle with createConditionalHandle on this graph");
+    }
+
+    /**
+     * A copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
+     * this graph holds. Nodes added to either later do not change the other; the copy's nodes
+     * are its own, so the {@link GraphNode}s of this graph do not name them, and the bodies of its
+     * conditional nodes have no views: they are copied as they are.
+     *
+     * @throws IllegalStateException when this graph is closed or is a conditional node's body,
+     *     and for what {@link #instantiate()} refuses (a copy's bodies cannot be changed)
+     */
+    public Graph copy() {
+        checkNotBody("copy");
+        checkOpen();
+        synchronized (resource.building) {
+            resource.checkConditionals();
             MemorySegment clone = calls().cloneGraph(resource.handle);
             Holds holds = new Holds();
             holds.addAll(resource.holds); // its nodes bake in the same addresses and kernels
@@ -278,7 +485,7 @@ public final class Graph extends Owner {
      * @throws CudaException when the driver cannot write it
      */
     public void writeDot(Path file) {
-        resource.checkOpen();
+        checkOpen();
         Objects.requireNonNull(file, "file");
         if (file.getFileSystem() != FileSystems.getDefault()) {
             throw new IllegalArgumentException("the driver writes the DOT file itself, so it must be on the default "
@@ -291,14 +498,14 @@ public final class Graph extends Owner {
         }
         synchronized (resource.building) {
             try (Arena arena = Arena.ofConfined()) {
-                calls().printDot(resource.handle, arena.allocateFrom(absolute.toString()));
+                calls().printDot(handle, arena.allocateFrom(absolute.toString()));
             }
         }
     }
 
     /** Checks a node's view: open, of this graph's context, not empty; returns its buffer's owner. */
     private NativeResource checkTarget(DeviceView view, String what) {
-        resource.checkOpen();
+        checkOpen();
         DeviceBuffer buffer = view.buffer();
         context.checkSame(buffer.context(), what);
         buffer.address(); // throws when the buffer is closed
@@ -332,12 +539,41 @@ public final class Graph extends Owner {
     }
 
     /** The node just added (called under the building lock). */
-    private GraphNode added(MemorySegment handle, GraphNode.Kind kind) {
-        return new GraphNode(this, handle, kind, resource.added++);
+    private GraphNode added(MemorySegment node, GraphNode.Kind kind) {
+        return new GraphNode(this, node, kind, body == null ? resource.added++ : body.nodes++);
+    }
+
+    /** Throws when this graph or, for a body, the graph that owns it, or the view itself, is closed. */
+    private void checkOpen() {
+        resource.checkOpen();
+        if (isClosed()) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    private void checkNotBody(String what) {
+        if (body != null) {
+            throw new IllegalStateException("cannot " + what + " " + this + " on its own; " + what
+                    + " the graph that holds its conditional node");
+        }
+    }
+
+    /** Whether this is a conditional node's body (a view owned by the graph that holds the node). */
+    boolean isBody() {
+        return body != null;
+    }
+
+    @Override
+    public String toString() {
+        return body == null ? super.toString() : body.name;
     }
 
     private GraphBuildCalls calls() {
         return context.state().calls().graphBuilding();
+    }
+
+    private ConditionalCalls conditionals() {
+        return context.state().calls().conditionals();
     }
 
     /** Creates an empty graph of {@code context} ({@link CudaContext#createGraph()}). */

@@ -110,6 +110,7 @@ public final class GraphExec extends Owner {
         int nodes;
         synchronized (graph.building) { // no node is added while the driver copies the graph
             try {
+                graph.checkConditionals();
                 handle = context.state().calls().graphs().instantiate(graph.handle);
             } catch (RuntimeException e) {
                 graph.unhold();
@@ -176,14 +177,25 @@ public final class GraphExec extends Owner {
      * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
      *
      * @return false when the topologies differ; this executable is then unchanged
+     * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
+     *     the graph that holds the node)
+     * @throws IllegalStateException for what {@link Graph#instantiate()} refuses in {@code graph}
+     *     (a conditional body without nodes, an unused conditional handle)
      * @throws CudaException when the driver fails otherwise; the update may have been applied
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public boolean update(Graph graph) {
         resource.checkOpen();
         context.checkSame(graph.context(), "the graph");
+        if (graph.isBody()) {
+            throw new IllegalArgumentException(graph + " is a conditional node's body, which runs only as part of "
+                    + "the graph that holds the node; update to that graph");
+        }
         Graph.Resource next = graph.resource();
         next.checkOpen();
+        synchronized (next.building) {
+            next.checkConditionals(); // what instantiate refuses, the driver's update would too
+        }
         GraphUpdateEvent event = GraphUpdateEvent.start();
         boolean updated = false;
         try {
@@ -262,9 +274,10 @@ public final class GraphExec extends Owner {
      * instantiated from, added before it was; after an in-place {@linkplain #update update} it
      * addresses the node in the same position of the graph this executable runs now.
      *
-     * @throws IllegalArgumentException when {@code node} is of another graph, was added after
-     *     this executable was instantiated, or is an event node (the driver enables and disables
-     *     only kernel, memset and copy nodes)
+     * @throws IllegalArgumentException when {@code node} is of another graph or inside a
+     *     conditional node's body, was added after this executable was instantiated, or is an
+     *     event or conditional node (the driver enables and disables only kernel, memset and copy
+     *     nodes)
      */
     public void setEnabled(GraphNode node, boolean enabled) {
         checkOwnNode(node);
@@ -272,6 +285,10 @@ public final class GraphExec extends Owner {
             throw new IllegalArgumentException(node + " is an event node, and the driver enables and disables only "
                     + "kernel, memset and copy nodes; point it at another event with setEvent, or build the graph "
                     + "without it");
+        }
+        if (node.kind() == GraphNode.Kind.CONDITIONAL) {
+            throw new IllegalArgumentException(node + " is a conditional node, and the driver enables and disables "
+                    + "only kernel, memset and copy nodes; let its handle's value skip its body instead");
         }
         synchronized (resource.lock) {
             resource.checkOpen();
@@ -343,6 +360,10 @@ public final class GraphExec extends Owner {
     /** Checks that this executable is open and has {@code node} (see {@link #setEnabled}). */
     private void checkOwnNode(GraphNode node) {
         resource.checkOpen();
+        if (node.graph().isBody()) {
+            throw new IllegalArgumentException(node + " is in " + node.graph() + "; nodes of conditional bodies "
+                    + "cannot be changed one by one in an executable: change the body and instantiate again");
+        }
         if (node.graph().resource() != resource.origin) {
             throw new IllegalArgumentException(node + " is not a node of the graph this executable was instantiated "
                     + "from; pass a node of that graph");

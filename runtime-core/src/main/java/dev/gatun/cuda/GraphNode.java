@@ -5,9 +5,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * One node of a {@link Graph} built node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
  * {@link Graph#addFill}, {@link Graph#addCopy}, {@link Graph#addEventRecord},
- * {@link Graph#addEventWait}): what later nodes name as a dependency, and what
- * {@link GraphExec#setEnabled} and the other node updates address in an executable made from
- * that graph.
+ * {@link Graph#addEventWait}, a conditional node's {@link ConditionalNode#node()}): what later
+ * nodes name as a dependency, and what {@link GraphExec#setEnabled} and the other node updates
+ * address in an executable made from that graph (a node inside a conditional node's body cannot
+ * be addressed so).
  *
  * <p>A value without a lifecycle of its own: it is valid as long as its graph. A node belongs to
  * exactly one graph; a {@linkplain Graph#copy() copy} of the graph has nodes of its own.
@@ -16,7 +17,9 @@ public final class GraphNode {
 
     /** What a node does, for messages and {@link #toString()}. */
     public enum Kind {
-        KERNEL, MEMSET, COPY, EVENT_RECORD, EVENT_WAIT
+        KERNEL, MEMSET, COPY, EVENT_RECORD, EVENT_WAIT,
+        /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
+        CONDITIONAL
     }
 
     private final Graph graph;

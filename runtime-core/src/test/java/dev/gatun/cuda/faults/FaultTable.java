@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.ConditionalHandle;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
@@ -741,6 +742,21 @@ final class FaultTable {
                         GraphExec exec = w.exec(g);
                         Event other = w.event();
                         return () -> exec.setEvent(n, other);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Conditional graph nodes ----
+            call("cuGraphConditionalHandleCreate", "graph.createConditionalHandle(1)", OUT_OF_MEMORY,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        return () -> g.createConditionalHandle(1);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddNode_v2", "graph.addWhile(handle)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        ConditionalHandle h = g.createConditionalHandle(1);
+                        return () -> g.addWhile(h);
                     },
                     fails(CudaException.class), fails(CudaException.class)));
 

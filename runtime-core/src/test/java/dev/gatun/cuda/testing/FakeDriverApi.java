@@ -22,7 +22,7 @@ import java.util.List;
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
- * {@link SimulatedCaptureAndGraphs}; {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -47,11 +47,12 @@ public final class FakeDriverApi {
     final SimulatedVirtualMemory virtualMemory = new SimulatedVirtualMemory(this);
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
+    final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas());
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, virtualMemory, modules, graphs);
+        return List.of(devices, streams, memory, pools, virtualMemory, modules, graphs, conditionals);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */

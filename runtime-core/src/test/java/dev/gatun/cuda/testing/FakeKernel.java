@@ -29,5 +29,8 @@ public interface FakeKernel {
 
         /** Device memory at a device address, as the kernel would see it. */
         MemorySegment memory(long address, long bytes);
+
+        /** Sets a conditional handle's value, as {@code cudaGraphSetConditional} does. */
+        void setConditional(long handle, int value);
     }
 }

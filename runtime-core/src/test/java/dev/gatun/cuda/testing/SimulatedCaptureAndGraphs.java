@@ -29,7 +29,8 @@ import java.util.Set;
  * its nodes in an order its dependencies allow that is as far from the order they were added in
  * as possible (of the nodes ready, the last added first), so that a missing dependency shows;
  * a replay queues copies of the enabled ones on the launch stream, in that order. An event node
- * queues, at each replay, a record of its event or a wait for the event's last record then.
+ * queues, at each replay, a record of its event or a wait for the event's last record then. Conditional nodes and their bodies are
+ * {@link SimulatedConditionals}'.
  */
 final class SimulatedCaptureAndGraphs {
 
@@ -56,6 +57,8 @@ final class SimulatedCaptureAndGraphs {
     private final Map<Long, int[]> execOrders = new HashMap<>();
     /** Per executable, the positions of its disabled nodes. */
     private final Map<Long, Set<Integer>> disabled = new HashMap<>();
+    /** Per executable with conditional handles to reset, what each launch does first. */
+    private final Map<Long, Runnable> launchDefaults = new HashMap<>();
 
     SimulatedCaptureAndGraphs(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -107,9 +110,18 @@ final class SimulatedCaptureAndGraphs {
         if (ops == null) {
             return INVALID_HANDLE;
         }
+        String refusal = gpu.conditionals.refusal(graph.address());
+        if (refusal != null) {
+            gpu.violations.add("cuGraphInstantiateWithFlags of a graph with " + refusal);
+            return INVALID_VALUE;
+        }
         long h = gpu.newHandle();
-        execs.put(h, ops);
+        execs.put(h, gpu.conditionals.resolved(ops));
         execOrigins.put(h, graph.address());
+        Runnable defaults = gpu.conditionals.defaultsOf(graph.address());
+        if (defaults != null) {
+            launchDefaults.put(h, defaults);
+        }
         execOrders.put(h, launchOrder(graph.address()));
         disabled.put(h, new HashSet<>());
         exec.set(ValueLayout.JAVA_LONG, 0, h);
@@ -123,6 +135,12 @@ final class SimulatedCaptureAndGraphs {
             return INVALID_HANDLE;
         }
         graphLaunches++;
+        Runnable defaults = launchDefaults.get(exec.address());
+        if (defaults != null) {
+            StreamOp assign = new StreamOp(defaults, Set.of(), Set.of());
+            assign.exec = exec.address();
+            gpu.streams.submit(s, assign);
+        }
         for (int i : execOrders.get(exec.address())) {
             if (disabled.get(exec.address()).contains(i)) {
                 continue;
@@ -174,6 +192,14 @@ final class SimulatedCaptureAndGraphs {
         if (execOrigins.containsValue(graph.address())) {
             gpu.violations.add("cuGraphDestroy of a graph a live executable was instantiated from");
         }
+        if (gpu.conditionals.isBody(graph.address())) {
+            gpu.violations.add("cuGraphDestroy of a conditional node's body, which the node owns");
+            return INVALID_VALUE;
+        }
+        for (long body : gpu.conditionals.destroyed(graph.address())) {
+            dependencies.remove(body);
+            graphs.remove(body);
+        }
         dependencies.remove(graph.address());
         return graphs.remove(graph.address()) == null ? INVALID_HANDLE : SUCCESS;
     }
@@ -193,6 +219,7 @@ final class SimulatedCaptureAndGraphs {
         execOrigins.remove(exec.address());
         execOrders.remove(exec.address());
         disabled.remove(exec.address());
+        launchDefaults.remove(exec.address());
         return SUCCESS;
     }
 
@@ -205,7 +232,7 @@ final class SimulatedCaptureAndGraphs {
         if (ops.size() != current.size()) {
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE(); // topology changed
         }
-        execs.put(exec.address(), ops);
+        execs.put(exec.address(), gpu.conditionals.resolved(ops));
         execOrders.put(exec.address(), launchOrder(graph.address()));
         return SUCCESS;
     }
@@ -214,7 +241,7 @@ final class SimulatedCaptureAndGraphs {
      * The positions of {@code graph}'s nodes in an order its dependencies allow: of the nodes
      * whose dependencies are done, the one added last runs first.
      */
-    private int[] launchOrder(long graph) {
+    int[] launchOrder(long graph) {
         List<int[]> deps = dependencies.get(graph);
         int[] order = new int[deps.size()];
         boolean[] done = new boolean[deps.size()];
@@ -279,10 +306,11 @@ final class SimulatedCaptureAndGraphs {
         if (op == null) {
             return INVALID_VALUE;
         }
-        // Kernel and event nodes are told apart: Gatun inspects nothing else.
+        // Kernel, event and conditional nodes are told apart: Gatun inspects nothing else.
         type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
                 : RECORD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD()
-                : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
+                : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT()
+                : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
         return SUCCESS;
     }
 
@@ -359,12 +387,17 @@ final class SimulatedCaptureAndGraphs {
         if (flags != 0) {
             return INVALID_VALUE;
         }
+        graph.set(ValueLayout.JAVA_LONG, 0, createEmpty());
+        return SUCCESS;
+    }
+
+    /** A new graph without nodes: what cuGraphCreate makes, and each body of a conditional node. */
+    long createEmpty() {
         long h = gpu.newHandle();
         graphs.put(h, List.of());
         graphNodes.put(h, new long[0]);
         dependencies.put(h, new ArrayList<>());
-        graph.set(ValueLayout.JAVA_LONG, 0, h);
-        return SUCCESS;
+        return h;
     }
 
     public int cuGraphAddKernelNode_v2(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
@@ -449,7 +482,7 @@ final class SimulatedCaptureAndGraphs {
     }
 
     /** Appends {@code op} to {@code graph} after {@code deps}, as the driver checks them: nodes of that graph, each once. */
-    private int addNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count, StreamOp op) {
+    int addNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count, StreamOp op) {
         List<StreamOp> ops = graphs.get(graph.address());
         if (ops == null || op == null) {
             return ops == null ? INVALID_HANDLE : INVALID_VALUE;

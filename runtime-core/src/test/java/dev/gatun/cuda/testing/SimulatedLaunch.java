@@ -3,7 +3,8 @@ package dev.gatun.cuda.testing;
 import java.lang.foreign.MemorySegment;
 
 /** One launch as a simulated kernel body sees it: the node it runs and the device memory it may touch. */
-record SimulatedLaunch(SimulatedMemory memory, SimulatedModules.KernelNode node) implements FakeKernel.Launch {
+record SimulatedLaunch(SimulatedMemory memory, SimulatedConditionals conditionals, SimulatedModules.KernelNode node)
+        implements FakeKernel.Launch {
 
     @Override
     public int gridX() {
@@ -52,5 +53,10 @@ record SimulatedLaunch(SimulatedMemory memory, SimulatedModules.KernelNode node)
             throw new IllegalStateException("simulated kernel touched unallocated device memory 0x" + Long.toHexString(address));
         }
         return m;
+    }
+
+    @Override
+    public void setConditional(long handle, int value) {
+        conditionals.set(handle, value);
     }
 }

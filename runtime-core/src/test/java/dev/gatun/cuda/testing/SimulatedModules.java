@@ -329,7 +329,7 @@ final class SimulatedModules {
         FakeKernel body = bodies.get(f.name);
         StreamOp op = new StreamOp(() -> {
             if (body != null) {
-                body.run(new SimulatedLaunch(gpu.memory, node));
+                body.run(new SimulatedLaunch(gpu.memory, gpu.conditionals, node));
             }
         }, uses, Set.of());
         op.module = f.module;

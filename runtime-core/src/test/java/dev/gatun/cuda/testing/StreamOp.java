@@ -23,13 +23,15 @@ final class StreamOp {
     long exec;
     /** What a kernel launch's graph node describes; null for every other operation. */
     SimulatedModules.KernelNode kernel;
-    /** What a memset, copy or event node of a graph built node by node is, for its DOT label; null otherwise. */
+    /** What a memset, copy, event or conditional node of a graph built node by node is, for its DOT label; null otherwise. */
     String kind;
     /**
      * The event an event record or wait node of a graph names, or 0: such a node is no work of
      * its own, but queues a record or a wait at each launch, against the event's state then.
      */
     long event;
+    /** A conditional node of a graph (before instantiation); null for every other operation. */
+    SimulatedConditionals.Node conditional;
 
     StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
             Set<Long> hostUses) {

@@ -75,6 +75,14 @@ public final class CudaGraphs implements AutoCloseable {
         return LatchHeader.includeDirectory();
     }
 
+    /**
+     * The directory holding {@code gatun_conditional.cuh} (device helpers for conditional graph
+     * nodes, see {@link ConditionalHeader}), for {@code CompileOptions.Builder.includeDirectory}.
+     */
+    public static Path conditionalIncludeDirectory() {
+        return ConditionalHeader.includeDirectory();
+    }
+
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("these graphs of device " + context.device().ordinal() + " are closed; "

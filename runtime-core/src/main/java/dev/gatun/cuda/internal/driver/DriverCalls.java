@@ -39,7 +39,8 @@ package dev.gatun.cuda.internal.driver;
  *       with right results. A warmed replay makes exactly its own driver call.</td></tr>
  *   <tr><td>capture begin and end, graph instantiate, executable update, node queries and node
  *       parameter updates ({@link GraphCalls}); creating, building, cloning and printing a graph,
- *       enabling a node ({@link GraphBuildCalls})</td>
+ *       enabling a node ({@link GraphBuildCalls}); conditional handles and nodes
+ *       ({@link ConditionalCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>{@code cuMemAllocFromPoolAsync} ({@link MemoryPoolCalls})</td>
@@ -103,6 +104,7 @@ public final class DriverCalls {
     private final ForeignCalls foreign;
     private final CompletionCalls completions;
     private final VirtualMemoryCalls virtualMemory;
+    private final ConditionalCalls conditionals;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -118,6 +120,7 @@ public final class DriverCalls {
         this.foreign = new ForeignCalls(checked);
         this.completions = new CompletionCalls(checked);
         this.virtualMemory = new VirtualMemoryCalls(checked);
+        this.conditionals = new ConditionalCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -160,6 +163,10 @@ public final class DriverCalls {
 
     public GraphBuildCalls graphBuilding() {
         return graphBuilding;
+    }
+
+    public ConditionalCalls conditionals() {
+        return conditionals;
     }
 
     public MemoryPoolCalls pools() {

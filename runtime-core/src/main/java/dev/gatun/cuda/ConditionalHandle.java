@@ -1,0 +1,60 @@
+package dev.gatun.cuda;
+
+/**
+ * The value a conditional node reads ({@link Graph#createConditionalHandle}): a
+ * {@code CUgraphConditionalHandle} that kernels of the graph set with
+ * {@code gatun_conditional_set(handle, value)} (the runtime-graph module's
+ * {@code gatun_conditional.cuh}, around CUDA's {@code cudaGraphSetConditional}); pass it to them
+ * with {@link #asKernelArg()}.
+ *
+ * <p>A value without a lifecycle of its own: the driver keeps it as long as the graph it was
+ * created in, and it has no destroy. It is used by the conditional nodes of that graph and of
+ * the bodies inside it; every handle must be used by at least one node before the graph is
+ * instantiated.
+ */
+public final class ConditionalHandle {
+
+    private final Graph graph;
+    private final long value;
+    private final int defaultValue;
+    private final boolean assignedEachLaunch;
+
+    ConditionalHandle(Graph graph, long value, int defaultValue, boolean assignedEachLaunch) {
+        this.graph = graph;
+        this.value = value;
+        this.defaultValue = defaultValue;
+        this.assignedEachLaunch = assignedEachLaunch;
+    }
+
+    /** The graph it was created in: its nodes, and the nodes of bodies inside it, may use it. */
+    public Graph graph() {
+        return graph;
+    }
+
+    /** The handle as the driver gave it: what a kernel receives as {@code cudaGraphConditionalHandle}. */
+    public long value() {
+        return value;
+    }
+
+    /** The value every launch starts with, when {@link #assignedEachLaunch()}. */
+    public int defaultValue() {
+        return defaultValue;
+    }
+
+    /** Whether every launch of an executable starts with {@link #defaultValue()} (else a kernel sets it first). */
+    public boolean assignedEachLaunch() {
+        return assignedEachLaunch;
+    }
+
+    /** The kernel argument a {@code cudaGraphConditionalHandle} parameter (an {@code unsigned long long}) takes. */
+    public KernelArg asKernelArg() {
+        return KernelArg.i64(value);
+    }
+
+    @Override
+    public String toString() {
+        return "ConditionalHandle 0x" + Long.toHexString(value) + " of " + graph
+                + (assignedEachLaunch ? " (each launch starts at " + Integer.toUnsignedString(defaultValue) + ")"
+                        : " (set by kernels)");
+    }
+}
