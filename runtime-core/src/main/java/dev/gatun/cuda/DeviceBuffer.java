@@ -10,7 +10,8 @@ import dev.gatun.cuda.internal.pool.DevicePool;
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
  * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate},
- * {@link MemoryPool#allocate}).
+ * {@link MemoryPool#allocate}), or another process's memory mapped into this one
+ * ({@link CudaContext#importBuffer}).
  * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
  *
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
@@ -31,15 +32,18 @@ public final class DeviceBuffer extends Owner {
         final StreamState allocatedOn;
         /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
         private final MemoryPool.Resource memoryPool;
+        /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
+        final boolean imported;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
-                MemoryPool.Resource memoryPool) {
+                MemoryPool.Resource memoryPool, boolean imported) {
             super(contextState, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
+            this.imported = imported;
         }
 
         @Override
@@ -69,6 +73,11 @@ public final class DeviceBuffer extends Owner {
         protected Retirement.Release howToFree() {
             if (size == 0) {
                 return () -> 0;
+            }
+            if (imported) {
+                // Every fence of this process's work on the mapping completed; the memory is the
+                // exporter's, which frees it after every importer unmapped it.
+                return () -> context.calls().ipc().closeMemory(address);
             }
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
@@ -119,20 +128,23 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
-            return allocatedOn == null;
+            return allocatedOn == null; // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing)
         }
 
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (allocatedOn == null ? ")" : memoryPool == null ? ", stream-ordered)"
+                    + context.device() + (imported ? ", imported)" : allocatedOn == null ? ")" : memoryPool == null ? ", stream-ordered)"
                     : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
 
     private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn,
             MemoryPool.Resource memoryPool) {
-        Resource r = new Resource(context.state(), address, size, pool, allocatedOn, memoryPool);
+        this(context, new Resource(context.state(), address, size, pool, allocatedOn, memoryPool, false));
+    }
+
+    private DeviceBuffer(CudaContext context, Resource r) {
         super(r);
         this.context = context;
         this.resource = r;
@@ -179,8 +191,59 @@ public final class DeviceBuffer extends Owner {
         return buffer;
     }
 
+    /** Maps the buffer {@code handle} describes, exported by another process ({@link CudaContext#importBuffer}). */
+    static DeviceBuffer importFrom(CudaContext context, IpcMemoryHandle handle) {
+        ContextState contextState = context.state();
+        contextState.calls().live("CudaContext.importBuffer");
+        long address;
+        // cuIpcOpenMemHandle maps memory and may synchronize, like an allocation.
+        try (var _ = contextState.enterSection("cuIpcOpenMemHandle")) {
+            address = contextState.calls().ipc().openMemory(handle.driverHandle());
+        }
+        return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, true));
+    }
+
     public CudaContext context() {
         return context;
+    }
+
+    /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
+    public boolean isImported() {
+        return resource.imported;
+    }
+
+    /**
+     * Exports this buffer for another process on the same machine ({@code cuIpcGetMemHandle}),
+     * which maps it with {@link CudaContext#importBuffer}. Only memory from
+     * {@link CudaContext#allocate} can be exported: each block of the context's device pool is a
+     * whole {@code cuMemAlloc} allocation, which is what the driver exports (the handle names
+     * its base, which is this buffer's address).
+     *
+     * <p>The exporter keeps this buffer open until every importer has closed its import, and
+     * orders its writes before the importers' reads (an {@linkplain CudaContext#createInterprocessEvent
+     * interprocess event}). Closing it earlier lets the device pool hand the block to another
+     * allocation of this process while the importer still sees it.
+     *
+     * @throws IllegalStateException when the buffer is closed, empty, stream-ordered
+     *     ({@link Stream#allocate} or {@link MemoryPool#allocate}: allocate with
+     *     {@link CudaContext#allocate} to share), or itself imported (the owning process exports it)
+     * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
+     */
+    public IpcMemoryHandle exportForIpc() {
+        resource.checkOpen();
+        if (resource.size == 0) {
+            throw new IllegalStateException(resource.identity() + " is empty: a 0-byte buffer has no allocation to share; "
+                    + "export a buffer of at least 1 byte");
+        }
+        if (resource.imported) {
+            throw new IllegalStateException(resource.identity() + " was imported from another process: export it from "
+                    + "the process that allocated it");
+        }
+        if (resource.allocatedOn != null) {
+            throw new IllegalStateException(resource.identity() + " is a stream-ordered allocation, which "
+                    + "cuIpcGetMemHandle cannot export; allocate the buffer to share with CudaContext.allocate");
+        }
+        return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(resource.address), resource.size);
     }
 
     /** Size in bytes. */

@@ -55,7 +55,8 @@ final class FaultWorld {
         MODULE(FakeDriverApi::liveModules),
         GRAPH(FakeDriverApi::liveGraphs),
         GRAPH_EXEC(FakeDriverApi::liveGraphExecs),
-        MEMORY_POOL(FakeDriverApi::liveMemoryPools);
+        MEMORY_POOL(FakeDriverApi::liveMemoryPools),
+        IPC_MAPPING(FakeDriverApi::liveIpcMappings);
 
         private final ToIntFunction<FakeDriverApi> live;
 

@@ -20,7 +20,7 @@ import java.util.List;
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
- * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedModules} and
+ * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
@@ -43,13 +43,14 @@ public final class FakeDriverApi {
     final SimulatedStreams streams = new SimulatedStreams(this);
     final SimulatedMemory memory = new SimulatedMemory(this);
     final SimulatedMemoryPools pools = new SimulatedMemoryPools(this);
+    final SimulatedIpc ipc = new SimulatedIpc(this);
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas());
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, modules, graphs);
+        return List.of(devices, streams, memory, pools, ipc, modules, graphs);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -142,7 +143,7 @@ public final class FakeDriverApi {
     }
 
     public synchronized int liveDeviceAllocations() {
-        return memory.device.size();
+        return memory.device.size() - memory.mappings();
     }
 
     public synchronized long liveDeviceBytes() {
@@ -160,6 +161,11 @@ public final class FakeDriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** IPC mappings (cuIpcOpenMemHandle) not yet closed. */
+    public synchronized int liveIpcMappings() {
+        return memory.mappings();
     }
 
     // ---- memory pools ----

@@ -27,13 +27,27 @@ final class SimulatedMemory {
         final long base;
         final long size;
         final MemorySegment backing;
+        /** The backing's arena; null for an IPC mapping, which shares its exporter's backing. */
         final Arena arena;
+        /** For an IPC mapping (cuIpcOpenMemHandle), the allocation it maps; else null. */
+        final Allocation mapped;
+        /** Open IPC mappings of this allocation. */
+        int mappings;
 
         Allocation(long base, long size, Arena arena) {
             this.base = base;
             this.size = size;
             this.arena = arena;
             this.backing = arena.allocate(Math.max(1, size), 256);
+            this.mapped = null;
+        }
+
+        private Allocation(long base, Allocation mapped) {
+            this.base = base;
+            this.size = mapped.size;
+            this.arena = null;
+            this.backing = mapped.backing;
+            this.mapped = mapped;
         }
     }
 
@@ -89,6 +103,13 @@ final class SimulatedMemory {
         if (a == null) {
             return INVALID_VALUE;
         }
+        if (a.mapped != null) {
+            gpu.violations.add("cuMemFree of IPC mapping 0x" + Long.toHexString(address) + " (unmap it with cuIpcCloseMemHandle)");
+            return INVALID_VALUE;
+        }
+        if (a.mappings > 0) {
+            gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while " + a.mappings + " IPC mappings of it are open");
+        }
         for (SimulatedStreams.Stream s : gpu.streams.all()) {
             if (usesDevice(s, a)) {
                 gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while queued work still uses it");
@@ -124,6 +145,36 @@ final class SimulatedMemory {
         }
         gpu.streams.enqueue(s, () -> release(a), Set.of(), Set.of());
         return SUCCESS;
+    }
+
+    /** Maps {@code a} at a fresh address (cuIpcOpenMemHandle); returns the mapping's address. */
+    long map(Allocation a) {
+        long base = nextDevice;
+        nextDevice += (a.size + 511) & ~511L;
+        device.put(base, new Allocation(base, a));
+        a.mappings++;
+        return base;
+    }
+
+    /** Unmaps an IPC mapping (cuIpcCloseMemHandle): a result, with a violation if work still uses it. */
+    int unmap(long address) {
+        Allocation m = device.get(address);
+        if (m == null || m.mapped == null) {
+            return INVALID_VALUE;
+        }
+        for (SimulatedStreams.Stream s : gpu.streams.all()) {
+            if (usesDevice(s, m)) {
+                gpu.violations.add("cuIpcCloseMemHandle of 0x" + Long.toHexString(address) + " while queued work still uses it");
+            }
+        }
+        device.remove(address);
+        m.mapped.mappings--;
+        return SUCCESS;
+    }
+
+    /** IPC mappings open now. */
+    int mappings() {
+        return (int) device.values().stream().filter(a -> a.mapped != null).count();
     }
 
     private void release(Allocation a) {

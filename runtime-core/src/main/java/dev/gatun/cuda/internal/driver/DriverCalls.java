@@ -80,6 +80,7 @@ public final class DriverCalls {
     private final GraphCalls graphs;
     private final GraphBuildCalls graphBuilding;
     private final MemoryPoolCalls pools;
+    private final IpcCalls ipc;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -92,6 +93,7 @@ public final class DriverCalls {
         this.graphs = new GraphCalls(checked);
         this.graphBuilding = new GraphBuildCalls(checked);
         this.pools = new MemoryPoolCalls(checked);
+        this.ipc = new IpcCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -138,5 +140,9 @@ public final class DriverCalls {
 
     public MemoryPoolCalls pools() {
         return pools;
+    }
+
+    public IpcCalls ipc() {
+        return ipc;
     }
 }

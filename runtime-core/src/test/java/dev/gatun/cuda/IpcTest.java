@@ -1,0 +1,205 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.testing.Simulated;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * Legacy IPC of device memory and events on the simulated driver, which lets one process play
+ * exporter and importer (the real driver does not: the GPU suite runs two JVMs).
+ */
+class IpcTest {
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.context();
+    private final Random random = new Random(13);
+
+    private byte[] randomBytes(int n) {
+        byte[] data = new byte[n];
+        random.nextBytes(data);
+        return data;
+    }
+
+    @Test
+    void anExportedBufferImportsAsAMappingOfTheSameMemory() {
+        byte[] data = randomBytes(4096);
+        try (DeviceBuffer original = ctx.allocate(data.length)) {
+            original.bytes().copyFrom(data);
+            IpcMemoryHandle handle = IpcMemoryHandle.fromBytes(original.exportForIpc().toBytes());
+            assertEquals(original.exportForIpc(), handle, "the bytes carry the whole handle");
+            assertEquals(data.length, handle.byteSize());
+            int allocations = sim.gpu.liveDeviceAllocations();
+            try (DeviceBuffer imported = ctx.importBuffer(handle)) {
+                assertTrue(imported.isImported());
+                assertFalse(original.isImported());
+                assertEquals(data.length, imported.byteSize());
+                assertNotEquals(original.address(), imported.address(), "mapped at its own address");
+                assertEquals(1, sim.gpu.liveIpcMappings());
+                assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "a mapping allocates nothing");
+                assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+                byte[] read = new byte[data.length];
+                imported.bytes().copyTo(read);
+                assertArrayEquals(data, read, "the importer reads the exporter's bytes");
+                byte[] written = randomBytes(data.length);
+                imported.bytes().copyFrom(written);
+                original.bytes().copyTo(read);
+                assertArrayEquals(written, read, "the exporter reads the importer's bytes");
+            }
+            assertEquals(0, sim.gpu.liveIpcMappings(), "closing the import unmaps it");
+            assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "and frees nothing of the exporter's");
+        }
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void anImportClosedWhileWorkUsesItIsUnmappedAfterItsFenceAndNeverFreed() {
+        try (DeviceBuffer original = ctx.allocate(1024); Stream s = ctx.createStream()) {
+            DeviceBuffer imported = ctx.importBuffer(original.exportForIpc());
+            sim.faults.countCalls();
+            sim.gpu.hold(s.handle());
+            s.memset(imported.bytes(), (byte) 5);
+            imported.close();
+            assertEquals(1, sim.gpu.liveIpcMappings(), "queued work still uses the mapping");
+            assertEquals(1, ctx.counters().retirementsPending());
+            assertThrows(IllegalStateException.class, imported::address, "use after close");
+            sim.gpu.release(s.handle());
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "unmapped once the memset's fence completed");
+            assertEquals(1, sim.faults.calls("cuIpcCloseMemHandle"));
+            assertEquals(0, sim.faults.calls("cuMemFree"), "an import is never freed");
+            byte[] read = new byte[1024];
+            original.bytes().copyTo(read);
+            byte[] fives = new byte[1024];
+            Arrays.fill(fives, (byte) 5);
+            assertArrayEquals(fives, read, "the importer's memset reached the exporter's memory");
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void aBlockOfThePooledContextExportsWithTheRequestedSize() {
+        ctx.close(); // the device's context reopens with its device pool on
+        try (CudaContext pooled = sim.pooledContext()) {
+            byte[] data = randomBytes(1000); // served from a larger size class: the block is a whole cuMemAlloc
+            try (DeviceBuffer original = pooled.allocate(data.length)) {
+                original.bytes().copyFrom(data);
+                IpcMemoryHandle handle = original.exportForIpc();
+                assertEquals(data.length, handle.byteSize());
+                try (DeviceBuffer imported = pooled.importBuffer(handle)) {
+                    byte[] read = new byte[data.length];
+                    imported.bytes().copyTo(read);
+                    assertArrayEquals(data, read);
+                }
+            }
+            pooled.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings());
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void buffersThatCannotBeExportedAreRefusedBeforeAnyDriverCall() {
+        try (Stream s = ctx.createStream(); MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+                DeviceBuffer exportable = ctx.allocate(64)) {
+            DeviceBuffer closed = ctx.allocate(64);
+            closed.close();
+            try (DeviceBuffer empty = ctx.allocate(0); DeviceBuffer ordered = s.allocate(64);
+                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = ctx.importBuffer(exportable.exportForIpc())) {
+                sim.faults.countCalls();
+                refused(closed::exportForIpc, "is closed");
+                refused(empty::exportForIpc, "0-byte buffer has no allocation to share");
+                refused(ordered::exportForIpc, "stream-ordered allocation", "CudaContext.allocate");
+                refused(fromPool::exportForIpc, "stream-ordered allocation", "CudaContext.allocate");
+                refused(imported::exportForIpc, "imported from another process", "process that allocated it");
+                assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+            }
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void handleBytesOfTheWrongShapeAreRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[64]));
+        assertTrue(e.getMessage().contains("72 bytes"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[IpcMemoryHandle.BYTES]));
+        assertTrue(e.getMessage().contains("a buffer of 0 bytes"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> IpcEventHandle.fromBytes(new byte[72]));
+        assertTrue(e.getMessage().contains("64 bytes"), e.getMessage());
+    }
+
+    @Test
+    void anImportedEventSeesTheExportersRecordsAndIsItsOwnHandle() {
+        try (Stream producer = ctx.createStream(); Stream consumer = ctx.createStream();
+                DeviceBuffer b = ctx.allocate(256); Event exported = ctx.createInterprocessEvent()) {
+            assertFalse(exported.isTiming());
+            IpcEventHandle handle = IpcEventHandle.fromBytes(exported.exportForIpc().toBytes());
+            int events = sim.gpu.liveEvents();
+            Event imported = ctx.importEvent(handle);
+            assertTrue(imported.isImported());
+            assertEquals(events + 1, sim.gpu.liveEvents(), "a new handle in the importing process");
+            sim.gpu.hold(producer.handle());
+            producer.memset(b.bytes(), (byte) 3);
+            exported.record(producer);
+            assertFalse(imported.query(), "the exporter's record has not run");
+            consumer.waitFor(imported);
+            assertEquals(1, sim.gpu.queuedOperations(consumer.handle()), "the consumer waits for the record");
+            sim.gpu.release(producer.handle());
+            assertTrue(imported.query(), "the record ran");
+            assertEquals(0, sim.gpu.queuedOperations(consumer.handle()));
+            sim.faults.countCalls();
+            imported.close();
+            ctx.reap();
+            assertEquals(1, sim.faults.calls("cuEventDestroy_v2"), "closing the import destroys its own handle");
+            assertTrue(exported.query(), "the exporter's event lives on");
+        }
+        ctx.reap();
+        assertEquals(0, ctx.liveOwners(OwnerKind.EVENT));
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void eventsThatCannotBeExportedAreRefusedBeforeAnyDriverCall() {
+        try (Event fence = ctx.createEvent(); Event timing = ctx.createTimingEvent(); Event ipc = ctx.createInterprocessEvent();
+                Event imported = ctx.importEvent(ipc.exportForIpc())) {
+            Event closed = ctx.createInterprocessEvent();
+            closed.close();
+            sim.faults.countCalls();
+            refused(fence::exportForIpc, "createInterprocessEvent()");
+            refused(timing::exportForIpc, "createInterprocessEvent()");
+            refused(imported::exportForIpc, "process that created it");
+            refused(closed::exportForIpc, "is closed");
+            assertEquals(0, sim.faults.totalCalls());
+            assertThrows(IllegalArgumentException.class, () -> imported.elapsedMillis(ipc), "an imported event has no timing");
+        }
+    }
+
+    @Test
+    void aHandleOfNoLiveAllocationFailsWithTheDriversError() {
+        IpcMemoryHandle stale;
+        try (DeviceBuffer b = ctx.allocate(64)) {
+            stale = b.exportForIpc();
+        }
+        ctx.reap();
+        CudaException e = assertThrows(CudaException.class, () -> ctx.importBuffer(stale));
+        assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "nothing owned after a failed import");
+    }
+
+    private static void refused(Executable export, String... says) {
+        IllegalStateException e = assertThrows(IllegalStateException.class, export);
+        for (String s : says) {
+            assertTrue(e.getMessage().contains(s), "'" + e.getMessage() + "' should say '" + s + "'");
+        }
+    }
+}

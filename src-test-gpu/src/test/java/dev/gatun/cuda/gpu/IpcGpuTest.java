@@ -1,0 +1,163 @@
+package dev.gatun.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Event;
+import dev.gatun.cuda.IpcEventHandle;
+import dev.gatun.cuda.IpcMemoryHandle;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.junit.RequiresGpu;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Legacy IPC between two JVMs on one GPU, as an engine's scheduler shares a KV cache with a
+ * worker: this JVM uploads random ints to a buffer, launches a kernel that waits about three
+ * seconds and then rewrites them, and records an interprocess event after it; a child JVM gets
+ * the buffer's and the event's handles as hex arguments, imports both, waits on the event (not
+ * on the host), computes into its own poisoned buffer with a kernel, copies the result back into
+ * the imported buffer and prints its checksum. This JVM compares the buffer and the checksum
+ * with the CPU's. Had the child not waited for the event, it would have read the original ints.
+ */
+@RequiresGpu
+class IpcGpuTest {
+
+    private static final int POISON = 0x5A5A5A5A;
+    private static final int BLOCKS = 528;
+    private static final int THREADS = 256;
+
+    /** The exporter's kernel: each block's first thread sleeps about {@code millis} ms, then the block rewrites its share. */
+    private static final String SLOW_AFFINE = """
+            extern "C" __global__ void slow_affine(int* a, int n, int millis) {
+                if (threadIdx.x == 0) {
+                    for (int ms = 0; ms < millis; ms++) {
+                        __nanosleep(1000000);
+                    }
+                }
+                __syncthreads();
+                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+                    a[i] = a[i] * 3 + 1;
+                }
+            }
+            """;
+
+    /** The importer's kernel: a mix of the shared ints into its own buffer. */
+    private static final String MIX = """
+            extern "C" __global__ void mix(const unsigned int* a, unsigned int* b, int n) {
+                for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+                    unsigned int v = a[i];
+                    b[i] = (v ^ (v >> 7)) * 0x9E3779B1u + (unsigned int) i;
+                }
+            }
+            """;
+
+    private static int affine(int v) {
+        return v * 3 + 1;
+    }
+
+    private static int mix(int v, int i) {
+        return (v ^ (v >>> 7)) * 0x9E3779B1 + i;
+    }
+
+    /** The importing child: args are the memory handle, the event handle (hex) and the int count. */
+    public static void main(String[] args) {
+        HexFormat hex = HexFormat.of();
+        IpcMemoryHandle memory = IpcMemoryHandle.fromBytes(hex.parseHex(args[0]));
+        IpcEventHandle written = IpcEventHandle.fromBytes(hex.parseHex(args[1]));
+        int n = Integer.parseInt(args[2]);
+        CudaContext ctx = Gpu.context();
+        Kernel mix = Gpu.kernel(MIX, "mix");
+        Stream s = ctx.createStream();
+        DeviceBuffer shared = ctx.importBuffer(memory);
+        Event event = ctx.importEvent(written);
+        DeviceBuffer own = ctx.allocate(4L * n);
+        System.out.println("imported=" + shared.isImported() + " bytes=" + shared.byteSize() + " eventImported="
+                + event.isImported());
+        s.fill(own.asInts(), POISON);
+        s.waitFor(event); // the exporter's kernel rewrote the ints before the event's record
+        mix.launch(s, LaunchConfig.of(BLOCKS, THREADS), KernelArg.pointer(shared), KernelArg.pointer(own), KernelArg.i32(n));
+        s.copy(shared.asInts(), own.asInts()); // the result back into the exporter's memory
+        s.synchronize();
+        int[] result = new int[n];
+        own.asInts().copyTo(result);
+        System.out.println("checksum=" + Arrays.hashCode(result));
+        shared.close();
+        event.close();
+        own.close();
+        mix.close();
+        s.close();
+        ctx.reap();
+        System.out.println("liveBuffers=" + ctx.liveOwners(OwnerKind.DEVICE_BUFFER) + " liveEvents="
+                + ctx.liveOwners(OwnerKind.EVENT) + " retirementsFailed=" + ctx.counters().retirementsFailed());
+    }
+
+    @Test
+    void aChildJvmWaitsOnTheExportedEventAndWritesItsResultIntoTheExportedBuffer() throws IOException, InterruptedException {
+        long seed = Gpu.seed();
+        Random random = Gpu.random(seed);
+        int n = (1 << 20) + random.nextInt(1000);
+        int[] data = random.ints(n).toArray();
+        String why = "n=" + n + " seed=" + seed;
+        int[] expected = new int[n];
+        for (int i = 0; i < n; i++) {
+            expected[i] = mix(affine(data[i]), i);
+        }
+
+        CudaContext ctx = Gpu.context();
+        Kernel slow = Gpu.kernel(SLOW_AFFINE, "slow_affine");
+        Stream s = ctx.createStream();
+        DeviceBuffer shared = ctx.allocate(4L * n);
+        Event written = ctx.createInterprocessEvent();
+        Path log = Files.createTempFile("gatun-ipc-child", ".log");
+        try {
+            shared.asInts().copyFrom(data);
+            slow.launch(s, LaunchConfig.of(BLOCKS, THREADS), KernelArg.pointer(shared), KernelArg.i32(n), KernelArg.i32(3000));
+            written.record(s);
+            HexFormat hex = HexFormat.of();
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            Process p = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
+                    System.getProperty("java.class.path"), IpcGpuTest.class.getName(),
+                    hex.formatHex(shared.exportForIpc().toBytes()), hex.formatHex(written.exportForIpc().toBytes()),
+                    Integer.toString(n))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            boolean finished = p.waitFor(180, TimeUnit.SECONDS);
+            if (!finished) {
+                p.destroyForcibly().waitFor();
+            }
+            String output = Files.readString(log, StandardCharsets.UTF_8);
+            assertTrue(finished, "child JVM finished within 180 s: " + output);
+            assertEquals(0, p.exitValue(), output);
+            List<String> lines = output.lines().toList();
+            assertTrue(lines.contains("imported=true bytes=" + 4L * n + " eventImported=true"), output);
+            assertTrue(lines.contains("checksum=" + Arrays.hashCode(expected)), "the child's result " + why + ": " + output);
+            assertTrue(lines.contains("liveBuffers=0 liveEvents=0 retirementsFailed=0"), output);
+
+            int[] back = new int[n];
+            Arrays.fill(back, POISON);
+            shared.asInts().copyTo(back);
+            assertArrayEquals(expected, back, "the child's result in the exported buffer " + why);
+        } finally {
+            Files.deleteIfExists(log);
+            written.close();
+            shared.close();
+            s.close();
+            slow.close();
+        }
+    }
+}
