@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Legacy IPC between two JVMs on one GPU, as an engine's scheduler shares a KV cache with a
- * worker: this JVM uploads random ints to a buffer, launches a kernel that waits about three
+ * worker: this JVM uploads random ints to a buffer, launches a kernel that waits about five
  * seconds and then rewrites them, and records an interprocess event after it; a child JVM gets
  * the buffer's and the event's handles as hex arguments, imports both, waits on the event (not
  * on the host), computes into its own poisoned buffer with a kernel, copies the result back into
@@ -41,10 +41,12 @@ class IpcGpuTest {
     private static final int POISON = 0x5A5A5A5A;
     private static final int BLOCKS = 528;
     private static final int THREADS = 256;
+    /** Longer than a child JVM takes to start and import, so that its wait on the event is what orders its reads. */
+    private static final int SLEEP_MS = 5000;
 
     /** The exporter's kernel: each block's first thread sleeps about {@code millis} ms, then the block rewrites its share. */
     private static final String SLOW_AFFINE = """
-            extern "C" __global__ void slow_affine(int* a, int n, int millis) {
+            extern "C" __global__ void slow_affine(unsigned int* a, int n, int millis) {
                 if (threadIdx.x == 0) {
                     for (int ms = 0; ms < millis; ms++) {
                         __nanosleep(1000000);
@@ -52,7 +54,7 @@ class IpcGpuTest {
                 }
                 __syncthreads();
                 for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-                    a[i] = a[i] * 3 + 1;
+                    a[i] = a[i] * 3u + 1u; // wraps as Java's int arithmetic does
                 }
             }
             """;
@@ -127,7 +129,7 @@ class IpcGpuTest {
         Path log = Files.createTempFile("gatun-ipc-child", ".log");
         try {
             shared.asInts().copyFrom(data);
-            slow.launch(s, LaunchConfig.of(BLOCKS, THREADS), KernelArg.pointer(shared), KernelArg.i32(n), KernelArg.i32(3000));
+            slow.launch(s, LaunchConfig.of(BLOCKS, THREADS), KernelArg.pointer(shared), KernelArg.i32(n), KernelArg.i32(SLEEP_MS));
             written.record(s);
             HexFormat hex = HexFormat.of();
             Path java = Path.of(System.getProperty("java.home"), "bin", "java");
