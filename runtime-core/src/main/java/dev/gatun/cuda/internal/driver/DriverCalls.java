@@ -52,9 +52,17 @@ package dev.gatun.cuda.internal.driver;
  *       ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>IPC: {@code cuIpcGetMemHandle}, {@code cuIpcOpenMemHandle_v2},
+ *       {@code cuIpcOpenEventHandle} ({@link IpcCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths the probe did not cover; an open maps into (or creates in) the current
+ *       context, and for the others making it current is the safe side.</td></tr>
+ *   <tr><td>{@code cuIpcGetEventHandle} ({@link IpcCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its event, which belongs to one context.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
- *       {@code cuMemPoolDestroy}</td>
+ *       {@code cuMemPoolDestroy}, {@code cuIpcCloseMemHandle}</td>
  *     <td>{@code current}, made by their caller</td>
  *     <td>They act on the current context, but run in batches: retirement makes the context
  *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
