@@ -104,7 +104,7 @@ class IpcGpuTest {
         own.close();
         mix.close();
         s.close();
-        ctx.reap();
+        ctx.synchronize(); // every fence the closes recorded completes, and the reap that follows retires them all
         System.out.println("liveBuffers=" + ctx.liveOwners(OwnerKind.DEVICE_BUFFER) + " liveEvents="
                 + ctx.liveOwners(OwnerKind.EVENT) + " retirementsFailed=" + ctx.counters().retirementsFailed());
     }
