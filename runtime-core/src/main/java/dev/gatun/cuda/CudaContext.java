@@ -196,6 +196,28 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * Imports the memory pool another process exported as the POSIX file descriptor {@code fd}
+     * ({@link MemoryPool#exportFileDescriptor()}; {@code cuMemPoolImportFromShareableHandle}),
+     * a descriptor of this process (received over a Unix socket, or taken with
+     * {@code pidfd_getfd}). The imported pool cannot allocate; import the exporter's allocations
+     * with {@link MemoryPool#importAllocation}. Gatun does not close {@code fd}; close it once
+     * imported. Closing the pool destroys this process's pool object once every allocation
+     * imported from it was freed.
+     *
+     * @throws IllegalArgumentException when {@code fd} is negative
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a descriptor of no exported pool
+     */
+    public MemoryPool importMemoryPool(int fd) {
+        if (fd < 0) {
+            throw new IllegalArgumentException("file descriptor " + fd + " is negative; pass the descriptor this process "
+                    + "received for the exporter's pool");
+        }
+        checkOpen();
+        contextState.reap();
+        return MemoryPool.importFrom(this, fd);
+    }
+
+    /**
      * Maps device memory another process exported ({@link DeviceBuffer#exportForIpc()};
      * {@code cuIpcOpenMemHandle} with {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}): a buffer of
      * {@link IpcMemoryHandle#byteSize()} bytes that this process reads and writes like its own.
@@ -232,8 +254,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * A new CUDA memory pool on this device ({@code cuMemPoolCreate}; pinned device memory, not
-     * exportable), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
+     * A new CUDA memory pool on this device ({@code cuMemPoolCreate}; pinned device memory,
+     * exportable to other processes when the options give an export handle), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
      * done: it is destroyed once every allocation from it has been freed.
      *
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} on a device without memory pools

@@ -74,6 +74,27 @@ public final class DeviceBuffer extends Owner {
             if (size == 0) {
                 return () -> 0;
             }
+            if (imported && memoryPool != null) {
+                return new Retirement.Release() {
+                    @Override
+                    public int free() {
+                        // Every fence of this process's work on the import completed. The driver
+                        // frees an imported pool allocation with cuMemFree, which completes here
+                        // before it returns: the importer's free precedes the exporter's, as the
+                        // driver requires, once the application tells the exporter.
+                        int r = context.calls().memory().free(address);
+                        if (r == 0) {
+                            memoryPool.freed(size);
+                        }
+                        return r;
+                    }
+
+                    @Override
+                    public void abandoned() {
+                        memoryPool.abandoned();
+                    }
+                };
+            }
             if (imported) {
                 // Every fence of this process's work on the mapping completed; the memory is the
                 // exporter's, which frees it after every importer unmapped it.
@@ -203,8 +224,37 @@ public final class DeviceBuffer extends Owner {
         return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, true));
     }
 
+    /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
+    static DeviceBuffer importFromPool(CudaContext context, MemoryPool.Resource pool, IpcPoolAllocation allocation) {
+        ContextState contextState = context.state();
+        pool.holdForAllocation(); // the imported pool is destroyed only after this import is freed
+        long address;
+        try {
+            address = contextState.calls().pools().importPointer(pool.handle(), allocation.driverHandle());
+        } catch (RuntimeException e) {
+            pool.notAllocated();
+            throw e;
+        }
+        pool.importedAllocation(allocation.byteSize());
+        return new DeviceBuffer(context, new Resource(contextState, address, allocation.byteSize(), null, null, pool, true));
+    }
+
     public CudaContext context() {
         return context;
+    }
+
+    /**
+     * The address of this open allocation from {@code pool}, for its export.
+     *
+     * @throws IllegalArgumentException when it is not an allocation from {@code pool}
+     */
+    long addressFromPool(MemoryPool.Resource pool) {
+        resource.checkOpen();
+        if (resource.memoryPool != pool || resource.imported) {
+            throw new IllegalArgumentException(resource.identity() + " is not an allocation from " + pool.identity()
+                    + "; export it through the pool it was allocated from");
+        }
+        return resource.address;
     }
 
     /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
@@ -241,7 +291,12 @@ public final class DeviceBuffer extends Owner {
         }
         if (resource.allocatedOn != null) {
             throw new IllegalStateException(resource.identity() + " is a stream-ordered allocation, which "
-                    + "cuIpcGetMemHandle cannot export; allocate the buffer to share with CudaContext.allocate");
+                    + "cuIpcGetMemHandle cannot export; " + (resource.memoryPool != null
+                    && resource.memoryPool.exportHandle != PoolExportHandle.NONE
+                    ? "export it through its pool: pool.exportAllocation(buffer)"
+                    : "allocate the buffer to share with CudaContext.allocate, or from a MemoryPool created with "
+                    + "MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR) and export it with "
+                    + "pool.exportAllocation(buffer)"));
         }
         return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(resource.address), resource.size);
     }

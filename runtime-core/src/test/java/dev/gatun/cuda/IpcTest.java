@@ -77,7 +77,7 @@ class IpcTest {
             ctx.reap();
             assertEquals(0, sim.gpu.liveIpcMappings(), "unmapped once the memset's fence completed");
             assertEquals(1, sim.faults.calls("cuIpcCloseMemHandle"));
-            assertEquals(0, sim.faults.calls("cuMemFree"), "an import is never freed");
+            assertEquals(0, sim.faults.calls("cuMemFree_v2"), "an import is never freed");
             byte[] read = new byte[1024];
             original.bytes().copyTo(read);
             byte[] fives = new byte[1024];
@@ -194,6 +194,84 @@ class IpcTest {
         CudaException e = assertThrows(CudaException.class, () -> ctx.importBuffer(stale));
         assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
         assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "nothing owned after a failed import");
+    }
+
+    private MemoryPool exportablePool() {
+        return ctx.createMemoryPool(MemoryPoolOptions.defaults().withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR));
+    }
+
+    @Test
+    void aPoolAllocationImportsThroughTheImportedPoolAndIsFreedBeforeTheExportersFree() {
+        byte[] data = randomBytes(8192);
+        try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool()) {
+            assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
+            DeviceBuffer original = pool.allocate(s, data.length);
+            original.bytes().copyFrom(data);
+            IpcPoolAllocation exported = IpcPoolAllocation.fromBytes(pool.exportAllocation(original).toBytes());
+            assertEquals(data.length, exported.byteSize());
+            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
+            assertTrue(imported.isImported());
+            imported.setAccess(ctx, MemoryAccess.READ_WRITE); // the importing process sets its own device's access
+            assertEquals(MemoryAccess.READ_WRITE, imported.access(ctx));
+            assertEquals(3, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view, the pool and its import");
+            DeviceBuffer view = imported.importAllocation(exported);
+            assertTrue(view.isImported());
+            assertEquals(1, sim.gpu.liveIpcMappings());
+            byte[] read = new byte[data.length];
+            view.bytes().copyTo(read);
+            assertArrayEquals(data, read, "the importer reads the exporter's bytes");
+            assertEquals(new MemoryPoolCounters(1, 0, data.length), imported.counters());
+
+            sim.faults.countCalls();
+            sim.gpu.hold(s.handle());
+            s.memset(view.bytes(), (byte) 9);
+            imported.close(); // deferred: the import holds it
+            view.close();
+            assertEquals(1, sim.gpu.liveIpcMappings(), "queued work still uses the import");
+            sim.gpu.release(s.handle());
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "freed once its fence completed");
+            assertEquals(1, sim.faults.calls("cuMemFree_v2"), "an imported pool allocation is freed with cuMemFree");
+            assertEquals(0, sim.faults.calls("cuIpcCloseMemHandle"));
+            assertEquals(2, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the imported pool destroyed after its import");
+            assertEquals(1, sim.faults.calls("cuMemPoolDestroy"));
+            original.bytes().copyTo(read);
+            byte[] nines = new byte[data.length];
+            Arrays.fill(nines, (byte) 9);
+            assertArrayEquals(nines, read, "the importer's memset reached the exporter's memory");
+            original.close(); // after the importer's free: the documented order
+        }
+        ctx.reap();
+        assertEquals(0, sim.gpu.livePoolAllocations());
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void poolsAndAllocationsThatCannotBeSharedAreRefusedBeforeAnyDriverCall() {
+        try (Stream s = ctx.createStream(); MemoryPool plain = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+                MemoryPool exportable = exportablePool(); MemoryPool imported = ctx.importMemoryPool(exportable.exportFileDescriptor());
+                DeviceBuffer fromPlain = plain.allocate(s, 64); DeviceBuffer fromExportable = exportable.allocate(s, 64);
+                DeviceBuffer fromDefault = s.allocate(64)) {
+            MemoryPool deviceDefault = ctx.defaultMemoryPool();
+            sim.faults.countCalls();
+            refused(plain::exportFileDescriptor, "is not exportable", "withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+            refused(deviceDefault::exportFileDescriptor, "is not exportable", "withExportHandle");
+            refused(imported::exportFileDescriptor, "it was imported");
+            refused(() -> plain.exportAllocation(fromPlain), "is not exportable, nor are its allocations");
+            refused(() -> deviceDefault.exportAllocation(fromDefault), "is not exportable, nor are its allocations");
+            refused(fromExportable::exportForIpc, "pool.exportAllocation(buffer)");
+            refused(fromDefault::exportForIpc, "MemoryPoolOptions.withExportHandle");
+            refused(() -> imported.allocate(s, 64), "cannot allocate", "importAllocation");
+            byte[] someExport = new byte[IpcPoolAllocation.BYTES];
+            someExport[IpcPoolAllocation.BYTES - 1] = 64; // a 64-byte allocation
+            refused(() -> exportable.importAllocation(IpcPoolAllocation.fromBytes(someExport)), "is not an imported pool");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> exportable.exportAllocation(fromPlain));
+            assertTrue(e.getMessage().contains("is not an allocation from"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> ctx.importMemoryPool(-1));
+            assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+        }
+        ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations());
     }
 
     private static void refused(Executable export, String... says) {

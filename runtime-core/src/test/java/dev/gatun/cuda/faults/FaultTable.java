@@ -19,6 +19,7 @@ import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.IpcEventHandle;
 import dev.gatun.cuda.IpcMemoryHandle;
+import dev.gatun.cuda.IpcPoolAllocation;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.Kernel;
@@ -406,6 +407,36 @@ final class FaultTable {
                             FaultTable::poolDestroyedAtClose),
                     fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)
                             .flagging("cuMemPoolDestroy of a pool with 1 allocations not freed")),
+
+            call("cuMemPoolExportToShareableHandle", "pool.exportFileDescriptor() of an exportable pool", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        return p::exportFileDescriptor;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolImportFromShareableHandle", "ctx.importMemoryPool(fd)", INVALID_VALUE,
+                    w -> {
+                        int fd = w.exportablePool().exportFileDescriptor();
+                        return () -> w.open(w.ctx.importMemoryPool(fd));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.MEMORY_POOL)),
+            call("cuMemPoolExportPointer", "pool.exportAllocation(buffer)", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
+                        return () -> p.exportAllocation(b);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolImportPointer", "importedPool.importAllocation(an exported allocation)", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
+                        IpcPoolAllocation exported = p.exportAllocation(b);
+                        MemoryPool imported = w.open(w.ctx.importMemoryPool(p.exportFileDescriptor()));
+                        return () -> w.open(imported.importAllocation(exported));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
+                            .flagging("cuMemFreeAsync of 0x", "cuMemPoolDestroy of a pool with 1 allocations not freed")),
 
             // ---- Interprocess sharing (IPC) of device memory and events ----
             call("cuIpcGetMemHandle", "buffer.exportForIpc()", INVALID_VALUE,

@@ -18,6 +18,7 @@ import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.PoolExportHandle;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.testing.FakeDriverApi;
@@ -139,6 +140,11 @@ final class FaultWorld {
     /** A memory pool with the default options. */
     MemoryPool pool() {
         return open(ctx.createMemoryPool(MemoryPoolOptions.defaults()));
+    }
+
+    /** A memory pool exportable through a POSIX file descriptor. */
+    MemoryPool exportablePool() {
+        return open(ctx.createMemoryPool(MemoryPoolOptions.defaults().withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)));
     }
 
     Event event() {

@@ -41,12 +41,13 @@ final class SimulatedIpc {
         if (a == null || a.mapped != null) {
             return INVALID_VALUE;
         }
-        out.set(ValueLayout.JAVA_LONG, 0, gpu.memory.map(a));
+        out.set(ValueLayout.JAVA_LONG, 0, gpu.memory.map(a, false).base);
         return SUCCESS;
     }
 
     public int cuIpcCloseMemHandle(long address) {
-        return gpu.memory.unmap(address);
+        SimulatedMemory.Allocation m = gpu.memory.device.get(address);
+        return m != null && m.poolImport ? INVALID_VALUE : gpu.memory.unmap(address, "cuIpcCloseMemHandle");
     }
 
     public int cuIpcGetEventHandle(MemorySegment handle, MemorySegment event) {

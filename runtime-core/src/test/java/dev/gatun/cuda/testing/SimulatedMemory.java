@@ -29,8 +29,10 @@ final class SimulatedMemory {
         final MemorySegment backing;
         /** The backing's arena; null for an IPC mapping, which shares its exporter's backing. */
         final Arena arena;
-        /** For an IPC mapping (cuIpcOpenMemHandle), the allocation it maps; else null. */
+        /** For an IPC mapping (cuIpcOpenMemHandle, or cuMemPoolImportPointer), the allocation it maps; else null. */
         final Allocation mapped;
+        /** A mapping made by cuMemPoolImportPointer, freed with cuMemFree (not cuIpcCloseMemHandle). */
+        boolean poolImport;
         /** Open IPC mappings of this allocation. */
         int mappings;
 
@@ -103,6 +105,10 @@ final class SimulatedMemory {
         if (a == null) {
             return INVALID_VALUE;
         }
+        if (a.poolImport) {
+            gpu.pools.importFreed(a);
+            return unmap(address, "cuMemFree");
+        }
         if (a.mapped != null) {
             gpu.violations.add("cuMemFree of IPC mapping 0x" + Long.toHexString(address) + " (unmap it with cuIpcCloseMemHandle)");
             return INVALID_VALUE;
@@ -132,8 +138,12 @@ final class SimulatedMemory {
             return INVALID_HANDLE;
         }
         Allocation a = device.get(address);
-        if (a == null) {
+        if (a == null || a.mapped != null) {
             return INVALID_VALUE;
+        }
+        if (a.mappings > 0) {
+            gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address) + " while " + a.mappings
+                    + " imports of it are not freed (importers free first)");
         }
         // Stream-ordered: legal while earlier work on this stream uses it, not while other
         // streams' queued work does.
@@ -147,24 +157,26 @@ final class SimulatedMemory {
         return SUCCESS;
     }
 
-    /** Maps {@code a} at a fresh address (cuIpcOpenMemHandle); returns the mapping's address. */
-    long map(Allocation a) {
+    /** Maps {@code a} at a fresh address (cuIpcOpenMemHandle, or cuMemPoolImportPointer when {@code poolImport}). */
+    Allocation map(Allocation a, boolean poolImport) {
         long base = nextDevice;
         nextDevice += (a.size + 511) & ~511L;
-        device.put(base, new Allocation(base, a));
+        Allocation m = new Allocation(base, a);
+        m.poolImport = poolImport;
+        device.put(base, m);
         a.mappings++;
-        return base;
+        return m;
     }
 
-    /** Unmaps an IPC mapping (cuIpcCloseMemHandle): a result, with a violation if work still uses it. */
-    int unmap(long address) {
+    /** Unmaps a mapping ({@code call}): a result, with a violation if work still uses it. */
+    int unmap(long address, String call) {
         Allocation m = device.get(address);
         if (m == null || m.mapped == null) {
             return INVALID_VALUE;
         }
         for (SimulatedStreams.Stream s : gpu.streams.all()) {
             if (usesDevice(s, m)) {
-                gpu.violations.add("cuIpcCloseMemHandle of 0x" + Long.toHexString(address) + " while queued work still uses it");
+                gpu.violations.add(call + " of 0x" + Long.toHexString(address) + " while queued work still uses it");
             }
         }
         device.remove(address);
