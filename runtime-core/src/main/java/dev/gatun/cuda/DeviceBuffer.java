@@ -243,43 +243,41 @@ public final class DeviceBuffer extends Owner {
         return context;
     }
 
-    /**
-     * The address of this open allocation from {@code pool}, for its export.
-     *
-     * @throws IllegalArgumentException when it is not an allocation from {@code pool}
-     */
-    long addressFromPool(MemoryPool.Resource pool) {
-        resource.checkOpen();
-        if (resource.memoryPool != pool || resource.imported) {
-            throw new IllegalArgumentException(resource.identity() + " is not an allocation from " + pool.identity()
-                    + "; export it through the pool it was allocated from");
-        }
-        return resource.address;
-    }
-
     /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
     public boolean isImported() {
         return resource.imported;
     }
 
     /**
-     * Exports this buffer for another process on the same machine ({@code cuIpcGetMemHandle}),
-     * which maps it with {@link CudaContext#importBuffer}. Only memory from
-     * {@link CudaContext#allocate} can be exported: each block of the context's device pool is a
-     * whole {@code cuMemAlloc} allocation, which is what the driver exports (the handle names
-     * its base, which is this buffer's address).
+     * Exports this buffer for another process on the same machine, the way its allocation
+     * allows; the case of the result says how the other process imports it
+     * ({@link IpcBufferExport}):
      *
-     * <p>The exporter keeps this buffer open until every importer has closed its import, and
-     * orders its writes before the importers' reads (an {@linkplain CudaContext#createInterprocessEvent
-     * interprocess event}). Closing it earlier lets the device pool hand the block to another
-     * allocation of this process while the importer still sees it.
+     * <ul>
+     *   <li>memory from {@link CudaContext#allocate}: an {@link IpcMemoryHandle}
+     *       ({@code cuIpcGetMemHandle}). Each block of the context's device pool is a whole
+     *       {@code cuMemAlloc} allocation, which is what the driver exports (the handle names
+     *       its base, this buffer's address), so pooled blocks export without an offset;
+     *   <li>an allocation from a {@link MemoryPool} created with an export handle
+     *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
+     *       ({@code cuMemPoolExportPointer}); the other process needs the pool too
+     *       ({@link MemoryPool#exportFileDescriptor()}).
+     * </ul>
      *
-     * @throws IllegalStateException when the buffer is closed, empty, stream-ordered
-     *     ({@link Stream#allocate} or {@link MemoryPool#allocate}: allocate with
-     *     {@link CudaContext#allocate} to share), or itself imported (the owning process exports it)
+     * <p>The exporter keeps this buffer open until every importer has closed its import (the
+     * driver leaves a free before the importers' unmap undefined, and requires importers of a
+     * pool allocation to free first), and orders its writes before the importers' reads (an
+     * {@linkplain CudaContext#createInterprocessEvent interprocess event}). Closing a pooled
+     * block early would also let the device pool hand it to another allocation of this process
+     * while an importer still sees it.
+     *
+     * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
+     *     process exports it), or a stream-ordered allocation from the device's default pool
+     *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
+     *     says how to allocate a buffer that can be shared
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
      */
-    public IpcMemoryHandle exportForIpc() {
+    public IpcBufferExport exportForIpc() {
         resource.checkOpen();
         if (resource.size == 0) {
             throw new IllegalStateException(resource.identity() + " is empty: a 0-byte buffer has no allocation to share; "
@@ -289,16 +287,16 @@ public final class DeviceBuffer extends Owner {
             throw new IllegalStateException(resource.identity() + " was imported from another process: export it from "
                     + "the process that allocated it");
         }
-        if (resource.allocatedOn != null) {
-            throw new IllegalStateException(resource.identity() + " is a stream-ordered allocation, which "
-                    + "cuIpcGetMemHandle cannot export; " + (resource.memoryPool != null
-                    && resource.memoryPool.exportHandle != PoolExportHandle.NONE
-                    ? "export it through its pool: pool.exportAllocation(buffer)"
-                    : "allocate the buffer to share with CudaContext.allocate, or from a MemoryPool created with "
-                    + "MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR) and export it with "
-                    + "pool.exportAllocation(buffer)"));
+        if (resource.allocatedOn == null) {
+            return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(resource.address), resource.size);
         }
-        return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(resource.address), resource.size);
+        if (resource.memoryPool == null || resource.memoryPool.exportHandle == PoolExportHandle.NONE) {
+            throw new IllegalStateException(resource.identity() + " is a stream-ordered allocation from "
+                    + (resource.memoryPool == null ? "the device's default pool" : "a pool created without an export handle")
+                    + ", which cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a "
+                    + "MemoryPool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+        }
+        return new IpcPoolAllocation(context.state().calls().pools().exportPointer(resource.address), resource.size);
     }
 
     /** Size in bytes. */

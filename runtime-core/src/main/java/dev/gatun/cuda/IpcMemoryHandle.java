@@ -1,22 +1,17 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.driver.IpcCalls;
-import java.nio.ByteBuffer;
+import dev.gatun.cuda.internal.driver.IpcExportBytes;
 import java.util.Arrays;
 import java.util.HexFormat;
-import java.util.Objects;
 
 /**
- * What another process needs to map a {@link DeviceBuffer} of this one
- * ({@link DeviceBuffer#exportForIpc()}, then {@link CudaContext#importBuffer} there): the
+ * The {@link IpcBufferExport} of a {@link CudaContext#allocate} buffer (legacy IPC): what another
+ * process needs to map it ({@link CudaContext#importBuffer} there): the
  * driver's opaque 64-byte {@code CUipcMemHandle} and the buffer's size. A plain value: send
  * {@link #toBytes()} over any channel (a socket, a pipe, a command line as hex) and rebuild it
  * with {@link #fromBytes}. It grants nothing by itself and holds no resource.
  */
-public final class IpcMemoryHandle {
-
-    /** The length of {@link #toBytes()}: the 64-byte handle, then the size as a big-endian long. */
-    public static final int BYTES = IpcCalls.HANDLE_BYTES + Long.BYTES;
+public final class IpcMemoryHandle implements IpcBufferExport {
 
     private final byte[] handle;
     private final long byteSize;
@@ -27,30 +22,22 @@ public final class IpcMemoryHandle {
     }
 
     /**
-     * The handle {@link #toBytes()} wrote.
+     * The export {@link #toBytes()} wrote.
      *
-     * @throws IllegalArgumentException when {@code bytes} is not {@value #BYTES} bytes or names a size of 0 or less
+     * @throws IllegalArgumentException when {@code bytes} are not {@value IpcBufferExport#BYTES}
+     *     bytes of this case, or name a size of 0 or less
      */
     public static IpcMemoryHandle fromBytes(byte[] bytes) {
-        Objects.requireNonNull(bytes, "bytes");
-        if (bytes.length != BYTES) {
-            throw new IllegalArgumentException("an IPC memory handle is " + BYTES + " bytes (IpcMemoryHandle.toBytes()), not "
-                    + bytes.length);
-        }
-        long size = ByteBuffer.wrap(bytes, IpcCalls.HANDLE_BYTES, Long.BYTES).getLong();
-        if (size <= 0) {
-            throw new IllegalArgumentException("the handle names a buffer of " + size
-                    + " bytes; these bytes did not come from IpcMemoryHandle.toBytes()");
-        }
-        return new IpcMemoryHandle(Arrays.copyOf(bytes, IpcCalls.HANDLE_BYTES), size);
+        byte[] handle = IpcExportBytes.driverBytes(bytes, IpcExportBytes.MEMORY_HANDLE, "IpcMemoryHandle");
+        return new IpcMemoryHandle(handle, IpcExportBytes.size(bytes));
     }
 
-    /** The {@value #BYTES} bytes to send to the importing process. */
+    @Override
     public byte[] toBytes() {
-        return ByteBuffer.allocate(BYTES).put(handle).putLong(byteSize).array();
+        return IpcExportBytes.encode(IpcExportBytes.MEMORY_HANDLE, handle, byteSize);
     }
 
-    /** The size of the exported buffer, which the imported one has too. */
+    @Override
     public long byteSize() {
         return byteSize;
     }

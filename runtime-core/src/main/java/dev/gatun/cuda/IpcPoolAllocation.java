@@ -1,22 +1,17 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.driver.MemoryPoolCalls;
-import java.nio.ByteBuffer;
+import dev.gatun.cuda.internal.driver.IpcExportBytes;
 import java.util.Arrays;
 import java.util.HexFormat;
-import java.util.Objects;
 
 /**
- * What another process needs to map an allocation from an exported {@link MemoryPool} of this
- * one ({@link MemoryPool#exportAllocation}, then {@link MemoryPool#importAllocation} on the pool
- * imported there): the driver's 64-byte {@code CUmemPoolPtrExportData} and the buffer's size. A
+ * The {@link IpcBufferExport} of an allocation from a {@link MemoryPool} created with an export
+ * handle: what another process needs to map it ({@link MemoryPool#importAllocation} on the pool
+ * it imported from that pool's file descriptor): the driver's 64-byte {@code CUmemPoolPtrExportData} and the buffer's size. A
  * plain value: send {@link #toBytes()} over any channel and rebuild it with {@link #fromBytes}.
  * It grants nothing without the pool's file descriptor, and holds no resource.
  */
-public final class IpcPoolAllocation {
-
-    /** The length of {@link #toBytes()}: the 64-byte export data, then the size as a big-endian long. */
-    public static final int BYTES = MemoryPoolCalls.POINTER_EXPORT_BYTES + Long.BYTES;
+public final class IpcPoolAllocation implements IpcBufferExport {
 
     private final byte[] handle;
     private final long byteSize;
@@ -27,30 +22,22 @@ public final class IpcPoolAllocation {
     }
 
     /**
-     * The handle {@link #toBytes()} wrote.
+     * The export {@link #toBytes()} wrote.
      *
-     * @throws IllegalArgumentException when {@code bytes} is not {@value #BYTES} bytes or names a size of 0 or less
+     * @throws IllegalArgumentException when {@code bytes} are not {@value IpcBufferExport#BYTES}
+     *     bytes of this case, or name a size of 0 or less
      */
     public static IpcPoolAllocation fromBytes(byte[] bytes) {
-        Objects.requireNonNull(bytes, "bytes");
-        if (bytes.length != BYTES) {
-            throw new IllegalArgumentException("a pool allocation's export is " + BYTES + " bytes (IpcPoolAllocation.toBytes()), not "
-                    + bytes.length);
-        }
-        long size = ByteBuffer.wrap(bytes, MemoryPoolCalls.POINTER_EXPORT_BYTES, Long.BYTES).getLong();
-        if (size <= 0) {
-            throw new IllegalArgumentException("the handle names a buffer of " + size
-                    + " bytes; these bytes did not come from IpcPoolAllocation.toBytes()");
-        }
-        return new IpcPoolAllocation(Arrays.copyOf(bytes, MemoryPoolCalls.POINTER_EXPORT_BYTES), size);
+        byte[] data = IpcExportBytes.driverBytes(bytes, IpcExportBytes.POOL_ALLOCATION, "IpcPoolAllocation");
+        return new IpcPoolAllocation(data, IpcExportBytes.size(bytes));
     }
 
-    /** The {@value #BYTES} bytes to send to the importing process. */
+    @Override
     public byte[] toBytes() {
-        return ByteBuffer.allocate(BYTES).put(handle).putLong(byteSize).array();
+        return IpcExportBytes.encode(IpcExportBytes.POOL_ALLOCATION, handle, byteSize);
     }
 
-    /** The size of the exported buffer, which the imported one has too. */
+    @Override
     public long byteSize() {
         return byteSize;
     }

@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A pool created with an {@linkplain MemoryPoolOptions#withExportHandle export handle} can be
  * shared with another process: {@link #exportFileDescriptor()} here,
  * {@link CudaContext#importMemoryPool} there, then each allocation with
- * {@link #exportAllocation} here and {@link #importAllocation} on the imported pool there. An
+ * {@link DeviceBuffer#exportForIpc()} here and {@link #importAllocation} on the imported pool there. An
  * imported pool cannot allocate (the driver's rule); the imported allocations are borrowed.
  *
  * <p>Closing a pool while allocations from it are open, or closed but not yet freed, is allowed:
@@ -226,29 +226,6 @@ public final class MemoryPool extends Owner {
                     : "; create it with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)"));
         }
         return state.calls().pools().exportFileDescriptor(resource.handle());
-    }
-
-    /**
-     * Exports {@code buffer}, an open allocation from this exportable pool
-     * ({@code cuMemPoolExportPointer}), for another process's {@link #importAllocation} on the
-     * pool it imported. Keep the buffer open until every importer has closed its import (the
-     * driver: imported memory must be freed in every importing process before the exporter
-     * frees it), and order the importers' reads after its allocation and writes (an
-     * {@linkplain CudaContext#createInterprocessEvent interprocess event}).
-     *
-     * @throws IllegalStateException when this pool is not exportable (see {@link #exportFileDescriptor()})
-     *     or the buffer is closed
-     * @throws IllegalArgumentException when the buffer is not an allocation from this pool
-     */
-    public IpcPoolAllocation exportAllocation(DeviceBuffer buffer) {
-        Objects.requireNonNull(buffer, "buffer");
-        checkOpen();
-        if (resource.exportHandle == PoolExportHandle.NONE) {
-            throw new IllegalStateException(resource.identity() + " is not exportable, nor are its allocations; "
-                    + "allocate from a pool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
-        }
-        long address = buffer.addressFromPool(resource);
-        return new IpcPoolAllocation(state.calls().pools().exportPointer(address), buffer.byteSize());
     }
 
     /**

@@ -54,7 +54,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
 
     /**
      * These options with the pool exportable through {@code handle}
-     * ({@link MemoryPool#exportFileDescriptor()}, {@link MemoryPool#exportAllocation}).
+     * ({@link MemoryPool#exportFileDescriptor()}; its allocations with {@link DeviceBuffer#exportForIpc()}).
      */
     public MemoryPoolOptions withExportHandle(PoolExportHandle handle) {
         return new MemoryPoolOptions(releaseThreshold, reuse, handle);

@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,6 +38,7 @@ class IpcTest {
             original.bytes().copyFrom(data);
             IpcMemoryHandle handle = IpcMemoryHandle.fromBytes(original.exportForIpc().toBytes());
             assertEquals(original.exportForIpc(), handle, "the bytes carry the whole handle");
+            assertEquals(handle, IpcBufferExport.fromBytes(handle.toBytes()), "read back as the same case");
             assertEquals(data.length, handle.byteSize());
             int allocations = sim.gpu.liveDeviceAllocations();
             try (DeviceBuffer imported = ctx.importBuffer(handle)) {
@@ -65,7 +67,7 @@ class IpcTest {
     @Test
     void anImportClosedWhileWorkUsesItIsUnmappedAfterItsFenceAndNeverFreed() {
         try (DeviceBuffer original = ctx.allocate(1024); Stream s = ctx.createStream()) {
-            DeviceBuffer imported = ctx.importBuffer(original.exportForIpc());
+            DeviceBuffer imported = ctx.importBuffer(legacy(original));
             sim.faults.countCalls();
             sim.gpu.hold(s.handle());
             s.memset(imported.bytes(), (byte) 5);
@@ -94,7 +96,7 @@ class IpcTest {
             byte[] data = randomBytes(1000); // served from a larger size class: the block is a whole cuMemAlloc
             try (DeviceBuffer original = pooled.allocate(data.length)) {
                 original.bytes().copyFrom(data);
-                IpcMemoryHandle handle = original.exportForIpc();
+                IpcMemoryHandle handle = legacy(original);
                 assertEquals(data.length, handle.byteSize());
                 try (DeviceBuffer imported = pooled.importBuffer(handle)) {
                     byte[] read = new byte[data.length];
@@ -115,7 +117,7 @@ class IpcTest {
             DeviceBuffer closed = ctx.allocate(64);
             closed.close();
             try (DeviceBuffer empty = ctx.allocate(0); DeviceBuffer ordered = s.allocate(64);
-                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = ctx.importBuffer(exportable.exportForIpc())) {
+                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = ctx.importBuffer(legacy(exportable))) {
                 sim.faults.countCalls();
                 refused(closed::exportForIpc, "is closed");
                 refused(empty::exportForIpc, "0-byte buffer has no allocation to share");
@@ -131,9 +133,15 @@ class IpcTest {
     @Test
     void handleBytesOfTheWrongShapeAreRejected() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[64]));
-        assertTrue(e.getMessage().contains("72 bytes"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[IpcMemoryHandle.BYTES]));
+        assertTrue(e.getMessage().contains("73 bytes from its toBytes()"), e.getMessage());
+        byte[] sizeZero = new byte[IpcBufferExport.BYTES];
+        sizeZero[0] = 1; // the legacy case
+        e = assertThrows(IllegalArgumentException.class, () -> IpcBufferExport.fromBytes(sizeZero));
         assertTrue(e.getMessage().contains("a buffer of 0 bytes"), e.getMessage());
+        byte[] poolCase = new byte[IpcBufferExport.BYTES];
+        poolCase[0] = 2;
+        e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(poolCase));
+        assertTrue(e.getMessage().contains("are not an IpcMemoryHandle"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> IpcEventHandle.fromBytes(new byte[72]));
         assertTrue(e.getMessage().contains("64 bytes"), e.getMessage());
     }
@@ -188,7 +196,7 @@ class IpcTest {
     void aHandleOfNoLiveAllocationFailsWithTheDriversError() {
         IpcMemoryHandle stale;
         try (DeviceBuffer b = ctx.allocate(64)) {
-            stale = b.exportForIpc();
+            stale = legacy(b);
         }
         ctx.reap();
         CudaException e = assertThrows(CudaException.class, () -> ctx.importBuffer(stale));
@@ -207,7 +215,8 @@ class IpcTest {
             assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
             DeviceBuffer original = pool.allocate(s, data.length);
             original.bytes().copyFrom(data);
-            IpcPoolAllocation exported = IpcPoolAllocation.fromBytes(pool.exportAllocation(original).toBytes());
+            IpcPoolAllocation exported = assertInstanceOf(IpcPoolAllocation.class,
+                    IpcBufferExport.fromBytes(original.exportForIpc().toBytes()), "a pool allocation exports through its pool");
             assertEquals(data.length, exported.byteSize());
             MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
             assertTrue(imported.isImported());
@@ -257,21 +266,23 @@ class IpcTest {
             refused(plain::exportFileDescriptor, "is not exportable", "withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
             refused(deviceDefault::exportFileDescriptor, "is not exportable", "withExportHandle");
             refused(imported::exportFileDescriptor, "it was imported");
-            refused(() -> plain.exportAllocation(fromPlain), "is not exportable, nor are its allocations");
-            refused(() -> deviceDefault.exportAllocation(fromDefault), "is not exportable, nor are its allocations");
-            refused(fromExportable::exportForIpc, "pool.exportAllocation(buffer)");
-            refused(fromDefault::exportForIpc, "MemoryPoolOptions.withExportHandle");
+            refused(fromPlain::exportForIpc, "from a pool created without an export handle", "MemoryPoolOptions.withExportHandle");
+            refused(fromDefault::exportForIpc, "from the device's default pool", "CudaContext.allocate");
             refused(() -> imported.allocate(s, 64), "cannot allocate", "importAllocation");
-            byte[] someExport = new byte[IpcPoolAllocation.BYTES];
-            someExport[IpcPoolAllocation.BYTES - 1] = 64; // a 64-byte allocation
+            byte[] someExport = new byte[IpcBufferExport.BYTES];
+            someExport[0] = 2; // the pool case
+            someExport[IpcBufferExport.BYTES - 1] = 64; // a 64-byte allocation
             refused(() -> exportable.importAllocation(IpcPoolAllocation.fromBytes(someExport)), "is not an imported pool");
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> exportable.exportAllocation(fromPlain));
-            assertTrue(e.getMessage().contains("is not an allocation from"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> ctx.importMemoryPool(-1));
             assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
         }
         ctx.reap();
         assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /** The export of a {@code ctx.allocate} buffer, which is always the legacy case. */
+    private static IpcMemoryHandle legacy(DeviceBuffer b) {
+        return assertInstanceOf(IpcMemoryHandle.class, b.exportForIpc());
     }
 
     private static void refused(Executable export, String... says) {

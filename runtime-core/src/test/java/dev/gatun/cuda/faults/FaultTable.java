@@ -420,18 +420,18 @@ final class FaultTable {
                         return () -> w.open(w.ctx.importMemoryPool(fd));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.MEMORY_POOL)),
-            call("cuMemPoolExportPointer", "pool.exportAllocation(buffer)", INVALID_VALUE,
+            call("cuMemPoolExportPointer", "buffer.exportForIpc() of an allocation from an exportable pool", INVALID_VALUE,
                     w -> {
                         MemoryPool p = w.exportablePool();
                         DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
-                        return () -> p.exportAllocation(b);
+                        return b::exportForIpc;
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuMemPoolImportPointer", "importedPool.importAllocation(an exported allocation)", INVALID_VALUE,
                     w -> {
                         MemoryPool p = w.exportablePool();
                         DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
-                        IpcPoolAllocation exported = p.exportAllocation(b);
+                        IpcPoolAllocation exported = (IpcPoolAllocation) b.exportForIpc();
                         MemoryPool imported = w.open(w.ctx.importMemoryPool(p.exportFileDescriptor()));
                         return () -> w.open(imported.importAllocation(exported));
                     },
@@ -447,14 +447,14 @@ final class FaultTable {
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuIpcOpenMemHandle_v2", "ctx.importBuffer(an exported buffer's handle)", INVALID_VALUE,
                     w -> {
-                        IpcMemoryHandle h = w.buffer(MiB).exportForIpc();
+                        IpcMemoryHandle h = (IpcMemoryHandle) w.buffer(MiB).exportForIpc();
                         return () -> w.open(w.ctx.importBuffer(h));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
                             .flagging("cuMemFree of 0x")),
             call("cuIpcCloseMemHandle", "imported.close() (its retirement unmaps it)", INVALID_VALUE,
                     w -> {
-                        DeviceBuffer imported = w.ctx.importBuffer(w.buffer(MiB).exportForIpc());
+                        DeviceBuffer imported = w.ctx.importBuffer((IpcMemoryHandle) w.buffer(MiB).exportForIpc());
                         return imported::close;
                     },
                     retriedAndFreed(), retriedThenGivenUp()),

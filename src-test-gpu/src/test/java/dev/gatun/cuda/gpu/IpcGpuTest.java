@@ -2,6 +2,7 @@ package dev.gatun.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaContext;
@@ -143,7 +144,8 @@ class IpcGpuTest {
         Stream s = ctx.createStream();
         try {
             roundTrip(ctx, s, ctx.allocate(4L * ((1 << 20) + 1000)), (shared, event, n) -> List.of("legacy",
-                    HexFormat.of().formatHex(shared.exportForIpc().toBytes()), event, Integer.toString(n)));
+                    HexFormat.of().formatHex(assertInstanceOf(IpcMemoryHandle.class, shared.exportForIpc()).toBytes()), event,
+                    Integer.toString(n)));
         } finally {
             s.close();
         }
@@ -158,7 +160,8 @@ class IpcGpuTest {
         try {
             roundTrip(ctx, s, pool.allocate(s, 4L * ((1 << 20) + 1000)), (shared, event, n) -> List.of("pool",
                     Long.toString(ProcessHandle.current().pid()), Integer.toString(fd),
-                    HexFormat.of().formatHex(pool.exportAllocation(shared).toBytes()), event, Integer.toString(n)));
+                    HexFormat.of().formatHex(assertInstanceOf(IpcPoolAllocation.class, shared.exportForIpc()).toBytes()), event,
+                    Integer.toString(n)));
         } finally {
             PidFd.close(fd); // the exported descriptor is the caller's
             pool.close();
