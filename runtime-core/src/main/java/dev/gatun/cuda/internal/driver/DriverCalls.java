@@ -48,8 +48,8 @@ package dev.gatun.cuda.internal.driver;
  *       probe ran with another context current. The hot path of pool allocation: one driver
  *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
  *       context.)</td></tr>
- *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access
- *       ({@link MemoryPoolCalls})</td>
+ *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access, export
+ *       and import of a pool and of its allocations ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>IPC: {@code cuIpcGetMemHandle}, {@code cuIpcOpenMemHandle_v2},
