@@ -255,6 +255,73 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * A fence event that other processes can open ({@code CU_EVENT_INTERPROCESS}, timing
+     * disabled): export it with {@link Event#exportForIpc()}.
+     */
+    public Event createInterprocessEvent() {
+        checkOpen();
+        contextState.reap();
+        return Event.interprocess(this);
+    }
+
+    /**
+     * Opens an interprocess event another process exported ({@link Event#exportForIpc()};
+     * {@code cuIpcOpenEventHandle}): a fence event of this context that waits and queries see
+     * the exporter's records through. Closing it destroys this process's handle only, after the
+     * work queued here on it completed.
+     *
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live event,
+     *     or one exported by this very process
+     */
+    public Event importEvent(IpcEventHandle handle) {
+        Objects.requireNonNull(handle, "handle");
+        checkOpen();
+        contextState.reap();
+        return Event.importFrom(this, handle);
+    }
+
+    /**
+     * Imports the memory pool another process exported as the POSIX file descriptor {@code fd}
+     * ({@link MemoryPool#exportFileDescriptor()}; {@code cuMemPoolImportFromShareableHandle}),
+     * a descriptor of this process (received over a Unix socket, or taken with
+     * {@code pidfd_getfd}). The imported pool cannot allocate; import the exporter's allocations
+     * with {@link MemoryPool#importAllocation}. Gatun does not close {@code fd}; close it once
+     * imported. Closing the pool destroys this process's pool object once every allocation
+     * imported from it was freed.
+     *
+     * @throws IllegalArgumentException when {@code fd} is negative
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a descriptor of no exported pool
+     */
+    public MemoryPool importMemoryPool(int fd) {
+        if (fd < 0) {
+            throw new IllegalArgumentException("file descriptor " + fd + " is negative; pass the descriptor this process "
+                    + "received for the exporter's pool");
+        }
+        checkOpen();
+        contextState.reap();
+        return MemoryPool.importFrom(this, fd);
+    }
+
+    /**
+     * Maps device memory another process exported ({@link DeviceBuffer#exportForIpc()};
+     * {@code cuIpcOpenMemHandle} with {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}): a buffer of
+     * {@link IpcMemoryHandle#byteSize()} bytes that this process reads and writes like its own.
+     * It borrows the memory: closing it unmaps it ({@code cuIpcCloseMemHandle}) once the work
+     * queued here on it completed, and never frees it; close it before the exporter closes the
+     * original.
+     *
+     * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live
+     *     allocation, or {@code CUDA_ERROR_INVALID_CONTEXT} for one exported by this very process
+     */
+    public DeviceBuffer importBuffer(IpcMemoryHandle handle) {
+        Objects.requireNonNull(handle, "handle");
+        checkOpen();
+        contextState.reap();
+        return DeviceBuffer.importFrom(this, handle);
+    }
+
+    /**
      * Allocates device memory ({@code cuMemAlloc}, through the context's size-classed pool: a
      * block whose last use has completed is reused without a driver call). Not initialized. A
      * request of 0 bytes gives a 0-byte buffer with no native allocation.
@@ -272,8 +339,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * A new CUDA memory pool on this device ({@code cuMemPoolCreate}; pinned device memory, not
-     * exportable), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
+     * A new CUDA memory pool on this device ({@code cuMemPoolCreate}; pinned device memory,
+     * exportable to other processes when the options give an export handle), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
      * done: it is destroyed once every allocation from it has been freed.
      *
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} on a device without memory pools

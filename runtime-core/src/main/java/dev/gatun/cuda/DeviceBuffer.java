@@ -10,7 +10,8 @@ import dev.gatun.cuda.internal.pool.DevicePool;
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
  * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate},
- * {@link MemoryPool#allocate}).
+ * {@link MemoryPool#allocate}), or another process's memory mapped into this one
+ * ({@link CudaContext#importBuffer}).
  * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
  *
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
@@ -33,6 +34,16 @@ public final class DeviceBuffer extends Owner {
     private final long address;
     private final long size;
 
+    /** Where a buffer's memory came from, which decides what its retirement releases. */
+    private enum Origin {
+        /** Allocated by Gatun: freed by retirement. */
+        OWN,
+        /** Another library's allocation ({@link CudaContext#borrowDeviceMemory}): never freed by Gatun. */
+        BORROWED,
+        /** Another process's allocation, mapped here (IPC): unmapped or freed as the import requires. */
+        IMPORTED
+    }
+
     private static final class Resource extends NativeResource {
         final long address;
         final long size;
@@ -44,16 +55,19 @@ public final class DeviceBuffer extends Owner {
         private final MemoryPool.Resource memoryPool;
         /** Another library's memory: never freed here (no pool, no stream, no memory pool). */
         private final boolean borrowed;
+        /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
+        final boolean imported;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
-                MemoryPool.Resource memoryPool, boolean borrowed) {
+                MemoryPool.Resource memoryPool, Origin origin) {
             super(contextState, OwnerKind.DEVICE_BUFFER);
             this.address = address;
             this.size = size;
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
-            this.borrowed = borrowed;
+            this.borrowed = origin == Origin.BORROWED;
+            this.imported = origin == Origin.IMPORTED;
         }
 
         @Override
@@ -92,6 +106,32 @@ public final class DeviceBuffer extends Owner {
             }
             if (size == 0) {
                 return () -> 0;
+            }
+            if (imported && memoryPool != null) {
+                return new Retirement.Release() {
+                    @Override
+                    public int free() {
+                        // Every fence of this process's work on the import completed. The driver
+                        // frees an imported pool allocation with cuMemFree, which completes here
+                        // before it returns: the importer's free precedes the exporter's, as the
+                        // driver requires, once the application tells the exporter.
+                        int r = context.calls().memory().free(address);
+                        if (r == 0) {
+                            memoryPool.freed(size);
+                        }
+                        return r;
+                    }
+
+                    @Override
+                    public void abandoned() {
+                        memoryPool.abandoned();
+                    }
+                };
+            }
+            if (imported) {
+                // Every fence of this process's work on the mapping completed; the memory is the
+                // exporter's, which frees it after every importer unmapped it.
+                return () -> context.calls().ipc().closeMemory(address);
             }
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
@@ -142,28 +182,29 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
+            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); a borrowed buffer frees nothing.
             return allocatedOn == null && !borrowed;
         }
 
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (borrowed ? ", borrowed)" : allocatedOn == null ? ")"
+                    + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
 
     private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn,
             MemoryPool.Resource memoryPool) {
-        this(context, new Resource(context.state(), address, size, pool, allocatedOn, memoryPool, false));
+        this(context, new Resource(context.state(), address, size, pool, allocatedOn, memoryPool, Origin.OWN));
     }
 
     private DeviceBuffer(CudaContext context, Resource r) {
         super(r);
         this.context = context;
         this.resource = r;
-        this.address = address;
-        this.size = size;
+        this.address = r.address;
+        this.size = r.size;
     }
 
     /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
@@ -194,7 +235,7 @@ public final class DeviceBuffer extends Owner {
 
     /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
     static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
-        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, true));
+        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.BORROWED));
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
@@ -229,8 +270,99 @@ public final class DeviceBuffer extends Owner {
         return buffer;
     }
 
+    /** Maps the buffer {@code handle} describes, exported by another process ({@link CudaContext#importBuffer}). */
+    static DeviceBuffer importFrom(CudaContext context, IpcMemoryHandle handle) {
+        ContextState contextState = context.state();
+        contextState.calls().live("CudaContext.importBuffer");
+        long address;
+        // cuIpcOpenMemHandle maps memory and may synchronize, like an allocation.
+        try (var _ = contextState.enterSection("cuIpcOpenMemHandle")) {
+            address = contextState.calls().ipc().openMemory(handle.driverHandle());
+        }
+        return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+    }
+
+    /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
+    static DeviceBuffer importFromPool(CudaContext context, MemoryPool.Resource pool, IpcPoolAllocation allocation) {
+        ContextState contextState = context.state();
+        pool.holdForAllocation(); // the imported pool is destroyed only after this import is freed
+        long address;
+        try {
+            address = contextState.calls().pools().importPointer(pool.handle(), allocation.driverHandle());
+        } catch (RuntimeException e) {
+            pool.notAllocated();
+            throw e;
+        }
+        pool.importedAllocation(allocation.byteSize());
+        return new DeviceBuffer(context, new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+    }
+
     public CudaContext context() {
         return context;
+    }
+
+    /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
+    public boolean isImported() {
+        return resource instanceof Resource r && r.imported;
+    }
+
+    /**
+     * Exports this buffer for another process on the same machine, the way its allocation
+     * allows; the case of the result says how the other process imports it
+     * ({@link IpcBufferExport}):
+     *
+     * <ul>
+     *   <li>memory from {@link CudaContext#allocate}: an {@link IpcMemoryHandle}
+     *       ({@code cuIpcGetMemHandle}). Each block of the context's device pool is a whole
+     *       {@code cuMemAlloc} allocation, which is what the driver exports (the handle names
+     *       its base, this buffer's address), so pooled blocks export without an offset;
+     *   <li>an allocation from a {@link MemoryPool} created with an export handle
+     *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
+     *       ({@code cuMemPoolExportPointer}); the other process needs the pool too
+     *       ({@link MemoryPool#exportFileDescriptor()}).
+     * </ul>
+     *
+     * <p>The exporter keeps this buffer open until every importer has closed its import (the
+     * driver leaves a free before the importers' unmap undefined, and requires importers of a
+     * pool allocation to free first), and orders its writes before the importers' reads (an
+     * {@linkplain CudaContext#createInterprocessEvent interprocess event}). Closing a pooled
+     * block early would also let the device pool hand it to another allocation of this process
+     * while an importer still sees it.
+     *
+     * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
+     *     process exports it), borrowed from another library, a view of a growable buffer, or a stream-ordered allocation from the device's default pool
+     *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
+     *     says how to allocate a buffer that can be shared
+     * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
+     */
+    public IpcBufferExport exportForIpc() {
+        resource.checkOpen();
+        if (!(resource instanceof Resource r)) {
+            throw new IllegalStateException(resource.identity() + " is a view of a growable buffer, whose chunks have no "
+                    + "export handle; copy the bytes to share into a buffer from CudaContext.allocate and export that");
+        }
+        if (r.size == 0) {
+            throw new IllegalStateException(r.identity() + " is empty: a 0-byte buffer has no allocation to share; "
+                    + "export a buffer of at least 1 byte");
+        }
+        if (r.imported) {
+            throw new IllegalStateException(r.identity() + " was imported from another process: export it from "
+                    + "the process that allocated it");
+        }
+        if (r.borrowed()) {
+            throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
+                    + "or copy the bytes to share into a buffer from CudaContext.allocate");
+        }
+        if (r.allocatedOn == null) {
+            return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(r.address), r.size);
+        }
+        if (r.memoryPool == null || r.memoryPool.exportHandle == PoolExportHandle.NONE) {
+            throw new IllegalStateException(r.identity() + " is a stream-ordered allocation from "
+                    + (r.memoryPool == null ? "the device's default pool" : "a pool created without an export handle")
+                    + ", which cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a "
+                    + "MemoryPool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+        }
+        return new IpcPoolAllocation(context.state().calls().pools().exportPointer(r.address), r.size);
     }
 
     /** Size in bytes. */
@@ -240,7 +372,7 @@ public final class DeviceBuffer extends Owner {
 
     /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
     public boolean isBorrowed() {
-        return resource.borrowed;
+        return resource.borrowed();
     }
 
     /**

@@ -10,6 +10,11 @@ import java.lang.foreign.MemorySegment;
  * A CUDA event: a marker recorded into a stream. Fence events (timing disabled) order and
  * observe work; timing events also measure the GPU time between two records. Recording and
  * querying a warmed event allocate nothing.
+ *
+ * <p>An {@linkplain CudaContext#createInterprocessEvent interprocess event} is a fence that
+ * another process can open ({@link #exportForIpc()}, then {@link CudaContext#importEvent}
+ * there) to wait for work this process queued. The imported event is an event of the importing
+ * process (its own handle, destroyed there when closed), recorded and waited on like any other.
  */
 public final class Event extends Owner {
 
@@ -18,20 +23,32 @@ public final class Event extends Owner {
     private final Resource resource;
     private final boolean timing;
 
+    /** How the event came to be: what it can do and what its identity says. */
+    private enum Origin {
+        FENCE("Event#"), TIMING("TimingEvent#"), INTERPROCESS("InterprocessEvent#"), IMPORTED("ImportedEvent#");
+
+        final String prefix;
+
+        Origin(String prefix) {
+            this.prefix = prefix;
+        }
+    }
+
     private static final class Resource extends NativeResource {
         final MemorySegment handle;
-        final boolean timing;
+        final Origin origin;
 
-        Resource(ContextState state, MemorySegment handle, boolean timing) {
+        Resource(ContextState state, MemorySegment handle, Origin origin) {
             super(state, OwnerKind.EVENT);
             this.handle = handle;
-            this.timing = timing;
+            this.origin = origin;
         }
 
         @Override
         protected Retirement.Release howToFree() {
             // Every stream it was recorded on has passed a later fence, so no record or wait on
-            // this event is pending.
+            // this event is pending. An imported event is this process's own handle, destroyed
+            // the same way (the exporter's event is the exporter's).
             return () -> context.calls().events().destroy(handle);
         }
 
@@ -42,18 +59,32 @@ public final class Event extends Owner {
 
         @Override
         public String identity() {
-            return (timing ? "TimingEvent#" : "Event#") + id() + " (device " + context.device() + ")";
+            return origin.prefix + id() + " (device " + context.device() + ")";
         }
     }
 
     Event(CudaContext context, boolean timing) {
+        this(context, timing ? Origin.TIMING : Origin.FENCE, context.state().calls().events().create(timing));
+    }
+
+    private Event(CudaContext context, Origin origin, MemorySegment handle) {
         ContextState state = context.state();
-        Resource r = new Resource(state, state.calls().events().create(timing), timing);
+        Resource r = new Resource(state, handle, origin);
         super(r);
         this.context = context;
         this.state = state;
-        this.timing = timing;
+        this.timing = origin == Origin.TIMING;
         this.resource = r;
+    }
+
+    /** A new interprocess fence ({@code CU_EVENT_INTERPROCESS}, timing disabled). */
+    static Event interprocess(CudaContext context) {
+        return new Event(context, Origin.INTERPROCESS, context.state().calls().events().createInterprocess());
+    }
+
+    /** Opens the event {@code handle} names, exported by another process ({@code cuIpcOpenEventHandle}). */
+    static Event importFrom(CudaContext context, IpcEventHandle handle) {
+        return new Event(context, Origin.IMPORTED, context.state().calls().ipc().openEvent(handle.driverHandle()));
     }
 
     public CudaContext context() {
@@ -62,6 +93,31 @@ public final class Event extends Owner {
 
     public boolean isTiming() {
         return timing;
+    }
+
+    /** Whether this event was opened from another process's handle ({@link CudaContext#importEvent}). */
+    public boolean isImported() {
+        return resource.origin == Origin.IMPORTED;
+    }
+
+    /**
+     * Exports this interprocess event for another process ({@code cuIpcGetEventHandle}), which
+     * opens it with {@link CudaContext#importEvent}. Record it after the work the other process
+     * must wait for; the importer waits on its last record. Keep this event open until every
+     * importer has closed its import (the driver leaves operations on an imported event whose
+     * exporter destroyed it undefined).
+     *
+     * @throws IllegalStateException when the event is closed, was not made with
+     *     {@link CudaContext#createInterprocessEvent()}, or was itself imported
+     */
+    public IpcEventHandle exportForIpc() {
+        resource.checkOpen();
+        if (resource.origin != Origin.INTERPROCESS) {
+            throw new IllegalStateException(resource.identity() + (resource.origin == Origin.IMPORTED
+                    ? " was imported from another process: export it from the process that created it"
+                    : " cannot be shared with other processes; create it with CudaContext.createInterprocessEvent()"));
+        }
+        return new IpcEventHandle(state.calls().ipc().eventHandle(resource.handle));
     }
 
     /** Records this event after the work queued so far on {@code stream}. */

@@ -23,6 +23,12 @@ import java.util.concurrent.atomic.LongAdder;
  * pool) and which lives as long as the process: closing it does nothing, and setting its
  * attributes changes them for every user of the device in this process.
  *
+ * <p>A pool created with an {@linkplain MemoryPoolOptions#withExportHandle export handle} can be
+ * shared with another process: {@link #exportFileDescriptor()} here,
+ * {@link CudaContext#importMemoryPool} there, then each allocation with
+ * {@link DeviceBuffer#exportForIpc()} here and {@link #importAllocation} on the imported pool there. An
+ * imported pool cannot allocate (the driver's rule); the imported allocations are borrowed.
+ *
  * <p>Closing a pool while allocations from it are open, or closed but not yet freed, is allowed:
  * the pool is destroyed only after every allocation from it has been freed, and after the work
  * queued so far on every stream that allocated from it. Each allocation keeps its pool alive.
@@ -44,14 +50,21 @@ public final class MemoryPool extends Owner {
         /** The pool; for the device's default pool, null until first used (asking for it is a driver call). */
         private volatile MemorySegment handle;
         final boolean deviceDefault;
+        /** How the pool can be exported; NONE for the default pool and imported pools. */
+        final PoolExportHandle exportHandle;
+        /** Imported from another process's file descriptor: it only imports allocations. */
+        final boolean imported;
         private final LongAdder allocations = new LongAdder();
         private final LongAdder frees = new LongAdder();
         private final LongAdder bytesLive = new LongAdder();
 
-        Resource(ContextState state, MemorySegment handle, boolean deviceDefault) {
+        Resource(ContextState state, MemorySegment handle, boolean deviceDefault, PoolExportHandle exportHandle,
+                boolean imported) {
             super(state, OwnerKind.MEMORY_POOL);
             this.handle = handle;
             this.deviceDefault = deviceDefault;
+            this.exportHandle = exportHandle;
+            this.imported = imported;
         }
 
         /** The pool handle; the device's default pool is asked for on first use. */
@@ -83,6 +96,12 @@ public final class MemoryPool extends Owner {
             usedOn(stream);
         }
 
+        /** The allocation the hold was taken for was imported from another process. */
+        void importedAllocation(long bytes) {
+            allocations.increment();
+            bytesLive.add(bytes);
+        }
+
         /** The allocation was not made: drops its hold. */
         void notAllocated() {
             unhold();
@@ -110,7 +129,9 @@ public final class MemoryPool extends Owner {
                 return Retirement.Release.withoutDriver(() -> { }); // the driver's, for the life of the process
             }
             // Every allocation from the pool was freed (its hold dropped), and the work queued
-            // on each stream that allocated from it before the close has completed.
+            // on each stream that allocated from it before the close has completed. An imported
+            // pool is this process's own pool object, destroyed the same way once every
+            // allocation imported from it was freed here.
             return () -> context.calls().pools().destroy(handle);
         }
 
@@ -121,13 +142,15 @@ public final class MemoryPool extends Owner {
 
         @Override
         public String identity() {
-            return "MemoryPool#" + id() + " (device " + context.device() + (deviceDefault ? ", default)" : ")");
+            return "MemoryPool#" + id() + " (device " + context.device()
+                    + (deviceDefault ? ", default)" : imported ? ", imported)" : ")");
         }
     }
 
-    private MemoryPool(CudaContext context, MemorySegment handle, boolean deviceDefault) {
+    private MemoryPool(CudaContext context, MemorySegment handle, boolean deviceDefault, PoolExportHandle exportHandle,
+            boolean imported) {
         ContextState state = context.state();
-        Resource r = new Resource(state, handle, deviceDefault);
+        Resource r = new Resource(state, handle, deviceDefault, exportHandle, imported);
         super(r);
         this.context = context;
         this.state = state;
@@ -137,7 +160,7 @@ public final class MemoryPool extends Owner {
     /** A new pool on {@code context}'s device with {@code options} applied. */
     static MemoryPool create(CudaContext context, MemoryPoolOptions options) {
         MemoryPoolCalls calls = context.state().calls().pools();
-        MemorySegment handle = calls.create(context.device().ordinal());
+        MemorySegment handle = calls.create(context.device().ordinal(), options.exportHandle().type);
         try {
             if (options.releaseThreshold() != 0) {
                 calls.setAttribute64(handle, RELEASE_THRESHOLD, options.releaseThreshold());
@@ -154,7 +177,13 @@ public final class MemoryPool extends Owner {
             calls.destroy(handle);
             throw e;
         }
-        return new MemoryPool(context, handle, false);
+        return new MemoryPool(context, handle, false, options.exportHandle(), false);
+    }
+
+    /** The pool another process exported as {@code fd} ({@code cuMemPoolImportFromShareableHandle}). */
+    static MemoryPool importFrom(CudaContext context, int fd) {
+        MemorySegment handle = context.state().calls().pools().importFileDescriptor(fd);
+        return new MemoryPool(context, handle, false, PoolExportHandle.NONE, true);
     }
 
     /**
@@ -162,11 +191,60 @@ public final class MemoryPool extends Owner {
      * the driver for the pool on first use, and destroys nothing.
      */
     static MemoryPool deviceDefault(CudaContext context) {
-        return new MemoryPool(context, null, true);
+        return new MemoryPool(context, null, true, PoolExportHandle.NONE, false);
     }
 
     public CudaContext context() {
         return context;
+    }
+
+    /** Whether this pool was imported from another process ({@link CudaContext#importMemoryPool}). */
+    public boolean isImported() {
+        return resource.imported;
+    }
+
+    /** How this pool can be exported to other processes ({@link MemoryPoolOptions#withExportHandle}). */
+    public PoolExportHandle exportHandle() {
+        return resource.exportHandle;
+    }
+
+    /**
+     * A new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
+     * another process's {@link CudaContext#importMemoryPool}. The descriptor is the caller's:
+     * pass it to the other process (a descriptor is not a number another process can use: send
+     * it over a Unix socket with {@code SCM_RIGHTS}, or let the other process take a copy with
+     * {@code pidfd_getfd}), and close it when no process needs this copy any more.
+     *
+     * @throws IllegalStateException when the pool is closed, or was not created with
+     *     {@link PoolExportHandle#POSIX_FILE_DESCRIPTOR}, or is imported, or is the device's default pool
+     */
+    public int exportFileDescriptor() {
+        checkOpen();
+        if (resource.exportHandle != PoolExportHandle.POSIX_FILE_DESCRIPTOR) {
+            throw new IllegalStateException(resource.identity() + " is not exportable"
+                    + (resource.imported ? ": it was imported; export it from the process that created it"
+                    : "; create it with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)"));
+        }
+        return state.calls().pools().exportFileDescriptor(resource.handle());
+    }
+
+    /**
+     * Maps an allocation another process exported from the pool this one imports
+     * ({@code cuMemPoolImportPointer}): a borrowed buffer of {@link IpcPoolAllocation#byteSize()}
+     * bytes. Closing it frees the import with {@code cuMemFree} once the work queued here on it
+     * completed, which is the order the driver requires (every importer frees before the
+     * exporter does); close it, and tell the exporter, before the exporter closes its buffer.
+     *
+     * @throws IllegalStateException when this pool is closed or was not imported
+     */
+    public DeviceBuffer importAllocation(IpcPoolAllocation allocation) {
+        Objects.requireNonNull(allocation, "allocation");
+        checkOpen();
+        if (!resource.imported) {
+            throw new IllegalStateException(resource.identity() + " is not an imported pool; import the exporter's pool "
+                    + "with CudaContext.importMemoryPool(fd) and import its allocations there");
+        }
+        return DeviceBuffer.importFromPool(context, resource, allocation);
     }
 
     /** Whether this is the device's default pool ({@link CudaContext#defaultMemoryPool()}). */
@@ -190,6 +268,10 @@ public final class MemoryPool extends Owner {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         resource.checkOpen();
+        if (resource.imported) {
+            throw new IllegalStateException(resource.identity() + " was imported from another process and cannot allocate "
+                    + "(the driver's rule); allocate in the exporting process and import the allocation with importAllocation");
+        }
         StreamState s = stream.openState();
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
@@ -269,8 +351,11 @@ public final class MemoryPool extends Owner {
      * later ({@code cuMemPoolSetAccess}). Kernels and copies on {@code peer} may then use buffers
      * from this pool directly; no {@link CudaContext#enablePeerAccess} is needed for them.
      *
+     * <p>On an {@linkplain #isImported imported} pool this may name its own context: access to an
+     * imported pool is the importing process's to set.
+     *
      * @throws IllegalArgumentException when {@code peer} is this pool's own context (its device
-     *     always has read-write access), belongs to another Cuda, or its device cannot access
+     *     always has read-write access) and the pool is not imported, belongs to another Cuda, or its device cannot access
      *     this one's memory
      */
     public void setAccess(CudaContext peer, MemoryAccess access) {
@@ -278,11 +363,12 @@ public final class MemoryPool extends Owner {
         checkOpen();
         peer.checkOpen();
         context.checkSameDriver(peer, "the peer context");
-        if (peer == context) {
+        if (peer == context && !resource.imported) {
+            // An imported pool's access is set per importing process, its own device included.
             throw new IllegalArgumentException("device " + context.device().ordinal() + " always has read-write access "
                     + "to its own pool; set access for other devices' contexts");
         }
-        if (!peer.device().canAccessPeer(context.device())) {
+        if (peer != context && !peer.device().canAccessPeer(context.device())) {
             throw new IllegalArgumentException("device " + peer.device().ordinal() + " cannot access device "
                     + context.device().ordinal() + "'s memory (cuDeviceCanAccessPeer is 0); copy between them instead");
         }

@@ -5,16 +5,17 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Settings of a new {@link MemoryPool} ({@link CudaContext#createMemoryPool}); both can be
- * changed later on the pool itself.
+ * Settings of a new {@link MemoryPool} ({@link CudaContext#createMemoryPool}); the first two can
+ * be changed later on the pool itself, the export handle cannot.
  *
  * @param releaseThreshold bytes of freed memory the pool keeps reserved across synchronizations
  *     instead of returning them to the device ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}); 0, the
  *     driver's default, returns everything at the next synchronization, {@link Long#MAX_VALUE}
  *     keeps everything until a {@link MemoryPool#trimTo trim}
  * @param reuse the reuse policies that are on (all, by default)
+ * @param exportHandle how the pool can be shared with other processes ({@link PoolExportHandle#NONE}, by default)
  */
-public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
+public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
 
     public MemoryPoolOptions {
         if (releaseThreshold < 0) {
@@ -23,6 +24,12 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
         }
         Objects.requireNonNull(reuse, "reuse");
         reuse = reuse.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(reuse));
+        Objects.requireNonNull(exportHandle, "exportHandle");
+    }
+
+    /** Options of a pool that is not exported. */
+    public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
+        this(releaseThreshold, reuse, PoolExportHandle.NONE);
     }
 
     /** The driver's defaults: release threshold 0, every reuse policy on. */
@@ -31,7 +38,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
     }
 
     public MemoryPoolOptions withReleaseThreshold(long bytes) {
-        return new MemoryPoolOptions(bytes, reuse);
+        return new MemoryPoolOptions(bytes, reuse, exportHandle);
     }
 
     /** These options with {@code policy} switched on or off. */
@@ -42,6 +49,14 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
         } else {
             next.remove(Objects.requireNonNull(policy, "policy"));
         }
-        return new MemoryPoolOptions(releaseThreshold, next);
+        return new MemoryPoolOptions(releaseThreshold, next, exportHandle);
+    }
+
+    /**
+     * These options with the pool exportable through {@code handle}
+     * ({@link MemoryPool#exportFileDescriptor()}; its allocations with {@link DeviceBuffer#exportForIpc()}).
+     */
+    public MemoryPoolOptions withExportHandle(PoolExportHandle handle) {
+        return new MemoryPoolOptions(releaseThreshold, reuse, handle);
     }
 }

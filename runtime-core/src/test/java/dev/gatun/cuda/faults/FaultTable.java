@@ -18,6 +18,9 @@ import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.IpcEventHandle;
+import dev.gatun.cuda.IpcMemoryHandle;
+import dev.gatun.cuda.IpcPoolAllocation;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
@@ -495,6 +498,68 @@ final class FaultTable {
                         return g::close;
                     },
                     retriedAndFreed(), retriedThenGivenUp().orphaning(Native.ADDRESS_RANGE)),
+            call("cuMemPoolExportToShareableHandle", "pool.exportFileDescriptor() of an exportable pool", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        return p::exportFileDescriptor;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolImportFromShareableHandle", "ctx.importMemoryPool(fd)", INVALID_VALUE,
+                    w -> {
+                        int fd = w.exportablePool().exportFileDescriptor();
+                        return () -> w.open(w.ctx.importMemoryPool(fd));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.MEMORY_POOL)),
+            call("cuMemPoolExportPointer", "buffer.exportForIpc() of an allocation from an exportable pool", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
+                        return b::exportForIpc;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemPoolImportPointer", "importedPool.importAllocation(an exported allocation)", INVALID_VALUE,
+                    w -> {
+                        MemoryPool p = w.exportablePool();
+                        DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
+                        IpcPoolAllocation exported = (IpcPoolAllocation) b.exportForIpc();
+                        MemoryPool imported = w.open(w.ctx.importMemoryPool(p.exportFileDescriptor()));
+                        return () -> w.open(imported.importAllocation(exported));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
+                            .flagging("cuMemFreeAsync of 0x", "cuMemPoolDestroy of a pool with 1 allocations not freed")),
+
+            // ---- Interprocess sharing (IPC) of device memory and events ----
+            call("cuIpcGetMemHandle", "buffer.exportForIpc()", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer b = w.buffer(MiB);
+                        return b::exportForIpc;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuIpcOpenMemHandle_v2", "ctx.importBuffer(an exported buffer's handle)", INVALID_VALUE,
+                    w -> {
+                        IpcMemoryHandle h = (IpcMemoryHandle) w.buffer(MiB).exportForIpc();
+                        return () -> w.open(w.ctx.importBuffer(h));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
+                            .flagging("cuMemFree of 0x")),
+            call("cuIpcCloseMemHandle", "imported.close() (its retirement unmaps it)", INVALID_VALUE,
+                    w -> {
+                        DeviceBuffer imported = w.ctx.importBuffer((IpcMemoryHandle) w.buffer(MiB).exportForIpc());
+                        return imported::close;
+                    },
+                    retriedAndFreed(), retriedThenGivenUp()),
+            call("cuIpcGetEventHandle", "event.exportForIpc() of an interprocess event", INVALID_VALUE,
+                    w -> {
+                        Event e = w.open(w.ctx.createInterprocessEvent());
+                        return e::exportForIpc;
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuIpcOpenEventHandle", "ctx.importEvent(an exported event's handle)", INVALID_VALUE,
+                    w -> {
+                        IpcEventHandle h = w.open(w.ctx.createInterprocessEvent()).exportForIpc();
+                        return () -> w.open(w.ctx.importEvent(h));
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.EVENT)),
 
             // ---- Modules, functions and launches ----
             call("cuModuleLoadData", "modules().load(name, image) replacing a loaded module", INVALID_IMAGE,

@@ -20,6 +20,7 @@ import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.PoolExportHandle;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.testing.FakeDriverApi;
@@ -61,7 +62,8 @@ final class FaultWorld {
         MEMORY_POOL(FakeDriverApi::liveMemoryPools),
         ADDRESS_RANGE(FakeDriverApi::liveReservations),
         PHYSICAL_ALLOCATION(FakeDriverApi::livePhysicalAllocations),
-        MAPPING(FakeDriverApi::liveMappings);
+        MAPPING(FakeDriverApi::liveMappings),
+        IPC_MAPPING(FakeDriverApi::liveIpcMappings);
 
         private final ToIntFunction<FakeDriverApi> live;
 
@@ -163,6 +165,11 @@ final class FaultWorld {
     /** A growable buffer reserving 8 MiB (four 2 MiB chunks on the simulated driver). */
     GrowableBuffer growable() {
         return open(ctx.reserveGrowable(8L << 20));
+    }
+
+    /** A memory pool exportable through a POSIX file descriptor. */
+    MemoryPool exportablePool() {
+        return open(ctx.createMemoryPool(MemoryPoolOptions.defaults().withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)));
     }
 
     Event event() {

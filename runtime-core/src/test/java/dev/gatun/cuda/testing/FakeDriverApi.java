@@ -20,7 +20,7 @@ import java.util.List;
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
- * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools},
+ * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
@@ -45,6 +45,7 @@ public final class FakeDriverApi {
     final SimulatedMemory memory = new SimulatedMemory(this);
     final SimulatedMemoryPools pools = new SimulatedMemoryPools(this);
     final SimulatedVirtualMemory virtualMemory = new SimulatedVirtualMemory(this);
+    final SimulatedIpc ipc = new SimulatedIpc(this);
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
@@ -52,7 +53,7 @@ public final class FakeDriverApi {
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, virtualMemory, modules, graphs, conditionals);
+        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -211,7 +212,7 @@ public final class FakeDriverApi {
     }
 
     public synchronized int liveDeviceAllocations() {
-        return memory.device.size();
+        return memory.device.size() - memory.mappings();
     }
 
     public synchronized long liveDeviceBytes() {
@@ -229,6 +230,11 @@ public final class FakeDriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** IPC mappings (cuIpcOpenMemHandle) not yet closed. */
+    public synchronized int liveIpcMappings() {
+        return memory.mappings();
     }
 
     // ---- memory pools ----

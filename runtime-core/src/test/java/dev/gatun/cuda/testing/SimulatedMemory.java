@@ -28,10 +28,17 @@ final class SimulatedMemory {
         final long base;
         final long size;
         final MemorySegment backing;
+        /** The backing's arena; null for an IPC mapping, which shares its exporter's backing. */
         final Arena arena;
         /** The context it was allocated in (0 for a memory pool's, which belong to a device), and its device. */
         final long context;
         final int deviceOrdinal;
+        /** For an IPC mapping (cuIpcOpenMemHandle, or cuMemPoolImportPointer), the allocation it maps; else null. */
+        final Allocation mapped;
+        /** A mapping made by cuMemPoolImportPointer, freed with cuMemFree (not cuIpcCloseMemHandle). */
+        boolean poolImport;
+        /** Open IPC mappings of this allocation. */
+        int mappings;
 
         Allocation(long base, long size, Arena arena, long context, int deviceOrdinal) {
             this.base = base;
@@ -40,6 +47,18 @@ final class SimulatedMemory {
             this.context = context;
             this.deviceOrdinal = deviceOrdinal;
             this.backing = arena.allocate(Math.max(1, size), 256);
+            this.mapped = null;
+        }
+
+        private Allocation(long base, Allocation mapped) {
+            this.base = base;
+            this.size = mapped.size;
+            this.arena = null;
+            this.backing = mapped.backing;
+            this.mapped = mapped;
+            // One process plays both sides here: the mapping is in the exporter's context.
+            this.context = mapped.context;
+            this.deviceOrdinal = mapped.deviceOrdinal;
         }
     }
 
@@ -123,6 +142,17 @@ final class SimulatedMemory {
         if (a == null) {
             return INVALID_VALUE;
         }
+        if (a.poolImport) {
+            gpu.pools.importFreed(a);
+            return unmap(address, "cuMemFree");
+        }
+        if (a.mapped != null) {
+            gpu.violations.add("cuMemFree of IPC mapping 0x" + Long.toHexString(address) + " (unmap it with cuIpcCloseMemHandle)");
+            return INVALID_VALUE;
+        }
+        if (a.mappings > 0) {
+            gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while " + a.mappings + " IPC mappings of it are open");
+        }
         for (SimulatedStreams.Stream s : gpu.streams.all()) {
             if (usesDevice(s, a)) {
                 gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while queued work still uses it");
@@ -145,8 +175,12 @@ final class SimulatedMemory {
             return INVALID_HANDLE;
         }
         Allocation a = device.get(address);
-        if (a == null) {
+        if (a == null || a.mapped != null) {
             return INVALID_VALUE;
+        }
+        if (a.mappings > 0) {
+            gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address) + " while " + a.mappings
+                    + " imports of it are not freed (importers free first)");
         }
         // Stream-ordered: legal while earlier work on this stream uses it, not while other
         // streams' queued work does.
@@ -158,6 +192,38 @@ final class SimulatedMemory {
         }
         gpu.streams.enqueue(s, () -> release(a), Set.of(), Set.of());
         return SUCCESS;
+    }
+
+    /** Maps {@code a} at a fresh address (cuIpcOpenMemHandle, or cuMemPoolImportPointer when {@code poolImport}). */
+    Allocation map(Allocation a, boolean poolImport) {
+        long base = nextDevice;
+        nextDevice += (a.size + 511) & ~511L;
+        Allocation m = new Allocation(base, a);
+        m.poolImport = poolImport;
+        device.put(base, m);
+        a.mappings++;
+        return m;
+    }
+
+    /** Unmaps a mapping ({@code call}): a result, with a violation if work still uses it. */
+    int unmap(long address, String call) {
+        Allocation m = device.get(address);
+        if (m == null || m.mapped == null) {
+            return INVALID_VALUE;
+        }
+        for (SimulatedStreams.Stream s : gpu.streams.all()) {
+            if (usesDevice(s, m)) {
+                gpu.violations.add(call + " of 0x" + Long.toHexString(address) + " while queued work still uses it");
+            }
+        }
+        device.remove(address);
+        m.mapped.mappings--;
+        return SUCCESS;
+    }
+
+    /** IPC mappings open now. */
+    int mappings() {
+        return (int) device.values().stream().filter(a -> a.mapped != null).count();
     }
 
     private void release(Allocation a) {

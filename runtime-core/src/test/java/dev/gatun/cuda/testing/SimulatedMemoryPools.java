@@ -25,6 +25,12 @@ import java.util.Set;
  * the release threshold at synchronizations, as the real driver does). Destroying a pool that
  * still has allocations, or a default pool, is recorded as a violation: Gatun destroys a pool
  * only after every allocation from it was freed.
+ *
+ * <p>Export to another process is played within this one: an exported descriptor names the pool,
+ * importing it gives a new pool handle that can only import allocations, and an imported
+ * allocation maps the exporter's backing at a new address (freed with cuMemFree). The exporter
+ * freeing an allocation before its imports are freed is recorded as a violation (the driver's
+ * documented order).
  */
 final class SimulatedMemoryPools {
 
@@ -42,6 +48,9 @@ final class SimulatedMemoryPools {
     private static final int LOCATION_DEVICE = CudaDriver.CU_MEM_LOCATION_TYPE_DEVICE();
     private static final int READ_WRITE = CudaDriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE();
     private static final int NO_ACCESS = CudaDriver.CU_MEM_ACCESS_FLAGS_PROT_NONE();
+    private static final int POSIX_FD = CudaDriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR();
+    /** The first 8 bytes of simulated pointer export data (the real data is opaque). */
+    private static final long POINTER_EXPORT = 0x505452_4950_4353L;
 
     static final class Pool {
         final int device;
@@ -54,6 +63,10 @@ final class SimulatedMemoryPools {
         long usedHigh;
         final Map<Integer, Integer> access = new HashMap<>();
         final Set<Long> allocations = new HashSet<>();
+        /** CUmemAllocationHandleType bits the pool was created with. */
+        int handleTypes;
+        /** For a pool from cuMemPoolImportFromShareableHandle, the exporter's pool; else null. */
+        Pool importedFrom;
 
         Pool(int device, boolean deviceDefault) {
             this.device = device;
@@ -65,6 +78,11 @@ final class SimulatedMemoryPools {
     private final FakeDriverApi gpu;
     private final Map<Long, Pool> pools = new HashMap<>();
     private final Map<Integer, Long> defaults = new HashMap<>();
+    /** Exported descriptors (never closed: a simulated descriptor holds nothing). */
+    private final Map<Integer, Pool> descriptors = new HashMap<>();
+    private int nextDescriptor = 100;
+    /** The imported pool of each live imported allocation, by its address in the importer. */
+    private final Map<Long, Pool> importedInto = new HashMap<>();
     /** The pool of each live pool allocation, by base address (kept past a pool's destroy). */
     private final Map<Long, Pool> poolOf = new HashMap<>();
 
@@ -94,9 +112,74 @@ final class SimulatedMemoryPools {
             return INVALID_VALUE;
         }
         long h = gpu.newHandle();
-        pools.put(h, new Pool(device, false));
+        Pool created = new Pool(device, false);
+        created.handleTypes = CUmemPoolProps_st.handleTypes(p);
+        pools.put(h, created);
         out.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
+    }
+
+    public int cuMemPoolExportToShareableHandle(MemorySegment out, MemorySegment pool, int handleType, long flags) {
+        Pool p = pools.get(pool.address());
+        if (p == null) {
+            return INVALID_HANDLE;
+        }
+        if (handleType != POSIX_FD || (p.handleTypes & POSIX_FD) == 0 || flags != 0) {
+            return INVALID_VALUE;
+        }
+        int fd = nextDescriptor++;
+        descriptors.put(fd, p);
+        out.set(ValueLayout.JAVA_INT, 0, fd);
+        return SUCCESS;
+    }
+
+    public int cuMemPoolImportFromShareableHandle(MemorySegment out, MemorySegment handle, int handleType, long flags) {
+        Pool exported = descriptors.get((int) handle.address());
+        if (exported == null || handleType != POSIX_FD || flags != 0) {
+            return INVALID_VALUE;
+        }
+        long h = gpu.newHandle();
+        Pool imported = new Pool(exported.device, false);
+        imported.importedFrom = exported;
+        pools.put(h, imported);
+        out.set(ValueLayout.JAVA_LONG, 0, h);
+        return SUCCESS;
+    }
+
+    public int cuMemPoolExportPointer(MemorySegment data, long ptr) {
+        Pool p = poolOf.get(ptr);
+        if (p == null || (p.handleTypes & POSIX_FD) == 0) {
+            return INVALID_VALUE;
+        }
+        data.fill((byte) 0);
+        data.set(ValueLayout.JAVA_LONG, 0, POINTER_EXPORT);
+        data.set(ValueLayout.JAVA_LONG, 8, ptr);
+        return SUCCESS;
+    }
+
+    public int cuMemPoolImportPointer(MemorySegment out, MemorySegment pool, MemorySegment data) {
+        Pool p = pools.get(pool.address());
+        if (p == null) {
+            return INVALID_HANDLE;
+        }
+        MemorySegment d = data.reinterpret(64);
+        long ptr = d.get(ValueLayout.JAVA_LONG, 8);
+        if (d.get(ValueLayout.JAVA_LONG, 0) != POINTER_EXPORT || p.importedFrom == null || poolOf.get(ptr) != p.importedFrom) {
+            return INVALID_VALUE;
+        }
+        SimulatedMemory.Allocation m = gpu.memory.map(gpu.memory.device.get(ptr), true);
+        p.allocations.add(m.base);
+        importedInto.put(m.base, p);
+        out.set(ValueLayout.JAVA_LONG, 0, m.base);
+        return SUCCESS;
+    }
+
+    /** An imported allocation was freed (cuMemFree in the importer). */
+    void importFreed(SimulatedMemory.Allocation m) {
+        Pool p = importedInto.remove(m.base);
+        if (p != null) {
+            p.allocations.remove(m.base);
+        }
     }
 
     public int cuMemPoolDestroy(MemorySegment pool) {

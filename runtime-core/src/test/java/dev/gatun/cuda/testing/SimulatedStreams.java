@@ -41,6 +41,8 @@ final class SimulatedStreams {
 
     static final class Event {
         final boolean timing;
+        /** Created with CU_EVENT_INTERPROCESS: exportable with cuIpcGetEventHandle. */
+        boolean interprocess;
         /** How many records were queued. */
         long recorded;
         /** The latest record that ran. */
@@ -160,7 +162,9 @@ final class SimulatedStreams {
 
     public int cuEventCreate(MemorySegment out, int flags) {
         long h = gpu.newHandle();
-        events.put(h, new Event((flags & CudaDriver.CU_EVENT_DISABLE_TIMING()) == 0));
+        Event e = new Event((flags & CudaDriver.CU_EVENT_DISABLE_TIMING()) == 0);
+        e.interprocess = (flags & CudaDriver.CU_EVENT_INTERPROCESS()) != 0;
+        events.put(h, e);
         out.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
     }

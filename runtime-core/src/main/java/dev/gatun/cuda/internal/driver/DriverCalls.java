@@ -54,10 +54,6 @@ package dev.gatun.cuda.internal.driver;
  *     <td>Names its stream, as a stream wait does (which the probe ran with another context
  *       current); the hot path of a completion future: one driver call. (The probe predates it;
  *       the GPU suite's completion test runs it on the primary context.)</td></tr>
- *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access
- *       ({@link MemoryPoolCalls})</td>
- *     <td>{@code current}</td>
- *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
  *   <tr><td>validating another library's handles: {@code cuStreamGetCtx},
  *       {@code cuStreamGetPriority}, {@code cuPointerGetAttributes} ({@link ForeignCalls})</td>
  *     <td>{@code live}</td>
@@ -68,9 +64,21 @@ package dev.gatun.cuda.internal.driver;
  *     <td>{@code current}</td>
  *     <td>Cold paths (a growable buffer's creation, growth); making the context current is the
  *       safe side.</td></tr>
+ *   <tr><td>the other pool calls: the default pool, create, attributes, trim, access, export
+ *       and import of a pool and of its allocations ({@link MemoryPoolCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>IPC: {@code cuIpcGetMemHandle}, {@code cuIpcOpenMemHandle_v2},
+ *       {@code cuIpcOpenEventHandle} ({@link IpcCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>Cold paths the probe did not cover; an open maps into (or creates in) the current
+ *       context, and for the others making it current is the safe side.</td></tr>
+ *   <tr><td>{@code cuIpcGetEventHandle} ({@link IpcCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its event, which belongs to one context.</td></tr>
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
- *       {@code cuMemPoolDestroy}; {@code cuMemUnmap}, {@code cuMemRelease},
+ *       {@code cuMemPoolDestroy}, {@code cuIpcCloseMemHandle}; {@code cuMemUnmap}, {@code cuMemRelease},
  *       {@code cuMemAddressFree}</td>
  *     <td>{@code current}, made by their caller</td>
  *     <td>They act on the current context, but run in batches: retirement makes the context
@@ -105,6 +113,7 @@ public final class DriverCalls {
     private final CompletionCalls completions;
     private final VirtualMemoryCalls virtualMemory;
     private final ConditionalCalls conditionals;
+    private final IpcCalls ipc;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -121,6 +130,7 @@ public final class DriverCalls {
         this.completions = new CompletionCalls(checked);
         this.virtualMemory = new VirtualMemoryCalls(checked);
         this.conditionals = new ConditionalCalls(checked);
+        this.ipc = new IpcCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -183,5 +193,9 @@ public final class DriverCalls {
 
     public VirtualMemoryCalls virtualMemory() {
         return virtualMemory;
+    }
+
+    public IpcCalls ipc() {
+        return ipc;
     }
 }

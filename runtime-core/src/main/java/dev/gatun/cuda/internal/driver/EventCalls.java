@@ -15,6 +15,7 @@ public final class EventCalls {
     private static final String ELAPSED = "cuEventElapsedTime";
     private static final int TIMING = CudaDriver.CU_EVENT_DEFAULT();
     private static final int FENCE = CudaDriver.CU_EVENT_DISABLE_TIMING();
+    private static final int INTERPROCESS = CudaDriver.CU_EVENT_INTERPROCESS() | FENCE; // the driver requires timing off
 
     private final Checked c;
 
@@ -24,10 +25,19 @@ public final class EventCalls {
 
     /** A new event of this context: a timing event, or a fence (timing disabled, the cheapest kind). */
     public MemorySegment create(boolean timing) {
+        return create(timing ? TIMING : FENCE);
+    }
+
+    /** A new fence event of this context that other processes can open ({@code CU_EVENT_INTERPROCESS}). */
+    public MemorySegment createInterprocess() {
+        return create(INTERPROCESS);
+    }
+
+    private MemorySegment create(int flags) {
         c.current(CREATE);
         MemorySegment out = c.out();
         // Safety: out holds the CUevent the driver writes; the context is current.
-        c.check(c.api.cuEventCreate(out, timing ? TIMING : FENCE), CREATE);
+        c.check(c.api.cuEventCreate(out, flags), CREATE);
         return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
     }
 

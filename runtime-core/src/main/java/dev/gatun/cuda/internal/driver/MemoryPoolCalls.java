@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.driver;
 import dev.gatun.cuda.bindings.driver.CUmemAccessDesc_st;
 import dev.gatun.cuda.bindings.driver.CUmemLocation_st;
 import dev.gatun.cuda.bindings.driver.CUmemPoolProps_st;
+import dev.gatun.cuda.bindings.driver.CUmemPoolPtrExportData_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,10 +29,16 @@ public final class MemoryPoolCalls {
     private static final String SET_ACCESS = "cuMemPoolSetAccess";
     private static final String GET_ACCESS = "cuMemPoolGetAccess";
     private static final String ALLOC = "cuMemAllocFromPoolAsync";
+    private static final String EXPORT = "cuMemPoolExportToShareableHandle";
+    private static final String IMPORT = "cuMemPoolImportFromShareableHandle";
+    private static final String EXPORT_POINTER = "cuMemPoolExportPointer";
+    private static final String IMPORT_POINTER = "cuMemPoolImportPointer";
+    private static final int POSIX_FD = CudaDriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR();
+    /** {@code sizeof(CUmemPoolPtrExportData)}. */
+    public static final int POINTER_EXPORT_BYTES = 64;
 
     private static final int LOCATION_DEVICE = CudaDriver.CU_MEM_LOCATION_TYPE_DEVICE();
     private static final int PINNED = CudaDriver.CU_MEM_ALLOCATION_TYPE_PINNED();
-    private static final int NO_EXPORT = CudaDriver.CU_MEM_HANDLE_TYPE_NONE();
     /** Where the pool handle goes in the out block; the structure the driver reads follows it. */
     private static final long HANDLE = 0;
     private static final long STRUCT = 8;
@@ -40,7 +47,8 @@ public final class MemoryPoolCalls {
     private static final long ACCESS_FLAGS = STRUCT + CUmemAccessDesc_st.flags$offset();
 
     static {
-        if (STRUCT + Math.max(CUmemPoolProps_st.sizeof(), CUmemAccessDesc_st.sizeof()) > Checked.OUT_BYTES) {
+        if (STRUCT + Math.max(CUmemPoolProps_st.sizeof(), CUmemAccessDesc_st.sizeof()) > Checked.OUT_BYTES
+                || CUmemPoolPtrExportData_st.sizeof() != POINTER_EXPORT_BYTES || STRUCT + POINTER_EXPORT_BYTES > Checked.OUT_BYTES) {
             throw new AssertionError("the pool structures do not fit the out block"); // a bindings change would show here
         }
     }
@@ -61,16 +69,17 @@ public final class MemoryPoolCalls {
     }
 
     /**
-     * A new pool of pinned device memory on {@code device}, not exportable to other processes,
-     * with the driver's default maximum size ({@code cuMemPoolCreate}).
+     * A new pool of pinned device memory on {@code device}, exportable through the
+     * {@code CUmemAllocationHandleType} {@code handleTypes} ({@code CU_MEM_HANDLE_TYPE_NONE}: not
+     * at all), with the driver's default maximum size ({@code cuMemPoolCreate}).
      */
-    public MemorySegment create(int device) {
+    public MemorySegment create(int device, int handleTypes) {
         c.current(CREATE);
         MemorySegment out = c.out();
         MemorySegment props = out.asSlice(STRUCT, CUmemPoolProps_st.sizeof()); // a cold path: one slice
         props.fill((byte) 0); // reserved bytes must be zero, and so must the fields left to their defaults
         CUmemPoolProps_st.allocType(props, PINNED);
-        CUmemPoolProps_st.handleTypes(props, NO_EXPORT);
+        CUmemPoolProps_st.handleTypes(props, handleTypes);
         MemorySegment location = CUmemPoolProps_st.location(props);
         CUmemLocation_st.type(location, LOCATION_DEVICE);
         CUmemLocation_st.id(location, device);
@@ -160,6 +169,57 @@ public final class MemoryPoolCalls {
         // Safety: out[0..4) receives the flags; location is a CUmemLocation in the same block.
         c.check(c.api.cuMemPoolGetAccess(out, pool, location), GET_ACCESS);
         return out.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /**
+     * A new POSIX file descriptor for {@code pool} ({@code cuMemPoolExportToShareableHandle}), a
+     * pool created exportable through one; the caller owns it.
+     */
+    public int exportFileDescriptor(MemorySegment pool) {
+        c.current(EXPORT);
+        MemorySegment out = c.out();
+        out.set(ValueLayout.JAVA_INT, 0, -1);
+        // Safety: out[0..4) receives the int descriptor; pool is a live pool created with the
+        // POSIX descriptor handle type.
+        c.check(c.api.cuMemPoolExportToShareableHandle(out, pool, POSIX_FD, 0), EXPORT);
+        return out.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /**
+     * The pool another process exported as {@code fd} ({@code cuMemPoolImportFromShareableHandle}):
+     * a pool of this process that cannot allocate, only import allocations. The driver does not
+     * keep {@code fd}.
+     */
+    public MemorySegment importFileDescriptor(int fd) {
+        c.current(IMPORT);
+        MemorySegment out = c.out();
+        // Safety: out[0..8) receives the CUmemoryPool; for a POSIX descriptor the driver reads the
+        // handle argument as the descriptor's value, not as an address (an unknown descriptor is
+        // an error result).
+        c.check(c.api.cuMemPoolImportFromShareableHandle(out, MemorySegment.ofAddress(fd), POSIX_FD, 0), IMPORT);
+        return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, HANDLE));
+    }
+
+    /** The 64-byte export data of a pool allocation ({@code cuMemPoolExportPointer}). */
+    public byte[] exportPointer(long address) {
+        c.current(EXPORT_POINTER);
+        MemorySegment out = c.out();
+        MemorySegment data = out.asSlice(STRUCT, POINTER_EXPORT_BYTES);
+        // Safety: data receives the CUmemPoolPtrExportData; address is a live allocation from an
+        // exportable pool of this context.
+        c.check(c.api.cuMemPoolExportPointer(data, address), EXPORT_POINTER);
+        return data.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** Maps another process's pool allocation from the imported {@code pool} ({@code cuMemPoolImportPointer}). */
+    public long importPointer(MemorySegment pool, byte[] exportData) {
+        c.current(IMPORT_POINTER);
+        MemorySegment out = c.out();
+        MemorySegment.copy(exportData, 0, out, ValueLayout.JAVA_BYTE, STRUCT, POINTER_EXPORT_BYTES);
+        // Safety: out[0..8) receives the CUdeviceptr; out[STRUCT..) holds the export data the
+        // driver reads; pool is a live imported pool.
+        c.check(c.api.cuMemPoolImportPointer(out, pool, out.asSlice(STRUCT, POINTER_EXPORT_BYTES)), IMPORT_POINTER);
+        return out.get(ValueLayout.JAVA_LONG, HANDLE);
     }
 
     /**

@@ -1,0 +1,294 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.testing.Simulated;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * Legacy IPC of device memory and events on the simulated driver, which lets one process play
+ * exporter and importer (the real driver does not: the GPU suite runs two JVMs).
+ */
+class IpcTest {
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.context();
+    private final Random random = new Random(13);
+
+    private byte[] randomBytes(int n) {
+        byte[] data = new byte[n];
+        random.nextBytes(data);
+        return data;
+    }
+
+    @Test
+    void anExportedBufferImportsAsAMappingOfTheSameMemory() {
+        byte[] data = randomBytes(4096);
+        try (DeviceBuffer original = ctx.allocate(data.length)) {
+            original.bytes().copyFrom(data);
+            IpcMemoryHandle handle = IpcMemoryHandle.fromBytes(original.exportForIpc().toBytes());
+            assertEquals(original.exportForIpc(), handle, "the bytes carry the whole handle");
+            assertEquals(handle, IpcBufferExport.fromBytes(handle.toBytes()), "read back as the same case");
+            assertEquals(data.length, handle.byteSize());
+            int allocations = sim.gpu.liveDeviceAllocations();
+            try (DeviceBuffer imported = ctx.importBuffer(handle)) {
+                assertTrue(imported.isImported());
+                assertFalse(original.isImported());
+                assertEquals(data.length, imported.byteSize());
+                assertNotEquals(original.address(), imported.address(), "mapped at its own address");
+                assertEquals(1, sim.gpu.liveIpcMappings());
+                assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "a mapping allocates nothing");
+                assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+                byte[] read = new byte[data.length];
+                imported.bytes().copyTo(read);
+                assertArrayEquals(data, read, "the importer reads the exporter's bytes");
+                byte[] written = randomBytes(data.length);
+                imported.bytes().copyFrom(written);
+                original.bytes().copyTo(read);
+                assertArrayEquals(written, read, "the exporter reads the importer's bytes");
+            }
+            assertEquals(0, sim.gpu.liveIpcMappings(), "closing the import unmaps it");
+            assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "and frees nothing of the exporter's");
+        }
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void anImportClosedWhileWorkUsesItIsUnmappedAfterItsFenceAndNeverFreed() {
+        try (DeviceBuffer original = ctx.allocate(1024); Stream s = ctx.createStream()) {
+            DeviceBuffer imported = ctx.importBuffer(legacy(original));
+            sim.faults.countCalls();
+            sim.gpu.hold(s.handle());
+            s.memset(imported.bytes(), (byte) 5);
+            imported.close();
+            assertEquals(1, sim.gpu.liveIpcMappings(), "queued work still uses the mapping");
+            assertEquals(1, ctx.counters().retirementsPending());
+            assertThrows(IllegalStateException.class, imported::address, "use after close");
+            sim.gpu.release(s.handle());
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "unmapped once the memset's fence completed");
+            assertEquals(1, sim.faults.calls("cuIpcCloseMemHandle"));
+            assertEquals(0, sim.faults.calls("cuMemFree_v2"), "an import is never freed");
+            byte[] read = new byte[1024];
+            original.bytes().copyTo(read);
+            byte[] fives = new byte[1024];
+            Arrays.fill(fives, (byte) 5);
+            assertArrayEquals(fives, read, "the importer's memset reached the exporter's memory");
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void aBlockOfThePooledContextExportsWithTheRequestedSize() {
+        ctx.close(); // the device's context reopens with its device pool on
+        try (CudaContext pooled = sim.pooledContext()) {
+            byte[] data = randomBytes(1000); // served from a larger size class: the block is a whole cuMemAlloc
+            try (DeviceBuffer original = pooled.allocate(data.length)) {
+                original.bytes().copyFrom(data);
+                IpcMemoryHandle handle = legacy(original);
+                assertEquals(data.length, handle.byteSize());
+                try (DeviceBuffer imported = pooled.importBuffer(handle)) {
+                    byte[] read = new byte[data.length];
+                    imported.bytes().copyTo(read);
+                    assertArrayEquals(data, read);
+                }
+            }
+            pooled.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings());
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void buffersThatCannotBeExportedAreRefusedBeforeAnyDriverCall() {
+        try (Stream s = ctx.createStream(); MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+                DeviceBuffer exportable = ctx.allocate(64)) {
+            DeviceBuffer closed = ctx.allocate(64);
+            closed.close();
+            try (DeviceBuffer empty = ctx.allocate(0); DeviceBuffer ordered = s.allocate(64);
+                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = ctx.importBuffer(legacy(exportable))) {
+                sim.faults.countCalls();
+                refused(closed::exportForIpc, "is closed");
+                refused(empty::exportForIpc, "0-byte buffer has no allocation to share");
+                refused(ordered::exportForIpc, "stream-ordered allocation", "CudaContext.allocate");
+                refused(fromPool::exportForIpc, "stream-ordered allocation", "CudaContext.allocate");
+                refused(imported::exportForIpc, "imported from another process", "process that allocated it");
+                assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+            }
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void handleBytesOfTheWrongShapeAreRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[64]));
+        assertTrue(e.getMessage().contains("73 bytes from its toBytes()"), e.getMessage());
+        byte[] sizeZero = new byte[IpcBufferExport.BYTES];
+        sizeZero[0] = 1; // the legacy case
+        e = assertThrows(IllegalArgumentException.class, () -> IpcBufferExport.fromBytes(sizeZero));
+        assertTrue(e.getMessage().contains("a buffer of 0 bytes"), e.getMessage());
+        byte[] poolCase = new byte[IpcBufferExport.BYTES];
+        poolCase[0] = 2;
+        e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(poolCase));
+        assertTrue(e.getMessage().contains("are not an IpcMemoryHandle"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> IpcEventHandle.fromBytes(new byte[72]));
+        assertTrue(e.getMessage().contains("64 bytes"), e.getMessage());
+    }
+
+    @Test
+    void anImportedEventSeesTheExportersRecordsAndIsItsOwnHandle() {
+        try (Stream producer = ctx.createStream(); Stream consumer = ctx.createStream();
+                DeviceBuffer b = ctx.allocate(256); Event exported = ctx.createInterprocessEvent()) {
+            assertFalse(exported.isTiming());
+            IpcEventHandle handle = IpcEventHandle.fromBytes(exported.exportForIpc().toBytes());
+            int events = sim.gpu.liveEvents();
+            Event imported = ctx.importEvent(handle);
+            assertTrue(imported.isImported());
+            assertEquals(events + 1, sim.gpu.liveEvents(), "a new handle in the importing process");
+            sim.gpu.hold(producer.handle());
+            producer.memset(b.bytes(), (byte) 3);
+            exported.record(producer);
+            assertFalse(imported.query(), "the exporter's record has not run");
+            consumer.waitFor(imported);
+            assertEquals(1, sim.gpu.queuedOperations(consumer.handle()), "the consumer waits for the record");
+            sim.gpu.release(producer.handle());
+            assertTrue(imported.query(), "the record ran");
+            assertEquals(0, sim.gpu.queuedOperations(consumer.handle()));
+            sim.faults.countCalls();
+            imported.close();
+            ctx.reap();
+            assertEquals(1, sim.faults.calls("cuEventDestroy_v2"), "closing the import destroys its own handle");
+            assertTrue(exported.query(), "the exporter's event lives on");
+        }
+        ctx.reap();
+        assertEquals(0, ctx.liveOwners(OwnerKind.EVENT));
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void eventsThatCannotBeExportedAreRefusedBeforeAnyDriverCall() {
+        try (Event fence = ctx.createEvent(); Event timing = ctx.createTimingEvent(); Event ipc = ctx.createInterprocessEvent();
+                Event imported = ctx.importEvent(ipc.exportForIpc())) {
+            Event closed = ctx.createInterprocessEvent();
+            closed.close();
+            sim.faults.countCalls();
+            refused(fence::exportForIpc, "createInterprocessEvent()");
+            refused(timing::exportForIpc, "createInterprocessEvent()");
+            refused(imported::exportForIpc, "process that created it");
+            refused(closed::exportForIpc, "is closed");
+            assertEquals(0, sim.faults.totalCalls());
+            assertThrows(IllegalArgumentException.class, () -> imported.elapsedMillis(ipc), "an imported event has no timing");
+        }
+    }
+
+    @Test
+    void aHandleOfNoLiveAllocationFailsWithTheDriversError() {
+        IpcMemoryHandle stale;
+        try (DeviceBuffer b = ctx.allocate(64)) {
+            stale = legacy(b);
+        }
+        ctx.reap();
+        CudaException e = assertThrows(CudaException.class, () -> ctx.importBuffer(stale));
+        assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "nothing owned after a failed import");
+    }
+
+    private MemoryPool exportablePool() {
+        return ctx.createMemoryPool(MemoryPoolOptions.defaults().withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR));
+    }
+
+    @Test
+    void aPoolAllocationImportsThroughTheImportedPoolAndIsFreedBeforeTheExportersFree() {
+        byte[] data = randomBytes(8192);
+        try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool()) {
+            assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
+            DeviceBuffer original = pool.allocate(s, data.length);
+            original.bytes().copyFrom(data);
+            IpcPoolAllocation exported = assertInstanceOf(IpcPoolAllocation.class,
+                    IpcBufferExport.fromBytes(original.exportForIpc().toBytes()), "a pool allocation exports through its pool");
+            assertEquals(data.length, exported.byteSize());
+            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
+            assertTrue(imported.isImported());
+            imported.setAccess(ctx, MemoryAccess.READ_WRITE); // the importing process sets its own device's access
+            assertEquals(MemoryAccess.READ_WRITE, imported.access(ctx));
+            assertEquals(3, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view, the pool and its import");
+            DeviceBuffer view = imported.importAllocation(exported);
+            assertTrue(view.isImported());
+            assertEquals(1, sim.gpu.liveIpcMappings());
+            byte[] read = new byte[data.length];
+            view.bytes().copyTo(read);
+            assertArrayEquals(data, read, "the importer reads the exporter's bytes");
+            assertEquals(new MemoryPoolCounters(1, 0, data.length), imported.counters());
+
+            sim.faults.countCalls();
+            sim.gpu.hold(s.handle());
+            s.memset(view.bytes(), (byte) 9);
+            imported.close(); // deferred: the import holds it
+            view.close();
+            assertEquals(1, sim.gpu.liveIpcMappings(), "queued work still uses the import");
+            sim.gpu.release(s.handle());
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "freed once its fence completed");
+            assertEquals(1, sim.faults.calls("cuMemFree_v2"), "an imported pool allocation is freed with cuMemFree");
+            assertEquals(0, sim.faults.calls("cuIpcCloseMemHandle"));
+            assertEquals(2, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the imported pool destroyed after its import");
+            assertEquals(1, sim.faults.calls("cuMemPoolDestroy"));
+            original.bytes().copyTo(read);
+            byte[] nines = new byte[data.length];
+            Arrays.fill(nines, (byte) 9);
+            assertArrayEquals(nines, read, "the importer's memset reached the exporter's memory");
+            original.close(); // after the importer's free: the documented order
+        }
+        ctx.reap();
+        assertEquals(0, sim.gpu.livePoolAllocations());
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void poolsAndAllocationsThatCannotBeSharedAreRefusedBeforeAnyDriverCall() {
+        try (Stream s = ctx.createStream(); MemoryPool plain = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+                MemoryPool exportable = exportablePool(); MemoryPool imported = ctx.importMemoryPool(exportable.exportFileDescriptor());
+                DeviceBuffer fromPlain = plain.allocate(s, 64); DeviceBuffer fromExportable = exportable.allocate(s, 64);
+                DeviceBuffer fromDefault = s.allocate(64)) {
+            MemoryPool deviceDefault = ctx.defaultMemoryPool();
+            sim.faults.countCalls();
+            refused(plain::exportFileDescriptor, "is not exportable", "withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+            refused(deviceDefault::exportFileDescriptor, "is not exportable", "withExportHandle");
+            refused(imported::exportFileDescriptor, "it was imported");
+            refused(fromPlain::exportForIpc, "from a pool created without an export handle", "MemoryPoolOptions.withExportHandle");
+            refused(fromDefault::exportForIpc, "from the device's default pool", "CudaContext.allocate");
+            refused(() -> imported.allocate(s, 64), "cannot allocate", "importAllocation");
+            byte[] someExport = new byte[IpcBufferExport.BYTES];
+            someExport[0] = 2; // the pool case
+            someExport[IpcBufferExport.BYTES - 1] = 64; // a 64-byte allocation
+            refused(() -> exportable.importAllocation(IpcPoolAllocation.fromBytes(someExport)), "is not an imported pool");
+            assertThrows(IllegalArgumentException.class, () -> ctx.importMemoryPool(-1));
+            assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+        }
+        ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /** The export of a {@code ctx.allocate} buffer, which is always the legacy case. */
+    private static IpcMemoryHandle legacy(DeviceBuffer b) {
+        return assertInstanceOf(IpcMemoryHandle.class, b.exportForIpc());
+    }
+
+    private static void refused(Executable export, String... says) {
+        IllegalStateException e = assertThrows(IllegalStateException.class, export);
+        for (String s : says) {
+            assertTrue(e.getMessage().contains(s), "'" + e.getMessage() + "' should say '" + s + "'");
+        }
+    }
+}
