@@ -141,6 +141,31 @@ class EventCompletionTest {
     }
 
     @Test
+    void aFailedWaitOrLaunchLeavesNoFuturePendingAndAFailedCreateNoWatchStream() {
+        int invalid = CudaDriver.CUDA_ERROR_INVALID_VALUE();
+        try (Stream s = ctx.createStream(); Event e = ctx.createEvent()) {
+            sim.gpu.hold(s.handle());
+            e.record(s);
+            sim.faults.replaceOnce("cuStreamCreateWithPriority", invalid);
+            assertThrows(CudaException.class, e::onComplete);
+            assertEquals(0, ctx.watchStreams());
+
+            sim.faults.replaceOnce("cuStreamWaitEvent", invalid);
+            assertThrows(CudaException.class, e::onComplete);
+            assertEquals(0, sim.gpu.hostFunctionsQueued(), "no host function without its wait");
+
+            sim.faults.replaceOnce("cuLaunchHostFunc", invalid);
+            assertThrows(CudaException.class, e::onComplete);
+            assertEquals(0, ctx.pendingCompletions());
+
+            CompletableFuture<Void> f = e.onComplete(INLINE); // the failures left the watch streams usable
+            sim.gpu.release(s.handle());
+            f.join();
+            assertEquals(2, ctx.watchStreams(), "the stream whose launch failed still holds its wait, so a second was made");
+        }
+    }
+
+    @Test
     void aClosedEventIsRefusedAndAnEventClosedWhileWatchedLivesUntilTheWatchPassed() {
         Event refused = ctx.createEvent();
         refused.close();
