@@ -481,12 +481,22 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Futures from {@link Stream#onComplete} on this context still waiting for their host
-     * function: not yet completed, cancelled or failed. Zero once the work they wait for is done
-     * and the dispatcher has handed them to their executors.
+     * Futures from {@link Stream#onComplete}, {@link Event#onComplete} and {@link Fence#onComplete}
+     * on this context still waiting for their host function: not yet completed, cancelled or
+     * failed. Zero once the work they wait for is done and the dispatcher has handed them to
+     * their executors.
      */
     public long pendingCompletions() {
         return Completions.pending(contextState);
+    }
+
+    /**
+     * The context's watch streams: its own streams, made on the first {@link Event#onComplete}
+     * or {@link Fence#onComplete} while the others are busy, at most eight, destroyed when it
+     * closes (zero from then on). Not owners: {@link #liveOwners()} does not list them.
+     */
+    public int watchStreams() {
+        return contextState.watches().count();
     }
 
     /** A snapshot of the counters. */

@@ -5,6 +5,10 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 
 /**
  * A CUDA event: a marker recorded into a stream. Fence events (timing disabled) order and
@@ -22,6 +26,11 @@ public final class Event extends Owner {
     private final ContextState state;
     private final Resource resource;
     private final boolean timing;
+    /**
+     * Whether the last record went into a stream capture: it marks a point of a graph, and a
+     * wait on it would join the capture, so {@link #onComplete} refuses it.
+     */
+    private volatile boolean recordedInCapture;
 
     /** How the event came to be: what it can do and what its identity says. */
     private enum Origin {
@@ -126,7 +135,61 @@ public final class Event extends Owner {
         StreamState s = stream.openState();
         context.checkSame(stream.context(), "the stream");
         resource.usedOn(s);
-        state.calls().events().record(resource.handle, s.handle());
+        synchronized (s.captureLock()) { // a Gatun capture cannot begin between the check and the record
+            boolean capturing = s.captureScope() != null || s.capturing();
+            state.calls().events().record(resource.handle, s.handle());
+            recordedInCapture = capturing;
+        }
+    }
+
+    /**
+     * A future completed once the work before this event's last record (made before this call)
+     * has completed, with the default executor {@link ForkJoinPool#commonPool()}; see
+     * {@link #onComplete(Executor)}.
+     */
+    public CompletableFuture<Void> onComplete() {
+        return onComplete(ForkJoinPool.commonPool());
+    }
+
+    /**
+     * A future completed once the work before this event's last record has completed, without
+     * blocking and without a thread per event: one of the context's watch streams (at most
+     * eight, made on first use) waits for the record ({@code cuStreamWaitEvent}) and then runs
+     * Gatun's host function, which completes the future through {@code executor} as
+     * {@link Stream#onComplete(Executor)} does; nothing is queued on the stream the event was
+     * recorded on. Never completes before the work: with a watch stream free, it completes when
+     * the event does; with eight watches pending at once, it may also wait behind an earlier
+     * watch on the same watch stream.
+     *
+     * <p>The record that counts is the last one made before this call: recording the event again
+     * later does not move the wait (as for {@link Stream#waitFor(Event)}). An event never recorded
+     * completes at once (as {@link #query()} says true). Cancelling the future detaches it, and a
+     * poisoned or closed context fails it, as for {@link Stream#onComplete(Executor)}. The event
+     * may be closed while the future is pending: its destroy waits for the watch.
+     *
+     * @throws IllegalStateException when the event is closed
+     * @throws CaptureActiveException when its last record went into a stream capture: it marks a
+     *     point of the graph, not of work that runs, and a wait on it would join the capture
+     *     (record it on a stream that is not capturing, or ask the graph launch's stream)
+     * @throws ContextPoisonedException when the context is poisoned already
+     */
+    public CompletableFuture<Void> onComplete(Executor executor) {
+        Objects.requireNonNull(executor, "executor");
+        resource.checkOpen();
+        if (recordedInCapture) {
+            throw new CaptureActiveException(this + " was last recorded into a stream capture, which makes it a point "
+                    + "of the graph, not of work that runs; a completion future would join the capture. Record it on a "
+                    + "stream that is not capturing, or ask Stream.onComplete after the graph launch.");
+        }
+        return state.watches().after(resource.handle, resource, executor, "Event.onComplete");
+    }
+
+    /**
+     * Notes that a launch on {@code s} records this event (a launch attribute): whether that
+     * record goes into a capture.
+     */
+    void recordedBy(StreamState s) {
+        recordedInCapture = s.captureScope() != null || s.capturing();
     }
 
     /** Whether the work before the last record has completed (true if never recorded). Does not block. */

@@ -121,6 +121,7 @@ public final class KernelLaunch {
                     + ") is closed; prepare the launch again with an open event");
         }
         event.handleForUse(s); // the kernel records it on s: its destroy waits for s's later fence
+        event.recordedBy(s);
     }
 
     private void bind(int index, KernelArg arg) {

@@ -14,7 +14,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A CUDA stream: an ordered queue of GPU work. Non-blocking (it does not synchronize with the
@@ -27,8 +26,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * the call returns).
  */
 public final class Stream extends Owner {
-
-    private static final AtomicLong IDS = new AtomicLong();
 
     private final CudaContext context;
     private final ContextState contextState;
@@ -49,7 +46,7 @@ public final class Stream extends Owner {
         Resource(ContextState contextState, MemorySegment handle, boolean borrowed) {
             super(contextState, OwnerKind.STREAM);
             this.borrowed = borrowed;
-            this.stream = new StreamState(contextState, handle, IDS.incrementAndGet());
+            this.stream = new StreamState(contextState, handle);
         }
 
         @Override
@@ -224,7 +221,7 @@ public final class Stream extends Owner {
                         + "node to the graph instead of observing the work. End or abort the capture first, or ask "
                         + "for the completion of a graph launch after it is queued.");
             }
-            return Completions.after(s, executor);
+            return Completions.after(s, executor, "Stream.onComplete");
         }
     }
 

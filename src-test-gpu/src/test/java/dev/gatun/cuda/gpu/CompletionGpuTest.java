@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
+import dev.gatun.cuda.Fence;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.TestReporter;
  * Stream.onComplete on the H200: 10,000 futures queued behind a kernel that waits for a host
  * flag all complete once it is set, through the driver's real host-function thread and Gatun's
  * one dispatcher, without a thread per future; and the output of a kernel queued before them,
- * on random input into a poisoned output, matches the CPU once they complete.
+ * on random input into a poisoned output, matches the CPU once they complete. Event.onComplete
+ * and Fence.onComplete the same way, through the context's watch streams.
  */
 @RequiresGpu
 class CompletionGpuTest {
@@ -135,6 +137,88 @@ class CompletionGpuTest {
             Arrays.fill(got, POISON);
             dy.asFloats().copyTo(got);
             assertArrayEquals(expected, got, why);
+        }
+    }
+
+    @Test
+    void eventAndFenceFuturesBehindASpinningKernelCompleteOnlyAfterIt(TestReporter reporter) throws InterruptedException {
+        long seed = Gpu.seed();
+        Random random = Gpu.random(seed);
+        int n = (1 << 20) + random.nextInt(1000);
+        float a = 0.5f + random.nextFloat();
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = random.nextFloat() * 2 - 1;
+        }
+        String why = "n=" + n + " a=" + a + " seed=" + seed;
+        int watches = 20; // more than the eight watch streams: the rest share them
+
+        CudaContext ctx = Gpu.context();
+        List<Event> extra = new ArrayList<>();
+        try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); Kernel scale = Gpu.kernel(SCALE, "scale");
+                PinnedBuffer flag = ctx.allocatePinned(4); Stream s = ctx.createStream(); Event done = ctx.createEvent();
+                DeviceBuffer busy = ctx.allocate(4096); DeviceBuffer dx = ctx.allocate(4L * n);
+                DeviceBuffer dy = ctx.allocate(4L * n)) {
+            dx.asFloats().copyFrom(x);
+            s.fill(dy.asFloats(), Float.floatToRawIntBits(POISON));
+            s.onComplete(INLINE).join(); // the dispatcher exists from here on
+
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
+            spin.launch(s, LaunchConfig.of(1, 32), KernelArg.address(flag.segment().address()), KernelArg.pointer(busy),
+                    KernelArg.f32(1f), KernelArg.i64(1024));
+            scale.launch(s, LaunchConfig.covering(n, 256), KernelArg.pointer(dy), KernelArg.pointer(dx), KernelArg.f32(a),
+                    KernelArg.i32(n));
+            done.record(s);
+            Fence fence = s.recordFence();
+            // Each dependent runs on the dispatcher (INLINE), never on the driver's thread, so it may query the event.
+            AtomicInteger early = new AtomicInteger();
+            List<CompletableFuture<Void>> futures = new ArrayList<>();
+            futures.add(done.onComplete(INLINE).thenRun(() -> countIfEarly(done, early)));
+            futures.add(fence.onComplete(INLINE).thenRun(() -> countIfEarly(done, early)));
+            for (int i = 0; i < watches; i++) {
+                Event e = ctx.createEvent();
+                extra.add(e);
+                e.record(s);
+                futures.add(e.onComplete(INLINE).thenRun(() -> countIfEarly(done, early)));
+            }
+            int watchStreams = ctx.watchStreams();
+            // Not a timing assertion: the kernel spins until the flag is set (or about a minute),
+            // so no future may complete in this pause whatever its length; it gives an early one time to show.
+            Thread.sleep(200);
+            boolean noneDoneWhileSpinning = futures.stream().noneMatch(CompletableFuture::isDone);
+            boolean fenceWaitedOn = !fence.isConsumed();
+            flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
+
+            long waitStart = System.nanoTime();
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
+            long waitNanos = System.nanoTime() - waitStart;
+            reporter.publishEntry("event completions", futures.size() + " event and fence futures on " + watchStreams
+                    + " watch streams, all complete " + waitNanos / 1000 + " us after the flag");
+
+            assertTrue(noneDoneWhileSpinning, "an event or fence future completed while the kernel before it spun " + why);
+            assertTrue(fenceWaitedOn, "asking for a fence's completion must not consume it");
+            assertEquals(0, early.get(), "futures completed before the event they watch " + why);
+            assertTrue(watchStreams <= 8, "watch streams: " + watchStreams);
+            assertEquals(0, ctx.pendingCompletions());
+            fence.close();
+
+            float[] expected = new float[n];
+            for (int i = 0; i < n; i++) {
+                expected[i] = a * x[i];
+            }
+            float[] got = new float[n];
+            Arrays.fill(got, POISON);
+            dy.asFloats().copyTo(got);
+            assertArrayEquals(expected, got, why);
+        } finally {
+            extra.forEach(Event::close);
+        }
+    }
+
+    /** A dependent of a completion future, on the dispatcher: counts it when {@code done} has not completed. */
+    private static void countIfEarly(Event done, AtomicInteger early) {
+        if (!done.query()) {
+            early.incrementAndGet();
         }
     }
 

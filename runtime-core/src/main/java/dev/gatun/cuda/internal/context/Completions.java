@@ -33,7 +33,8 @@ public final class Completions {
     private static final Logger LOG = LoggerFactory.getLogger(Completions.class);
     static final String THREAD_NAME = "gatun-completions";
     static final long PROBE_MILLIS = 100;
-    private static final String OPERATION = "Stream.onComplete";
+    /** Names the operation in the poison of a future that a sticky error failed. */
+    private static final String OPERATION = "onComplete";
 
     private static final Map<Long, CompletionFuture> PENDING = new ConcurrentHashMap<>();
     /** Pending futures per context: which contexts to probe, and how many each waits for. */
@@ -52,10 +53,11 @@ public final class Completions {
      *
      * @param stream an open stream that is not capturing (the caller checked it, under its capture lock)
      * @param executor where the future is completed, and so where its non-async dependents run
+     * @param operation names the call in the exception of a poisoned context, e.g. "Stream.onComplete"
      */
-    public static CompletableFuture<Void> after(StreamState stream, Executor executor) {
+    public static CompletableFuture<Void> after(StreamState stream, Executor executor, String operation) {
         ContextState context = stream.context();
-        context.calls().live(OPERATION);
+        context.calls().live(operation);
         startDispatcher();
         CompletionFuture f = new CompletionFuture(TOKENS.incrementAndGet(), context, executor);
         // Registered before the launch: the host function may fire before the launch returns.

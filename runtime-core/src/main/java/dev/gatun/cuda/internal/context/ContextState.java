@@ -36,6 +36,7 @@ public final class ContextState implements RetirementQueue.Host {
     private final Section section;
     private final RetirementQueue retirement;
     private final EventPool events;
+    private final WatchStreams watches = new WatchStreams(this);
     private final SyncOrdering ordering = new SyncOrdering(this);
     private final PeerAccess peers = new PeerAccess(this);
     private final ContextStats stats = new ContextStats();
@@ -104,6 +105,11 @@ public final class ContextState implements RetirementQueue.Host {
 
     public EventPool events() {
         return events;
+    }
+
+    /** The streams that turn an event's completion into a future. */
+    public WatchStreams watches() {
+        return watches;
     }
 
     /** The streams synchronous operations are ordered after. */
@@ -279,7 +285,8 @@ public final class ContextState implements RetirementQueue.Host {
 
     /**
      * Shutdown: synchronizes the device (inside the gate), after which every queued
-     * retirement's evidence is complete, frees them all, then destroys the pooled events.
+     * retirement's evidence is complete, frees them all, then destroys the pooled events and
+     * the watch streams.
      */
     public void drain(String operation) {
         checked.live(operation);
@@ -288,6 +295,7 @@ public final class ContextState implements RetirementQueue.Host {
             calls.context().synchronize();
             retirement.drainAfterSynchronize();
             events.destroyPooled();
+            watches.destroy();
         }
     }
 

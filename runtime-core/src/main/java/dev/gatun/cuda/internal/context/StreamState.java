@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.context;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The state behind one stream: its handle and context, and what fences need to know about it.
@@ -12,6 +13,8 @@ import java.lang.foreign.MemorySegment;
  * ({@link SyncOrdering}).
  */
 public final class StreamState {
+
+    private static final AtomicLong IDS = new AtomicLong();
 
     private final ContextState context;
     private final MemorySegment handle;
@@ -33,10 +36,10 @@ public final class StreamState {
     /** Guarded by captureLock: recorded as a Gatun capture began, covering the work queued before it. */
     private MemorySegment beforeCapture;
 
-    public StreamState(ContextState context, MemorySegment handle, long id) {
+    public StreamState(ContextState context, MemorySegment handle) {
         this.context = context;
         this.handle = handle;
-        this.id = id;
+        this.id = IDS.incrementAndGet();
         context.ordering().register(this);
     }
 
