@@ -76,7 +76,7 @@ class ConditionalGpuTest {
     static void compile() {
         ctx = Gpu.context();
         NvrtcLibrary.system().compiler().load(ctx.modules(), MODULE, SOURCE,
-                CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities())).programName("conditional.cu")
+                CompileOptions.builder(CompileTarget.cubin(ctx.device().capabilities())).programName("conditional.cu")
                         .includeDirectory(CudaGraphs.conditionalIncludeDirectory()).build(),
                 "round_step", "decide", "scale");
         roundStep = ctx.modules().kernel(MODULE, "round_step");
