@@ -1,5 +1,7 @@
 package dev.gatun.cuda.internal.load;
 
+import dev.gatun.cuda.bindings.driver.CUipcEventHandle_st;
+import dev.gatun.cuda.bindings.driver.CUipcMemHandle_st;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
@@ -26,11 +28,22 @@ import java.util.stream.Collectors;
  * loader per process. Their descriptors cannot be borrowed either, since reading one
  * initializes the holder that resolves the symbol. So the descriptor of each function is read
  * off the generated static method of the same name: its parameter and return types are the
- * carriers jextract chose for the C types, and on LP64 Linux each carrier has one layout.
- * Every function Gatun calls passes structs by pointer; a struct passed by value would need
- * its group layout here, and is refused rather than passed as a pointer.
+ * carriers jextract chose for the C types, and on LP64 Linux each carrier has one layout, with
+ * one exception: jextract gives a struct passed by value the same {@code MemorySegment} carrier
+ * as a pointer, and passing it as a pointer would hand the driver an address where it reads the
+ * struct's bytes. {@link #BY_VALUE} names those parameters with their layouts;
+ * {@code DowncallsByValueTest} checks it against the generated prototypes of every function in
+ * driver.functions, so a new function with a by-value struct fails the build until it is listed.
  */
 public final class Downcalls {
+
+    /**
+     * The parameters the C prototypes pass as a struct by value, by function and parameter index
+     * (the 64-byte IPC handles).
+     */
+    static final Map<String, Map<Integer, MemoryLayout>> BY_VALUE = Map.of(
+            "cuIpcOpenMemHandle_v2", Map.of(1, CUipcMemHandle_st.layout()),
+            "cuIpcOpenEventHandle", Map.of(1, CUipcEventHandle_st.layout()));
 
     private final SymbolLookup symbols;
     private final String library;
@@ -77,8 +90,12 @@ public final class Downcalls {
                     + " static methods named " + function + "; expected exactly one");
         }
         Method m = candidates.getFirst();
-        MemoryLayout[] arguments = Arrays.stream(m.getParameterTypes()).map(c -> layout(function, c))
-                .toArray(MemoryLayout[]::new);
+        Map<Integer, MemoryLayout> byValue = BY_VALUE.getOrDefault(function, Map.of());
+        Class<?>[] carriers = m.getParameterTypes();
+        MemoryLayout[] arguments = new MemoryLayout[carriers.length];
+        for (int i = 0; i < carriers.length; i++) {
+            arguments[i] = byValue.containsKey(i) ? byValue.get(i) : layout(function, carriers[i]);
+        }
         return m.getReturnType() == void.class ? FunctionDescriptor.ofVoid(arguments)
                 : FunctionDescriptor.of(layout(function, m.getReturnType()), arguments);
     }
@@ -100,7 +117,7 @@ public final class Downcalls {
             return ValueLayout.ADDRESS;
         }
         throw new IllegalArgumentException(function + " has a " + carrier.getName()
-                + " in its generated signature, which Gatun does not pass (a struct by value?)");
+                + " in its generated signature, which Gatun does not pass");
     }
 
     /** A handle of {@code type} that throws, naming the function and the library. */
