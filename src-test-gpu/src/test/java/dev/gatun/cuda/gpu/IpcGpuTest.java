@@ -31,7 +31,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,11 +47,6 @@ import org.junit.jupiter.api.Test;
  */
 @RequiresGpu
 class IpcGpuTest {
-    /**
-     * The tag of the tests that need the driver's legacy IPC (cuIpcOpenMemHandle,
-     * cuIpcOpenEventHandle): left out of the bundle's default run (./run), see src-test-gpu/README.md.
-     */
-    static final String LEGACY_IPC = "legacy-ipc";
 
     private static final int POISON = 0x5A5A5A5A;
     private static final int BLOCKS = 528;
@@ -152,7 +146,6 @@ class IpcGpuTest {
     }
 
     @Test
-    @Tag(LEGACY_IPC)
     void aChildJvmWaitsOnTheExportedEventAndWritesItsResultIntoTheExportedBuffer() throws Throwable {
         CudaContext ctx = Gpu.context();
         Stream s = ctx.createStream();
@@ -166,7 +159,6 @@ class IpcGpuTest {
     }
 
     @Test
-    @Tag(LEGACY_IPC)
     void aChildJvmImportsTheExportedPoolByFileDescriptorAndWritesItsResultIntoThePoolAllocation() throws Throwable {
         poolRoundTrip(true);
     }
