@@ -167,7 +167,7 @@ public final class DriverSeamGenerator {
                      * @param library where it was loaded from, for messages
                      */
                     NativeDriverApi(SymbolLookup symbols, String library) {
-                        downcalls = new Downcalls(CudaDriver.class, symbols, library);
+                        downcalls = new Downcalls(CudaDriver.class, symbols, library, ByValueStructs.DRIVER);
                 """);
         for (Function f : functions) {
             sb.append("        ").append(f.name()).append(" = downcalls.handle(\"").append(f.name()).append("\");\n");

@@ -1,7 +1,5 @@
 package dev.gatun.cuda.internal.load;
 
-import dev.gatun.cuda.bindings.driver.CUipcEventHandle_st;
-import dev.gatun.cuda.bindings.driver.CUipcMemHandle_st;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
@@ -31,23 +29,18 @@ import java.util.stream.Collectors;
  * carriers jextract chose for the C types, and on LP64 Linux each carrier has one layout, with
  * one exception: jextract gives a struct passed by value the same {@code MemorySegment} carrier
  * as a pointer, and passing it as a pointer would hand the driver an address where it reads the
- * struct's bytes. {@link #BY_VALUE} names those parameters with their layouts;
- * {@code DowncallsByValueTest} checks it against the generated prototypes of every function in
- * driver.functions, so a new function with a by-value struct fails the build until it is listed.
+ * struct's bytes. The caller names those parameters with their layouts (for the driver,
+ * {@code internal.driver.ByValueStructs}, which {@code ByValueStructsTest} checks against the
+ * generated prototypes of every function in driver.functions, so a new function with a by-value
+ * struct fails the build until it is listed).
  */
 public final class Downcalls {
 
-    /**
-     * The parameters the C prototypes pass as a struct by value, by function and parameter index
-     * (the 64-byte IPC handles).
-     */
-    static final Map<String, Map<Integer, MemoryLayout>> BY_VALUE = Map.of(
-            "cuIpcOpenMemHandle_v2", Map.of(1, CUipcMemHandle_st.layout()),
-            "cuIpcOpenEventHandle", Map.of(1, CUipcEventHandle_st.layout()));
 
     private final SymbolLookup symbols;
     private final String library;
     private final Map<String, List<Method>> generated;
+    private final Map<String, Map<Integer, MemoryLayout>> byValue;
 
     /**
      * @param header the generated header class ({@code CudaDriver}, {@code Nvrtc})
@@ -55,8 +48,21 @@ public final class Downcalls {
      * @param library where it was loaded from, for messages
      */
     public Downcalls(Class<?> header, SymbolLookup symbols, String library) {
+        this(header, symbols, library, Map.of());
+    }
+
+    /**
+     * As {@link #Downcalls(Class, SymbolLookup, String)}, for a library some of whose functions
+     * take structs by value.
+     *
+     * @param byValue the parameters passed as a struct by value: function name to parameter index
+     *     to the struct's layout
+     */
+    public Downcalls(Class<?> header, SymbolLookup symbols, String library,
+            Map<String, Map<Integer, MemoryLayout>> byValue) {
         this.symbols = symbols;
         this.library = library;
+        this.byValue = Map.copyOf(byValue);
         this.generated = Arrays.stream(header.getMethods()).filter(m -> Modifier.isStatic(m.getModifiers()))
                 .collect(Collectors.groupingBy(Method::getName));
     }
@@ -90,11 +96,11 @@ public final class Downcalls {
                     + " static methods named " + function + "; expected exactly one");
         }
         Method m = candidates.getFirst();
-        Map<Integer, MemoryLayout> byValue = BY_VALUE.getOrDefault(function, Map.of());
+        Map<Integer, MemoryLayout> structs = byValue.getOrDefault(function, Map.of());
         Class<?>[] carriers = m.getParameterTypes();
         MemoryLayout[] arguments = new MemoryLayout[carriers.length];
         for (int i = 0; i < carriers.length; i++) {
-            arguments[i] = byValue.containsKey(i) ? byValue.get(i) : layout(function, carriers[i]);
+            arguments[i] = structs.containsKey(i) ? structs.get(i) : layout(function, carriers[i]);
         }
         return m.getReturnType() == void.class ? FunctionDescriptor.ofVoid(arguments)
                 : FunctionDescriptor.of(layout(function, m.getReturnType()), arguments);

@@ -1,4 +1,4 @@
-package dev.gatun.cuda.internal.load;
+package dev.gatun.cuda.internal.driver;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CUipcMemHandle_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.load.Downcalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -30,12 +31,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Structs passed by value: jextract gives them the carrier of a pointer, so {@link Downcalls}
- * must know them ({@link Downcalls#BY_VALUE}). The first test reads the generated prototypes of
+ * must be told them ({@link ByValueStructs#DRIVER}). The first test reads the generated prototypes of
  * every function in driver.functions and requires the table to name exactly their by-value
  * parameters; the second calls through a handle into an upcall that takes the struct by value,
  * and checks the callee received the struct's bytes, not an address.
  */
-class DowncallsByValueTest {
+class ByValueStructsTest {
 
     private static final Path GENERATED = Path.of("../cuda-bindings/src/main/generated/dev/gatun/cuda/bindings/driver");
     private static final Path FUNCTIONS = Path.of("../cuda-bindings/jextract/driver.functions");
@@ -68,9 +69,9 @@ class DowncallsByValueTest {
             }
         }
         Map<String, Map<Integer, String>> table = new TreeMap<>();
-        Downcalls.BY_VALUE.forEach((function, parameters) -> parameters.forEach((index, layout) ->
+        ByValueStructs.DRIVER.forEach((function, parameters) -> parameters.forEach((index, layout) ->
                 table.computeIfAbsent(function, k -> new HashMap<>()).put(index, layout.name().orElse("?"))));
-        assertEquals(found, table, "Downcalls.BY_VALUE against the generated prototypes (struct layouts by name)");
+        assertEquals(found, table, "ByValueStructs.DRIVER against the generated prototypes (struct layouts by name)");
     }
 
     @Test
@@ -78,14 +79,14 @@ class DowncallsByValueTest {
         MemoryLayout handle = CUipcMemHandle_st.layout();
         FunctionDescriptor prototype = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, handle,
                 ValueLayout.JAVA_INT);
-        MethodHandle target = MethodHandles.lookup().findStatic(DowncallsByValueTest.class, "receive",
+        MethodHandle target = MethodHandles.lookup().findStatic(ByValueStructsTest.class, "receive",
                 MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, int.class));
         try (Arena arena = Arena.ofConfined()) {
             // Safety: the stub's prototype is the C prototype of cuIpcOpenMemHandle_v2, and the
             // handle below calls it with arguments of that prototype only.
             MemorySegment stub = Linker.nativeLinker().upcallStub(target, prototype, arena);
-            MethodHandle open = new Downcalls(CudaDriver.class, name -> Optional.of(stub), "an upcall")
-                    .handle("cuIpcOpenMemHandle_v2");
+            MethodHandle open = new Downcalls(CudaDriver.class, name -> Optional.of(stub), "an upcall",
+                    ByValueStructs.DRIVER).handle("cuIpcOpenMemHandle_v2");
             byte[] bytes = new byte[(int) handle.byteSize()];
             for (int i = 0; i < bytes.length; i++) {
                 bytes[i] = (byte) (i * 7 + 3);
