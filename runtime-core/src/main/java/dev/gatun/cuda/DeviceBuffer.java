@@ -30,9 +30,7 @@ public final class DeviceBuffer extends Owner {
 
     private final CudaContext context;
     /** The allocation's own resource, or, for a view of a growable buffer, the view's (which frees nothing). */
-    private final NativeResource resource;
-    private final long address;
-    private final long size;
+    private final Memory resource;
 
     /** Where a buffer's memory came from, which decides what its retirement releases. */
     private enum Origin {
@@ -44,9 +42,23 @@ public final class DeviceBuffer extends Owner {
         IMPORTED
     }
 
-    private static final class Resource extends NativeResource {
+    /**
+     * The resource behind a buffer, with its device range: the allocation's own, or a growable
+     * buffer's view. The range lives here rather than in the {@code DeviceBuffer}, so that an
+     * allocation, a hot path, makes no larger an owner for it.
+     */
+    abstract static class Memory extends NativeResource {
         final long address;
         final long size;
+
+        Memory(ContextState contextState, OwnerKind kind, long address, long size) {
+            super(contextState, kind);
+            this.address = address;
+            this.size = size;
+        }
+    }
+
+    private static final class Resource extends Memory {
         /** The pool the block came from (cuMemAlloc), or null for a stream-ordered or empty allocation. */
         private final DevicePool pool;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
@@ -60,9 +72,7 @@ public final class DeviceBuffer extends Owner {
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
                 MemoryPool.Resource memoryPool, Origin origin) {
-            super(contextState, OwnerKind.DEVICE_BUFFER);
-            this.address = address;
-            this.size = size;
+            super(contextState, OwnerKind.DEVICE_BUFFER, address, size);
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
@@ -203,25 +213,21 @@ public final class DeviceBuffer extends Owner {
         super(r);
         this.context = context;
         this.resource = r;
-        this.address = r.address;
-        this.size = r.size;
     }
 
     /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
-    private DeviceBuffer(CudaContext context, NativeResource view, long address, long size) {
+    private DeviceBuffer(CudaContext context, Memory view) {
         super(view, Tie.CLOSED_BY_ANOTHER);
         this.context = context;
         this.resource = view;
-        this.address = address;
-        this.size = size;
     }
 
     /**
-     * The first {@code size} bytes at {@code address} as a buffer whose lifetime is {@code view}'s
-     * (a {@link GrowableBuffer}'s mapped range): no Cleaner watches it, since its owner closes it.
+     * {@code view}'s range as a buffer whose lifetime is {@code view}'s (a {@link GrowableBuffer}'s
+     * mapped range): no Cleaner watches it, since its owner closes it.
      */
-    static DeviceBuffer viewOf(CudaContext context, NativeResource view, long address, long size) {
-        return new DeviceBuffer(context, view, address, size);
+    static DeviceBuffer viewOf(CudaContext context, Memory view) {
+        return new DeviceBuffer(context, view);
     }
 
     static DeviceBuffer allocate(CudaContext context, long bytes) {
@@ -367,7 +373,7 @@ public final class DeviceBuffer extends Owner {
 
     /** Size in bytes. */
     public long byteSize() {
-        return size;
+        return resource.size;
     }
 
     /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
@@ -384,7 +390,7 @@ public final class DeviceBuffer extends Owner {
      */
     public long address() {
         resource.checkOpen();
-        return address;
+        return resource.address;
     }
 
     /** The whole buffer as bytes. */
@@ -395,6 +401,7 @@ public final class DeviceBuffer extends Owner {
     /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
     public DeviceView as(ElementType type) {
         resource.checkOpen();
+        long size = resource.size;
         if (size % type.byteSize() != 0) {
             throw new IllegalArgumentException(size + " bytes are not a whole number of " + type + " elements");
         }

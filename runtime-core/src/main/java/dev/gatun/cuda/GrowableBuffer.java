@@ -272,17 +272,15 @@ public final class GrowableBuffer extends Owner {
      * A view's own resource: it frees nothing, and holds its buffer's range until the work queued
      * on the streams that used the view has completed.
      */
-    static final class View extends NativeResource {
+    static final class View extends DeviceBuffer.Memory {
         private final Resource buffer;
-        final long size;
         /** The size a shrink cut this view at, or -1. */
         private volatile long revokedAt = -1;
 
         View(ContextState state, Resource buffer, long size) {
             buffer.hold(); // first: a buffer closed meanwhile refuses, before the view counts as live
-            super(state, OwnerKind.DEVICE_BUFFER);
+            super(state, OwnerKind.DEVICE_BUFFER, buffer.base, size);
             this.buffer = buffer;
-            this.size = size;
         }
 
         @Override
@@ -518,13 +516,13 @@ public final class GrowableBuffer extends Owner {
             }
             if (top != null && top.size == resource.size) {
                 if (newestView == null || newestView.resource() != top) {
-                    newestView = DeviceBuffer.viewOf(context, top, resource.base, top.size);
+                    newestView = DeviceBuffer.viewOf(context, top);
                 }
                 return newestView;
             }
             View v = new View(state, resource, resource.size);
             resource.views.addLast(v);
-            newestView = DeviceBuffer.viewOf(context, v, resource.base, v.size);
+            newestView = DeviceBuffer.viewOf(context, v);
             return newestView;
         }
     }
