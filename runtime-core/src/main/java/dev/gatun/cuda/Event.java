@@ -135,11 +135,9 @@ public final class Event extends Owner {
         StreamState s = stream.openState();
         context.checkSame(stream.context(), "the stream");
         resource.usedOn(s);
-        synchronized (s.captureLock()) { // a Gatun capture cannot begin between the check and the record
-            boolean capturing = s.captureScope() != null || s.capturing();
-            state.calls().events().record(resource.handle, s.handle());
-            recordedInCapture = capturing;
-        }
+        int mark = s.captureMark(); // no lock on this hot path: the mark tells whether a capture began or ended meanwhile
+        state.calls().events().record(resource.handle, s.handle());
+        recordedInCapture = s.mayHaveCaptured(mark);
     }
 
     /**

@@ -38,18 +38,15 @@ public final class Fence implements AutoCloseable {
     static Fence record(Stream stream, StreamState s) {
         ContextState state = stream.context().state();
         MemorySegment e = state.events().acquire();
-        boolean capturing;
+        int mark = s.captureMark(); // no lock: the mark tells whether a capture began or ended meanwhile
         try {
-            synchronized (s.captureLock()) { // a Gatun capture cannot begin between the check and the record
-                capturing = s.captureScope() != null || s.capturing();
-                // A pooled event and an open stream of the same context.
-                state.calls().events().record(e, s.handle());
-            }
+            // A pooled event and an open stream of the same context.
+            state.calls().events().record(e, s.handle());
         } catch (RuntimeException failed) {
             state.events().release(e);
             throw failed;
         }
-        return new Fence(stream.context(), s, e, capturing);
+        return new Fence(stream.context(), s, e, s.mayHaveCaptured(mark));
     }
 
     void consumeInto(Stream waiter, StreamState s) {

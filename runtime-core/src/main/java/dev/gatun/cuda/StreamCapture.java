@@ -257,6 +257,7 @@ public final class StreamCapture implements AutoCloseable {
     private MemorySegment endOnStream() {
         synchronized (state.captureLock()) {
             state.setCaptureScope(null);
+            context.captures().ending();
             try {
                 MemorySegment graph = context.calls().graphs().endCapture(state.handle());
                 context.captures().ended();
@@ -279,6 +280,7 @@ public final class StreamCapture implements AutoCloseable {
         try {
             if (s.capturing()) {
                 ContextState context = stream.context().state();
+                context.captures().ending();
                 Graph.discard(stream.context(), context.calls().graphs().endCapture(s.handle()));
             }
             if (!s.capturing()) {

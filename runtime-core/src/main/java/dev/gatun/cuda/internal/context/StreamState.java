@@ -147,6 +147,21 @@ public final class StreamState {
         return context.calls().streams().capturing(handle);
     }
 
+    /** A mark to give {@link #mayHaveCaptured} once work is queued: read it just before queueing. */
+    public int captureMark() {
+        return context.captures().boundaries();
+    }
+
+    /**
+     * Whether work queued on this stream since {@code mark} ({@link #captureMark()}) may have gone
+     * into a capture, without taking {@link #captureLock()}: a Gatun capture that began or ended
+     * in between moved the mark, and one open throughout is open still (its scope is set, or the
+     * driver, asked when a capture is possible, reports it). Errs toward yes.
+     */
+    public boolean mayHaveCaptured(int mark) {
+        return captureScope != null || context.captures().boundaries() != mark || capturing();
+    }
+
     /** The scope of the Gatun capture in progress on this stream, or null. */
     public CaptureScope captureScope() {
         return captureScope;
