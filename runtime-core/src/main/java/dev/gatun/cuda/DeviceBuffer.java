@@ -52,7 +52,12 @@ public final class DeviceBuffer extends Owner {
         final long size;
 
         Memory(ContextState contextState, OwnerKind kind, long address, long size) {
-            super(contextState, kind);
+            this(contextState, kind, address, size, null);
+        }
+
+        /** As above, for an allocation made in {@code origin}'s stream order (null: none). */
+        Memory(ContextState contextState, OwnerKind kind, long address, long size, StreamState origin) {
+            super(contextState, kind, origin);
             this.address = address;
             this.size = size;
         }
@@ -72,7 +77,8 @@ public final class DeviceBuffer extends Owner {
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
                 MemoryPool.Resource memoryPool, Origin origin) {
-            super(contextState, OwnerKind.DEVICE_BUFFER, address, size);
+            // A stream-ordered allocation starts out used on its stream (an empty one is not used at all).
+            super(contextState, OwnerKind.DEVICE_BUFFER, address, size, size == 0 ? null : allocatedOn);
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;

@@ -223,6 +223,27 @@ class DeviceBufferTest {
     }
 
     @Test
+    void theStreamAStreamOrderedBufferWasAllocatedOnStaysFencedAfterAnotherStreamUsedIt() {
+        Stream s = ctx.createStream();
+        Stream t = ctx.createStream();
+        sim.gpu.hold(s.handle());
+        DeviceBuffer b = s.allocate(4096);
+        s.memset(b.bytes(), (byte) 1); // recorded on the allocating stream: nothing new to list
+        t.memset(b.bytes(), (byte) 2); // t runs at once
+        b.close();
+        ctx.reap();
+        assertEquals(1, ctx.counters().retirementsPending(), "the allocating stream's memset is still queued");
+        assertEquals(1, sim.gpu.liveDeviceAllocations());
+        sim.gpu.release(s.handle());
+        ctx.reap();
+        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
+        assertEquals(List.of(), sim.gpu.violations());
+        s.close();
+        t.close();
+    }
+
+    @Test
     void synchronousCopiesWaitForWorkQueuedOnOtherStreams() {
         Stream s = ctx.createStream();
         try (DeviceBuffer b = ctx.allocate(8)) {

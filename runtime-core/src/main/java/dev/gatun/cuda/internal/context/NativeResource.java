@@ -49,7 +49,7 @@ public abstract class NativeResource implements Runnable {
     protected final ContextState context;
     private final OwnerKind kind;
     private final long id = IDS.incrementAndGet();
-    private final StreamUsage usage = new StreamUsage();
+    private final StreamUsage usage;
     private final Throwable allocationSite;
     // Fields updated through VarHandles rather than AtomicBoolean/AtomicInteger objects: two
     // fewer allocations for every owner, and allocate + close is a hot path for buffers.
@@ -59,8 +59,17 @@ public abstract class NativeResource implements Runnable {
     private volatile boolean retirementDeferred;
 
     protected NativeResource(ContextState context, OwnerKind kind) {
+        this(context, kind, null);
+    }
+
+    /**
+     * A resource created in {@code origin}'s stream order (a stream-ordered allocation), counted
+     * as used there from the start: its later uses on that stream record nothing.
+     */
+    protected NativeResource(ContextState context, OwnerKind kind, StreamState origin) {
         this.context = context;
         this.kind = kind;
+        this.usage = new StreamUsage(origin);
         this.allocationSite = context.leakTracking() ? new Throwable("allocation site of a leaked Gatun owner") : null;
         context.opened(kind);
     }

@@ -5,36 +5,60 @@ import java.util.List;
 
 /**
  * The streams an owner's handle was used on, so that retirement can wait for the last use on
- * each. Recording a use of the stream used last costs one volatile read and allocates nothing;
- * a new stream takes a short lock. Most handles are used on at most one stream (a
- * stream-ordered buffer, a buffer of one pipeline stage), so the first stream is kept in a
- * field and a list is made only when a second one appears.
+ * each. Most handles are used on at most one stream (a stream-ordered buffer, a buffer of one
+ * pipeline stage), so the first stream is kept in a field and a list is made only when a second
+ * one appears.
+ *
+ * <p>Costs, on the hot paths: recording a use of the stream used last, or of the stream a
+ * handle was created on ({@link #StreamUsage(StreamState) origin}: a stream-ordered allocation's),
+ * takes no lock, writes nothing and allocates nothing; a new stream takes a short lock. Reading
+ * the {@linkplain #sole() sole stream} at close takes no lock either: the fields it reads are
+ * written under the lock and published by volatile writes.
  */
 final class StreamUsage {
 
-    /** The stream used last; null until the first use. */
+    /** The stream the handle was created on, listed from the start; null for a handle made outside any stream. */
+    private final StreamState origin;
+    /** The stream used last, other than the origin; null until such a use. */
     private volatile StreamState last;
-    /** Guarded by this: the first stream used, or null. */
-    private StreamState first;
-    /** Guarded by this: every stream used, once there are two or more; else null. */
-    private List<StreamState> several;
+    /** Written under this lock: the first stream used when there is no origin, else null. */
+    private volatile StreamState first;
+    /** Every stream used, once there are two or more; else null. Set and added to under this lock, read under it but for the null check of {@link #sole()}. */
+    private volatile List<StreamState> several;
     /** Whether a stream of another context (a peer copy or launch) used the handle. */
     private volatile boolean foreign;
 
+    /** A handle made outside any stream: no stream listed yet. */
+    StreamUsage() {
+        this(null);
+    }
+
+    /**
+     * A handle created in {@code origin}'s order (a stream-ordered allocation), listed as used
+     * there from the start. The origin is a final field, so even an owner handed to another
+     * thread without synchronization is never seen with no stream, which would free it unfenced.
+     */
+    StreamUsage(StreamState origin) {
+        this.origin = origin;
+    }
+
     /** Records use on {@code stream}; {@code owner} is the context the handle belongs to. */
     void add(StreamState stream, ContextState owner) {
-        if (last == stream) {
+        if (stream == origin || stream == last) {
             return;
         }
         synchronized (this) {
-            if (first == null) {
+            StreamState listed = firstListed();
+            if (listed == null) {
                 first = stream;
-            } else if (first != stream && (several == null || !several.contains(stream))) {
-                if (several == null) {
-                    several = new ArrayList<>(4);
-                    several.add(first);
+            } else if (listed != stream && (several == null || !several.contains(stream))) {
+                List<StreamState> all = several;
+                if (all == null) {
+                    all = new ArrayList<>(4);
+                    all.add(listed);
                 }
-                several.add(stream);
+                all.add(stream);
+                several = all; // published after the stream is in it
             }
             if (stream.context() != owner) {
                 foreign = true;
@@ -70,15 +94,20 @@ final class StreamUsage {
         return fences;
     }
 
-    /** The only stream used, or null when none or several were. */
-    synchronized StreamState sole() {
-        return several == null ? first : null;
+    /** The only stream used, or null when none or several were. Lock-free: once a second stream is recorded, {@code several} stays set. */
+    StreamState sole() {
+        return several == null ? firstListed() : null;
+    }
+
+    private StreamState firstListed() {
+        return origin != null ? origin : first;
     }
 
     private synchronized List<StreamState> all() {
         if (several != null) {
             return List.copyOf(several);
         }
-        return first == null ? List.of() : List.of(first);
+        StreamState listed = firstListed();
+        return listed == null ? List.of() : List.of(listed);
     }
 }
