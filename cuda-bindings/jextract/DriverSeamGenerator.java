@@ -27,6 +27,18 @@ public final class DriverSeamGenerator {
     private static final String PACKAGE = "dev.gatun.cuda.internal.driver";
 
     private record Function(String name, String parameters, String section) {
+        /** The downcall's {@code MethodType} arguments: {@code int.class}, then each parameter's class. */
+        String methodTypeArguments() {
+            StringBuilder types = new StringBuilder("int.class");
+            if (!parameters.isBlank()) {
+                for (String p : parameters.split(",")) {
+                    String[] typeAndName = p.trim().split("\\s+");
+                    types.append(", ").append(typeAndName[0]).append(".class");
+                }
+            }
+            return types.toString();
+        }
+
         String arguments() {
             if (parameters.isBlank()) {
                 return "";
@@ -137,14 +149,22 @@ public final class DriverSeamGenerator {
                 import java.lang.foreign.MemorySegment;
                 import java.lang.foreign.SymbolLookup;
                 import java.lang.invoke.MethodHandle;
+                import java.lang.invoke.MethodType;
+                import java.lang.invoke.MutableCallSite;
+                import java.util.concurrent.atomic.AtomicBoolean;
 
                 /**
                  * Layer 1 behind the {@link DriverApi} seam: each method is one downcall, nothing else.
                  *
                  * <p>The handles are resolved in the driver library this instance was made for (its own
-                 * {@link SymbolLookup}, see {@link Downcalls}), once, and kept in final fields: a call is an
-                 * {@code invokeExact} of a final field's handle, which allocates nothing. Each class loader
-                 * that loads Gatun makes its own instance over the same mapped driver.
+                 * {@link SymbolLookup}, see {@link Downcalls}), once, and kept in final fields. The first
+                 * instance of a class loader (the system driver's; each class loader that loads Gatun makes
+                 * its own over the same mapped driver) also binds them to one static call site per function:
+                 * the JIT treats a static final handle, and the target of a call site reached through one, as
+                 * a constant and inlines the downcall, while a handle read from an instance field is called
+                 * through the generic invoker, a few nanoseconds more on every driver call. Later instances
+                 * (tests over other libraries) call their own handles. Either way a call is one
+                 * {@code invokeExact}, which allocates nothing.
                  *
                  * <p>Safety: every descriptor is the one jextract generated from {@code cuda.h}. A function
                  * newer than Gatun's 12.0 baseline may be missing from the installed driver; its handle then
@@ -155,10 +175,22 @@ public final class DriverSeamGenerator {
                  */
                 final class NativeDriverApi implements DriverApi {
 
+                    /** Set by the first instance, which binds the call sites below to its handles. */
+                    private static final AtomicBoolean SITES_TAKEN = new AtomicBoolean();
+
                     private final Downcalls downcalls;
+                    /** Whether this instance bound the static call sites: its calls go through them. */
+                    private final boolean bound;
                 """);
         for (Function f : functions) {
             sb.append("    private final MethodHandle ").append(f.name()).append(";\n");
+        }
+        sb.append('\n');
+        for (Function f : functions) {
+            sb.append("    private static final MutableCallSite ").append(f.name()).append("$site = new MutableCallSite(\n")
+                    .append("            MethodType.methodType(").append(f.methodTypeArguments()).append("));\n")
+                    .append("    private static final MethodHandle ").append(f.name()).append("$bound = ")
+                    .append(f.name()).append("$site.dynamicInvoker();\n");
         }
         sb.append("""
 
@@ -173,6 +205,21 @@ public final class DriverSeamGenerator {
             sb.append("        ").append(f.name()).append(" = downcalls.handle(\"").append(f.name()).append("\");\n");
         }
         sb.append("""
+                        bound = SITES_TAKEN.compareAndSet(false, true);
+                        if (bound) {
+                            // Once per class loader, before this instance is handed to anyone; syncAll publishes
+                            // the targets to every thread.
+                """);
+        for (Function f : functions) {
+            sb.append("            ").append(f.name()).append("$site.setTarget(").append(f.name()).append(");\n");
+        }
+        sb.append("            MutableCallSite.syncAll(new MutableCallSite[] {\n");
+        for (int i = 0; i < functions.size(); i++) {
+            sb.append("                    ").append(functions.get(i).name()).append("$site")
+                    .append(i + 1 < functions.size() ? ",\n" : "});\n");
+        }
+        sb.append("""
+                        }
                     }
 
                     @Override
@@ -183,7 +230,9 @@ public final class DriverSeamGenerator {
         for (Function f : functions) {
             sb.append("\n    @Override\n    public int ").append(f.name()).append('(').append(f.parameters()).append(") {\n")
                     .append("        try {\n")
-                    .append("            return (int) ").append(f.name()).append(".invokeExact(").append(f.arguments())
+                    .append("            return bound ? (int) ").append(f.name()).append("$bound.invokeExact(")
+                    .append(f.arguments()).append(")\n")
+                    .append("                    : (int) ").append(f.name()).append(".invokeExact(").append(f.arguments())
                     .append(");\n")
                     .append("        } catch (Throwable t) {\n")
                     .append("            throw Downcalls.rethrow(t);\n")

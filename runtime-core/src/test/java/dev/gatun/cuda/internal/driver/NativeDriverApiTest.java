@@ -46,6 +46,22 @@ class NativeDriverApiTest {
     }
 
     @Test
+    void eachInstanceCallsItsOwnLibrarysFunctionsWhicheverBoundTheStaticCallSites() {
+        // The first instance of the class loader calls through the static call sites, later ones
+        // through their own handles; both must reach the library they were made for.
+        NativeDriverApi first = new NativeDriverApi(name -> Optional.empty(), "/first/libcuda.so.1");
+        NativeDriverApi second = new NativeDriverApi(name -> Optional.empty(), "/second/libcuda.so.1");
+        for (int round = 0; round < 2; round++) {
+            IllegalStateException a = assertThrows(IllegalStateException.class, () -> first.cuInit(0));
+            assertTrue(a.getMessage().startsWith("cuInit is not exported by /first/libcuda.so.1"), a.getMessage());
+            IllegalStateException b = assertThrows(IllegalStateException.class, () -> second.cuDriverGetVersion(
+                    MemorySegment.NULL));
+            assertTrue(b.getMessage().startsWith("cuDriverGetVersion is not exported by /second/libcuda.so.1"),
+                    b.getMessage());
+        }
+    }
+
+    @Test
     void theLinkerAcceptsEveryDescriptorReadOffTheBindings() {
         // Every name resolves to one real function, never called: only the handles are built.
         MemorySegment strlen = Linker.nativeLinker().defaultLookup().find("strlen").orElseThrow();
