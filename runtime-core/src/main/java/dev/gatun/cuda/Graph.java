@@ -419,16 +419,15 @@ public final class Graph extends Owner {
         synchronized (resource.building) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment deps = dependencies(dependencies, arena);
-                MemorySegment out = arena.allocate(ValueLayout.ADDRESS, bodies);
-                MemorySegment node = calls.addConditional(this.handle, deps, handle.value(), driverType, bodies, out,
-                        arena);
+                ConditionalCalls.AddedConditional made = calls.addConditional(this.handle, deps, handle.value(),
+                        driverType, bodies, arena);
                 resource.unusedHandles.remove(handle.value());
-                GraphNode added = added(node, GraphNode.Kind.CONDITIONAL);
+                GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL);
                 List<Graph> views = new ArrayList<>(bodies);
                 for (int i = 0; i < bodies; i++) {
                     Body b = new Body(bodyName(type, bodies, i) + " of " + added);
                     resource.bodies.add(b);
-                    views.add(new Graph(this, out.getAtIndex(ValueLayout.ADDRESS, i), b));
+                    views.add(new Graph(this, made.bodies().get(i), b));
                 }
                 return new ConditionalNode(added, type, handle, views);
             }

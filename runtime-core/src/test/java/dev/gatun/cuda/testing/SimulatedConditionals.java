@@ -7,6 +7,7 @@ import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 import dev.gatun.cuda.bindings.driver.CUDA_CONDITIONAL_NODE_PARAMS;
 import dev.gatun.cuda.bindings.driver.CUgraphNodeParams_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -95,12 +96,16 @@ final class SimulatedConditionals {
         if (r != SUCCESS) {
             return r;
         }
-        MemorySegment out = CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out(c).reinterpret(8L * size);
+        // As the driver: the body handles go into an array of the driver's own (kept as long as
+        // the simulation), whose address replaces phGraph_out in the caller's parameters; an
+        // array the caller put there is left untouched.
+        MemorySegment out = Arena.global().allocate(ValueLayout.JAVA_LONG, size);
         for (int i = 0; i < size; i++) {
             conditional.bodies()[i] = gpu.graphs.createEmpty();
             bodyParents.put(conditional.bodies()[i], graph.address());
             out.setAtIndex(ValueLayout.JAVA_LONG, i, conditional.bodies()[i]);
         }
+        CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out(c, out);
         used.add(handle);
         return SUCCESS;
     }

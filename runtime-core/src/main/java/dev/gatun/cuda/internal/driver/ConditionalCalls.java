@@ -7,6 +7,8 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Layer 2, conditional graph nodes: create a conditional handle in a graph, and add an IF, WHILE
@@ -78,17 +80,19 @@ public final class ConditionalCalls {
         }
     }
 
+    /** A conditional node just added, and its body graphs in order (owned by the node). */
+    public record AddedConditional(MemorySegment node, List<MemorySegment> bodies) {
+    }
+
     /**
      * Adds a conditional node of {@code type} ({@link #IF}, {@link #WHILE}, {@link #SWITCH}) with {@code bodies}
-     * body graphs to {@code graph}, after {@code dependencies}; the driver creates the bodies,
-     * owned by the node, and writes their handles into {@code bodiesOut}. Call
-     * {@link #requireNode} first.
-     *
-     * @param bodiesOut room for {@code bodies} graph handles, in an arena the caller owns
-     * @return the node
+     * body graphs to {@code graph}, after {@code dependencies}. The driver creates the bodies,
+     * owned by the node, and returns them in an array of its own: it writes that array's address
+     * into the parameters' {@code phGraph_out} (it does not fill an array the caller passes).
+     * Call {@link #requireNode} first.
      */
-    public MemorySegment addConditional(MemorySegment graph, MemorySegment dependencies, long handle, int type,
-            int bodies, MemorySegment bodiesOut, Arena arena) {
+    public AddedConditional addConditional(MemorySegment graph, MemorySegment dependencies, long handle, int type,
+            int bodies, Arena arena) {
         c.current(ADD_NODE);
         MemorySegment params = CUgraphNodeParams_st.allocate(arena); // zeroed: reserved fields must be 0
         CUgraphNodeParams_st.type(params, NODE_TYPE);
@@ -96,16 +100,24 @@ public final class ConditionalCalls {
         CUDA_CONDITIONAL_NODE_PARAMS.handle(conditional, handle);
         CUDA_CONDITIONAL_NODE_PARAMS.type(conditional, type);
         CUDA_CONDITIONAL_NODE_PARAMS.size(conditional, bodies);
-        CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out(conditional, bodiesOut);
         CUDA_CONDITIONAL_NODE_PARAMS.ctx(conditional, c.context());
         MemorySegment out = c.out();
         // Safety: graph is live; dependencies holds count live nodes of it and no edge data
         // (NULL: default edges); handle was created in this graph or an ancestor's body chain
-        // by this context; bodiesOut has room for `bodies` CUgraph handles, which the driver
-        // writes before it returns; out receives the node handle.
+        // by this context; params lives in the caller's arena for the call, and the driver
+        // writes phGraph_out in it; out receives the node handle.
         c.check(c.api.cuGraphAddNode_v2(out, graph, dependencies, MemorySegment.NULL, count(dependencies), params),
                 ADD_NODE);
-        return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        MemorySegment node = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        // Safety: on success the driver set phGraph_out to its array of `bodies` CUgraph
+        // handles, valid as long as the node; they are copied out here.
+        MemorySegment graphs = CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out(conditional)
+                .reinterpret(bodies * ValueLayout.ADDRESS.byteSize());
+        List<MemorySegment> created = new ArrayList<>(bodies);
+        for (int i = 0; i < bodies; i++) {
+            created.add(graphs.getAtIndex(ValueLayout.ADDRESS, i));
+        }
+        return new AddedConditional(node, List.copyOf(created));
     }
 
     private static long count(MemorySegment nodes) {
