@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
@@ -69,15 +70,23 @@ public final class DeviceBuffer extends Owner {
         private final boolean borrowed;
         /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
         final boolean imported;
+        /** For an allocation made inside a Gatun capture (an allocation node of its graph), where it stands; else null. */
+        final GraphAllocations.Allocation graph;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
                 MemoryPool.Resource memoryPool, Origin origin) {
+            this(contextState, address, size, pool, allocatedOn, memoryPool, origin, null);
+        }
+
+        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
+                MemoryPool.Resource memoryPool, Origin origin, GraphAllocations.Allocation graph) {
             super(contextState, OwnerKind.DEVICE_BUFFER, address, size);
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
             this.borrowed = origin == Origin.BORROWED;
             this.imported = origin == Origin.IMPORTED;
+            this.graph = graph;
         }
 
         @Override
@@ -86,9 +95,19 @@ public final class DeviceBuffer extends Owner {
         }
 
         @Override
+        protected void beforeRetire() {
+            if (graph != null) {
+                graph.closedDuringCapture(address); // a free node, while its capture is still open
+            }
+        }
+
+        @Override
         protected boolean freeInStreamOrder(StreamState soleStream) {
-            if (allocatedOn == null || size == 0 || soleStream == null) {
-                return false; // several streams used it: wait for all their fences instead
+            if (allocatedOn == null || size == 0 || soleStream == null || graph != null) {
+                // Several streams used it: wait for all their fences instead. A graph allocation
+                // is retired only once its graph and executables let go of it (holds), and its
+                // memory, if a launch made any, is freed after fences like this.
+                return false;
             }
             StreamState on = soleStream;
             synchronized (on.captureLock()) {
@@ -143,6 +162,11 @@ public final class DeviceBuffer extends Owner {
                 // exporter's, which frees it after every importer unmapped it.
                 return () -> context.calls().ipc().closeMemory(address);
             }
+            if (graph != null && !graph.backed()) {
+                // Freed by its graph's free node, or never allocated: its graph was never launched,
+                // or its capture was discarded. Freeing the address would be an error.
+                return Retirement.Release.withoutDriver(graph::retired);
+            }
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
                 // it to the next request, or free it (the pool's backend counts that free).
@@ -151,8 +175,9 @@ public final class DeviceBuffer extends Owner {
             return new Retirement.Release() {
                 @Override
                 public int free() {
-                    // All work that used it is complete; a stream-ordered free on a usable stream
-                    // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
+                    // All work that used it is complete (for a graph allocation: also every launch
+                    // of its graph, whose executables were destroyed before they let go of it); a
+                    // stream-ordered free on a usable stream avoids a synchronizing cuMemFree. Fall back to it only once the context's own
                     // streams are gone (shutdown, after a device-wide synchronize).
                     StreamState copy = context.copyStream();
                     int r;
@@ -186,6 +211,10 @@ public final class DeviceBuffer extends Owner {
         }
 
         private void freed(ContextStats stats) {
+            if (graph != null) {
+                graph.retired(); // counted apart: graph allocations are not in asyncAllocations
+                return;
+            }
             stats.asyncFrees.increment();
             stats.bytesLive.add(-size);
         }
@@ -200,6 +229,7 @@ public final class DeviceBuffer extends Owner {
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
                     + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
+                    : graph != null ? ", " + graph.describe() + ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
@@ -255,6 +285,21 @@ public final class DeviceBuffer extends Owner {
         DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, null);
         buffer.resource.usedOn(stream);
         return buffer;
+    }
+
+    /**
+     * A stream-ordered allocation on {@code stream} while the Gatun capture that made
+     * {@code allocations} is open on it (call under the stream's capture lock): the driver records
+     * an allocation node of the captured graph and returns its address, fixed for the graph's
+     * life. The caller records its use on the stream, so that the capture holds it like
+     * everything its work uses; {@code bytes} more than 0.
+     */
+    static DeviceBuffer allocateInCapture(CudaContext context, StreamState stream, GraphAllocations allocations,
+            long bytes) {
+        ContextState contextState = context.state();
+        long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
+        Resource r = new Resource(contextState, address, bytes, null, stream, null, Origin.OWN, allocations.add(bytes));
+        return new DeviceBuffer(context, r); // the caller admits it to the capture
     }
 
     /** As {@link #allocateAsync}, from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
@@ -430,7 +475,30 @@ public final class DeviceBuffer extends Owner {
         if (user != context) {
             user.checkSame(context, resource.identity());
         }
+        checkGraphMemory(stream);
         resource.usedOn(stream);
+    }
+
+    /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@link GraphAllocations}). */
+    private void checkGraphMemory(StreamState stream) {
+        if (resource instanceof Resource r && r.graph != null) {
+            r.graph.checkUsableOn(stream, r);
+        }
+    }
+
+    /**
+     * Refuses a synchronous host operation ({@code operation}) on a graph allocation whose memory
+     * does not exist yet: inside its capture, or before its graph was launched.
+     */
+    void checkSynchronous(String operation) {
+        if (resource instanceof Resource r && r.graph != null) {
+            r.graph.checkSynchronous(operation, r);
+        }
+    }
+
+    /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
+    public boolean isGraphAllocation() {
+        return resource instanceof Resource r && r.graph != null;
     }
 
     /**
@@ -442,6 +510,7 @@ public final class DeviceBuffer extends Owner {
         if (user != context) { // on the launch path: no message is built unless it fails
             user.checkSameDriver(context, resource.identity());
         }
+        checkGraphMemory(stream);
         resource.usedOn(stream);
     }
 
