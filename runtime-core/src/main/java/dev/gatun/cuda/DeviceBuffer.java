@@ -381,7 +381,8 @@ public final class DeviceBuffer extends Owner {
      * while an importer still sees it.
      *
      * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
-     *     process exports it), borrowed from another library, a view of a growable buffer, or a stream-ordered allocation from the device's default pool
+     *     process exports it), borrowed from another library, a view of a growable buffer, a
+     *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
      *     says how to allocate a buffer that can be shared
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
@@ -403,6 +404,10 @@ public final class DeviceBuffer extends Owner {
         if (r.borrowed()) {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
+        }
+        if (r.graph != null) {
+            throw new IllegalStateException(r.identity() + " is a graph allocation, whose memory its graph's launches "
+                    + "allocate and free; copy the bytes to share into a buffer from CudaContext.allocate and export that");
         }
         if (r.allocatedOn == null) {
             return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(r.address), r.size);

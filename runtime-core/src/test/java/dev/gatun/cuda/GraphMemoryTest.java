@@ -107,6 +107,8 @@ class GraphMemoryTest {
             long address = out.address();
             assertTrue(out.toString().contains("allocation of the graph captured on"), out.toString());
             assertEquals(new GraphAllocationCounters(2, 2, 2 * BYTES), ctx.graphAllocations());
+            IllegalStateException export = assertThrows(IllegalStateException.class, out::exportForIpc);
+            assertTrue(export.getMessage().contains("is a graph allocation"), export.getMessage());
             for (int replay = 0; replay < 3; replay++) {
                 int[] input = random.ints(N, -1000, 1000).toArray();
                 in.asInts().copyFrom(input);
