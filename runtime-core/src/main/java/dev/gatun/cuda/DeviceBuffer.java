@@ -177,8 +177,9 @@ public final class DeviceBuffer extends Owner {
                 public int free() {
                     // All work that used it is complete (for a graph allocation: also every launch
                     // of its graph, whose executables were destroyed before they let go of it); a
-                    // stream-ordered free on a usable stream avoids a synchronizing cuMemFree. Fall back to it only once the context's own
-                    // streams are gone (shutdown, after a device-wide synchronize).
+                    // stream-ordered free on a usable stream avoids a synchronizing cuMemFree. Fall
+                    // back to it only once the context's own streams are gone (shutdown, after a
+                    // device-wide synchronize).
                     StreamState copy = context.copyStream();
                     int r;
                     boolean ordered = !copy.closed() && !copy.capturing();

@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * gate until it ends, so Gatun's device-synchronizing calls on other threads wait instead of
  * invalidating it.
  *
+ * <p>{@link Stream#allocate} on the capturing stream records an allocation node
+ * ({@linkplain DeviceBuffer#isGraphAllocation() a graph allocation}); closing that buffer before
+ * the capture ends records a free node. The buffers still open at {@link #end()} become the
+ * graph's {@linkplain Graph#allocations() allocations}; an {@link #abort()}, or an end that finds
+ * the capture invalidated, closes them, and since no launch ever allocated them, nothing is freed.
+ *
  * <pre>{@code
  * try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
  *     launch.launch(stream);                  // recorded, not run

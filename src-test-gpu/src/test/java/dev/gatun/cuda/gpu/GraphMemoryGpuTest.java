@@ -120,10 +120,13 @@ class GraphMemoryGpuTest {
                 assertTrue(launched.reservedCurrent() >= launched.usedCurrent(), "reserved covers used: " + launched);
             }
             out.close(); // freed now that the graph and its executable are closed, after their work
-            ctx.synchronize(); // completes their fences and reaps: the executable, the graph, then out's free
-            ctx.reap();
-            ctx.synchronize();
+            // Each synchronize completes the fences recorded so far and reaps: the executable's
+            // destroy, then the graph's, then out's free, each recording fences of its own.
+            for (int round = 0; round < 10 && ctx.graphAllocations().live() != before.live(); round++) {
+                ctx.synchronize();
+            }
             assertEquals(before.live(), ctx.graphAllocations().live(), "every graph allocation retired");
+            ctx.synchronize(); // out's stream-ordered free (queued on the copy stream by the last reap) has run
 
             ctx.trimGraphMemory();
             GraphMemoryUsage trimmed = ctx.graphMemoryUsage();
