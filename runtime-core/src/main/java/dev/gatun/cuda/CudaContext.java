@@ -2,9 +2,11 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.driver.ContextCalls;
+import dev.gatun.cuda.internal.driver.GraphMemoryCalls;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import dev.gatun.cuda.internal.pool.DevicePoolBackend;
 import dev.gatun.cuda.internal.transfer.StagingPool;
@@ -502,6 +504,44 @@ public final class CudaContext implements AutoCloseable {
     /** A snapshot of the counters. */
     public ContextCounters counters() {
         return contextState.stats().snapshot(contextState.retirement().pending());
+    }
+
+    /** A snapshot of Gatun's counts of graph allocations (see {@link Stream#allocate} inside a capture). */
+    public GraphAllocationCounters graphAllocations() {
+        ContextStats stats = contextState.stats();
+        return new GraphAllocationCounters(stats.graphAllocations.sum(), stats.graphAllocationsLive.sum(),
+                stats.graphAllocationBytesLive.sum());
+    }
+
+    /**
+     * The device's graph memory, used and reserved, current and high-water, as the driver counts
+     * it ({@code cuDeviceGetGraphMemAttribute}, four calls).
+     */
+    public GraphMemoryUsage graphMemoryUsage() {
+        checkOpen();
+        GraphMemoryCalls calls = contextState.calls().graphMemory();
+        return new GraphMemoryUsage(calls.attribute(GraphMemoryCalls.USED_CURRENT),
+                calls.attribute(GraphMemoryCalls.USED_HIGH), calls.attribute(GraphMemoryCalls.RESERVED_CURRENT),
+                calls.attribute(GraphMemoryCalls.RESERVED_HIGH));
+    }
+
+    /**
+     * Returns the device's graph memory that no graph uses to the OS ({@code cuDeviceGraphMemTrim}).
+     * Memory of a graph that runs or is queued to run, and of allocations a launch left
+     * allocated (a graph's {@linkplain Graph#allocations() allocations}, until Gatun frees them
+     * after their graph and executable are gone), stays reserved.
+     */
+    public void trimGraphMemory() {
+        checkOpen();
+        contextState.calls().graphMemory().trim();
+    }
+
+    /** Resets both high-water marks of the device's graph memory to their current values ({@code cuDeviceSetGraphMemAttribute}). */
+    public void resetGraphMemoryHighWater() {
+        checkOpen();
+        GraphMemoryCalls calls = contextState.calls().graphMemory();
+        calls.resetHighWater(GraphMemoryCalls.USED_HIGH);
+        calls.resetHighWater(GraphMemoryCalls.RESERVED_HIGH);
     }
 
     /** How long a synchronizing call waits for another thread's global capture before failing. */

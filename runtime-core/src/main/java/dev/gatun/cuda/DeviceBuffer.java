@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
@@ -74,9 +75,16 @@ public final class DeviceBuffer extends Owner {
         private final boolean borrowed;
         /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
         final boolean imported;
+        /** For an allocation made inside a Gatun capture (an allocation node of its graph), where it stands; else null. */
+        final GraphAllocations.Allocation graph;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
                 MemoryPool.Resource memoryPool, Origin origin) {
+            this(contextState, address, size, pool, allocatedOn, memoryPool, origin, null);
+        }
+
+        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
+                MemoryPool.Resource memoryPool, Origin origin, GraphAllocations.Allocation graph) {
             // A stream-ordered allocation starts out used on its stream (an empty one is not used at all).
             super(contextState, OwnerKind.DEVICE_BUFFER, address, size, size == 0 ? null : allocatedOn);
             this.pool = pool;
@@ -84,6 +92,7 @@ public final class DeviceBuffer extends Owner {
             this.memoryPool = memoryPool;
             this.borrowed = origin == Origin.BORROWED;
             this.imported = origin == Origin.IMPORTED;
+            this.graph = graph;
         }
 
         @Override
@@ -92,9 +101,19 @@ public final class DeviceBuffer extends Owner {
         }
 
         @Override
+        protected void beforeRetire() {
+            if (graph != null) {
+                graph.closedDuringCapture(address); // a free node, while its capture is still open
+            }
+        }
+
+        @Override
         protected boolean freeInStreamOrder(StreamState soleStream) {
-            if (allocatedOn == null || size == 0 || soleStream == null) {
-                return false; // several streams used it: wait for all their fences instead
+            if (allocatedOn == null || size == 0 || soleStream == null || graph != null) {
+                // Several streams used it: wait for all their fences instead. A graph allocation
+                // is retired only once its graph and executables let go of it (holds), and its
+                // memory, if a launch made any, is freed after fences like this.
+                return false;
             }
             StreamState on = soleStream;
             synchronized (on.captureLock()) {
@@ -149,6 +168,11 @@ public final class DeviceBuffer extends Owner {
                 // exporter's, which frees it after every importer unmapped it.
                 return () -> context.calls().ipc().closeMemory(address);
             }
+            if (graph != null && !graph.backed()) {
+                // Freed by its graph's free node, or never allocated: its graph was never launched,
+                // or its capture was discarded. Freeing the address would be an error.
+                return Retirement.Release.withoutDriver(graph::retired);
+            }
             if (allocatedOn == null) {
                 // Every fence on every stream that used the block completed: the pool may hand
                 // it to the next request, or free it (the pool's backend counts that free).
@@ -157,9 +181,11 @@ public final class DeviceBuffer extends Owner {
             return new Retirement.Release() {
                 @Override
                 public int free() {
-                    // All work that used it is complete; a stream-ordered free on a usable stream
-                    // avoids a synchronizing cuMemFree. Fall back to it only once the context's own
-                    // streams are gone (shutdown, after a device-wide synchronize).
+                    // All work that used it is complete (for a graph allocation: also every launch
+                    // of its graph, whose executables were destroyed before they let go of it); a
+                    // stream-ordered free on a usable stream avoids a synchronizing cuMemFree. Fall
+                    // back to it only once the context's own streams are gone (shutdown, after a
+                    // device-wide synchronize).
                     StreamState copy = context.copyStream();
                     int r;
                     boolean ordered = !copy.closed() && !copy.capturing();
@@ -192,6 +218,10 @@ public final class DeviceBuffer extends Owner {
         }
 
         private void freed(ContextStats stats) {
+            if (graph != null) {
+                graph.retired(); // counted apart: graph allocations are not in asyncAllocations
+                return;
+            }
             stats.asyncFrees.increment();
             stats.bytesLive.add(-size);
         }
@@ -206,6 +236,7 @@ public final class DeviceBuffer extends Owner {
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
                     + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
+                    : graph != null ? ", " + graph.describe() + ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
     }
@@ -261,6 +292,21 @@ public final class DeviceBuffer extends Owner {
         DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, null);
         buffer.resource.usedOn(stream);
         return buffer;
+    }
+
+    /**
+     * A stream-ordered allocation on {@code stream} while the Gatun capture that made
+     * {@code allocations} is open on it (call under the stream's capture lock): the driver records
+     * an allocation node of the captured graph and returns its address, fixed for the graph's
+     * life. The caller records its use on the stream, so that the capture holds it like
+     * everything its work uses; {@code bytes} more than 0.
+     */
+    static DeviceBuffer allocateInCapture(CudaContext context, StreamState stream, GraphAllocations allocations,
+            long bytes) {
+        ContextState contextState = context.state();
+        long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
+        Resource r = new Resource(contextState, address, bytes, null, stream, null, Origin.OWN, allocations.add(bytes));
+        return new DeviceBuffer(context, r); // the caller admits it to the capture
     }
 
     /** As {@link #allocateAsync}, from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
@@ -342,7 +388,8 @@ public final class DeviceBuffer extends Owner {
      * while an importer still sees it.
      *
      * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
-     *     process exports it), borrowed from another library, a view of a growable buffer, or a stream-ordered allocation from the device's default pool
+     *     process exports it), borrowed from another library, a view of a growable buffer, a
+     *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
      *     says how to allocate a buffer that can be shared
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
@@ -364,6 +411,10 @@ public final class DeviceBuffer extends Owner {
         if (r.borrowed()) {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
+        }
+        if (r.graph != null) {
+            throw new IllegalStateException(r.identity() + " is a graph allocation, whose memory its graph's launches "
+                    + "allocate and free; copy the bytes to share into a buffer from CudaContext.allocate and export that");
         }
         if (r.allocatedOn == null) {
             return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(r.address), r.size);
@@ -436,7 +487,30 @@ public final class DeviceBuffer extends Owner {
         if (user != context) {
             user.checkSame(context, resource.identity());
         }
+        checkGraphMemory(stream);
         resource.usedOn(stream);
+    }
+
+    /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@link GraphAllocations}). */
+    private void checkGraphMemory(StreamState stream) {
+        if (resource instanceof Resource r && r.graph != null) {
+            r.graph.checkUsableOn(stream, r);
+        }
+    }
+
+    /**
+     * Refuses a synchronous host operation ({@code operation}) on a graph allocation whose memory
+     * does not exist yet: inside its capture, or before its graph was launched.
+     */
+    void checkSynchronous(String operation) {
+        if (resource instanceof Resource r && r.graph != null) {
+            r.graph.checkSynchronous(operation, r);
+        }
+    }
+
+    /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
+    public boolean isGraphAllocation() {
+        return resource instanceof Resource r && r.graph != null;
     }
 
     /**
@@ -448,6 +522,7 @@ public final class DeviceBuffer extends Owner {
         if (user != context) { // on the launch path: no message is built unless it fails
             user.checkSameDriver(context, resource.identity());
         }
+        checkGraphMemory(stream);
         resource.usedOn(stream);
     }
 

@@ -94,12 +94,14 @@ public final class DeviceView {
     /** Copies {@code source} (any host segment, heap included) into this view; returns when done. */
     public void copyFrom(MemorySegment source) {
         Ranges.sameLength(byteLength, source.byteSize());
+        buffer.checkSynchronous("copyFrom(host)");
         buffer.context().copies().upload(buffer.resource(), address(), source);
     }
 
     /** Copies this view into {@code destination} (any host segment, heap included); returns when done. */
     public void copyTo(MemorySegment destination) {
         Ranges.sameLength(destination.byteSize(), byteLength);
+        buffer.checkSynchronous("copyTo(host)");
         buffer.context().copies().download(destination, buffer.resource(), address());
     }
 
@@ -109,6 +111,8 @@ public final class DeviceView {
      */
     public void copyFrom(DeviceView source) {
         Ranges.sameLength(byteLength, source.byteLength());
+        buffer.checkSynchronous("copyFrom(device)");
+        source.buffer.checkSynchronous("copyFrom(device)");
         CudaContext context = buffer.context();
         SynchronousCopies copies = context.copies();
         StreamState copy = copies.enterSynchronous("copyFrom(device)", buffer.resource(), source.buffer.resource());
@@ -167,11 +171,13 @@ public final class DeviceView {
     /** The array copies: no segment is wrapped around a small array (see SynchronousCopies.uploadArray). */
     private void copyFromArray(Object source, ValueLayout element, int count) {
         Ranges.sameLength(byteLength, element.byteSize() * count);
+        buffer.checkSynchronous("copyFrom(host)");
         buffer.context().copies().uploadArray(buffer.resource(), address(), source, element, count);
     }
 
     private void copyToArray(Object destination, ValueLayout element, int count) {
         Ranges.sameLength(element.byteSize() * count, byteLength);
+        buffer.checkSynchronous("copyTo(host)");
         buffer.context().copies().downloadArray(destination, element, count, buffer.resource(), address());
     }
 

@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -38,6 +39,13 @@ import java.util.Objects;
  * name is replaced meanwhile. Closing it hands it to the context's retirement queue; an
  * executable made from it, or updated to run it, keeps it alive until that executable is
  * destroyed (the driver names an executable's nodes by those of the graph it was made from).
+ *
+ * <p>A captured graph may have memory nodes: {@link Stream#allocate} inside the capture records
+ * an allocation node, and closing that buffer inside it a free node. The buffers still open when
+ * the capture ended are the graph's {@link #allocations()}: each keeps its address on every
+ * launch, holds memory from an executable's first launch on, and is freed by Gatun once closed
+ * and once this graph and its executable are gone. The driver lets such a graph have one
+ * executable at a time, and never clones it; Gatun refuses both before calling it.
  */
 public final class Graph extends Owner {
 
@@ -50,6 +58,8 @@ public final class Graph extends Owner {
     private final Graph parent;
     /** What the resource knows of this body; null for a graph of its own. */
     private final Body body;
+    /** The buffers allocated in its capture and not freed there, in allocation order. */
+    private final List<DeviceBuffer> allocations;
 
     /** The graph handle, what it holds, and its retirement. */
     static final class Resource extends NativeResource {
@@ -63,11 +73,38 @@ public final class Graph extends Owner {
         final List<Body> bodies = new ArrayList<>();
         /** Conditional handles created in this graph or its bodies that no node uses yet, by value (guarded by {@link #building}). */
         final Map<Long, String> unusedHandles = new LinkedHashMap<>();
+        /** The allocations its capture made, when it has memory nodes; else null. */
+        final GraphAllocations memory;
+        /**
+         * How many executables of it exist in the driver (guarded by {@link #building}): made and
+         * not yet destroyed. With memory nodes, the driver allows one.
+         */
+        int executables;
 
-        Resource(ContextState state, MemorySegment handle, Holds holds) {
+        Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory) {
             super(state, OwnerKind.GRAPH);
             this.handle = handle;
             this.holds = holds;
+            this.memory = memory;
+        }
+
+        /**
+         * Refuses, before the driver does, a second executable of a graph with memory nodes.
+         * Called under {@link #building}.
+         */
+        void checkOneExecutable() {
+            if (memory != null && executables > 0) {
+                throw new IllegalStateException(identity() + " has memory allocation or free nodes, and the driver "
+                        + "lets such a graph have one executable at a time: close the one it has; it is destroyed once "
+                        + "its last launch has completed (at the next reap), and then this graph can be instantiated again");
+            }
+        }
+
+        /** An executable of this graph was destroyed (or given up by retirement, which leaves it to the driver). */
+        void executableDestroyed() {
+            synchronized (building) {
+                executables--;
+            }
         }
 
         /**
@@ -122,13 +159,20 @@ public final class Graph extends Owner {
     }
 
     Graph(CudaContext context, MemorySegment handle, Holds holds) {
-        Resource r = new Resource(context.state(), handle, holds);
+        this(context, handle, holds, null, List.of());
+    }
+
+    /** A captured graph; {@code memory} null when its capture made no allocation. */
+    Graph(CudaContext context, MemorySegment handle, Holds holds, GraphAllocations memory,
+            List<DeviceBuffer> allocations) {
+        Resource r = new Resource(context.state(), handle, holds, memory);
         super(r);
         this.context = context;
         this.resource = r;
         this.handle = handle;
         this.parent = null;
         this.body = null;
+        this.allocations = List.copyOf(allocations);
     }
 
     /** A view of a body the driver created for a conditional node of {@code parent}. */
@@ -139,11 +183,30 @@ public final class Graph extends Owner {
         this.handle = handle;
         this.parent = parent;
         this.body = body;
+        this.allocations = List.of();
     }
 
     /** Retires a graph no one will use (what an aborted capture recorded). */
     static void discard(CudaContext context, MemorySegment handle) {
-        new Resource(context.state(), handle, new Holds()).close();
+        new Resource(context.state(), handle, new Holds(), null).close();
+    }
+
+    /**
+     * The buffers {@link Stream#allocate} made inside this graph's capture and that were still
+     * open when it ended, in allocation order: each is an allocation node of this graph, at the
+     * same address on every launch. Their memory exists from the first launch of an executable
+     * of this graph on (each launch frees the previous launch's first, so replays repeat): read
+     * them after a launch, in stream order or with a synchronous copy. Closing one lets Gatun free
+     * it once this graph and its executable are gone. Empty for a graph built node by node, a body,
+     * or a capture that allocated nothing.
+     */
+    public List<DeviceBuffer> allocations() {
+        return allocations;
+    }
+
+    /** Whether this graph has memory allocation or free nodes (its capture allocated on its stream). */
+    public boolean hasMemoryNodes() {
+        return resource.memory != null;
     }
 
     public CudaContext context() {
@@ -154,9 +217,14 @@ public final class Graph extends Owner {
      * A new executable of this graph ({@code cuGraphInstantiate}), holding everything this graph
      * holds, and this graph itself.
      *
+     * <p>An executable of a graph with {@linkplain #hasMemoryNodes() memory nodes} is made with
+     * {@code CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH}: each launch frees what the previous
+     * one left allocated before allocating again, so it can be launched repeatedly.
+     *
      * @throws IllegalStateException when this graph is closed or is a conditional node's body
      *     (instantiate the graph that holds the node), when a body of a conditional node in it
-     *     has no nodes, or a conditional handle created in it is used by no node
+     *     has no nodes, or a conditional handle created in it is used by no node; when it has
+     *     memory nodes and an executable of it still exists (the driver allows one at a time)
      */
     public GraphExec instantiate() {
         checkNotBody("instantiate");
@@ -461,11 +529,16 @@ public final class Graph extends Owner {
      * conditional nodes have no views: they are copied as they are.
      *
      * @throws IllegalStateException when this graph is closed or is a conditional node's body,
-     *     and for what {@link #instantiate()} refuses (a copy's bodies cannot be changed)
+     *     has memory nodes ({@link #hasMemoryNodes()}: the driver clones no such graph), and for
+     *     what {@link #instantiate()} refuses (a copy's bodies cannot be changed)
      */
     public Graph copy() {
         checkNotBody("copy");
         checkOpen();
+        if (resource.memory != null) {
+            throw new IllegalStateException(this + " has memory allocation or free nodes, and the driver cannot clone "
+                    + "such a graph; capture it again instead");
+        }
         synchronized (resource.building) {
             resource.checkConditionals();
             MemorySegment clone = calls().cloneGraph(resource.handle);

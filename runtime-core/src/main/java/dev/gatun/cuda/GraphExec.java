@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -52,6 +53,8 @@ public final class GraphExec extends Owner {
         final int nodes;
         /** The graph it runs now (at first the origin); held once more on its own. */
         Graph.Resource current;
+        /** The origin's allocations, when it has memory nodes (it then runs the origin for life); else null. */
+        final GraphAllocations memory;
 
         Resource(ContextState state, MemorySegment handle, Graph.Resource origin, int nodes) {
             super(state, OwnerKind.GRAPH_EXEC);
@@ -59,6 +62,7 @@ public final class GraphExec extends Owner {
             this.origin = origin;
             this.nodes = nodes;
             this.current = origin;
+            this.memory = origin.memory;
         }
 
         @Override
@@ -69,6 +73,7 @@ public final class GraphExec extends Owner {
                     // Every stream it was launched on has passed a later fence: no launch of it remains.
                     int r = context.calls().graphs().destroyExec(handle);
                     if (r == 0) {
+                        origin.executableDestroyed(); // a graph with memory nodes may have another now
                         dropHolds(); // only now: a graph must outlive the executables made from it
                     }
                     return r;
@@ -111,11 +116,15 @@ public final class GraphExec extends Owner {
         synchronized (graph.building) { // no node is added while the driver copies the graph
             try {
                 graph.checkConditionals();
-                handle = context.state().calls().graphs().instantiate(graph.handle);
+                graph.checkOneExecutable();
+                // With memory nodes, each launch frees what the previous one left allocated (the
+                // graph's allocations outlive a launch), so the executable can be launched again.
+                handle = context.state().calls().graphs().instantiate(graph.handle, graph.memory != null);
             } catch (RuntimeException e) {
                 graph.unhold();
                 throw e;
             }
+            graph.executables++;
             nodes = graph.added;
         }
         Resource r = new Resource(context.state(), handle, graph, nodes);
@@ -142,6 +151,10 @@ public final class GraphExec extends Owner {
         StreamState s = use(stream);
         try {
             calls.launch(resource.handle, s.handle());
+            GraphAllocations memory = resource.memory;
+            if (memory != null) {
+                memory.launched(); // its allocation nodes allocate from now on
+            }
         } finally {
             // Its nodes write buffers they name by address: synchronous operations must order
             // after it, even when it failed (it may have been queued).
@@ -176,7 +189,12 @@ public final class GraphExec extends Owner {
      * {@code graph}, when {@code graph} has the topology of the graph this executable runs now.
      * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
      *
-     * @return false when the topologies differ; this executable is then unchanged
+     * <p>An executable of a graph with memory nodes, or an update to such a graph, is never
+     * applied in place: each graph's allocations have addresses of their own, which an update
+     * would hand to this executable. Instantiate the new graph instead.
+     *
+     * @return false when the topologies differ, or either graph has memory nodes; this executable
+     *     is then unchanged
      * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
      *     the graph that holds the node)
      * @throws IllegalStateException for what {@link Graph#instantiate()} refuses in {@code graph}
@@ -195,6 +213,9 @@ public final class GraphExec extends Owner {
         next.checkOpen();
         synchronized (next.building) {
             next.checkConditionals(); // what instantiate refuses, the driver's update would too
+        }
+        if (resource.memory != null || next.memory != null) {
+            return false; // see above: no driver call
         }
         GraphUpdateEvent event = GraphUpdateEvent.start();
         boolean updated = false;

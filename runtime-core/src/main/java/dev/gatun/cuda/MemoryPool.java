@@ -259,7 +259,9 @@ public final class MemoryPool extends Owner {
      * stream order on the last stream that used it, as for {@link Stream#allocate}. A request of
      * 0 bytes gives a 0-byte buffer with no native allocation.
      *
-     * @throws IllegalStateException when this pool or the stream is closed
+     * @throws IllegalStateException when this pool or the stream is closed, or a Gatun capture is
+     *     open on the stream (allocate with {@link Stream#allocate} inside a capture: a graph
+     *     allocation)
      * @throws IllegalArgumentException when {@code bytes} is negative or the stream belongs to another context
      * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
      */
@@ -278,6 +280,12 @@ public final class MemoryPool extends Owner {
         }
         if (bytes == 0) {
             return DeviceBuffer.allocateAsync(context, s, 0);
+        }
+        if (s.captureScope() != null) {
+            throw new IllegalStateException("cannot allocate from " + resource.identity() + " on " + stream + ", which "
+                    + "is capturing a graph: an allocation inside a capture is an allocation node of the graph, which "
+                    + "Gatun makes only from the device's graph memory. Allocate it with stream.allocate(bytes) inside "
+                    + "the capture, or from this pool before the capture begins");
         }
         return DeviceBuffer.allocateFromPool(context, s, resource, bytes);
     }

@@ -32,6 +32,8 @@ public final class Stream extends Owner {
     private final Resource resource;
     private final int priority;
     private final boolean contextOwned;
+    /** The Gatun capture open on this stream, or null. */
+    private volatile StreamCapture capture;
 
     /**
      * The stream handle and its retirement: destroyed once its final fence completed, or, for
@@ -365,13 +367,32 @@ public final class Stream extends Owner {
      * Allocates device memory in stream order ({@code cuMemAllocAsync}): usable by work queued
      * on this stream after this call (other streams must wait on a fence first). When closed,
      * it is freed in stream order on the last stream that used it.
+     *
+     * <p>While a Gatun capture is open on this stream ({@link #beginCapture}), the allocation is
+     * a {@linkplain DeviceBuffer#isGraphAllocation() graph allocation}: an allocation node of the
+     * captured graph, at an address fixed for the graph's life. Its memory exists only when the
+     * graph runs: use it in the capture, close it there to record a free node, or leave it open
+     * to make it the graph's ({@link Graph#allocations()}), usable after each launch. Synchronous
+     * host copies of it are refused until an executable of its graph has launched.
      */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         StreamState s = openState();
+        StreamCapture open = capture;
+        if (open != null && bytes > 0) {
+            DeviceBuffer inCapture = open.allocate(bytes);
+            if (inCapture != null) {
+                return inCapture;
+            }
+        }
         return DeviceBuffer.allocateAsync(context, s, bytes);
+    }
+
+    /** Set while a Gatun capture is open on this stream (under its capture lock), so that allocations become its graph's. */
+    void capturing(StreamCapture open) {
+        capture = open;
     }
 
     /**

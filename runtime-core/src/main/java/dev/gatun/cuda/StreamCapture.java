@@ -3,15 +3,18 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.internal.context.CaptureGate;
 import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphCaptureEvent;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -28,6 +31,12 @@ import org.slf4j.LoggerFactory;
  * holds over. A {@linkplain CaptureMode#GLOBAL global-mode} capture holds its context's capture
  * gate until it ends, so Gatun's device-synchronizing calls on other threads wait instead of
  * invalidating it.
+ *
+ * <p>{@link Stream#allocate} on the capturing stream records an allocation node
+ * ({@linkplain DeviceBuffer#isGraphAllocation() a graph allocation}); closing that buffer before
+ * the capture ends records a free node. The buffers still open at {@link #end()} become the
+ * graph's {@linkplain Graph#allocations() allocations}; an {@link #abort()}, or an end that finds
+ * the capture invalidated, closes them, and since no launch ever allocated them, nothing is freed.
  *
  * <pre>{@code
  * try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
@@ -53,6 +62,8 @@ public final class StreamCapture implements AutoCloseable {
     /** The JFR event of this capture, begun with it; null while no recording enables it. */
     private final GraphCaptureEvent event = GraphCaptureEvent.start();
     private boolean open = true; // guarded by this
+    /** The buffers {@link Stream#allocate} made in this capture, in order (guarded by the stream's capture lock). */
+    private final List<DeviceBuffer> allocated = new ArrayList<>();
 
     /** What the captured work uses: held, or refused when the capture lists its buffers. */
     private static final class Scope implements CaptureScope {
@@ -61,19 +72,30 @@ public final class StreamCapture implements AutoCloseable {
         final Set<NativeResource> allowed;
         /** The capturing stream, named in refusals (the scope never calls back into the Stream). */
         final String stream;
+        /** The allocations made in this capture, which it may use whatever {@link #allowed} lists. */
+        final GraphAllocations allocations;
+        /** Their resources (guarded by the stream's capture lock). */
+        final Set<NativeResource> allocatedHere = Collections.newSetFromMap(new IdentityHashMap<>());
 
-        Scope(Set<NativeResource> allowed, String stream) {
+        Scope(Set<NativeResource> allowed, StreamState state, String stream) {
             this.allowed = allowed;
             this.stream = stream;
+            this.allocations = new GraphAllocations(state, this);
         }
 
         @Override
         public void admit(NativeResource resource) {
-            if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)) {
+            if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)
+                    && !allocatedHere.contains(resource)) {
                 throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
                         + stream + " may use; list it when beginning the capture, or queue this work outside it");
             }
             holds.add(resource);
+        }
+
+        @Override
+        public GraphAllocations allocations() {
+            return allocations;
         }
     }
 
@@ -93,7 +115,7 @@ public final class StreamCapture implements AutoCloseable {
         if (s.closed()) {
             throw new IllegalStateException(stream + " is closed");
         }
-        Scope scope = new Scope(allowed(stream.context(), only), stream.toString());
+        Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString());
         ContextState context = stream.context().state();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;
@@ -115,6 +137,7 @@ public final class StreamCapture implements AutoCloseable {
                 }
                 StreamCapture capture = new StreamCapture(stream, mode, scope, ticket);
                 s.setCaptureScope(scope);
+                stream.capturing(capture);
                 begun = true;
                 return capture;
             }
@@ -182,14 +205,67 @@ public final class StreamCapture implements AutoCloseable {
         try {
             graph = endOnStream();
         } catch (RuntimeException e) {
-            scope.holds.releaseAll(); // no graph: nothing needs what the work used
+            discardAllocations(); // no graph: its allocation nodes allocated nothing
+            scope.holds.releaseAll(); // nothing needs what the work used
+            closeAllocations();
             record("invalidated");
             throw invalidated(e);
         } finally {
             exitGate();
         }
         record("ended");
-        return new Graph(stream.context(), graph, scope.holds);
+        List<DeviceBuffer> buffers;
+        synchronized (state.captureLock()) {
+            scope.allocations.ended();
+            buffers = new ArrayList<>(allocated.size());
+            for (DeviceBuffer b : allocated) {
+                if (!b.isClosed()) { // closed in the capture: a free node freed it
+                    buffers.add(b);
+                }
+            }
+        }
+        return new Graph(stream.context(), graph, scope.holds, scope.allocations.any() ? scope.allocations : null,
+                buffers);
+    }
+
+    /**
+     * A stream-ordered allocation on the capturing stream ({@link Stream#allocate} while this
+     * capture is open): an allocation node of the graph, whose address is fixed for the graph's
+     * life. Null when the capture ended meanwhile (an ordinary allocation is made instead).
+     */
+    DeviceBuffer allocate(long bytes) {
+        synchronized (state.captureLock()) {
+            if (state.captureScope() != scope) {
+                return null;
+            }
+            DeviceBuffer buffer = DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, bytes);
+            scope.allocatedHere.add(buffer.resource());
+            allocated.add(buffer);
+            buffer.resource().usedOn(state); // the capture holds it, as everything its work uses
+            return buffer;
+        }
+    }
+
+    /** The capture is over without a graph: its allocations were never backed, and no free may name them. */
+    private void discardAllocations() {
+        synchronized (state.captureLock()) {
+            scope.allocations.discarded();
+        }
+    }
+
+    /**
+     * Closes the buffers allocated in a capture that made no graph (after {@link
+     * #discardAllocations()}): their addresses never held memory, so they are retired without a
+     * free, and using them fails as for any closed buffer.
+     */
+    private void closeAllocations() {
+        List<DeviceBuffer> buffers;
+        synchronized (state.captureLock()) {
+            buffers = List.copyOf(allocated);
+        }
+        for (DeviceBuffer b : buffers) {
+            b.close();
+        }
     }
 
     /**
@@ -216,7 +292,9 @@ public final class StreamCapture implements AutoCloseable {
             return;
         } finally {
             exitGate();
+            discardAllocations();
             scope.holds.releaseAll(); // nothing will be launched from what was recorded
+            closeAllocations();
         }
         Graph.discard(stream.context(), partial);
     }
@@ -257,6 +335,7 @@ public final class StreamCapture implements AutoCloseable {
     private MemorySegment endOnStream() {
         synchronized (state.captureLock()) {
             state.setCaptureScope(null);
+            stream.capturing(null);
             context.captures().ending();
             try {
                 MemorySegment graph = context.calls().graphs().endCapture(state.handle());

@@ -125,6 +125,40 @@ class SimulatedExamplesTest {
         assertFalse(PinnedPipeline.run(withHash(stuck), 1000, SEED));
     }
 
+    // ---- GraphScratch: mix(y, x, k, n) ----
+
+    private CudaContext withMix(FakeKernel body) {
+        sim.gpu.kernelBody("mix", body);
+        CudaContext ctx = sim.cuda.device(0).context();
+        ctx.modules().load("scratch", ModuleImage.ptx("mix.ptx", Ptx.module("mix", "u64", "u64", "u32", "u32")));
+        return ctx;
+    }
+
+    /** y[i] = x[i] * k + x[(i + 1) % n], as the CUDA source says; {@code skipLast} leaves the last element unwritten. */
+    private static FakeKernel mix(boolean skipLast) {
+        return l -> {
+            int n = l.i32(3);
+            MemorySegment y = l.memory(l.pointer(0), 4L * n);
+            MemorySegment x = l.memory(l.pointer(1), 4L * n);
+            for (int i = 0; i < (skipLast ? n - 1 : n); i++) {
+                y.setAtIndex(ValueLayout.JAVA_INT, i, x.getAtIndex(ValueLayout.JAVA_INT, i) * l.i32(2)
+                        + x.getAtIndex(ValueLayout.JAVA_INT, (i + 1) % n));
+            }
+        };
+    }
+
+    @Test
+    void graphScratchMatchesTheCpuOnEveryReplayAndFreesItsGraphMemory() {
+        assertTrue(GraphScratch.run(withMix(mix(false)), 1000, SEED));
+        assertEquals(GraphScratch.REPLAYS, sim.gpu.graphLaunches());
+        assertEquals(0, sim.gpu.backedGraphAllocations(), "the graph's output was freed");
+    }
+
+    @Test
+    void graphScratchNoticesAKernelThatSkipsTheLastElement() {
+        assertFalse(GraphScratch.run(withMix(mix(true)), 1000, SEED));
+    }
+
     // ---- GraphReplay: gather(out, index, table, n, m, latch) ----
 
     private CudaContext withGather(FakeKernel body) {

@@ -305,6 +305,25 @@ final class FaultTable {
                     },
                     recovers("retirement frees it after its fence, on the copy stream", FaultTable::nothingPending),
                     retriedThenGivenUp()),
+            call("cuMemAllocAsync", "stream.allocate(1 MiB) inside a capture (an allocation node)", OUT_OF_MEMORY,
+                    w -> {
+                        Stream s = w.stream();
+                        w.open(s.beginCapture(CaptureMode.THREAD_LOCAL));
+                        return () -> w.open(s.allocate(MiB));
+                    },
+                    fails(CudaException.class).and("no graph allocation is counted", FaultTable::noGraphAllocation),
+                    fails(CudaException.class)), // the node, if made, goes with the aborted capture
+            call("cuMemFreeAsync", "buffer.close() inside the capture that allocated it (a free node)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        w.open(s.beginCapture(CaptureMode.THREAD_LOCAL));
+                        DeviceBuffer b = s.allocate(MiB);
+                        return b::close;
+                    },
+                    recovers("the allocation stays the capture's, discarded with it: nothing to free",
+                            FaultTable::nothingPending),
+                    recovers("the allocation stays the capture's, discarded with it: nothing to free",
+                            FaultTable::nothingPending)),
             call("cuMemHostAlloc", "ctx.allocatePinned(4096)", OUT_OF_MEMORY,
                     w -> () -> w.pinned(4096),
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.HOST_ALLOCATION)),
@@ -444,6 +463,17 @@ final class FaultTable {
                             FaultTable::poolDestroyedAtClose),
                     fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)
                             .flagging("cuMemPoolDestroy of a pool with 1 allocations not freed")),
+
+            // ---- Graph memory ----
+            call("cuDeviceGraphMemTrim", "ctx.trimGraphMemory()", INVALID_VALUE,
+                    w -> w.ctx::trimGraphMemory,
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceGetGraphMemAttribute", "ctx.graphMemoryUsage()", INVALID_VALUE,
+                    w -> w.ctx::graphMemoryUsage,
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDeviceSetGraphMemAttribute", "ctx.resetGraphMemoryHighWater()", INVALID_VALUE,
+                    w -> w.ctx::resetGraphMemoryHighWater,
+                    fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Virtual memory management (growable buffers) ----
             call("cuMemGetAllocationGranularity", "ctx.reserveGrowable(8 MiB)", INVALID_VALUE,
@@ -877,6 +907,10 @@ final class FaultTable {
     private static void completionsSettled(FaultWorld w, long hostFunctions) {
         assertEquals(hostFunctions, w.sim.gpu.hostFunctionsQueued(), "host functions the driver queued");
         assertEquals(0, w.ctx.pendingCompletions(), "futures Gatun still waits for");
+    }
+
+    private static void noGraphAllocation(FaultWorld w, Throwable e) {
+        assertEquals(0, w.ctx.graphAllocations().made(), "a refused allocation node is no graph allocation");
     }
 
     private static void nothingPending(FaultWorld w, Throwable e) {

@@ -22,7 +22,7 @@ import java.util.List;
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
- * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals}; {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -49,11 +49,12 @@ public final class FakeDriverApi {
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
+    final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas());
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals);
+        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -211,8 +212,9 @@ public final class FakeDriverApi {
         return this;
     }
 
+    /** Device allocations live now: not IPC mappings, and graph allocations only while allocated (see {@link #backedGraphAllocations}). */
     public synchronized int liveDeviceAllocations() {
-        return memory.device.size() - memory.mappings();
+        return memory.device.size() - memory.mappings() - graphMemory.unbacked();
     }
 
     public synchronized long liveDeviceBytes() {
@@ -375,6 +377,11 @@ public final class FakeDriverApi {
     // ---- misuse ----
 
     /** Frees (or other misuse) that would have been unsafe on a real GPU. Empty in a correct run. */
+    /** Graph allocations allocated on the simulated GPU now (between an allocation node and a free, as the GPU runs). */
+    public synchronized int backedGraphAllocations() {
+        return graphMemory.backed();
+    }
+
     public synchronized List<String> violations() {
         return List.copyOf(violations);
     }

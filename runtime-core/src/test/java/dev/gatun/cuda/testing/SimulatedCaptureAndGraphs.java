@@ -59,6 +59,8 @@ final class SimulatedCaptureAndGraphs {
     private final Map<Long, Set<Integer>> disabled = new HashMap<>();
     /** Per executable with conditional handles to reset, what each launch does first. */
     private final Map<Long, Runnable> launchDefaults = new HashMap<>();
+    /** Executables instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
+    private final Set<Long> autoFree = new HashSet<>();
 
     SimulatedCaptureAndGraphs(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -115,7 +117,18 @@ final class SimulatedCaptureAndGraphs {
             gpu.violations.add("cuGraphInstantiateWithFlags of a graph with " + refusal);
             return INVALID_VALUE;
         }
+        long autoFreeFlag = CudaDriver.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH();
+        if ((flags & ~autoFreeFlag) != 0) {
+            return INVALID_VALUE; // no other flag is simulated
+        }
+        if (SimulatedGraphMemory.hasMemoryNodes(ops) && execOrigins.containsValue(graph.address())) {
+            gpu.violations.add("cuGraphInstantiateWithFlags of a graph with memory nodes that has an executable already");
+            return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        }
         long h = gpu.newHandle();
+        if ((flags & autoFreeFlag) != 0) {
+            autoFree.add(h);
+        }
         execs.put(h, gpu.conditionals.resolved(ops));
         execOrigins.put(h, graph.address());
         Runnable defaults = gpu.conditionals.defaultsOf(graph.address());
@@ -133,6 +146,9 @@ final class SimulatedCaptureAndGraphs {
         SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
         if (ops == null || s == null) {
             return INVALID_HANDLE;
+        }
+        if (!gpu.graphMemory.beforeLaunch(ops, autoFree.contains(exec.address()), s)) {
+            return INVALID_VALUE;
         }
         graphLaunches++;
         Runnable defaults = launchDefaults.get(exec.address());
@@ -153,6 +169,7 @@ final class SimulatedCaptureAndGraphs {
             StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
             copy.module = op.module;
             copy.exec = exec.address();
+            gpu.graphMemory.launched(op);
             gpu.streams.submit(s, copy);
         }
         return SUCCESS;
@@ -220,6 +237,7 @@ final class SimulatedCaptureAndGraphs {
         execOrders.remove(exec.address());
         disabled.remove(exec.address());
         launchDefaults.remove(exec.address());
+        autoFree.remove(exec.address());
         return SUCCESS;
     }
 
@@ -228,6 +246,10 @@ final class SimulatedCaptureAndGraphs {
         List<StreamOp> current = execs.get(exec.address());
         if (ops == null || current == null) {
             return INVALID_HANDLE;
+        }
+        if (SimulatedGraphMemory.hasMemoryNodes(ops) || SimulatedGraphMemory.hasMemoryNodes(current)) {
+            gpu.violations.add("cuGraphExecUpdate with memory nodes: each graph's allocations have addresses of their own");
+            return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
         }
         if (ops.size() != current.size()) {
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE(); // topology changed
@@ -523,6 +545,10 @@ final class SimulatedCaptureAndGraphs {
         List<StreamOp> ops = graphs.get(original.address());
         if (ops == null) {
             return INVALID_HANDLE;
+        }
+        if (SimulatedGraphMemory.hasMemoryNodes(ops)) {
+            gpu.violations.add("cuGraphClone of a graph with memory nodes");
+            return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
         }
         long h = gpu.newHandle();
         graphs.put(h, ops); // the operations are immutable: the clone may share them

@@ -39,6 +39,14 @@ final class SimulatedMemory {
         boolean poolImport;
         /** Open IPC mappings of this allocation. */
         int mappings;
+        /** An allocation node's address ({@link SimulatedGraphMemory}): memory only while {@link #backed}. */
+        boolean graph;
+        /** For a graph allocation: allocated now, as the GPU runs (an allocation node ran, no free yet). */
+        boolean backed;
+        /** For a graph allocation: a launch queued its allocation node and no free was queued since (the host's view). */
+        boolean outstanding;
+        /** For a graph allocation: counted in the device's reserved graph memory (until a trim). */
+        boolean reserved;
 
         Allocation(long base, long size, Arena arena, long context, int deviceOrdinal) {
             this.base = base;
@@ -91,7 +99,30 @@ final class SimulatedMemory {
         if (s == null) {
             return INVALID_HANDLE;
         }
+        if (s.captured != null) {
+            return gpu.graphMemory.allocationNode(out, bytes, s);
+        }
         return allocateDevice(out, bytes, s.context, gpu.devices.deviceOf(s.context));
+    }
+
+    /** An allocation node's allocation: at a fresh address, not backed, not counted in the device's bytes. */
+    Allocation graphAllocation(long bytes, long context, int deviceOrdinal) {
+        long base = nextDevice;
+        nextDevice += (bytes + 511) & ~511L;
+        Allocation a = new Allocation(base, bytes, Arena.ofShared(), context, deviceOrdinal);
+        a.graph = true;
+        device.put(base, a);
+        return a;
+    }
+
+    /** Records a violation for each graph allocation {@code op} uses while it is not allocated (called as it runs). */
+    void checkBacked(StreamOp op) {
+        for (long base : op.deviceUses) {
+            Allocation a = device.get(base);
+            if (a != null && a.graph && !a.backed) {
+                gpu.violations.add("work used graph allocation 0x" + Long.toHexString(base) + " while it was not allocated");
+            }
+        }
     }
 
     /** A device allocation of {@code context} on {@code deviceOrdinal} at a fresh address, written to {@code out}; also for the pools. */
@@ -142,6 +173,9 @@ final class SimulatedMemory {
         if (a == null) {
             return INVALID_VALUE;
         }
+        if (a.graph) {
+            return gpu.graphMemory.freeOutside(a, null, "cuMemFree");
+        }
         if (a.poolImport) {
             gpu.pools.importFreed(a);
             return unmap(address, "cuMemFree");
@@ -177,6 +211,9 @@ final class SimulatedMemory {
         Allocation a = device.get(address);
         if (a == null || a.mapped != null) {
             return INVALID_VALUE;
+        }
+        if (a.graph) {
+            return s.captured != null ? gpu.graphMemory.freeNode(a, s) : gpu.graphMemory.freeOutside(a, s, "cuMemFreeAsync");
         }
         if (a.mappings > 0) {
             gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address) + " while " + a.mappings

@@ -287,6 +287,7 @@ final class SimulatedStreams {
                         break;
                     }
                     s.queue.pollFirst();
+                    gpu.memory.checkBacked(op);
                     op.action.run();
                     progress = true;
                 }

@@ -32,6 +32,8 @@ final class StreamOp {
     long event;
     /** A conditional node of a graph (before instantiation); null for every other operation. */
     SimulatedConditionals.Node conditional;
+    /** The graph allocation an allocation or free node (kind MEM_ALLOC or MEM_FREE) names; null otherwise. */
+    SimulatedMemory.Allocation allocation;
 
     StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
             Set<Long> hostUses) {

@@ -15,4 +15,7 @@ public interface CaptureScope {
      * queued.
      */
     void admit(NativeResource resource);
+
+    /** The allocations made on the capturing stream during this capture (graph allocations). */
+    GraphAllocations allocations();
 }

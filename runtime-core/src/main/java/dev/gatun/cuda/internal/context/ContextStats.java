@@ -20,6 +20,10 @@ public final class ContextStats {
     public final LongAdder retirementsCompleted = new LongAdder();
     public final LongAdder retirementsFailed = new LongAdder();
     public final LongAdder retirementsAbandoned = new LongAdder();
+    /** Allocations made inside Gatun captures ({@link GraphAllocations}): made, and not yet retired (count, bytes). */
+    public final LongAdder graphAllocations = new LongAdder();
+    public final LongAdder graphAllocationsLive = new LongAdder();
+    public final LongAdder graphAllocationBytesLive = new LongAdder();
 
     /** The counters now, with the number of retirements still waiting for their evidence. */
     public ContextCounters snapshot(long pendingRetirements) {

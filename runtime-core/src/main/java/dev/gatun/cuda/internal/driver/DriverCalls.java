@@ -68,6 +68,10 @@ package dev.gatun.cuda.internal.driver;
  *       and import of a pool and of its allocations ({@link MemoryPoolCalls})</td>
  *     <td>{@code current}</td>
  *     <td>Cold paths the probe did not cover; making the context current is the safe side.</td></tr>
+ *   <tr><td>graph memory: trim and the usage counters ({@link GraphMemoryCalls})</td>
+ *     <td>{@code current}</td>
+ *     <td>They name the device, not a context; cold paths, so making the context current (and
+ *       failing fast when it is poisoned) is the safe side.</td></tr>
  *   <tr><td>IPC: {@code cuIpcGetMemHandle}, {@code cuIpcOpenMemHandle_v2},
  *       {@code cuIpcOpenEventHandle} ({@link IpcCalls})</td>
  *     <td>{@code current}</td>
@@ -114,6 +118,7 @@ public final class DriverCalls {
     private final VirtualMemoryCalls virtualMemory;
     private final ConditionalCalls conditionals;
     private final IpcCalls ipc;
+    private final GraphMemoryCalls graphMemory;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -131,6 +136,7 @@ public final class DriverCalls {
         this.virtualMemory = new VirtualMemoryCalls(checked);
         this.conditionals = new ConditionalCalls(checked);
         this.ipc = new IpcCalls(checked);
+        this.graphMemory = new GraphMemoryCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -197,5 +203,9 @@ public final class DriverCalls {
 
     public IpcCalls ipc() {
         return ipc;
+    }
+
+    public GraphMemoryCalls graphMemory() {
+        return graphMemory;
     }
 }

@@ -39,6 +39,7 @@ public final class GraphCalls {
     private static final String SET_KERNEL_NODE_PARAMS = "cuGraphExecKernelNodeSetParams";
     private static final int UPDATE_FAILURE = CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
     private static final int KERNEL_NODE = CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL();
+    private static final long AUTO_FREE_ON_LAUNCH = CudaDriver.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH();
 
     private final Checked c;
 
@@ -70,12 +71,18 @@ public final class GraphCalls {
         return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
     }
 
-    /** A new executable of {@code graph}, a live graph of this context. */
-    public MemorySegment instantiate(MemorySegment graph) {
+    /**
+     * A new executable of {@code graph}, a live graph of this context.
+     *
+     * @param autoFreeOnLaunch {@code CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH}: each launch
+     *     first frees what the previous launch's allocation nodes left allocated, so that a graph
+     *     whose allocations outlive it can be launched again
+     */
+    public MemorySegment instantiate(MemorySegment graph, boolean autoFreeOnLaunch) {
         c.current(INSTANTIATE);
         MemorySegment out = c.out();
         // Safety: out holds the CUgraphExec the driver writes; the caller passes a live graph.
-        c.check(c.api.cuGraphInstantiateWithFlags(out, graph, 0), INSTANTIATE);
+        c.check(c.api.cuGraphInstantiateWithFlags(out, graph, autoFreeOnLaunch ? AUTO_FREE_ON_LAUNCH : 0), INSTANTIATE);
         return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
     }
 
