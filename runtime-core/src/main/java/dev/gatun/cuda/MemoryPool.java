@@ -281,11 +281,11 @@ public final class MemoryPool extends Owner {
         if (bytes == 0) {
             return DeviceBuffer.allocateAsync(context, s, 0);
         }
-        if (s.captureScope() != null) {
+        if (s.captureScope() != null || s.capturing()) { // the driver is asked only while a capture is possible
             throw new IllegalStateException("cannot allocate from " + resource.identity() + " on " + stream + ", which "
                     + "is capturing a graph: an allocation inside a capture is an allocation node of the graph, which "
-                    + "Gatun makes only from the device's graph memory. Allocate it with stream.allocate(bytes) inside "
-                    + "the capture, or from this pool before the capture begins");
+                    + "Gatun makes only from the device's graph memory. Allocate it with stream.allocate(bytes) on the "
+                    + "stream a Gatun capture was begun on, or from this pool before the capture begins");
         }
         return DeviceBuffer.allocateFromPool(context, s, resource, bytes);
     }

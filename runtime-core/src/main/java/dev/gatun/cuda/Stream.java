@@ -387,6 +387,14 @@ public final class Stream extends Owner {
                 return inCapture;
             }
         }
+        if (bytes > 0 && s.capturing()) { // asks the driver only while a capture is possible
+            // The driver would record an allocation node in a graph Gatun does not know, whose
+            // address exists only while that graph runs: Gatun could neither order nor free it.
+            throw new CaptureActiveException(this + " is capturing a graph, but not in a capture Gatun began on it: it "
+                    + "joined another stream's capture (it waited for work queued in it) or another library began the "
+                    + "capture. Allocate on the stream the capture was begun on (Stream.beginCapture), or before the "
+                    + "capture");
+        }
         return DeviceBuffer.allocateAsync(context, s, bytes);
     }
 

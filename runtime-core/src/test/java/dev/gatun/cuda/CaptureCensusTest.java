@@ -1,6 +1,8 @@
 package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Simulated;
@@ -60,8 +62,8 @@ class CaptureCensusTest {
 
     @Test
     void aCaptureBegunOnAnExportedHandleDefersTheFreeToRetirement() {
-        sim.gpu.capturing(stream.handle(), true); // as code outside Gatun would, on the exported handle
         DeviceBuffer b = stream.allocate(256);
+        sim.gpu.capturing(stream.handle(), true); // as code outside Gatun would, on the exported handle
         sim.faults.countCalls();
         b.close();
         assertEquals(0, sim.faults.counts().getOrDefault("cuMemFreeAsync", 0), "no free is recorded into a capture");
@@ -69,6 +71,26 @@ class CaptureCensusTest {
         sim.gpu.capturing(stream.handle(), false);
         ctx.synchronize();
         assertEquals(0, sim.gpu.liveDeviceAllocations(), "retirement freed it once the capture was over");
+    }
+
+    @Test
+    void anAllocationOnAStreamInACaptureGatunDidNotBeginIsRefusedBeforeTheDriver() {
+        MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+        stream.handle(); // exported: code outside Gatun may capture it, or it may join a capture
+        sim.gpu.capturing(stream.handle(), true);
+        sim.faults.countCalls();
+        CaptureActiveException refused = assertThrows(CaptureActiveException.class, () -> stream.allocate(256));
+        assertTrue(refused.getMessage().contains("not in a capture Gatun began on it"), refused.getMessage());
+        IllegalStateException fromPool = assertThrows(IllegalStateException.class, () -> pool.allocate(stream, 256));
+        assertTrue(fromPool.getMessage().contains("is capturing a graph"), fromPool.getMessage());
+        assertEquals(0, sim.faults.counts().getOrDefault("cuMemAllocAsync", 0));
+        assertEquals(0, sim.faults.counts().getOrDefault("cuMemAllocFromPoolAsync", 0));
+        sim.faults.clear();
+        sim.gpu.capturing(stream.handle(), false);
+        stream.allocate(256).close(); // allowed again once the capture is over
+        pool.close();
+        ctx.synchronize();
+        assertEquals(0, sim.gpu.liveDeviceAllocations());
     }
 
     @Test
