@@ -64,7 +64,7 @@ public final class DeviceBuffer extends Owner {
         }
     }
 
-    private static final class Resource extends Memory {
+    private static class Resource extends Memory {
         /** The pool the block came from (cuMemAlloc), or null for a stream-ordered or empty allocation. */
         private final DevicePool pool;
         /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
@@ -75,16 +75,9 @@ public final class DeviceBuffer extends Owner {
         private final boolean borrowed;
         /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
         final boolean imported;
-        /** For an allocation made inside a Gatun capture (an allocation node of its graph), where it stands; else null. */
-        final GraphAllocations.Allocation graph;
 
         Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
                 MemoryPool.Resource memoryPool, Origin origin) {
-            this(contextState, address, size, pool, allocatedOn, memoryPool, origin, null);
-        }
-
-        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
-                MemoryPool.Resource memoryPool, Origin origin, GraphAllocations.Allocation graph) {
             // A stream-ordered allocation starts out used on its stream (an empty one is not used at all).
             super(contextState, OwnerKind.DEVICE_BUFFER, address, size, size == 0 ? null : allocatedOn);
             this.pool = pool;
@@ -92,7 +85,15 @@ public final class DeviceBuffer extends Owner {
             this.memoryPool = memoryPool;
             this.borrowed = origin == Origin.BORROWED;
             this.imported = origin == Origin.IMPORTED;
-            this.graph = graph;
+        }
+
+        /**
+         * For an allocation made inside a Gatun capture (an allocation node of its graph), where
+         * it stands; else null. Only {@link GraphResource} has one, so that every other buffer's
+         * resource, made on the allocation hot path, carries no field for it.
+         */
+        GraphAllocations.Allocation graph() {
+            return null;
         }
 
         @Override
@@ -102,6 +103,7 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected void beforeRetire() {
+            GraphAllocations.Allocation graph = graph();
             if (graph != null) {
                 graph.closedDuringCapture(address); // a free node, while its capture is still open
             }
@@ -109,7 +111,7 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean freeInStreamOrder(StreamState soleStream) {
-            if (allocatedOn == null || size == 0 || soleStream == null || graph != null) {
+            if (allocatedOn == null || size == 0 || soleStream == null || graph() != null) {
                 // Several streams used it: wait for all their fences instead. A graph allocation
                 // is retired only once its graph and executables let go of it (holds), and its
                 // memory, if a launch made any, is freed after fences like this.
@@ -168,6 +170,7 @@ public final class DeviceBuffer extends Owner {
                 // exporter's, which frees it after every importer unmapped it.
                 return () -> context.calls().ipc().closeMemory(address);
             }
+            GraphAllocations.Allocation graph = graph();
             if (graph != null && !graph.backed()) {
                 // Freed by its graph's free node, or never allocated: its graph was never launched,
                 // or its capture was discarded. Freeing the address would be an error.
@@ -218,6 +221,7 @@ public final class DeviceBuffer extends Owner {
         }
 
         private void freed(ContextStats stats) {
+            GraphAllocations.Allocation graph = graph();
             if (graph != null) {
                 graph.retired(); // counted apart: graph allocations are not in asyncAllocations
                 return;
@@ -236,8 +240,24 @@ public final class DeviceBuffer extends Owner {
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
                     + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
-                    : graph != null ? ", " + graph.describe() + ")"
+                    : graph() != null ? ", " + graph().describe() + ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
+        }
+    }
+
+    /** The resource of a graph allocation: a stream-ordered allocation made inside a Gatun capture. */
+    private static final class GraphResource extends Resource {
+        private final GraphAllocations.Allocation graph;
+
+        GraphResource(ContextState contextState, long address, long size, StreamState capturing,
+                GraphAllocations.Allocation graph) {
+            super(contextState, address, size, null, capturing, null, Origin.OWN);
+            this.graph = graph;
+        }
+
+        @Override
+        GraphAllocations.Allocation graph() {
+            return graph;
         }
     }
 
@@ -305,7 +325,7 @@ public final class DeviceBuffer extends Owner {
             long bytes) {
         ContextState contextState = context.state();
         long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
-        Resource r = new Resource(contextState, address, bytes, null, stream, null, Origin.OWN, allocations.add(bytes));
+        Resource r = new GraphResource(contextState, address, bytes, stream, allocations.add(bytes));
         return new DeviceBuffer(context, r); // the caller admits it to the capture
     }
 
@@ -412,7 +432,7 @@ public final class DeviceBuffer extends Owner {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
         }
-        if (r.graph != null) {
+        if (r.graph() != null) {
             throw new IllegalStateException(r.identity() + " is a graph allocation, whose memory its graph's launches "
                     + "allocate and free; copy the bytes to share into a buffer from CudaContext.allocate and export that");
         }
@@ -493,8 +513,8 @@ public final class DeviceBuffer extends Owner {
 
     /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@link GraphAllocations}). */
     private void checkGraphMemory(StreamState stream) {
-        if (resource instanceof Resource r && r.graph != null) {
-            r.graph.checkUsableOn(stream, r);
+        if (resource instanceof Resource r && r.graph() != null) {
+            r.graph().checkUsableOn(stream, r);
         }
     }
 
@@ -503,14 +523,14 @@ public final class DeviceBuffer extends Owner {
      * does not exist yet: inside its capture, or before its graph was launched.
      */
     void checkSynchronous(String operation) {
-        if (resource instanceof Resource r && r.graph != null) {
-            r.graph.checkSynchronous(operation, r);
+        if (resource instanceof Resource r && r.graph() != null) {
+            r.graph().checkSynchronous(operation, r);
         }
     }
 
     /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
     public boolean isGraphAllocation() {
-        return resource instanceof Resource r && r.graph != null;
+        return resource instanceof Resource r && r.graph() != null;
     }
 
     /**
