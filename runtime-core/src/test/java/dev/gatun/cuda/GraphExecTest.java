@@ -72,14 +72,6 @@ class GraphExecTest {
         return out;
     }
 
-    private void hold(Stream s) {
-        sim.gpu.hold(s.state().handle());
-    }
-
-    private void release(Stream s) {
-        sim.gpu.release(s.state().handle());
-    }
-
     @Test
     void aWarmedLaunchIsOneDriverCall() {
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(4 * N);
@@ -102,7 +94,7 @@ class GraphExecTest {
             GraphExec exec = graph.instantiate();
             graph.close(); // the executable keeps the graph it was made from
             exec.launch(stream);
-            hold(other);
+            HeldStreams.hold(sim, other);
             exec.launch(other); // still running
             exec.close();
             assertThrows(IllegalStateException.class, () -> exec.launch(stream));
@@ -110,7 +102,7 @@ class GraphExecTest {
             ctx.reap();
             assertEquals(1, sim.gpu.liveGraphExecs(), "the launch on the other stream is still queued");
             assertEquals(1, sim.gpu.liveGraphs(), "the graph outlives its executable");
-            release(other);
+            HeldStreams.release(sim, other);
             ctx.reap();
             assertEquals(0, sim.gpu.liveGraphExecs());
             assertEquals(0, sim.gpu.liveGraphs());
@@ -128,7 +120,7 @@ class GraphExecTest {
         GraphExec first = graph.instantiate();
         GraphExec second = graph.instantiate();
         graph.close();
-        hold(stream);
+        HeldStreams.hold(sim, stream);
         first.launch(stream);
         second.launch(stream);
         v.close();
@@ -139,7 +131,7 @@ class GraphExecTest {
         assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
         assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "held by the executables");
         assertEquals(1, sim.gpu.liveModules());
-        release(stream);
+        HeldStreams.release(sim, stream);
         ctx.reap();
         assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "the second executable still holds it");
         second.close();

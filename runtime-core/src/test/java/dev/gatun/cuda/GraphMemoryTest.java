@@ -88,14 +88,6 @@ class GraphMemoryTest {
         return out;
     }
 
-    private void hold(Stream s) {
-        sim.gpu.hold(s.state().handle());
-    }
-
-    private void release(Stream s) {
-        sim.gpu.release(s.state().handle());
-    }
-
     @Test
     void eachReplayComputesIntoTheSameAddressAndAfreedTemporaryIsFreedByItsNode() {
         Random random = new Random(2);
@@ -203,7 +195,7 @@ class GraphMemoryTest {
     void aSynchronousReadAfterALaunchWaitsForTheReplay() {
         try (Graph graph = captureOutFromTemporary(); GraphExec exec = graph.instantiate()) {
             in.asInts().copyFrom(new int[] {1, 2, 3, 4, 5, 6, 7, 8});
-            hold(stream); // the GPU is still busy with the replay when the host reads
+            HeldStreams.hold(sim, stream); // the GPU is still busy with the replay when the host reads
             exec.launch(stream);
             assertArrayEquals(new int[] {12, 13, 14, 15, 16, 17, 18, 19}, read(graph.allocations().get(0)));
             graph.allocations().get(0).close();
@@ -218,12 +210,12 @@ class GraphMemoryTest {
             IllegalStateException e = assertThrows(IllegalStateException.class, graph::instantiate);
             assertTrue(e.getMessage().contains("one executable at a time"), e.getMessage());
             assertEquals(0, sim.faults.calls("cuGraphInstantiateWithFlags"), "refused before the driver");
-            hold(stream);
+            HeldStreams.hold(sim, stream);
             first.launch(stream);
             first.close();
             ctx.reap();
             assertThrows(IllegalStateException.class, graph::instantiate, "closed, but its launch still runs");
-            release(stream);
+            HeldStreams.release(sim, stream);
             ctx.reap();
             try (GraphExec second = graph.instantiate()) {
                 second.launch(stream); // frees what the first left allocated, as AUTO_FREE_ON_LAUNCH does

@@ -52,16 +52,13 @@ class SynchronousOrderingTest {
     }
 
     /** Holds a stream's work without exporting its handle (Stream.handle() would). */
-    private void hold(Stream s) {
-        sim.gpu.hold(s.state().handle());
-    }
 
     @Test
     void aReadWaitsForAKernelOnAStreamClosedBeforeTheRead() {
         try (Kernel fill = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(4L * N)) {
             b.asInts().copyFrom(poisoned());
             Stream other = ctx.createStream();
-            hold(other); // the kernel is still running when the stream is closed and the buffer read
+            HeldStreams.hold(sim, other); // the kernel is still running when the stream is closed and the buffer read
             fill.launch(other, LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N), KernelArg.i32(7));
             other.close();
             int[] out = new int[N];
@@ -75,7 +72,7 @@ class SynchronousOrderingTest {
         try (Kernel fill = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(4L * N)) {
             b.asInts().copyFrom(poisoned());
             Stream other = ctx.createStream();
-            hold(other);
+            HeldStreams.hold(sim, other);
             fill.launch(other, LaunchConfig.of(1, N), KernelArg.address(b.address()), KernelArg.i32(N),
                     KernelArg.i32(-3));
             int[] out = new int[N];
@@ -91,7 +88,7 @@ class SynchronousOrderingTest {
             src.asInts().copyFrom(expected(100));
             dst.asInts().copyFrom(poisoned());
             Stream other = ctx.createStream();
-            hold(other);
+            HeldStreams.hold(sim, other);
             other.copy(dst.asInts(), src.asInts()); // queued: reads src once the stream runs
             src.asInts().copyFrom(expected(500)); // must wait for the queued copy's read
             int[] out = new int[N];
