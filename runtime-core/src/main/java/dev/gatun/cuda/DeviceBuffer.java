@@ -432,7 +432,7 @@ public final class DeviceBuffer extends Owner {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
         }
-        if (r.graph() != null) {
+        if (r instanceof GraphResource) {
             throw new IllegalStateException(r.identity() + " is a graph allocation, whose memory its graph's launches "
                     + "allocate and free; copy the bytes to share into a buffer from CudaContext.allocate and export that");
         }
@@ -513,8 +513,8 @@ public final class DeviceBuffer extends Owner {
 
     /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@link GraphAllocations}). */
     private void checkGraphMemory(StreamState stream) {
-        if (resource instanceof Resource r && r.graph() != null) {
-            r.graph().checkUsableOn(stream, r);
+        if (resource instanceof GraphResource g) {
+            g.graph.checkUsableOn(stream, g);
         }
     }
 
@@ -523,14 +523,14 @@ public final class DeviceBuffer extends Owner {
      * does not exist yet: inside its capture, or before its graph was launched.
      */
     void checkSynchronous(String operation) {
-        if (resource instanceof Resource r && r.graph() != null) {
-            r.graph().checkSynchronous(operation, r);
+        if (resource instanceof GraphResource g) {
+            g.graph.checkSynchronous(operation, g);
         }
     }
 
     /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
     public boolean isGraphAllocation() {
-        return resource instanceof Resource r && r.graph() != null;
+        return resource instanceof GraphResource;
     }
 
     /**

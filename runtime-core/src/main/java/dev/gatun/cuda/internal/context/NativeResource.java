@@ -252,10 +252,7 @@ public abstract class NativeResource implements Runnable {
             retire();
             return true;
         } finally {
-            context.closed(kind);
-            if (allocationSite != null) {
-                context.untrack(this);
-            }
+            countClosed();
         }
     }
 
@@ -279,10 +276,15 @@ public abstract class NativeResource implements Runnable {
             retire();
             return true;
         } finally {
-            context.closed(kind);
-            if (allocationSite != null) {
-                context.untrack(this);
-            }
+            countClosed();
+        }
+    }
+
+    /** No longer live for its context: counted closed, and off the leak-tracking list. */
+    private void countClosed() {
+        context.closed(kind);
+        if (allocationSite != null) {
+            context.untrack(this);
         }
     }
 
