@@ -1,5 +1,8 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.FillKernel.N;
+import static dev.gatun.cuda.FillKernel.expected;
+import static dev.gatun.cuda.FillKernel.poisoned;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -29,38 +32,18 @@ import org.junit.jupiter.api.function.Executable;
  */
 class ForeignHandlesTest {
 
-    private static final int N = 64;
     private final Simulated sim = new Simulated(new FakeDriverApi().deviceCount(2));
     private final CudaContext ctx = sim.cuda.device(0).context(ContextOptions.defaults().withLeakTracking(true)
             .withDevicePool(new DevicePoolOptions(0, false)));
     private final MemorySegment primary = sim.gpu.primaryContext(0);
 
     ForeignHandlesTest() {
-        // fill(p, n, v): p[i] = v + i
-        sim.gpu.kernelBody("fill", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, l.i32(2) + i);
-            }
-        });
-        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32", "u32")));
+        FillKernel.load(sim, ctx); // fill(p, n, v): p[i] = v + i
     }
 
     @AfterEach
     void noViolations() {
         assertEquals(List.of(), sim.gpu.violations());
-    }
-
-    private static int[] expected(int base) {
-        int[] out = new int[N];
-        Arrays.setAll(out, i -> base + i);
-        return out;
-    }
-
-    private static int[] poisoned() {
-        int[] p = new int[N];
-        Arrays.fill(p, 0xDEADBEEF);
-        return p;
     }
 
     private void reapTwice() {

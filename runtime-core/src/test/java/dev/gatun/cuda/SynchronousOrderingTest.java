@@ -1,13 +1,13 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.FillKernel.N;
+import static dev.gatun.cuda.FillKernel.expected;
+import static dev.gatun.cuda.FillKernel.poisoned;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -19,36 +19,16 @@ import org.junit.jupiter.api.Test;
  */
 class SynchronousOrderingTest {
 
-    private static final int N = 64;
     private final Simulated sim = new Simulated();
     private final CudaContext ctx = sim.context();
 
     SynchronousOrderingTest() {
-        // fill(p, n, v): p[i] = v + i
-        sim.gpu.kernelBody("fill", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, l.i32(2) + i);
-            }
-        });
-        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32", "u32")));
+        FillKernel.load(sim, ctx); // fill(p, n, v): p[i] = v + i
     }
 
     @AfterEach
     void noViolations() {
         assertEquals(List.of(), sim.gpu.violations());
-    }
-
-    private static int[] expected(int base) {
-        int[] out = new int[N];
-        Arrays.setAll(out, i -> base + i);
-        return out;
-    }
-
-    private static int[] poisoned() {
-        int[] p = new int[N];
-        Arrays.fill(p, 0xDEADBEEF);
-        return p;
     }
 
     /** Holds a stream's work without exporting its handle (Stream.handle() would). */
