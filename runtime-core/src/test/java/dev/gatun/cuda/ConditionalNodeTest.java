@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.io.IOException;
@@ -41,12 +42,7 @@ class ConditionalNodeTest {
 
     ConditionalNodeTest() {
         // add(p, n, v): p[i] += v.
-        sim.gpu.kernelBody("add", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         // step(p, n, v, counter, handle): p[i] += v; --*counter; the loop goes on while it is not 0.
         sim.gpu.kernelBody("step", l -> {
             var p = l.memory(l.pointer(0), 4L * l.i32(1));

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.io.IOException;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -40,12 +40,7 @@ class GraphEventNodesTest {
 
     GraphEventNodesTest() {
         // add(p, n, v): p[i] += v
-        sim.gpu.kernelBody("add", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
         add = ctx.modules().kernel("a", "add");
     }

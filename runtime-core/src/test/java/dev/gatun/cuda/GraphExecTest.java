@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -34,10 +34,7 @@ class GraphExecTest {
         // add(p, n, v): p[i] += v
         sim.gpu.kernelBody("add", l -> {
             grids.add(l.gridX());
-            var v = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
+            FakeKernel.ADD.run(l);
         });
         loadAdd();
     }

@@ -11,9 +11,9 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.LogCapture;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
@@ -41,12 +41,7 @@ class GraphMemoryTest {
 
     GraphMemoryTest() {
         // add(p, n, v): p[i] += v
-        sim.gpu.kernelBody("add", l -> {
-            var v = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
         add = ctx.modules().kernel("m", "add");
     }

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -32,12 +32,7 @@ class StreamCaptureTest {
 
     StreamCaptureTest() {
         // add(p, n, v): p[i] += v
-        sim.gpu.kernelBody("add", l -> {
-            var v = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
         add = ctx.modules().kernel("m", "add");
     }

@@ -1,10 +1,19 @@
 package dev.gatun.cuda.testing;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /** The body of a simulated kernel: what a launch does to device memory when its stream runs it. */
 @FunctionalInterface
 public interface FakeKernel {
+
+    /** {@code add(p, n, v)}: {@code p[i] += v} for the {@code n} ints at {@code p}; the tests' usual kernel. */
+    FakeKernel ADD = l -> {
+        MemorySegment p = l.memory(l.pointer(0), 4L * l.i32(1));
+        for (int i = 0; i < l.i32(1); i++) {
+            p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
+        }
+    };
 
     void run(Launch launch);
 

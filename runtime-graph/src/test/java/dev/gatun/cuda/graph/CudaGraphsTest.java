@@ -18,9 +18,9 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,12 +37,7 @@ class CudaGraphsTest {
     private final Stream stream = ctx.createStream();
 
     CudaGraphsTest() {
-        sim.gpu.kernelBody("add", l -> {
-            var v = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
     }
 
@@ -198,10 +193,7 @@ class CudaGraphsTest {
         List<Integer> grids = new java.util.concurrent.CopyOnWriteArrayList<>();
         sim.gpu.kernelBody("add", l -> {
             grids.add(l.gridX());
-            var v = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                v.setAtIndex(ValueLayout.JAVA_INT, i, v.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
+            FakeKernel.ADD.run(l);
         });
         GraphSlot slot = graphs.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);

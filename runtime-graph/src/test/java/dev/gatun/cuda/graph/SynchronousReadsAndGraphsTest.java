@@ -14,9 +14,9 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -36,12 +36,7 @@ class SynchronousReadsAndGraphsTest {
 
     SynchronousReadsAndGraphsTest() {
         // add(p, n, v): p[i] += v
-        sim.gpu.kernelBody("add", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-        });
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
         ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
     }
 
