@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -357,7 +358,9 @@ public final class DeviceBuffer extends Owner {
         try (var _ = contextState.enterSection("cuIpcOpenMemHandle")) {
             address = contextState.calls().ipc().openMemory(handle.driverHandle());
         }
-        return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+        DeviceBuffer buffer = new DeviceBuffer(context,
+                new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+        return buffer.mappedAsClaimed("IpcMemoryHandle");
     }
 
     /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
@@ -372,7 +375,24 @@ public final class DeviceBuffer extends Owner {
             throw e;
         }
         pool.importedAllocation(allocation.byteSize());
-        return new DeviceBuffer(context, new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+        DeviceBuffer buffer = new DeviceBuffer(context,
+                new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+        return buffer.mappedAsClaimed("IpcPoolAllocation");
+    }
+
+    /**
+     * This new import, once the driver confirmed that its mapping spans the size its export bytes
+     * claimed; otherwise (or when the driver cannot say) it is closed, which unmaps or frees the
+     * mapping through the release any import's close uses, and the check's exception is thrown.
+     */
+    private DeviceBuffer mappedAsClaimed(String export) {
+        try {
+            ForeignHandles.checkMappedSize(context.state(), resource.address, resource.size, export);
+            return this;
+        } catch (RuntimeException e) {
+            close(); // nothing used it yet: retirement releases it at once
+            throw e;
+        }
     }
 
     public CudaContext context() {
