@@ -416,8 +416,9 @@ public final class DeviceBuffer extends Owner {
      *       its base, this buffer's address), so pooled blocks export without an offset;
      *   <li>an allocation from a {@link MemoryPool} created with an export handle
      *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
-     *       ({@code cuMemPoolExportPointer}); the other process needs the pool too
-     *       ({@link MemoryPool#exportFileDescriptor()}).
+     *       ({@code cuMemPoolExportPointer}); the pool must have been exported first
+     *       ({@link MemoryPool#exportFileDescriptor()}), since the driver exports no allocation
+     *       of a pool before that, and the other process needs the pool too.
      * </ul>
      *
      * <p>The exporter keeps this buffer open until every importer has closed its import (the
@@ -431,7 +432,8 @@ public final class DeviceBuffer extends Owner {
      *     process exports it), borrowed from another library, a view of a growable buffer, a
      *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
-     *     says how to allocate a buffer that can be shared
+     *     says how to allocate a buffer that can be shared; or an allocation of a pool not
+     *     exported yet: the message says to call {@link MemoryPool#exportFileDescriptor()} first
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
      */
     public IpcBufferExport exportForIpc() {
@@ -464,6 +466,13 @@ public final class DeviceBuffer extends Owner {
                     + (r.memoryPool == null ? "the device's default pool" : "a pool created without an export handle")
                     + ", which cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a "
                     + "MemoryPool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+        }
+        if (!r.memoryPool.exported) {
+            // The driver refuses cuMemPoolExportPointer (CUDA_ERROR_INVALID_VALUE) until the pool
+            // itself was exported. Exporting it here would make a descriptor nobody closes.
+            throw new IllegalStateException(r.identity() + " cannot be exported before its pool: call "
+                    + "MemoryPool.exportFileDescriptor() first and send the descriptor to the importing process, "
+                    + "which imports the pool (CudaContext.importMemoryPool) before this allocation");
         }
         return new IpcPoolAllocation(context.state().calls().pools().exportPointer(r.address), r.size);
     }

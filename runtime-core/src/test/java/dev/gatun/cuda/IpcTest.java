@@ -216,10 +216,10 @@ class IpcTest {
             assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
             DeviceBuffer original = pool.allocate(s, data.length);
             original.bytes().copyFrom(data);
+            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor()); // the pool first: the driver's order
             IpcPoolAllocation exported = assertInstanceOf(IpcPoolAllocation.class,
                     IpcBufferExport.fromBytes(original.exportForIpc().toBytes()), "a pool allocation exports through its pool");
             assertEquals(data.length, exported.byteSize());
-            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
             assertTrue(imported.isImported());
             imported.setAccess(ctx, MemoryAccess.READ_WRITE); // the importing process sets its own device's access
             assertEquals(MemoryAccess.READ_WRITE, imported.access(ctx));
@@ -276,6 +276,20 @@ class IpcTest {
             refused(() -> exportable.importAllocation(IpcPoolAllocation.fromBytes(someExport)), "is not an imported pool");
             assertThrows(IllegalArgumentException.class, () -> ctx.importMemoryPool(-1));
             assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
+        }
+        ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void aPoolAllocationIsRefusedBeforeItsPoolWasExported() {
+        try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool(); DeviceBuffer b = pool.allocate(s, 64)) {
+            sim.faults.countCalls();
+            refused(b::exportForIpc, "MemoryPool.exportFileDescriptor()", "first");
+            assertEquals(0, sim.faults.totalCalls(), "refused before the driver, which refuses cuMemPoolExportPointer too");
+            int fd = pool.exportFileDescriptor();
+            assertInstanceOf(IpcPoolAllocation.class, b.exportForIpc(), "exportable once its pool was exported");
+            assertTrue(fd >= 0);
         }
         ctx.reap();
         assertEquals(List.of(), sim.gpu.violations());
