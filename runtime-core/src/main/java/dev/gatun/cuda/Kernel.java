@@ -262,9 +262,13 @@ public final class Kernel extends Owner {
      * any number of times, and its arguments updated in place, without allocating.
      *
      * @throws IllegalArgumentException when the configuration or arguments cannot work
+     * @throws ContextPoisonedException when a sticky error poisoned the context
      */
     public KernelLaunch prepare(LaunchConfig config, KernelArg... args) {
         resource.checkOpen();
+        // Once the launch target is cached, preparing makes no driver call, so the checked
+        // layer's poison check would not see it: ask it here, as every other call does.
+        contextState.calls().live("Kernel.prepare");
         return new KernelLaunch(this, config, args);
     }
 
