@@ -20,9 +20,11 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
  *
- * <p>A {@linkplain CudaContext#borrowDeviceMemory borrowed} buffer views another library's
- * allocation: it is used like any other, but closing it only ends Gatun's view, once Gatun's
- * work queued on it has completed; the memory is never freed by Gatun.
+ * <p>A {@linkplain #isBorrowed() borrowed} buffer is memory Gatun did not allocate: another
+ * library's allocation ({@link CudaContext#borrowDeviceMemory}) or another process's, mapped
+ * here (an import). It is used like any other, but closing it only ends Gatun's view, or
+ * unmaps this process's mapping of an import, once Gatun's work queued on it has completed; the
+ * memory is never freed by Gatun.
  *
  * <p>A {@link GrowableBuffer#mapped()} view is a buffer too, over memory the growable buffer
  * owns: closing it ends the view (and frees nothing); a shrink below its end, or closing the
@@ -39,7 +41,7 @@ public final class DeviceBuffer extends Owner {
         /** Allocated by Gatun: freed by retirement. */
         OWN,
         /** Another library's allocation ({@link CudaContext#borrowDeviceMemory}): never freed by Gatun. */
-        BORROWED,
+        FOREIGN,
         /** Another process's allocation, mapped here (IPC): unmapped or freed as the import requires. */
         IMPORTED
     }
@@ -72,8 +74,8 @@ public final class DeviceBuffer extends Owner {
         final StreamState allocatedOn;
         /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
         private final MemoryPool.Resource memoryPool;
-        /** Another library's memory: never freed here (no pool, no stream, no memory pool). */
-        private final boolean borrowed;
+        /** Another library's memory in this process: never freed here, nothing released (no pool, no stream, no memory pool). */
+        private final boolean foreign;
         /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
         final boolean imported;
 
@@ -84,7 +86,7 @@ public final class DeviceBuffer extends Owner {
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
-            this.borrowed = origin == Origin.BORROWED;
+            this.foreign = origin == Origin.FOREIGN;
             this.imported = origin == Origin.IMPORTED;
         }
 
@@ -97,9 +99,10 @@ public final class DeviceBuffer extends Owner {
             return null;
         }
 
+        /** Borrowed in {@link LiveOwner#borrowed()}'s one meaning: another library's memory, or another process's mapped here. */
         @Override
         public boolean borrowed() {
-            return borrowed;
+            return foreign || imported;
         }
 
         @Override
@@ -138,7 +141,7 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
-            if (borrowed) {
+            if (foreign) {
                 // Gatun's work on it completed; its owner frees it. Nothing Java-side to drop either.
                 return Retirement.Release.withoutDriver(() -> { });
             }
@@ -233,14 +236,15 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
-            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); a borrowed buffer frees nothing.
-            return allocatedOn == null && !borrowed;
+            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); another
+            // library's memory frees nothing.
+            return allocatedOn == null && !foreign;
         }
 
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
+                    + context.device() + (foreign ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
                     : graph() != null ? ", " + graph().describe() + ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
@@ -299,7 +303,7 @@ public final class DeviceBuffer extends Owner {
 
     /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
     static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
-        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.BORROWED));
+        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.FOREIGN));
     }
 
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
@@ -450,7 +454,7 @@ public final class DeviceBuffer extends Owner {
             throw new IllegalStateException(r.identity() + " was imported from another process: export it from "
                     + "the process that allocated it");
         }
-        if (r.borrowed()) {
+        if (r.foreign) {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
         }
@@ -482,7 +486,12 @@ public final class DeviceBuffer extends Owner {
         return resource.size;
     }
 
-    /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
+    /**
+     * Whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
+     * allocate and never frees, another library's ({@link CudaContext#borrowDeviceMemory}) or
+     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation}).
+     * Closing it releases only Gatun's view, or this process's mapping of an import.
+     */
     public boolean isBorrowed() {
         return resource.borrowed();
     }

@@ -53,6 +53,12 @@ public final class Kernel extends Owner {
             return false;
         }
 
+        /** A kernel of another library's module is borrowed, in {@link LiveOwner#borrowed()}'s one meaning, like its module. */
+        @Override
+        public boolean borrowed() {
+            return module.borrowed();
+        }
+
         @Override
         public String identity() {
             return "Kernel#" + id() + " '" + name + "' of " + module.identity();
@@ -86,8 +92,8 @@ public final class Kernel extends Owner {
     }
 
     /**
-     * Whether this kernel comes from another library's module ({@link CudaContext#borrowKernel}),
-     * which Gatun never unloads.
+     * Whether this kernel is {@linkplain LiveOwner#borrowed() borrowed}: it comes from another
+     * library's module ({@link CudaContext#borrowKernel}), which Gatun never unloads.
      */
     public boolean isBorrowed() {
         return resource.module.borrowed();
