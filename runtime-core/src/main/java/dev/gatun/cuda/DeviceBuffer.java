@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
+import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -19,9 +20,11 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
  *
- * <p>A {@linkplain CudaContext#borrowDeviceMemory borrowed} buffer views another library's
- * allocation: it is used like any other, but closing it only ends Gatun's view, once Gatun's
- * work queued on it has completed; the memory is never freed by Gatun.
+ * <p>A {@linkplain #isBorrowed() borrowed} buffer is memory Gatun did not allocate: another
+ * library's allocation ({@link CudaContext#borrowDeviceMemory}) or another process's, mapped
+ * here (an import). It is used like any other, but closing it only ends Gatun's view, or
+ * unmaps this process's mapping of an import, once Gatun's work queued on it has completed; the
+ * memory is never freed by Gatun.
  *
  * <p>A {@link GrowableBuffer#mapped()} view is a buffer too, over memory the growable buffer
  * owns: closing it ends the view (and frees nothing); a shrink below its end, or closing the
@@ -38,7 +41,7 @@ public final class DeviceBuffer extends Owner {
         /** Allocated by Gatun: freed by retirement. */
         OWN,
         /** Another library's allocation ({@link CudaContext#borrowDeviceMemory}): never freed by Gatun. */
-        BORROWED,
+        FOREIGN,
         /** Another process's allocation, mapped here (IPC): unmapped or freed as the import requires. */
         IMPORTED
     }
@@ -71,8 +74,8 @@ public final class DeviceBuffer extends Owner {
         final StreamState allocatedOn;
         /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
         private final MemoryPool.Resource memoryPool;
-        /** Another library's memory: never freed here (no pool, no stream, no memory pool). */
-        private final boolean borrowed;
+        /** Another library's memory in this process: never freed here, nothing released (no pool, no stream, no memory pool). */
+        private final boolean foreign;
         /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
         final boolean imported;
 
@@ -83,7 +86,7 @@ public final class DeviceBuffer extends Owner {
             this.pool = pool;
             this.allocatedOn = allocatedOn;
             this.memoryPool = memoryPool;
-            this.borrowed = origin == Origin.BORROWED;
+            this.foreign = origin == Origin.FOREIGN;
             this.imported = origin == Origin.IMPORTED;
         }
 
@@ -96,9 +99,10 @@ public final class DeviceBuffer extends Owner {
             return null;
         }
 
+        /** Borrowed in {@link LiveOwner#borrowed()}'s one meaning: another library's memory, or another process's mapped here. */
         @Override
         public boolean borrowed() {
-            return borrowed;
+            return foreign || imported;
         }
 
         @Override
@@ -137,7 +141,7 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
-            if (borrowed) {
+            if (foreign) {
                 // Gatun's work on it completed; its owner frees it. Nothing Java-side to drop either.
                 return Retirement.Release.withoutDriver(() -> { });
             }
@@ -232,14 +236,15 @@ public final class DeviceBuffer extends Owner {
 
         @Override
         protected boolean synchronizingFree() {
-            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); a borrowed buffer frees nothing.
-            return allocatedOn == null && !borrowed;
+            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); another
+            // library's memory frees nothing.
+            return allocatedOn == null && !foreign;
         }
 
         @Override
         public String identity() {
             return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
+                    + context.device() + (foreign ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
                     : graph() != null ? ", " + graph().describe() + ")"
                     : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
         }
@@ -298,7 +303,7 @@ public final class DeviceBuffer extends Owner {
 
     /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
     static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
-        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.BORROWED));
+        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.FOREIGN));
     }
 
     /** A stream-ordered allocation on {@code stream}, not capturing (call under its lock). */
@@ -360,7 +365,9 @@ public final class DeviceBuffer extends Owner {
         try (var _ = contextState.enterSection("cuIpcOpenMemHandle")) {
             address = contextState.calls().ipc().openMemory(handle.driverHandle());
         }
-        return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+        DeviceBuffer buffer = new DeviceBuffer(context,
+                new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+        return buffer.mappedAsClaimed("IpcMemoryHandle");
     }
 
     /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
@@ -375,7 +382,24 @@ public final class DeviceBuffer extends Owner {
             throw e;
         }
         pool.importedAllocation(allocation.byteSize());
-        return new DeviceBuffer(context, new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+        DeviceBuffer buffer = new DeviceBuffer(context,
+                new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+        return buffer.mappedAsClaimed("IpcPoolAllocation");
+    }
+
+    /**
+     * This new import, once the driver confirmed that its mapping spans the size its export bytes
+     * claimed; otherwise (or when the driver cannot say) it is closed, which unmaps or frees the
+     * mapping through the release any import's close uses, and the check's exception is thrown.
+     */
+    private DeviceBuffer mappedAsClaimed(String export) {
+        try {
+            ForeignHandles.checkMappedSize(context.state(), resource.address, resource.size, export);
+            return this;
+        } catch (RuntimeException e) {
+            close(); // nothing used it yet: retirement releases it at once
+            throw e;
+        }
     }
 
     public CudaContext context() {
@@ -399,8 +423,9 @@ public final class DeviceBuffer extends Owner {
      *       its base, this buffer's address), so pooled blocks export without an offset;
      *   <li>an allocation from a {@link MemoryPool} created with an export handle
      *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
-     *       ({@code cuMemPoolExportPointer}); the other process needs the pool too
-     *       ({@link MemoryPool#exportFileDescriptor()}).
+     *       ({@code cuMemPoolExportPointer}); the pool must have been exported first
+     *       ({@link MemoryPool#exportFileDescriptor()}), since the driver exports no allocation
+     *       of a pool before that, and the other process needs the pool too.
      * </ul>
      *
      * <p>The exporter keeps this buffer open until every importer has closed its import (the
@@ -414,7 +439,8 @@ public final class DeviceBuffer extends Owner {
      *     process exports it), borrowed from another library, a view of a growable buffer, a
      *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
-     *     says how to allocate a buffer that can be shared
+     *     says how to allocate a buffer that can be shared; or an allocation of a pool not
+     *     exported yet: the message says to call {@link MemoryPool#exportFileDescriptor()} first
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
      */
     public IpcBufferExport exportForIpc() {
@@ -431,7 +457,7 @@ public final class DeviceBuffer extends Owner {
             throw new IllegalStateException(r.identity() + " was imported from another process: export it from "
                     + "the process that allocated it");
         }
-        if (r.borrowed()) {
+        if (r.foreign) {
             throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
                     + "or copy the bytes to share into a buffer from CudaContext.allocate");
         }
@@ -448,6 +474,13 @@ public final class DeviceBuffer extends Owner {
                     + ", which cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a "
                     + "MemoryPool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
         }
+        if (!r.memoryPool.exported) {
+            // The driver refuses cuMemPoolExportPointer (CUDA_ERROR_INVALID_VALUE) until the pool
+            // itself was exported. Exporting it here would make a descriptor nobody closes.
+            throw new IllegalStateException(r.identity() + " cannot be exported before its pool: call "
+                    + "MemoryPool.exportFileDescriptor() first and send the descriptor to the importing process, "
+                    + "which imports the pool (CudaContext.importMemoryPool) before this allocation");
+        }
         return new IpcPoolAllocation(context.state().calls().pools().exportPointer(r.address), r.size);
     }
 
@@ -456,7 +489,12 @@ public final class DeviceBuffer extends Owner {
         return resource.size;
     }
 
-    /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
+    /**
+     * Whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
+     * allocate and never frees, another library's ({@link CudaContext#borrowDeviceMemory}) or
+     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation}).
+     * Closing it releases only Gatun's view, or this process's mapping of an import.
+     */
     public boolean isBorrowed() {
         return resource.borrowed();
     }

@@ -54,6 +54,8 @@ public final class MemoryPool extends Owner {
         final PoolExportHandle exportHandle;
         /** Imported from another process's file descriptor: it only imports allocations. */
         final boolean imported;
+        /** Exported once ({@link #exportFileDescriptor()}): the driver exports its allocations only from then on. */
+        volatile boolean exported;
         private final LongAdder allocations = new LongAdder();
         private final LongAdder frees = new LongAdder();
         private final LongAdder bytesLive = new LongAdder();
@@ -210,7 +212,9 @@ public final class MemoryPool extends Owner {
 
     /**
      * A new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
-     * another process's {@link CudaContext#importMemoryPool}. The descriptor is the caller's:
+     * another process's {@link CudaContext#importMemoryPool}. Call it before exporting any
+     * allocation from the pool ({@link DeviceBuffer#exportForIpc()}): the driver refuses to export
+     * an allocation of a pool never exported, and Gatun refuses it first. The descriptor is the caller's:
      * pass it to the other process (a descriptor is not a number another process can use: send
      * it over a Unix socket with {@code SCM_RIGHTS}, or let the other process take a copy with
      * {@code pidfd_getfd}), and close it when no process needs this copy any more.
@@ -225,7 +229,9 @@ public final class MemoryPool extends Owner {
                     + (resource.imported ? ": it was imported; export it from the process that created it"
                     : "; create it with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)"));
         }
-        return state.calls().pools().exportFileDescriptor(resource.handle());
+        int fd = state.calls().pools().exportFileDescriptor(resource.handle());
+        resource.exported = true;
+        return fd;
     }
 
     /**
