@@ -44,6 +44,7 @@ class PackageDependencyTest {
     private static final String IMAGE = INTERNAL + "image";
     private static final String LAUNCH = INTERNAL + "launch";
     private static final String LOAD = INTERNAL + "load";
+    private static final String MEMORY = INTERNAL + "memory";
     private static final String INTERNAL_NVRTC = INTERNAL + "nvrtc";
     private static final String POOL = INTERNAL + "pool";
     private static final String SETTINGS = INTERNAL + "settings";
@@ -53,7 +54,9 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
-            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, POOL, SETTINGS, TRANSFER, BINDINGS_DRIVER)),
+            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
+                    BINDINGS_DRIVER)),
+            Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, POOL, BINDINGS_DRIVER)),
             Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
@@ -81,11 +84,14 @@ class PackageDependencyTest {
             API + ".DevicePoolCounters",
             API + ".DevicePoolOptions",
             API + ".DevicePoolSite",
+            API + ".GrowableBufferCounters",
             API + ".ContextCounters",
             API + ".KernelArg",
             API + ".LaunchConfig",
             API + ".MemoryInfo",
+            API + ".MemoryPoolCounters",
             API + ".OwnerKind",
+            API + ".PoolExportHandle",
             NVRTC + ".CompileOptions",
             NVRTC + ".CompileTarget",
             NVRTC + ".CompiledProgram");
