@@ -15,8 +15,14 @@ import java.util.Objects;
  * @param leakTracking whether every owner made from the context records where it was created,
  *     so that an owner that is never closed is reported with its allocation site (costs a stack
  *     trace per owner: for tests and debugging)
+ * @param outOfMemoryLadder whether an allocation that runs out of memory climbs the out-of-memory
+ *     ladder (free what retirement can, trim the pools, synchronize, each followed by a retry)
+ *     before failing with an {@link OutOfDeviceMemoryException} that reports where the memory is
+ *     (on by default). Off, it fails at once with the driver's {@link CudaException}, as before
+ *     the ladder; only Gatun's device pool still trims itself and tries once more
  */
-public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking) {
+public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking,
+        boolean outOfMemoryLadder) {
 
     public ContextOptions {
         Objects.requireNonNull(gateTimeout, "gateTimeout");
@@ -26,12 +32,21 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
         }
     }
 
+    /** A context without the out-of-memory ladder setting given: the ladder is on. */
+    public ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking) {
+        this(gateTimeout, devicePool, leakTracking, true);
+    }
+
     /** System property that switches leak tracking on for contexts opened with {@link #defaults()}: true or false. */
     public static final String LEAK_TRACKING_PROPERTY = "gatun.leakTracking";
 
+    /** System property that switches the out-of-memory ladder for contexts opened with {@link #defaults()}: true or false. */
+    public static final String OUT_OF_MEMORY_LADDER_PROPERTY = "gatun.oomLadder";
+
     /**
      * 30 s gate timeout; the pool configured by system properties (default: 2 GiB bound,
-     * profiling off); leak tracking as {@value #LEAK_TRACKING_PROPERTY} says (default off).
+     * profiling off); leak tracking as {@value #LEAK_TRACKING_PROPERTY} says (default off); the
+     * out-of-memory ladder as {@value #OUT_OF_MEMORY_LADDER_PROPERTY} says (default on).
      *
      * @throws IllegalArgumentException when one of these system properties is set to something it
      *     cannot mean (a switch takes true or false only)
@@ -39,18 +54,25 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
     public static ContextOptions defaults() {
         return new ContextOptions(Duration.ofSeconds(30), DevicePoolOptions.fromSystemProperties(),
                 Settings.flag("system property " + LEAK_TRACKING_PROPERTY, System.getProperty(LEAK_TRACKING_PROPERTY),
-                        false));
+                        false),
+                Settings.flag("system property " + OUT_OF_MEMORY_LADDER_PROPERTY,
+                        System.getProperty(OUT_OF_MEMORY_LADDER_PROPERTY), true));
     }
 
     public ContextOptions withGateTimeout(Duration timeout) {
-        return new ContextOptions(timeout, devicePool, leakTracking);
+        return new ContextOptions(timeout, devicePool, leakTracking, outOfMemoryLadder);
     }
 
     public ContextOptions withDevicePool(DevicePoolOptions pool) {
-        return new ContextOptions(gateTimeout, pool, leakTracking);
+        return new ContextOptions(gateTimeout, pool, leakTracking, outOfMemoryLadder);
     }
 
     public ContextOptions withLeakTracking(boolean on) {
-        return new ContextOptions(gateTimeout, devicePool, on);
+        return new ContextOptions(gateTimeout, devicePool, on, outOfMemoryLadder);
+    }
+
+    /** These options with the out-of-memory ladder on or off (see {@link #outOfMemoryLadder()}). */
+    public ContextOptions withOutOfMemoryLadder(boolean on) {
+        return new ContextOptions(gateTimeout, devicePool, leakTracking, on);
     }
 }

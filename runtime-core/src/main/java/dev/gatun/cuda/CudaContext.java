@@ -7,7 +7,10 @@ import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.driver.GraphMemoryCalls;
+import dev.gatun.cuda.internal.memory.OutOfMemoryLadder;
+import dev.gatun.cuda.internal.memory.PoolRegistry;
 import dev.gatun.cuda.internal.memory.Recyclers;
+import dev.gatun.cuda.internal.memory.SoftLimits;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import dev.gatun.cuda.internal.pool.DevicePoolBackend;
 import dev.gatun.cuda.internal.transfer.StagingPool;
@@ -50,6 +53,11 @@ public final class CudaContext implements AutoCloseable {
     private final DevicePool pool;
     private final Recyclers recyclers = new Recyclers();
     private final DevicePoolView devicePool;
+    /** The CUDA memory pools not yet destroyed, for the out-of-memory ladder, the soft limits and reports. */
+    private final PoolRegistry pools = new PoolRegistry();
+    private final OutOfMemoryLadder ladder;
+    private final SoftLimits softLimits;
+    private final MemoryPressure memoryPressure;
     /** The context's view of the device's default memory pool (the driver is asked for the pool on first use). */
     private final MemoryPool defaultMemoryPool;
 
@@ -61,6 +69,9 @@ public final class CudaContext implements AutoCloseable {
         contextState.attachApi(this);
         this.pool = new DevicePool(new DevicePoolBackend(contextState), options.devicePool());
         this.devicePool = new DevicePoolView(this, contextState, pool);
+        this.ladder = new OutOfMemoryLadder(contextState, pool, pools, options.outOfMemoryLadder());
+        this.softLimits = new SoftLimits(contextState, pool, pools);
+        this.memoryPressure = new MemoryPressure(this, ladder);
         ContextCalls.StreamPriorities priorities = contextState.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
@@ -98,6 +109,16 @@ public final class CudaContext implements AutoCloseable {
         return recyclers;
     }
 
+    /** What an allocation that ran out of memory climbs (from its catch block, with no stream's lock held). */
+    OutOfMemoryLadder ladder() {
+        return ladder;
+    }
+
+    /** The CUDA memory pools of this context not yet destroyed. */
+    PoolRegistry pools() {
+        return pools;
+    }
+
     /** The options this context was opened with. */
     public ContextOptions options() {
         return options;
@@ -106,6 +127,14 @@ public final class CudaContext implements AutoCloseable {
     /** The device pool in front of {@link #allocate}: its counters, call-site profile and trim. */
     public DevicePoolView devicePool() {
         return devicePool;
+    }
+
+    /**
+     * Memory pressure: what the out-of-memory ladder did ({@link MemoryPressure#counters()}) and
+     * where this context's memory is now ({@link MemoryPressure#report()}).
+     */
+    public MemoryPressure memoryPressure() {
+        return memoryPressure;
     }
 
     /** The modules loaded in this context, by name. */
@@ -450,7 +479,10 @@ public final class CudaContext implements AutoCloseable {
         return peer == this || contextState.peers().enabled(peer.contextState) && peer.device.cuda() == device.cuda();
     }
 
-    /** Waits for all work on the device from this context (inside the capture gate). */
+    /**
+     * Waits for all work on the device from this context (inside the capture gate), then frees
+     * what that completed and gives back the memory of pools idle above their soft limits.
+     */
     public void synchronize() {
         checkOpen();
         contextState.calls().live(SYNCHRONIZE);
@@ -459,12 +491,18 @@ public final class CudaContext implements AutoCloseable {
             contextState.calls().context().synchronize();
         }
         contextState.reap();
+        softLimits.atSafePoint();
     }
 
-    /** Frees what has been closed and whose GPU work is complete, without blocking. */
+    /**
+     * Frees what has been closed and whose GPU work is complete, without blocking; and gives back
+     * the memory of pools idle above their soft limits ({@link DevicePoolOptions#softLimitBytes},
+     * {@link MemoryPoolOptions#softLimitBytes}).
+     */
     public void reap() {
         checkOpen();
         contextState.reap();
+        softLimits.atSafePoint();
     }
 
     /** Free and total device memory. */

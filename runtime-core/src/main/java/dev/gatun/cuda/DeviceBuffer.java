@@ -71,7 +71,7 @@ public final class DeviceBuffer implements AutoCloseable {
             return claim(EmptyMemory.of(state));
         }
         state.calls().live("DeviceBuffer.allocate");
-        return claim(PooledBlock.allocate(state, context.pool(), context.recyclers().blocks(), bytes));
+        return claim(PooledBlock.allocate(state, context.pool(), context.recyclers().blocks(), bytes, context.ladder()));
     }
 
     /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */

@@ -11,9 +11,19 @@ package dev.gatun.cuda;
  * @param retainedBlocks device blocks held in the free lists now
  * @param allocations allocations made through the driver
  * @param frees frees made through the driver that succeeded
- * @param trims times the pool returned all it held to the driver (explicitly, or to retry an
- *     allocation that ran out of memory)
+ * @param trims times the pool returned all it held to the driver (explicitly, or on the
+ *     out-of-memory ladder)
+ * @param capRefusals misses refused because they would pass the pool's hard cap
+ *     ({@link DevicePoolOptions#hardCapBytes})
+ * @param softLimitTrims times the pool, idle above its soft limit ({@link DevicePoolOptions#softLimitBytes}),
+ *     freed retained blocks down to it
  */
 public record DevicePoolCounters(long hits, long misses, long retainedBytes, long retainedBlocks, long allocations,
-        long frees, long trims) {
+        long frees, long trims, long capRefusals, long softLimitTrims) {
+
+    /** Counters of a pool without cap events. */
+    public DevicePoolCounters(long hits, long misses, long retainedBytes, long retainedBlocks, long allocations,
+            long frees, long trims) {
+        this(hits, misses, retainedBytes, retainedBlocks, allocations, frees, trims, 0, 0);
+    }
 }

@@ -14,8 +14,19 @@ import dev.gatun.cuda.internal.settings.Settings;
  *     reuse bug)
  * @param profileCallSites whether acquisitions are attributed to their call sites from the
  *     start (the first frame outside Gatun); it costs a stack walk per allocation
+ * @param hardCapBytes the most device bytes the pool holds from the driver, handed out and
+ *     retained together; a request that would pass it climbs the out-of-memory ladder and then
+ *     fails with {@link OutOfDeviceMemoryException}. {@link #NO_CAP} (the default) for none
+ * @param softLimitBytes above this many bytes held, the pool frees retained blocks (largest
+ *     first) down to it once it is idle: no allocation from it between two safe points (a block
+ *     coming back from retirement, {@link CudaContext#reap()}, {@link CudaContext#synchronize()}).
+ *     When set, at most {@code hardCapBytes}; {@link #NO_CAP} (the default) for none
  */
-public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSites) {
+public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSites, long hardCapBytes,
+        long softLimitBytes) {
+
+    /** No hard cap, or no soft limit. */
+    public static final long NO_CAP = Long.MAX_VALUE;
 
     /**
      * The default bound, 2 GiB: sized for the transient scratch of a request, not for a model,
@@ -34,6 +45,26 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
             throw new IllegalArgumentException("retainedBytesBound is " + retainedBytesBound
                     + "; give a number of bytes >= 0 (0 disables pooling)");
         }
+        if (hardCapBytes <= 0 || softLimitBytes <= 0 || softLimitBytes != NO_CAP && softLimitBytes > hardCapBytes) {
+            throw new IllegalArgumentException("hardCapBytes is " + hardCapBytes + " and softLimitBytes "
+                    + softLimitBytes + "; give positive byte counts with a soft limit at most the cap "
+                    + "(DevicePoolOptions.NO_CAP for none)");
+        }
+    }
+
+    /** A pool without a hard cap or soft limit. */
+    public DevicePoolOptions(long retainedBytesBound, boolean profileCallSites) {
+        this(retainedBytesBound, profileCallSites, NO_CAP, NO_CAP);
+    }
+
+    /** These options with a hard cap of {@code bytes} ({@link #NO_CAP}: none). */
+    public DevicePoolOptions withHardCap(long bytes) {
+        return new DevicePoolOptions(retainedBytesBound, profileCallSites, bytes, softLimitBytes);
+    }
+
+    /** These options with a soft limit of {@code bytes} ({@link #NO_CAP}: none). */
+    public DevicePoolOptions withSoftLimit(long bytes) {
+        return new DevicePoolOptions(retainedBytesBound, profileCallSites, hardCapBytes, bytes);
     }
 
     /**

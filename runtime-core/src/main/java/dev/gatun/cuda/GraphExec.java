@@ -11,6 +11,7 @@ import dev.gatun.cuda.internal.driver.GraphBuildCalls;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphUpdateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
+import dev.gatun.cuda.internal.memory.AllocationKind;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -116,25 +117,28 @@ public final class GraphExec extends Owner {
         }
     }
 
+    /** An executable the driver made, and how many nodes its graph had then. */
+    private record Instantiated(MemorySegment handle, int nodes) {
+    }
+
     GraphExec(CudaContext context, Graph.Resource graph) {
         graph.checkOpen();
         graph.hold(); // as origin
-        MemorySegment handle;
-        int nodes;
-        synchronized (graph.building) { // no node is added while the driver copies the graph
-            try {
-                graph.checkConditionals();
-                graph.checkOneExecutable();
-                // With memory nodes, each launch frees what the previous one left allocated (the
-                // graph's allocations outlive a launch), so the executable can be launched again.
-                handle = context.state().calls().graphs().instantiate(graph.handle, graph.memory != null);
-            } catch (RuntimeException e) {
+        Instantiated made;
+        try {
+            made = instantiate(context, graph);
+        } catch (CudaException e) {
+            if (graph.memory == null) {
                 graph.unhold();
                 throw e;
             }
-            graph.executables++;
-            nodes = graph.added;
+            made = instantiateAfterLadder(context, graph, e);
+        } catch (RuntimeException e) {
+            graph.unhold();
+            throw e;
         }
+        MemorySegment handle = made.handle();
+        int nodes = made.nodes();
         Resource r = new Resource(context.state(), handle, graph, nodes);
         graph.hold(); // as the graph it runs now
         r.holds.addAll(graph.holds);
@@ -143,6 +147,35 @@ public final class GraphExec extends Owner {
         this.calls = context.state().calls().graphs();
         this.building = context.state().calls().graphBuilding();
         this.resource = r;
+    }
+
+    /** Instantiates {@code graph} under its monitor: no node is added while the driver copies it. */
+    private static Instantiated instantiate(CudaContext context, Graph.Resource graph) {
+        synchronized (graph.building) {
+            graph.checkConditionals();
+            graph.checkOneExecutable();
+            // With memory nodes, each launch frees what the previous one left allocated (the
+            // graph's allocations outlive a launch), so the executable can be launched again.
+            MemorySegment handle = context.state().calls().graphs().instantiate(graph.handle, graph.memory != null);
+            graph.executables++;
+            return new Instantiated(handle, graph.added);
+        }
+    }
+
+    /**
+     * After {@code failure}: a graph with memory nodes reserves graph memory, so out of memory it
+     * climbs the ladder (outside the graph's monitor) and is instantiated again, checks included.
+     * Whatever it then throws drops the origin hold taken for it.
+     */
+    private static Instantiated instantiateAfterLadder(CudaContext context, Graph.Resource graph,
+            CudaException failure) {
+        try {
+            return context.ladder().retry(failure, AllocationKind.GRAPH_INSTANTIATE, 0,
+                    () -> instantiate(context, graph));
+        } catch (RuntimeException | Error e) {
+            graph.unhold();
+            throw e;
+        }
     }
 
     public CudaContext context() {

@@ -159,7 +159,7 @@ public final class GrowableBuffer extends Owner {
             if (resource.needsChunksFor(newSize)) {
                 state.calls().live(GROW);
                 state.reap();
-                resource.mapFor(newSize, GROW);
+                resource.mapFor(newSize, GROW, context.ladder());
             }
             resource.resize(newSize);
         }

@@ -4,7 +4,9 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.MemoryPoolCalls;
+import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.memory.PoolMemory;
+import dev.gatun.cuda.internal.pool.PoolCaps;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -38,25 +40,34 @@ public final class MemoryPool extends Owner {
     private static final int RESERVED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH();
     private static final int USED_CURRENT = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT();
     private static final int USED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH();
+    /** The first driver with {@code CUmemPoolProps.maxSize} (CUDA 12.2). */
+    private static final int MAX_SIZE_SINCE = 12020;
 
     private final CudaContext context;
     private final ContextState state;
     private final PoolMemory resource;
 
     private MemoryPool(CudaContext context, MemorySegment handle, boolean deviceDefault, PoolExportHandle exportHandle,
-            boolean imported) {
+            boolean imported, PoolCaps caps, boolean capByGatun) {
         ContextState state = context.state();
-        PoolMemory r = new PoolMemory(state, handle, deviceDefault, exportHandle, imported);
+        PoolMemory r = new PoolMemory(state, handle, deviceDefault, exportHandle, imported, caps, capByGatun,
+                context.pools());
         super(r);
         this.context = context;
         this.state = state;
         this.resource = r;
     }
 
-    /** A new pool on {@code context}'s device with {@code options} applied. */
+    /**
+     * A new pool on {@code context}'s device with {@code options} applied. Its hard cap is the
+     * driver's {@code maxSize} where the driver has one (CUDA 12.2; older drivers require the
+     * field's bytes to be zero), otherwise Gatun's to enforce.
+     */
     static MemoryPool create(CudaContext context, MemoryPoolOptions options) {
         MemoryPoolCalls calls = context.state().calls().pools();
-        MemorySegment handle = calls.create(context.device().ordinal(), options.exportHandle().type);
+        boolean driverCaps = context.state().driver().version().encoded() >= MAX_SIZE_SINCE;
+        long maxSize = driverCaps && options.hardCapBytes() != MemoryPoolOptions.NO_CAP ? options.hardCapBytes() : 0;
+        MemorySegment handle = calls.create(context.device().ordinal(), options.exportHandle().type, maxSize);
         try {
             if (options.releaseThreshold() != 0) {
                 calls.setAttribute64(handle, RELEASE_THRESHOLD, options.releaseThreshold());
@@ -73,13 +84,14 @@ public final class MemoryPool extends Owner {
             calls.destroy(handle);
             throw e;
         }
-        return new MemoryPool(context, handle, false, options.exportHandle(), false);
+        return new MemoryPool(context, handle, false, options.exportHandle(), false,
+                new PoolCaps(options.hardCapBytes(), options.softLimitBytes()), !driverCaps);
     }
 
     /** The pool another process exported as {@code fd} ({@code cuMemPoolImportFromShareableHandle}). */
     static MemoryPool importFrom(CudaContext context, int fd) {
         MemorySegment handle = context.state().calls().pools().importFileDescriptor(fd);
-        return new MemoryPool(context, handle, false, PoolExportHandle.NONE, true);
+        return new MemoryPool(context, handle, false, PoolExportHandle.NONE, true, uncapped(), false);
     }
 
     /**
@@ -87,7 +99,11 @@ public final class MemoryPool extends Owner {
      * the driver for the pool on first use, and destroys nothing.
      */
     static MemoryPool deviceDefault(CudaContext context) {
-        return new MemoryPool(context, null, true, PoolExportHandle.NONE, false);
+        return new MemoryPool(context, null, true, PoolExportHandle.NONE, false, uncapped(), false);
+    }
+
+    private static PoolCaps uncapped() {
+        return new PoolCaps(PoolCaps.NONE, PoolCaps.NONE);
     }
 
     public CudaContext context() {
@@ -178,6 +194,16 @@ public final class MemoryPool extends Owner {
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }
+        try {
+            return allocateOnce(stream, s, bytes);
+        } catch (CudaException e) {
+            // Out of the stream's lock: the ladder retires and synchronizes, then the whole
+            // locked allocation runs again.
+            return context.ladder().retry(e, AllocationKind.POOL, bytes, () -> allocateOnce(stream, s, bytes));
+        }
+    }
+
+    private DeviceBuffer allocateOnce(Stream stream, StreamState s, long bytes) {
         synchronized (s.lock()) { // no capture begins between the check and the allocation
             s.checkOpen();
             if (bytes == 0) {

@@ -14,8 +14,20 @@ import java.util.Set;
  *     keeps everything until a {@link MemoryPool#trimTo trim}
  * @param reuse the reuse policies that are on (all, by default)
  * @param exportHandle how the pool can be shared with other processes ({@link PoolExportHandle#NONE}, by default)
+ * @param hardCapBytes the most bytes the pool may hold: the driver's {@code CUmemPoolProps.maxSize}
+ *     (a cap on the pool's reserved memory) where the driver has it (CUDA 12.2 and newer),
+ *     otherwise enforced by Gatun on the bytes it allocated from the pool and has not freed. An
+ *     allocation over it climbs the out-of-memory ladder, then fails with
+ *     {@link OutOfDeviceMemoryException}. {@link #NO_CAP} (the default) for none
+ * @param softLimitBytes above this many reserved bytes, the pool is trimmed down to it once it is
+ *     idle: no allocation from it between two safe points ({@link CudaContext#reap()},
+ *     {@link CudaContext#synchronize()}). When set, at most {@code hardCapBytes}; {@link #NO_CAP} (the default) for none
  */
-public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
+public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle,
+        long hardCapBytes, long softLimitBytes) {
+
+    /** No hard cap, or no soft limit. */
+    public static final long NO_CAP = Long.MAX_VALUE;
 
     public MemoryPoolOptions {
         if (releaseThreshold < 0) {
@@ -25,9 +37,19 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
         Objects.requireNonNull(reuse, "reuse");
         reuse = reuse.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(reuse));
         Objects.requireNonNull(exportHandle, "exportHandle");
+        if (hardCapBytes <= 0 || softLimitBytes <= 0 || softLimitBytes != NO_CAP && softLimitBytes > hardCapBytes) {
+            throw new IllegalArgumentException("hardCapBytes is " + hardCapBytes + " and softLimitBytes "
+                    + softLimitBytes + "; give positive byte counts with a soft limit at most the cap "
+                    + "(MemoryPoolOptions.NO_CAP for none)");
+        }
     }
 
-    /** Options of a pool that is not exported. */
+    /** Options of a pool without a hard cap or soft limit. */
+    public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
+        this(releaseThreshold, reuse, exportHandle, NO_CAP, NO_CAP);
+    }
+
+    /** Options of a pool that is not exported, without a hard cap or soft limit. */
     public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
         this(releaseThreshold, reuse, PoolExportHandle.NONE);
     }
@@ -38,7 +60,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
     }
 
     public MemoryPoolOptions withReleaseThreshold(long bytes) {
-        return new MemoryPoolOptions(bytes, reuse, exportHandle);
+        return new MemoryPoolOptions(bytes, reuse, exportHandle, hardCapBytes, softLimitBytes);
     }
 
     /** These options with {@code policy} switched on or off. */
@@ -49,7 +71,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
         } else {
             next.remove(Objects.requireNonNull(policy, "policy"));
         }
-        return new MemoryPoolOptions(releaseThreshold, next, exportHandle);
+        return new MemoryPoolOptions(releaseThreshold, next, exportHandle, hardCapBytes, softLimitBytes);
     }
 
     /**
@@ -57,6 +79,16 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
      * ({@link MemoryPool#exportFileDescriptor()}; its allocations with {@link DeviceBuffer#exportForIpc()}).
      */
     public MemoryPoolOptions withExportHandle(PoolExportHandle handle) {
-        return new MemoryPoolOptions(releaseThreshold, reuse, handle);
+        return new MemoryPoolOptions(releaseThreshold, reuse, handle, hardCapBytes, softLimitBytes);
+    }
+
+    /** These options with a hard cap of {@code bytes} ({@link #NO_CAP}: none). */
+    public MemoryPoolOptions withHardCap(long bytes) {
+        return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, bytes, softLimitBytes);
+    }
+
+    /** These options with a soft limit of {@code bytes} ({@link #NO_CAP}: none). */
+    public MemoryPoolOptions withSoftLimit(long bytes) {
+        return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, hardCapBytes, bytes);
     }
 }

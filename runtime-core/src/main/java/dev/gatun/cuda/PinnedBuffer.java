@@ -34,7 +34,7 @@ public final class PinnedBuffer extends Owner {
     }
 
     static PinnedBuffer allocate(CudaContext context, long bytes, boolean writeCombined) {
-        return new PinnedBuffer(context, PinnedMemory.allocate(context.state(), bytes, writeCombined));
+        return new PinnedBuffer(context, PinnedMemory.allocate(context.state(), bytes, writeCombined, context.ladder()));
     }
 
     public CudaContext context() {

@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
 import java.util.Collection;
@@ -443,6 +444,19 @@ public final class Stream extends Owner {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         StreamState s = openState();
+        try {
+            return allocateOnce(s, bytes);
+        } catch (CudaException e) {
+            if (capture != null) {
+                throw e; // an allocation node: its memory comes at the graph's launch, where the driver decides
+            }
+            // Out of the stream's lock: the ladder retires and synchronizes, then the whole
+            // locked allocation (its classification included) runs again.
+            return context.ladder().retry(e, AllocationKind.STREAM_ORDERED, bytes, () -> allocateOnce(s, bytes));
+        }
+    }
+
+    private DeviceBuffer allocateOnce(StreamState s, long bytes) {
         synchronized (s.lock()) { // the allocation is classified and made with no capture beginning or ending between
             s.checkOpen();
             if (bytes == 0) {

@@ -78,6 +78,8 @@ public final class StreamCapture implements AutoCloseable {
         final Set<NativeResource> allocatedHere = Collections.newSetFromMap(new IdentityHashMap<>());
         /** Cleared under the capturing stream's lock right after the driver ended the capture. */
         private volatile boolean open = true;
+        /** The thread that began the capture (a scope is made on it, just before the begin). */
+        private final Thread beganOn = Thread.currentThread();
 
         Scope(Set<NativeResource> allowed, StreamState state, String stream) {
             this.allowed = allowed;
@@ -105,6 +107,11 @@ public final class StreamCapture implements AutoCloseable {
         @Override
         public boolean isOpen() {
             return open;
+        }
+
+        @Override
+        public boolean begunOn(Thread thread) {
+            return beganOn == thread;
         }
 
         /** The driver ended the capture (call under the capturing stream's lock): joined streams leave it. */

@@ -23,7 +23,8 @@ class ExceptionTypesTest {
         declared.addAll(ExceptionTypes.declaredIn("dev.gatun.cuda.nvrtc", getClass()));
         assertEquals(Set.of(GatunException.class, CudaException.class, ContextPoisonedException.class,
                 CaptureInvalidatedException.class, CompilationException.class, CudaUnavailableException.class,
-                DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class), declared);
+                DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class,
+                OutOfDeviceMemoryException.class), declared);
         for (Class<?> type : declared) {
             assertTrue(GatunException.class.isAssignableFrom(type), type + " is a runtime failure outside GatunException");
         }
@@ -35,5 +36,7 @@ class ExceptionTypesTest {
         assertTrue(CudaException.class.isAssignableFrom(CaptureInvalidatedException.class),
                 "an invalidated capture is the driver's CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
         assertTrue(CudaException.class.isAssignableFrom(CompilationException.class));
+        assertTrue(CudaException.class.isAssignableFrom(OutOfDeviceMemoryException.class),
+                "out of memory after the ladder is still the driver's CUDA_ERROR_OUT_OF_MEMORY");
     }
 }

@@ -403,8 +403,10 @@ class GraphMemoryTest {
     @Test
     void aFailedInstantiateLeavesRoomForTheOneExecutable() {
         try (Graph graph = captureOutFromTemporary()) {
-            sim.faults.replaceOnce("cuGraphInstantiateWithFlags", CudaDriver.CUDA_ERROR_OUT_OF_MEMORY());
+            // Every try fails, the out-of-memory ladder's retries included.
+            sim.faults.replaceAlways("cuGraphInstantiateWithFlags", CudaDriver.CUDA_ERROR_OUT_OF_MEMORY());
             assertThrows(CudaException.class, graph::instantiate);
+            sim.faults.clear();
             try (GraphExec exec = graph.instantiate()) {
                 exec.launch(stream);
             }

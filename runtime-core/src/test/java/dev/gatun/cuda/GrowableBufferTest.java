@@ -170,9 +170,10 @@ class GrowableBufferTest {
             g.mapped().asInts().copyFrom(data);
             long base = g.baseAddress();
             for (String function : List.of("cuMemCreate", "cuMemMap", "cuMemSetAccess")) {
-                // The third new chunk fails (access is set once, for all of them).
+                // The third new chunk fails (access is set once, for all of them), and so does every
+                // later call: the out-of-memory ladder's retries too.
                 int skip = function.equals("cuMemSetAccess") ? 0 : 2;
-                sim.faults.inject(function, OUT_OF_MEMORY, FaultPlan.Mode.REPLACE, skip, 1);
+                sim.faults.inject(function, OUT_OF_MEMORY, FaultPlan.Mode.REPLACE, skip, FaultPlan.ALWAYS);
                 CudaException e = assertThrows(CudaException.class, () -> g.grow(12 * MiB), function);
                 assertEquals(OUT_OF_MEMORY, e.result(), function);
                 sim.faults.clear();

@@ -29,6 +29,7 @@ import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
+import dev.gatun.cuda.OutOfDeviceMemoryException;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
@@ -70,6 +71,10 @@ final class FaultTable {
     private static final int CAPTURE_INVALIDATED = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
     private static final int CLOCK_RATE = CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE();
     private static final long MiB = 1 << 20;
+
+    /** How an allocation that ran out of memory once recovers. */
+    private static final String LADDER_RETRIES = "the out-of-memory ladder climbs to its synchronize and tries once more, "
+            + "which succeeds";
 
     /**
      * Functions in driver.functions that nothing in runtime-core calls (no call site in layer 2,
@@ -278,13 +283,13 @@ final class FaultTable {
             // ---- Memory ----
             call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory once", OUT_OF_MEMORY,
                     w -> () -> w.buffer(MiB),
-                    recovers("the pool trims and tries once more, which succeeds", FaultTable::allocatedOnRetry),
-                    recovers("the pool trims and tries once more, which succeeds", FaultTable::allocatedOnRetry)
-                            .orphaning(Native.DEVICE_ALLOCATION)),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAlloc_v2")),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAlloc_v2")).orphaning(Native.DEVICE_ALLOCATION)),
             call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory twice", OUT_OF_MEMORY,
                     w -> () -> w.buffer(MiB),
-                    fails(CudaException.class),
-                    fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION).orphaning(Native.DEVICE_ALLOCATION))
+                    fails(OutOfDeviceMemoryException.class),
+                    fails(OutOfDeviceMemoryException.class).orphaning(Native.DEVICE_ALLOCATION)
+                            .orphaning(Native.DEVICE_ALLOCATION))
                     .failing(2),
             call("cuMemFree_v2", "buffer.close(), pool off (its retirement frees it)", INVALID_VALUE,
                     w -> {
@@ -292,12 +297,23 @@ final class FaultTable {
                         return b::close;
                     },
                     retriedAndFreed(), retriedThenGivenUp()),
-            call("cuMemAllocAsync", "stream.allocate(1 MiB)", OUT_OF_MEMORY,
+            call("cuMemAllocAsync", "stream.allocate(1 MiB): out of memory once", OUT_OF_MEMORY,
                     w -> {
                         Stream s = w.stream();
                         return () -> w.open(s.allocate(MiB));
                     },
-                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAllocAsync")),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAllocAsync"))
+                            .orphaning(Native.DEVICE_ALLOCATION)),
+            call("cuMemAllocAsync", "stream.allocate(1 MiB): out of memory twice", OUT_OF_MEMORY,
+                    w -> {
+                        Stream s = w.stream();
+                        return () -> w.open(s.allocate(MiB));
+                    },
+                    fails(OutOfDeviceMemoryException.class),
+                    fails(OutOfDeviceMemoryException.class).orphaning(Native.DEVICE_ALLOCATION)
+                            .orphaning(Native.DEVICE_ALLOCATION))
+                    .failing(2),
             call("cuMemFreeAsync", "buffer.close() of a stream-ordered allocation", INVALID_VALUE,
                     w -> {
                         DeviceBuffer b = w.stream().allocate(MiB);
@@ -324,9 +340,16 @@ final class FaultTable {
                             FaultTable::nothingPending),
                     recovers("the allocation stays the capture's, discarded with it: nothing to free",
                             FaultTable::nothingPending)),
-            call("cuMemHostAlloc", "ctx.allocatePinned(4096)", OUT_OF_MEMORY,
+            call("cuMemHostAlloc", "ctx.allocatePinned(4096): out of memory once", OUT_OF_MEMORY,
                     w -> () -> w.pinned(4096),
-                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.HOST_ALLOCATION)),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemHostAlloc")),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemHostAlloc")).orphaning(Native.HOST_ALLOCATION)),
+            call("cuMemHostAlloc", "ctx.allocatePinned(4096): out of memory twice", OUT_OF_MEMORY,
+                    w -> () -> w.pinned(4096),
+                    fails(OutOfDeviceMemoryException.class),
+                    fails(OutOfDeviceMemoryException.class).orphaning(Native.HOST_ALLOCATION)
+                            .orphaning(Native.HOST_ALLOCATION))
+                    .failing(2),
             call("cuMemFreeHost", "pinned.close() (its retirement frees it)", INVALID_VALUE,
                     w -> {
                         PinnedBuffer p = w.pinned(4096);
@@ -453,16 +476,28 @@ final class FaultTable {
                         return () -> p.access(peer);
                     },
                     fails(CudaException.class), fails(CudaException.class)).onDevices(2),
-            call("cuMemAllocFromPoolAsync", "pool.allocate(stream, 1 MiB)", OUT_OF_MEMORY,
+            call("cuMemAllocFromPoolAsync", "pool.allocate(stream, 1 MiB): out of memory once", OUT_OF_MEMORY,
                     w -> {
                         Stream s = w.stream();
                         MemoryPool p = w.keep(w.pool());
                         return () -> w.open(p.allocate(s, MiB));
                     },
-                    fails(CudaException.class).and("the pool is not held by the failed allocation: its close destroys it",
-                            FaultTable::poolDestroyedAtClose),
-                    fails(CudaException.class).orphaning(Native.DEVICE_ALLOCATION)
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAllocFromPoolAsync")),
+                    recovers(LADDER_RETRIES, (w, e) -> triedTwice(w, "cuMemAllocFromPoolAsync"))
+                            .orphaning(Native.DEVICE_ALLOCATION)
                             .flagging("cuMemPoolDestroy of a pool with 1 allocations not freed")),
+            call("cuMemAllocFromPoolAsync", "pool.allocate(stream, 1 MiB): out of memory twice", OUT_OF_MEMORY,
+                    w -> {
+                        Stream s = w.stream();
+                        MemoryPool p = w.keep(w.pool());
+                        return () -> w.open(p.allocate(s, MiB));
+                    },
+                    fails(OutOfDeviceMemoryException.class).and("the pool is not held by the failed allocation: its "
+                            + "close destroys it", FaultTable::poolDestroyedAtClose),
+                    fails(OutOfDeviceMemoryException.class).orphaning(Native.DEVICE_ALLOCATION)
+                            .orphaning(Native.DEVICE_ALLOCATION)
+                            .flagging("cuMemPoolDestroy of a pool with 2 allocations not freed"))
+                    .failing(2),
 
             // ---- Graph memory ----
             call("cuDeviceGraphMemTrim", "ctx.trimGraphMemory()", INVALID_VALUE,
@@ -489,23 +524,34 @@ final class FaultTable {
                         return g::close;
                     },
                     retriedAndFreed(), retriedThenGivenUp()),
-            call("cuMemCreate", "growable.grow(1 MiB)", OUT_OF_MEMORY,
+            call("cuMemCreate", "growable.grow(1 MiB): out of memory once", OUT_OF_MEMORY,
                     w -> {
                         GrowableBuffer g = w.keep(w.growable());
                         return () -> g.grow(MiB);
                     },
-                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried),
-                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried)
-                            .orphaning(Native.PHYSICAL_ALLOCATION)),
+                    recovers(LADDER_RETRIES, FaultTable::grownOnRetry),
+                    recovers(LADDER_RETRIES, FaultTable::grownOnRetry).orphaning(Native.PHYSICAL_ALLOCATION)),
+            call("cuMemCreate", "growable.grow(1 MiB): out of memory twice", OUT_OF_MEMORY,
+                    w -> {
+                        GrowableBuffer g = w.keep(w.growable());
+                        return () -> g.grow(MiB);
+                    },
+                    fails(OutOfDeviceMemoryException.class).and("nothing mapped, and a retry grows",
+                            FaultTable::growableRetried),
+                    fails(OutOfDeviceMemoryException.class).and("nothing mapped, and a retry grows",
+                            FaultTable::growableRetried).orphaning(Native.PHYSICAL_ALLOCATION)
+                            .orphaning(Native.PHYSICAL_ALLOCATION))
+                    .failing(2),
             call("cuMemMap", "growable.grow(1 MiB)", OUT_OF_MEMORY,
                     w -> {
                         GrowableBuffer g = w.keep(w.growable());
                         return () -> g.grow(MiB);
                     },
-                    fails(CudaException.class).and("nothing mapped, and a retry grows", FaultTable::growableRetried),
+                    recovers(LADDER_RETRIES, FaultTable::grownOnRetry),
                     // Mapped, then reported failed: Gatun released the chunk it believes unmapped, and
-                    // the retry maps over the orphaned mapping, which fails; freeing the range unmaps it.
-                    fails(CudaException.class).flagging("cuMemAddressFree of ")),
+                    // the ladder's retry maps over the orphaned mapping, which the driver refuses (not
+                    // out of memory: reported as it is); freeing the range unmaps it.
+                    fails(CudaException.class).reporting(INVALID_VALUE).flagging("cuMemAddressFree of ")),
             call("cuMemSetAccess", "growable.grow(1 MiB)", INVALID_VALUE,
                     w -> {
                         GrowableBuffer g = w.keep(w.growable());
@@ -943,8 +989,16 @@ final class FaultTable {
         assertTrue(w.ctx.peerAccessEnabled(peer));
     }
 
-    private static void allocatedOnRetry(FaultWorld w, Throwable e) {
-        assertEquals(2, w.sim.faults.calls("cuMemAlloc_v2"), "one failed allocation, one retry");
+    private static void triedTwice(FaultWorld w, String function) {
+        assertEquals(2, w.sim.faults.calls(function), "one failed allocation, one retry after the ladder's last rung");
+        assertEquals(1, w.ctx.memoryPressure().counters().rescuedBySynchronize());
+    }
+
+    private static void grownOnRetry(FaultWorld w, Throwable e) {
+        GrowableBuffer g = w.kept(GrowableBuffer.class);
+        assertEquals(MiB, g.size());
+        assertEquals(1, g.counters().chunks());
+        assertEquals(1, w.ctx.memoryPressure().counters().rescuedBySynchronize());
     }
 
     private static void defaultPoolRetried(FaultWorld w, Throwable e) {

@@ -85,9 +85,19 @@ final class SimulatedMemory {
     }
 
     public int cuMemGetInfo_v2(MemorySegment free, MemorySegment total) {
-        free.set(ValueLayout.JAVA_LONG, 0, gpu.devices.totalMemory - deviceBytes);
+        // A memory limit stands for a smaller device; memory pools' reserved, unused bytes are taken too.
+        long usable = Math.min(gpu.devices.totalMemory, memoryLimit);
+        free.set(ValueLayout.JAVA_LONG, 0, Math.max(0, usable - deviceBytes - gpu.pools.idleReserved()));
         total.set(ValueLayout.JAVA_LONG, 0, gpu.devices.totalMemory);
         return SUCCESS;
+    }
+
+    /**
+     * Whether {@code bytes} more fit under the memory limit, with the pools' reserved, unused
+     * bytes counted, changed by {@code idleDelta} (a pool allocation may use some, or reserve more).
+     */
+    boolean fits(long bytes, long idleDelta) {
+        return deviceBytes + gpu.pools.idleReserved() + idleDelta + bytes <= memoryLimit;
     }
 
     public int cuMemAlloc_v2(MemorySegment out, long bytes) {
@@ -125,12 +135,17 @@ final class SimulatedMemory {
         }
     }
 
-    /** A device allocation of {@code context} on {@code deviceOrdinal} at a fresh address, written to {@code out}; also for the pools. */
+    /** A device allocation of {@code context} on {@code deviceOrdinal} at a fresh address, written to {@code out}. */
     int allocateDevice(MemorySegment out, long bytes, long context, int deviceOrdinal) {
+        return allocateDevice(out, bytes, context, deviceOrdinal, 0);
+    }
+
+    /** As {@link #allocateDevice(MemorySegment, long, long, int)}, for a pool whose reserved, unused bytes change by {@code idleDelta}. */
+    int allocateDevice(MemorySegment out, long bytes, long context, int deviceOrdinal, long idleDelta) {
         if (bytes <= 0) {
             return INVALID_VALUE;
         }
-        if (deviceBytes + bytes > memoryLimit) {
+        if (!fits(bytes, idleDelta)) {
             return OUT_OF_MEMORY;
         }
         long base = nextDevice;

@@ -22,7 +22,9 @@ import java.util.Set;
  *
  * <p>A pool reserves device memory in {@value #CHUNK}-byte chunks as its use grows; freed
  * memory stays reserved until {@code cuMemPoolTrimTo} (the simulation does not release down to
- * the release threshold at synchronizations, as the real driver does). Destroying a pool that
+ * the release threshold at synchronizations, as the real driver does), and counts against the
+ * device's memory limit while it is reserved. A created pool's {@code maxSize} caps what it
+ * reserves (a driver older than CUDA 12.2 refuses a pool that sets it: its bytes were reserved). Destroying a pool that
  * still has allocations, or a default pool, is recorded as a violation: Gatun destroys a pool
  * only after every allocation from it was freed.
  *
@@ -69,6 +71,8 @@ final class SimulatedMemoryPools {
         Pool importedFrom;
         /** Exported with cuMemPoolExportToShareableHandle: only then does cuMemPoolExportPointer succeed (as on the H200). */
         boolean exported;
+        /** CUmemPoolProps.maxSize: the most it reserves; 0 for no cap. */
+        long maxSize;
 
         Pool(int device, boolean deviceDefault) {
             this.device = device;
@@ -113,8 +117,13 @@ final class SimulatedMemoryPools {
                 || CUmemLocation_st.type(location) != LOCATION_DEVICE || device < 0 || device >= gpu.devices.deviceCount) {
             return INVALID_VALUE;
         }
+        long maxSize = CUmemPoolProps_st.maxSize(p);
+        if (maxSize != 0 && gpu.devices.version < 12020) {
+            return INVALID_VALUE; // before CUDA 12.2 the field was reserved, and had to be zero
+        }
         long h = gpu.newHandle();
         Pool created = new Pool(device, false);
+        created.maxSize = maxSize;
         created.handleTypes = CUmemPoolProps_st.handleTypes(p);
         pools.put(h, created);
         out.set(ValueLayout.JAVA_LONG, 0, h);
@@ -299,7 +308,12 @@ final class SimulatedMemoryPools {
         if (p == null || gpu.streams.stream(stream.address()) == null) {
             return INVALID_HANDLE;
         }
-        int r = gpu.memory.allocateDevice(out, bytes, 0, p.device);
+        long reservedAfter = Math.max(p.reserved, chunks(p.used + bytes));
+        if (p.maxSize > 0 && reservedAfter > p.maxSize) {
+            return FakeDriverApi.OUT_OF_MEMORY;
+        }
+        long idleDelta = (reservedAfter - p.used - bytes) - (p.reserved - p.used);
+        int r = gpu.memory.allocateDevice(out, bytes, 0, p.device, idleDelta);
         if (r != SUCCESS) {
             return r;
         }
@@ -320,6 +334,15 @@ final class SimulatedMemoryPools {
             p.allocations.remove(a.base);
             p.used -= a.size;
         }
+    }
+
+    /** Bytes the pools reserve and do not use: taken from the device, as allocations are. */
+    long idleReserved() {
+        long idle = 0;
+        for (Pool p : pools.values()) {
+            idle += p.reserved - p.used;
+        }
+        return idle;
     }
 
     int created() {

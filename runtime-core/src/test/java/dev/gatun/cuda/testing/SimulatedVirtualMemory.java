@@ -155,7 +155,7 @@ final class SimulatedVirtualMemory {
         if (size <= 0 || size % minimumGranularity != 0 || flags != 0 || !onDevice(prop)) {
             return INVALID_VALUE;
         }
-        if (gpu.memory.deviceBytes + size > gpu.memory.memoryLimit) {
+        if (!gpu.memory.fits(size, 0)) {
             return OUT_OF_MEMORY;
         }
         Physical p = new Physical(gpu.newHandle(), size);

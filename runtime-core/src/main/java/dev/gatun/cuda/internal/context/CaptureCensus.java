@@ -21,7 +21,7 @@ public final class CaptureCensus {
     private volatile boolean untracked;
 
     /** Whether a stream of the context may be capturing now: the driver must be asked. */
-    boolean anyPossible() {
+    public boolean anyPossible() {
         return untracked || inProgress.get() != 0;
     }
 

@@ -45,4 +45,9 @@ public interface CaptureScope {
      * the capturing stream's lock), so that streams which joined it leave it too.
      */
     boolean isOpen();
+
+    /** Whether the capture was begun on {@code thread} (a capture Gatun did not begin names none). */
+    default boolean begunOn(Thread thread) {
+        return false;
+    }
 }

@@ -24,6 +24,9 @@ public final class ContextStats {
     public final LongAdder graphAllocations = new LongAdder();
     public final LongAdder graphAllocationsLive = new LongAdder();
     public final LongAdder graphAllocationBytesLive = new LongAdder();
+    /** Pinned host bytes allocated and not yet freed, and physical chunks mapped into growable buffers (cold paths: for memory reports). */
+    public final LongAdder pinnedBytesLive = new LongAdder();
+    public final LongAdder growableBytesMapped = new LongAdder();
 
     /** The counters now, with the number of retirements still waiting for their evidence. */
     public ContextCounters snapshot(long pendingRetirements) {

@@ -19,6 +19,17 @@ public interface Evidence {
      */
     int poll();
 
+    /**
+     * Blocks until the evidence is complete, where it can (a recorded fence: the host waits for
+     * its event); otherwise polls. Only the retirement queue's reaper calls it, so what it waits
+     * on cannot be released meanwhile.
+     *
+     * @return as {@link #poll()}
+     */
+    default int await() {
+        return poll();
+    }
+
     /** Gives back what the evidence holds (a pooled event). Called once, after it is no longer needed. */
     void release();
 

@@ -63,6 +63,22 @@ final class FenceEvidence implements Evidence {
         return stream.context().calls().events().poll(event);
     }
 
+    @Override
+    public int await() {
+        if (event == null) {
+            if (stream.closed() && !finalFence) {
+                return stream.awaitFinalFence();
+            }
+            tryRecord();
+            if (event == null) {
+                return PENDING; // the stream captures: nothing recorded to wait for
+            }
+        }
+        // event is a live pooled event recorded outside any capture; only the reaper, which is
+        // this caller, releases it.
+        return stream.context().calls().events().trySynchronize(event);
+    }
+
     /**
      * Makes {@code waiter} (a synchronous stream of any context of the same driver, which needs no
      * lock) wait for the work this fence covers, recording the fence first if it could not be

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,17 +132,61 @@ public final class RetirementQueue {
         }
     }
 
+    /**
+     * For the out-of-memory ladder (with no stream's lock held): blocks until the evidence of each
+     * queued retirement that {@code worthWaiting} selects is complete, where it can be waited for,
+     * then frees what is due, as a reap does. It waits only inside a synchronizing section of the
+     * gate, so never while a global-mode capture is active (it then only reaps), and under the
+     * reaping lock, so no other reaper releases the evidence it waits on.
+     *
+     * @return how many entries were freed or abandoned
+     */
+    public int awaitAndReap(Predicate<Retirement> worthWaiting) {
+        reaping.lock();
+        try {
+            takeIncoming();
+            if (!host.poisoned() && host.gate().tryEnterSynchronizing()) {
+                try {
+                    for (Entry entry : waiting) {
+                        if (worthWaiting.test(entry.retirement)) {
+                            awaitEvidence(entry);
+                        }
+                    }
+                } finally {
+                    host.gate().exitSynchronizing();
+                }
+            }
+            return reapLocked(false);
+        } finally {
+            reaping.unlock();
+        }
+    }
+
+    private void awaitEvidence(Entry entry) {
+        List<Evidence> evidence = entry.retirement.evidence();
+        for (int i = 0; i < evidence.size(); i++) {
+            if (!entry.done[i] && evidence.get(i).await() == 0) {
+                entry.done[i] = true;
+            }
+        }
+    }
+
+    /** Moves the entries submitted since the last round to the waiting list; whether there were any. */
+    private boolean takeIncoming() {
+        synchronized (queueLock) {
+            boolean more = !incoming.isEmpty();
+            for (int i = 0; i < incoming.size(); i++) {
+                waiting.add(incoming.get(i)); // not addAll: that copies into a new array
+            }
+            incoming.clear(); // kept, with its array: a reap per close must not allocate a list
+            return more;
+        }
+    }
+
     private int reapLocked(boolean synchronizedDevice) {
         int total = 0;
         while (true) {
-            boolean more;
-            synchronized (queueLock) {
-                more = !incoming.isEmpty();
-                for (int i = 0; i < incoming.size(); i++) {
-                    waiting.add(incoming.get(i)); // not addAll: that copies into a new array
-                }
-                incoming.clear(); // kept, with its array: a reap per close must not allocate a list
-            }
+            boolean more = takeIncoming();
             if (!more && total > 0) {
                 return total;
             }

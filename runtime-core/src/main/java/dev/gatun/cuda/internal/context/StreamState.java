@@ -115,6 +115,12 @@ public final class StreamState {
         return drained ? 0 : last == null ? Evidence.PENDING : last.poll();
     }
 
+    /** As {@link #pollFinalFence()}, blocking until the final fence completed where it can. */
+    int awaitFinalFence() {
+        Evidence last = finalFence;
+        return drained ? 0 : last == null ? Evidence.PENDING : last.await();
+    }
+
     /** Whether all work ever submitted to this (closed) stream is known to be complete. */
     public boolean drained() {
         return drained;

@@ -186,6 +186,31 @@ public final class SyncOrdering {
     }
 
     /**
+     * The stream of this context whose lock the calling thread holds, or null: for code that must
+     * not run under a stream's lock (the out-of-memory ladder, which retires and synchronizes).
+     */
+    public StreamState streamLockedByCurrentThread() {
+        for (StreamState s : streams) {
+            if (Thread.holdsLock(s.lock())) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** Whether a Gatun capture (of any mode) that the calling thread began is open on a stream of this context. */
+    public boolean captureBegunOnCurrentThread() {
+        Thread me = Thread.currentThread();
+        for (StreamState s : streams) {
+            CaptureScope scope = s.captureScope();
+            if (scope != null && scope.begunOn(me)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Refuses a synchronous operation on a thread that holds a global-mode capture of this
      * context: the driver would invalidate that capture instead of running it.
      */

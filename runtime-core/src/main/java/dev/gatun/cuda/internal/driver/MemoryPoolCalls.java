@@ -71,15 +71,19 @@ public final class MemoryPoolCalls {
     /**
      * A new pool of pinned device memory on {@code device}, exportable through the
      * {@code CUmemAllocationHandleType} {@code handleTypes} ({@code CU_MEM_HANDLE_TYPE_NONE}: not
-     * at all), with the driver's default maximum size ({@code cuMemPoolCreate}).
+     * at all), of at most {@code maxSize} reserved bytes ({@code cuMemPoolCreate}).
+     *
+     * @param maxSize {@code CUmemPoolProps.maxSize}: 0 for the driver's default; any other value
+     *     only on a driver for CUDA 12.2 or newer (older ones require the field's bytes to be zero)
      */
-    public MemorySegment create(int device, int handleTypes) {
+    public MemorySegment create(int device, int handleTypes, long maxSize) {
         c.current(CREATE);
         MemorySegment out = c.out();
         MemorySegment props = out.asSlice(STRUCT, CUmemPoolProps_st.sizeof()); // a cold path: one slice
         props.fill((byte) 0); // reserved bytes must be zero, and so must the fields left to their defaults
         CUmemPoolProps_st.allocType(props, PINNED);
         CUmemPoolProps_st.handleTypes(props, handleTypes);
+        CUmemPoolProps_st.maxSize(props, maxSize);
         MemorySegment location = CUmemPoolProps_st.location(props);
         CUmemLocation_st.type(location, LOCATION_DEVICE);
         CUmemLocation_st.id(location, device);

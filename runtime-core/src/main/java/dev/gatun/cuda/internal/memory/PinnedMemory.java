@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.memory;
 
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
@@ -79,15 +80,29 @@ public final class PinnedMemory extends NativeResource {
         this.view = MemorySegment.ofAddress(address).reinterpret(size, views, null);
     }
 
-    /** {@code bytes} of pinned host memory (a 0-byte request still owns one byte, so every buffer has a real allocation). */
-    public static PinnedMemory allocate(ContextState context, long bytes, boolean writeCombined) {
+    /**
+     * {@code bytes} of pinned host memory (a 0-byte request still owns one byte, so every buffer
+     * has a real allocation); out of memory, after {@code ladder}'s climb.
+     */
+    public static PinnedMemory allocate(ContextState context, long bytes, boolean writeCombined,
+            OutOfMemoryLadder ladder) {
         context.calls().live(HOST_ALLOC);
         long address;
+        try {
+            address = allocateHost(context, bytes, writeCombined);
+        } catch (CudaException e) {
+            // Outside the gate's section: the ladder enters it itself, and only where it may.
+            address = ladder.retry(e, AllocationKind.PINNED, bytes, () -> allocateHost(context, bytes, writeCombined));
+        }
+        context.stats().pinnedBytesLive.add(bytes);
+        return new PinnedMemory(context, address, bytes, writeCombined);
+    }
+
+    private static long allocateHost(ContextState context, long bytes, boolean writeCombined) {
         // Pinned allocation may synchronize: gate it.
         try (var _ = context.enterSection(HOST_ALLOC)) {
-            address = context.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
+            return context.calls().memory().allocateHost(Math.max(1, bytes), writeCombined);
         }
-        return new PinnedMemory(context, address, bytes, writeCombined);
     }
 
     public long size() {
@@ -169,9 +184,12 @@ public final class PinnedMemory extends NativeResource {
     /** Frees the host memory once the fences of every stream that moved bytes through it completed (or the device was synchronized). */
     private int freeHost() {
         int r = context.calls().memory().freeHost(address);
-        if (r == 0 && event != null) {
-            context.events().release(event);
-            event = null;
+        if (r == 0) {
+            context.stats().pinnedBytesLive.add(-size);
+            if (event != null) {
+                context.events().release(event);
+                event = null;
+            }
         }
         return r;
     }

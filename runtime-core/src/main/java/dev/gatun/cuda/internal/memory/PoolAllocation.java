@@ -20,15 +20,16 @@ public final class PoolAllocation extends StreamOrdered {
 
     /**
      * {@code bytes} (more than 0) allocated from {@code pool} in {@code stream}'s order; call under
-     * the stream's lock, with the stream not capturing.
+     * the stream's lock, with the stream not capturing. Out of memory (or over the pool's hard
+     * cap), it throws: the caller climbs the out-of-memory ladder outside the lock.
      */
     public static PoolAllocation allocate(ContextState context, PoolMemory pool, StreamState stream, long bytes) {
-        pool.holdForAllocation(); // a close racing with the allocation defers the pool's destroy
+        pool.holdForAllocation(bytes); // a close racing with the allocation defers the pool's destroy
         long address;
         try {
             address = context.calls().pools().allocate(bytes, pool.handle(), stream.handle());
         } catch (RuntimeException e) {
-            pool.notAllocated();
+            pool.notAllocated(bytes, e);
             throw e;
         }
         pool.allocated(bytes, stream);

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.memory;
 
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
@@ -23,10 +24,18 @@ public final class PooledBlock extends DeviceMemory implements Retirement.Releas
         this.recycler = recycler;
     }
 
-    /** A block of at least {@code bytes} (more than 0) from {@code pool}: a pool hit, or {@code cuMemAlloc}. */
+    /**
+     * A block of at least {@code bytes} (more than 0) from {@code pool}: a pool hit, or
+     * {@code cuMemAlloc}; out of memory (or over the pool's hard cap), after {@code ladder}'s climb.
+     */
     public static PooledBlock allocate(ContextState context, DevicePool pool, Recycler<PooledBlock> recycler,
-            long bytes) {
-        long address = pool.acquire(bytes);
+            long bytes, OutOfMemoryLadder ladder) {
+        long address;
+        try {
+            address = pool.acquire(bytes);
+        } catch (CudaException e) {
+            address = ladder.retry(e, AllocationKind.DEVICE_POOL, bytes, () -> pool.acquire(bytes));
+        }
         PooledBlock block = recycler.take();
         if (block == null) {
             return new PooledBlock(context, pool, recycler, address, bytes);

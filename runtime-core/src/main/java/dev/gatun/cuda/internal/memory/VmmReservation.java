@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.memory;
 
+import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.GrowableBufferCounters;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
@@ -97,6 +98,23 @@ public final class VmmReservation extends NativeResource {
     }
 
     /**
+     * Maps the chunks [0, newSize) needs, as {@link #mapFor(long, String)} does; out of memory,
+     * after {@code ladder}'s climb (under {@link #lock()}, which is above the stream locks the
+     * ladder may take: a failed growth has rolled back, and is made again whole).
+     */
+    public void mapFor(long newSize, String operation, OutOfMemoryLadder ladder) {
+        try {
+            mapFor(newSize, operation);
+        } catch (CudaException e) {
+            long bytes = (chunksFor(newSize) - chunks) * chunkBytes;
+            ladder.retry(e, AllocationKind.GROWABLE, bytes, () -> {
+                mapFor(newSize, operation);
+                return null;
+            });
+        }
+    }
+
+    /**
      * Maps the chunks [0, newSize) needs and makes them accessible, in a synchronizing section
      * named {@code operation} (under {@link #lock()}, with the context current); on failure the
      * chunks mapped by this call are unmapped and released again, and the error is rethrown.
@@ -113,6 +131,7 @@ public final class VmmReservation extends NativeResource {
                 while (chunks < target) {
                     handles[chunks] = createAndMap(vm, base + chunks * chunkBytes);
                     chunks++;
+                    context.stats().growableBytesMapped.add(chunkBytes);
                 }
                 vm.setAccess(base + from * chunkBytes, (target - from) * chunkBytes, device, READ_WRITE);
             } catch (RuntimeException e) {
@@ -172,6 +191,8 @@ public final class VmmReservation extends NativeResource {
                 int released = vm.release(handles[i]);
                 if (released != 0) {
                     retireChunk(i, false, released);
+                } else {
+                    context.stats().growableBytesMapped.add(-chunkBytes);
                 }
             }
             chunks = i;
@@ -192,6 +213,7 @@ public final class VmmReservation extends NativeResource {
         synchronized (lock) {
             retiringChunks--;
         }
+        context.stats().growableBytesMapped.add(-chunkBytes);
         unhold();
     }
 
@@ -285,6 +307,7 @@ public final class VmmReservation extends NativeResource {
                 if (r != 0) {
                     return r;
                 }
+                context.stats().growableBytesMapped.add(-chunkBytes);
                 topUnmapped = false;
                 chunks = i;
             }

@@ -4,7 +4,6 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.DevicePoolSite;
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.events.PoolMissEvent;
 import java.util.List;
 import java.util.Objects;
@@ -33,18 +32,24 @@ import org.slf4j.LoggerFactory;
  * of 0 bytes needs no memory: {@code acquire(0)} returns 0 (the null device pointer) and touches
  * nothing, and {@code release(0, 0)} does nothing.
  *
- * <p><b>Out of memory.</b> When an allocation fails with {@code CUDA_ERROR_OUT_OF_MEMORY}, the
- * pool returns everything it holds to the driver and tries once more: held blocks are memory
- * kept from everyone else, and keeping them through an out-of-memory error would make the pool
- * behave like a leak under pressure.
+ * <p><b>Out of memory.</b> A failed allocation reaches the caller: the context's out-of-memory
+ * ladder ({@code internal.memory.OutOfMemoryLadder}) trims this pool, among other things, and
+ * asks again.
+ *
+ * <p><b>Caps.</b> The bytes the pool holds from the driver (handed out or retained) count against
+ * its {@linkplain PoolCaps hard cap}: a miss that would pass it is refused with
+ * {@code CUDA_ERROR_OUT_OF_MEMORY} before the driver is asked. Above its soft limit, an idle pool
+ * (no acquisition since the previous check) frees retained blocks, largest first, down to the
+ * limit: checked when retirement gives a block back ({@link #release}) and at the context's safe
+ * points ({@link #trimIfIdle}).
  *
  * <p><b>Cost.</b> Thread-safe. A warmed hit takes one uncontended monitor and bumps counters;
- * it allocates nothing. Call-site profiling, when off, costs one volatile read.
+ * it allocates nothing. Call-site profiling, when off, costs one volatile read. The caps cost
+ * nothing on a hit; a miss and a driver free each update the pool's footprint.
  */
 public final class DevicePool {
 
     private static final Logger LOG = LoggerFactory.getLogger(DevicePool.class);
-    private static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
 
     private final PoolBackend backend;
     /**
@@ -67,6 +72,8 @@ public final class DevicePool {
     private final LongAdder allocations = new LongAdder();
     private final LongAdder frees = new LongAdder();
     private final LongAdder trims = new LongAdder();
+    /** The hard cap and soft limit; its footprint is the bytes held from the driver. */
+    private final PoolCaps caps;
 
     public DevicePool(PoolBackend backend, DevicePoolOptions options) {
         this(backend, options, new SiteProfile(new CallSites()));
@@ -82,6 +89,7 @@ public final class DevicePool {
         }
         this.profile = profile;
         this.profiling = options.profileCallSites();
+        this.caps = new PoolCaps(options.hardCapBytes(), options.softLimitBytes());
     }
 
     /**
@@ -90,8 +98,8 @@ public final class DevicePool {
      *
      * @return the block's address; 0 for a request of 0 bytes
      * @throws IllegalArgumentException when {@code bytes} is negative
-     * @throws CudaException when the backend cannot allocate (after a trim and one more try,
-     *     for {@code CUDA_ERROR_OUT_OF_MEMORY})
+     * @throws CudaException when the backend cannot allocate, or {@code CUDA_ERROR_OUT_OF_MEMORY}
+     *     when a miss would pass the hard cap
      */
     public long acquire(long bytes) {
         if (bytes <= 0) {
@@ -141,10 +149,11 @@ public final class DevicePool {
                     + "is not a block this pool handed out; release exactly the address acquire returned, "
                     + "with the byte count it was asked for");
         }
-        if (keep(address, bytes)) {
-            return 0;
+        int r = keep(address, bytes) ? 0 : free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
+        if (r == 0 && caps.softLimited()) {
+            trimIfIdle(); // a release comes from retirement, inside the gate with the context current
         }
-        return free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
+        return r;
     }
 
     /**
@@ -176,9 +185,43 @@ public final class DevicePool {
      */
     public int trim() {
         trims.increment();
+        return freeRetained(Long.MIN_VALUE);
+    }
+
+    /**
+     * At a safe point (inside a synchronizing section, with the context current): when the pool
+     * holds more than its soft limit from the driver and was idle since the previous check, frees
+     * retained blocks, largest first, until it holds no more than the limit or retains nothing.
+     *
+     * @return the bytes freed
+     */
+    public long trimIfIdle() {
+        if (!caps.softLimited() || !caps.overSoftLimit() || !caps.idle(hits.sum() + misses.sum())) {
+            return 0;
+        }
+        long before = caps.footprint();
+        freeRetained(caps.softLimit());
+        long freed = before - caps.footprint();
+        if (freed > 0) {
+            caps.countSoftTrim("the device pool", freed);
+        }
+        return freed;
+    }
+
+    /**
+     * Frees retained blocks through the backend, largest class first, while the pool holds more
+     * than {@code goal} bytes from the driver. A block the driver refuses to free is logged and
+     * dropped, never handed out again. If the backend throws instead (it could not even try, e.g.
+     * the capture gate stayed closed), the block goes back to its free list and the exception
+     * propagates.
+     *
+     * @return 0, or the first CUresult a free failed with
+     */
+    private int freeRetained(long goal) {
         int firstFailure = 0;
-        for (FreeList list : freeLists) {
-            for (long address; (address = take(list)) != 0;) {
+        for (int i = freeLists.length - 1; i >= 0; i--) {
+            FreeList list = freeLists[i];
+            for (long address; caps.footprint() > goal && (address = take(list)) != 0;) {
                 int r;
                 try {
                     r = free(address, list.classBytes);
@@ -196,10 +239,20 @@ public final class DevicePool {
         return firstFailure;
     }
 
+    /** Bytes the pool holds from the driver now: handed out, or retained. */
+    public long footprint() {
+        return caps.footprint();
+    }
+
+    /** Its hard cap and soft limit. */
+    public PoolCaps caps() {
+        return caps;
+    }
+
     /** A snapshot of the counters. */
     public DevicePoolCounters counters() {
         return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
-                allocations.sum(), frees.sum(), trims.sum());
+                allocations.sum(), frees.sum(), trims.sum(), caps.refusals(), caps.softTrims());
     }
 
     /** Switches call-site profiling; sites recorded so far are kept. */
@@ -250,19 +303,18 @@ public final class DevicePool {
     }
 
     private long allocate(long size) {
+        if (!caps.tryClaim(size)) {
+            throw caps.refusal("the device pool", size, -1);
+        }
         long address;
         try {
             address = backend.allocate(size);
-        } catch (CudaException e) {
-            if (e.result() != OUT_OF_MEMORY) {
-                throw e;
-            }
-            LOG.debug("Out of device memory allocating {} bytes with {} bytes pooled; trimming the pool and trying "
-                    + "once more", size, retainedBytes.get());
-            trim();
-            address = backend.allocate(size);
+        } catch (RuntimeException | Error e) {
+            caps.unclaim(size);
+            throw e;
         }
         if (address == 0) {
+            caps.unclaim(size);
             throw new IllegalStateException("the pool's backend returned the null address for " + size + " bytes");
         }
         allocations.increment();
@@ -273,6 +325,7 @@ public final class DevicePool {
         int r = backend.free(address, size);
         if (r == 0) {
             frees.increment();
+            caps.unclaim(size);
         }
         return r;
     }

@@ -128,40 +128,84 @@ class DevicePoolTest {
     }
 
     @Test
-    void outOfMemoryTrimsThePoolAndRetriesOnce() {
+    void outOfMemoryReachesTheCallerAtOnceWithTheFreeListsKept() {
+        // Trimming and retrying is the context's out-of-memory ladder's (OutOfMemoryLadderTest):
+        // the pool itself makes exactly one driver call per miss.
         FakeBackend device = new FakeBackend(4 * MIB);
         DevicePool pool = new DevicePool(device, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false));
         long a = pool.acquire(2 * MIB);
         long b = pool.acquire(2 * MIB);
         pool.release(a, 2 * MIB);
         pool.release(b, 2 * MIB);
-        assertEquals(4 * MIB, pool.counters().retainedBytes());
 
-        long c = pool.acquire(3 * MIB); // the device is full of retained blocks
-        assertEquals(3 * MIB, device.sizeOf(c));
-        assertEquals(counters(0, 3, 0, 0, 3, 2, 1), pool.counters());
-        assertEquals(4, device.allocateCalls(), "two allocations, then one failure and one retry");
+        CudaException e = assertThrows(CudaException.class, () -> pool.acquire(3 * MIB)); // full of retained blocks
+        assertEquals(FakeBackend.OUT_OF_MEMORY, e.result());
+        assertEquals(3, device.allocateCalls(), "two allocations, then one failure, no retry");
+        assertEquals(counters(0, 3, 4 * MIB, 2, 2, 0, 0), pool.counters(), "nothing trimmed");
+        assertEquals(0, pool.trim(), "what the ladder's trim does");
+        assertEquals(3 * MIB, device.sizeOf(pool.acquire(3 * MIB)));
         assertEquals(List.of(), device.misuse());
     }
 
     @Test
-    void aSingleOutOfMemoryFailureIsRetriedEvenWithNothingRetained() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
-        backend.failNextAllocations(1, FakeBackend.OUT_OF_MEMORY);
-        long a = pool.acquire(512);
-        assertEquals(512, backend.sizeOf(a));
-        assertEquals(2, backend.allocateCalls());
-        assertEquals(counters(0, 1, 0, 0, 1, 0, 1), pool.counters());
+    void aMissOverTheHardCapIsRefusedAsOutOfMemoryBeforeTheDriverIsAsked() {
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
+                .withHardCap(3 * MIB));
+        long a = pool.acquire(2 * MIB);
+        CudaException e = assertThrows(CudaException.class, () -> pool.acquire(2 * MIB));
+        assertEquals(FakeBackend.OUT_OF_MEMORY, e.result(), "the ladder climbs a cap refusal like any out-of-memory");
+        assertTrue(e.getMessage().contains("hard cap"), e.getMessage());
+        assertEquals(1, backend.allocateCalls(), "refused before the driver");
+        assertEquals(1, pool.counters().capRefusals());
+
+        pool.release(a, 2 * MIB); // retained: still held from the driver, so still counted against the cap
+        long b = pool.acquire(MIB); // a miss of another class: 2 + 1 MiB, at the cap
+        assertThrows(CudaException.class, () -> pool.acquire(MIB), "past the cap, retained bytes included");
+        assertEquals(a, pool.acquire(2 * MIB), "a hit takes nothing more from the driver: never refused");
+        assertEquals(2, pool.counters().capRefusals());
+        assertEquals(3 * MIB, pool.footprint());
+        pool.release(a, 2 * MIB);
+        pool.release(b, MIB);
+        pool.trim();
+        assertEquals(0, pool.footprint());
+        assertEquals(2 * MIB, backend.sizeOf(pool.acquire(2 * MIB)), "after a trim, room again");
     }
 
     @Test
-    void outOfMemoryAfterTheRetryReachesTheCaller() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
-        backend.failNextAllocations(2, FakeBackend.OUT_OF_MEMORY);
-        CudaException e = assertThrows(CudaException.class, () -> pool.acquire(512));
-        assertEquals(FakeBackend.OUT_OF_MEMORY, e.result());
-        assertEquals(2, backend.allocateCalls(), "one retry, no more");
-        assertEquals(counters(0, 1, 0, 0, 0, 0, 1), pool.counters());
+    void anIdlePoolAboveItsSoftLimitFreesRetainedBlocksLargestFirstDownToIt() {
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
+                .withSoftLimit(3 * MIB));
+        long a = pool.acquire(2 * MIB);
+        long b = pool.acquire(MIB);
+        long c = pool.acquire(MIB);
+        long d = pool.acquire(512 * 1024);
+        pool.release(a, 2 * MIB);
+        assertEquals(4 * MIB + 512 * 1024, pool.footprint(), "the first check is never idle");
+        pool.release(b, MIB); // no acquisition since the previous check: idle, 4.5 MiB > 3 MiB
+        assertEquals(2 * MIB + 512 * 1024, pool.footprint(), "the retained 2 MiB block freed, largest first");
+        assertEquals(1, backend.freeCalls());
+        assertEquals(1, pool.counters().softLimitTrims());
+        assertEquals(MIB, pool.counters().retainedBytes(), "1 MiB kept for reuse under the limit");
+        pool.release(c, MIB);
+        pool.release(d, 512 * 1024);
+        assertEquals(0, pool.trimIfIdle(), "under the limit: nothing more");
+        assertEquals(1, backend.freeCalls());
+        assertEquals(2 * MIB + 512 * 1024, pool.counters().retainedBytes());
+    }
+
+    @Test
+    void aBusyPoolAboveItsSoftLimitKeepsItsBlocks() {
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
+                .withSoftLimit(MIB));
+        long a = pool.acquire(2 * MIB);
+        for (int i = 0; i < 5; i++) {
+            long b = pool.acquire(MIB);
+            pool.release(b, MIB); // an acquisition between every two checks: never idle
+        }
+        assertEquals(3 * MIB, pool.footprint());
+        assertEquals(0, pool.counters().softLimitTrims());
+        assertEquals(0, backend.freeCalls());
+        pool.release(a, 2 * MIB);
     }
 
     @Test
