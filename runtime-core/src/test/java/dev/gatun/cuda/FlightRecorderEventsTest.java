@@ -85,6 +85,56 @@ class FlightRecorderEventsTest {
     }
 
     @Test
+    void anOutOfMemoryClimbAndEachRungItRanAreRecorded() {
+        CudaContext ctx = sim.context();
+        Stream busy = ctx.createStream();
+        List<RecordedEvent> events = FlightRecording.of(() -> {
+            sim.gpu.memoryLimit(3 << 20);
+            DeviceBuffer b = busy.allocate(2 << 20);
+            HeldStreams.hold(sim, busy);
+            busy.memset(b.bytes(), (byte) 1);
+            b.close(); // its free waits behind the memset: only a synchronize makes room
+            ctx.computeStream().allocate(2 << 20).close();
+            assertThrows(OutOfDeviceMemoryException.class, () -> ctx.computeStream().allocate(4 << 20));
+        });
+        List<RecordedEvent> climbs = named(events, "dev.gatun.OutOfMemory");
+        assertEquals(List.of("rescued after synchronize", "failed"), climbs.stream().map(e -> e.getString("outcome"))
+                .toList());
+        assertEquals("stream-ordered allocation", climbs.getFirst().getString("allocation"));
+        assertEquals(2 << 20, climbs.getFirst().getLong("requested"));
+        assertTrue(climbs.getFirst().getStackTrace() != null, "who allocated");
+        List<RecordedEvent> rungs = named(events, "dev.gatun.OutOfMemoryRung");
+        assertEquals(List.of("retirement", "trim", "synchronize", "retirement", "trim", "synchronize"),
+                rungs.stream().map(e -> e.getString("rung")).toList());
+        assertEquals(List.of(false, false, true, false, false, true),
+                rungs.stream().map(e -> e.getBoolean("retried")).toList(), "a retry after a rung that freed something, and after the last");
+        assertEquals(List.of(false, false, true, false, false, false),
+                rungs.stream().map(e -> e.getBoolean("rescued")).toList());
+        busy.close();
+        ctx.close();
+    }
+
+    @Test
+    void capRefusalsAndSoftLimitTrimsAreRecorded() {
+        CudaContext ctx = sim.cuda.device(0).context(ContextOptions.defaults().withDevicePool(
+                new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false).withHardCap(4 << 20).withSoftLimit(1 << 20)));
+        List<RecordedEvent> events = FlightRecording.of(() -> {
+            DeviceBuffer live = ctx.allocate(2 << 20);
+            assertThrows(OutOfDeviceMemoryException.class, () -> ctx.allocate(3 << 20)); // 2 + 3 MiB > 4
+            live.close(); // retained: 2 MiB held, above the soft limit
+            ctx.reap();
+            ctx.reap(); // idle since the previous safe point: the retained 2 MiB go
+        });
+        List<RecordedEvent> caps = named(events, "dev.gatun.MemoryCap");
+        assertEquals(List.of("hard cap refusal", "soft limit trim"),
+                caps.stream().map(e -> e.getString("action")).distinct().toList());
+        RecordedEvent trim = caps.getLast();
+        assertEquals("the device pool", trim.getString("pool"));
+        assertEquals(2 << 20, trim.getLong("bytes"));
+        ctx.close();
+    }
+
+    @Test
     void theRetirementBacklogIsRecordedAtSixtyFourPendingHandles() {
         CudaContext ctx = sim.context();
         Stream s = ctx.createStream();

@@ -162,11 +162,14 @@ public final class RetirementQueue {
         }
     }
 
+    /** Waits for each item of the entry's evidence not yet complete (a poll first: a complete one costs no wait). */
     private void awaitEvidence(Entry entry) {
         List<Evidence> evidence = entry.retirement.evidence();
         for (int i = 0; i < evidence.size(); i++) {
-            if (!entry.done[i] && evidence.get(i).await() == 0) {
-                entry.done[i] = true;
+            if (!entry.done[i]) {
+                Evidence e = evidence.get(i);
+                int r = e.poll();
+                entry.done[i] = r == 0 || r == Evidence.PENDING && e.await() == 0;
             }
         }
     }

@@ -103,6 +103,21 @@ public final class SyncOrdering {
     }
 
     /**
+     * Makes the context's synchronous stream wait for the work queued so far on every other stream
+     * of this context, flagged or not: for the out-of-memory ladder, which waits for stream-ordered
+     * frees too, and those do not flag their stream (they touch no operand of a synchronous
+     * operation). No flag is consumed. Call with no stream's lock held.
+     */
+    public void orderAfterAllWork() {
+        StreamState waiter = context.syncStream();
+        for (StreamState s : streams) {
+            if (s != waiter) {
+                orderAfter(waiter, s);
+            }
+        }
+    }
+
+    /**
      * Makes {@code waiter}, the synchronous stream of another context of the same driver, wait
      * for the work queued so far on every stream of this context. The flags belong to this
      * context's own synchronous operations, so none is consumed and every stream is fenced.

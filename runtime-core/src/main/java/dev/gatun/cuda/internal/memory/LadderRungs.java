@@ -108,11 +108,12 @@ final class LadderRungs {
      * (which also waits for work other code queued, and lets the driver's pools release memory
      * above their thresholds). Otherwise, since that call would invalidate any capture of the
      * context, the context's synchronous stream waits for the work queued on each of Gatun's
-     * streams and is synchronized, as a synchronous copy is.
+     * streams (the frees queued on them included) and is synchronized; a capturing stream is
+     * waited for up to where its capture began.
      */
     void synchronize() {
         if (!synchronizeWholeContext()) {
-            context.ordering().orderAfterQueuedWork();
+            context.ordering().orderAfterAllWork();
             context.stats().forcedSynchronizations.increment();
             // The context's synchronous stream: open while the context is, and never captured.
             context.calls().streams().synchronize(context.syncStream().handle());
