@@ -6,7 +6,8 @@ import java.util.OptionalInt;
  * A CUDA driver or NVRTC call returned an error. Carries the result's name and number, the
  * library's own description, the operation Gatun was performing and, where known, the device.
  * What to do depends on {@link #resultName()}: {@code CUDA_ERROR_OUT_OF_MEMORY} asks for less
- * memory (or closing owners first); a sticky error such as {@code CUDA_ERROR_ILLEGAL_ADDRESS}
+ * memory (or closing owners first; an allocation that still ran out after the out-of-memory ladder
+ * throws an {@link OutOfDeviceMemoryException}, which says where the memory is); a sticky error such as {@code CUDA_ERROR_ILLEGAL_ADDRESS}
  * is a kernel bug that has poisoned the context (later calls throw {@link ContextPoisonedException}).
  */
 public class CudaException extends GatunException {

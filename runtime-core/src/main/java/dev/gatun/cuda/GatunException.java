@@ -4,7 +4,8 @@ package dev.gatun.cuda;
  * Root of every runtime failure Gatun reports, all unchecked: catch this to handle them all.
  * Thrown as such only where no subtype fits (a resource missing from a broken jar, say); the
  * subtypes are {@link CudaException} (a driver or NVRTC call failed; {@link ContextPoisonedException},
- * {@link CaptureInvalidatedException} and {@code nvrtc.CompilationException} refine it),
+ * {@link CaptureInvalidatedException}, {@link OutOfDeviceMemoryException} and
+ * {@code nvrtc.CompilationException} refine it),
  * {@link CudaUnavailableException}, {@link DriverTooOldException}, {@link CaptureActiveException}
  * and, in runtime-graph, {@code ValidationLatchException}.
  *
