@@ -4,6 +4,7 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.VirtualMemoryCalls;
+import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.memory.GrowableView;
 import dev.gatun.cuda.internal.memory.VmmReservation;
 import dev.gatun.cuda.internal.transfer.SynchronousCopies;
@@ -141,11 +142,25 @@ public final class GrowableBuffer extends Owner {
      *
      * @throws ReservationExceededException when {@code newSize} exceeds {@link #reservedBytes()}
      * @throws IllegalArgumentException when {@code newSize} is below the current size (use {@link #shrink})
-     * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}; the chunks this call mapped are
-     *     unmapped and released again, and the buffer keeps its size and mappings
+     * @throws OutOfDeviceMemoryException when the chunks do not fit even after the out-of-memory
+     *     ladder; the chunks this call mapped are unmapped and released again, and the buffer keeps
+     *     its size and mappings (as after any other {@link CudaException})
      * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
      */
     public void grow(long newSize) {
+        try {
+            growOnce(newSize);
+        } catch (CudaException e) {
+            // Out of memory, the growth rolled back: the ladder climbs outside this buffer's lock
+            // (it waits for retirement, whose frees may need it), then the whole growth runs again.
+            context.ladder().retry(e, AllocationKind.GROWABLE, newSize, () -> {
+                growOnce(newSize);
+                return null;
+            });
+        }
+    }
+
+    private void growOnce(long newSize) {
         synchronized (resource.lock()) {
             checkOpen();
             long size = resource.size();
@@ -159,7 +174,7 @@ public final class GrowableBuffer extends Owner {
             if (resource.needsChunksFor(newSize)) {
                 state.calls().live(GROW);
                 state.reap();
-                resource.mapFor(newSize, GROW, context.ladder());
+                resource.mapFor(newSize, GROW);
             }
             resource.resize(newSize);
         }

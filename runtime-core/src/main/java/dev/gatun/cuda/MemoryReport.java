@@ -87,11 +87,12 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
                     .append(mib(graphMemory.reservedCurrent()));
         }
         if (largestAllocations.isEmpty()) {
-            sb.append("\n  largest allocations: not tracked (open the context with ContextOptions.withLeakTracking(true) "
-                    + "or -Dgatun.leakTracking=true to list them with their allocation sites)");
+            sb.append("\n  largest allocations: not tracked (open the context with "
+                    + "ContextOptions.withLeakTracking(true) or -Dgatun.leakTracking=true to list them with their sites)");
         }
         for (Allocation a : largestAllocations) {
-            sb.append("\n  ").append(mib(a.bytes)).append(": ").append(a.owner).append(", allocated at ").append(a.caller);
+            sb.append("\n  ").append(mib(a.bytes)).append(": ").append(a.owner).append(", allocated at ")
+                    .append(a.caller);
         }
         return sb.toString();
     }

@@ -23,7 +23,8 @@ public final class OutOfMemoryEvent extends Event {
     @Label("Device")
     public int device;
     @Label("Allocation")
-    @Description("What was allocated: device pool block, stream-ordered, memory pool, pinned, growable chunk, graph instantiation")
+    @Description("What was allocated: device pool block, stream-ordered, memory pool, pinned, growable buffer growth, "
+            + "graph instantiation")
     public String allocation;
     @Label("Requested")
     @DataAmount

@@ -30,7 +30,8 @@ public final class OutOfMemoryRungEvent extends Event {
     @DataAmount
     public long bytesReleased;
     @Label("Retried")
-    @Description("Whether the allocation was tried again after the rung (it is when the rung freed something, and after the last)")
+    @Description("Whether the allocation was tried again after the rung: when the rung freed something, and after "
+            + "the last")
     public boolean retried;
     @Label("Rescued")
     @Description("Whether that retry succeeded")

@@ -10,7 +10,7 @@ public enum AllocationKind {
     POOL("memory pool allocation"),
     /** {@code CudaContext.allocatePinned} ({@code cuMemHostAlloc}). */
     PINNED("pinned host allocation"),
-    /** A growable buffer's chunks ({@code cuMemCreate}, {@code cuMemMap}). */
+    /** A growable buffer's growth: its chunks ({@code cuMemCreate}, {@code cuMemMap}, {@code cuMemSetAccess}). */
     GROWABLE("growable buffer growth"),
     /** {@code Graph.instantiate} of a graph with memory nodes ({@code cuGraphInstantiateWithFlags}). */
     GRAPH_INSTANTIATE("instantiation of a graph with memory nodes");
@@ -21,9 +21,9 @@ public enum AllocationKind {
         this.words = words;
     }
 
-    /** The allocation in words, with its size when it has one. */
+    /** The allocation in words, with its size when it has one (a growth's is the size it grows to). */
     String describe(long bytes) {
-        return bytes > 0 ? words + " of " + bytes + " bytes" : words;
+        return bytes <= 0 ? words : words + (this == GROWABLE ? " to " : " of ") + bytes + " bytes";
     }
 
     @Override

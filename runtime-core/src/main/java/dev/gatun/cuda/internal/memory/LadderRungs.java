@@ -76,7 +76,8 @@ final class LadderRungs {
             long before = devicePool.footprint();
             int r = devicePool.trim();
             if (r != 0) {
-                LOG.warn("Out of memory: the device pool could not free every retained block ({})", context.resultName(r));
+                LOG.warn("Out of memory: the device pool could not free every retained block ({})",
+                        context.resultName(r));
             }
             return before - devicePool.footprint();
         } finally {

@@ -45,7 +45,8 @@ final class MemoryReports {
         }
         return new MemoryReport(device == null ? -1 : device.freeBytes(), device == null ? -1 : device.totalBytes(),
                 devicePoolBytes, devicePool.counters().retainedBytes(),
-                Math.max(0, stats.bytesLive.sum() - devicePoolBytes), // the device pool's driver bytes are in bytesLive too
+                // bytesLive counts the device pool's driver bytes and the stream-ordered ones
+                Math.max(0, stats.bytesLive.sum() - devicePoolBytes),
                 stats.graphAllocationBytesLive.sum(), stats.pinnedBytesLive.sum(), stats.growableBytesMapped.sum(),
                 poolLines, askDriver ? graphMemory() : null, largest());
     }

@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
  * the last, the allocation is tried again, and the first success ends the climb. An allocation
  * that still fails throws one {@link OutOfDeviceMemoryException}, with a {@link MemoryReport}.
  *
- * <p><b>Where it runs.</b> Never under a stream's lock (it retires and synchronizes, which take
- * stream locks): an allocation made under its stream's lock fails out of the locked section, the
- * ladder climbs, and the whole locked allocation runs again; entered under a stream's lock, it
- * refuses, as a Gatun bug. Never on a thread that has a capture open (in global mode, anything
+ * <p><b>Where it runs.</b> Under no lock of Gatun's: it retires (whose frees may take a growable
+ * buffer's lock) and synchronizes (which takes stream locks), and rung 1 waits for the retirement
+ * queue's reaping lock. An allocation made under its stream's (or buffer's, or graph's) lock fails
+ * out of the locked section, the ladder climbs, and the whole locked allocation runs again; entered
+ * under a stream's lock, it refuses, as a Gatun bug. Never on a thread that has a capture open (in global mode, anything
  * that synchronizes would invalidate it; in the others, the driver forbids the same calls on that
  * thread): the allocation then fails at once, with a report that asks the driver nothing.
  *
@@ -91,7 +92,10 @@ public final class OutOfMemoryLadder {
         return climb(failure, kind, bytes, attempt);
     }
 
-    /** The ladder switched off: the driver's error as before, but the device pool trims once and retries, as it always did. */
+    /**
+     * The ladder switched off: the driver's error as before, except that the device pool trims
+     * itself once and retries, as it always did.
+     */
     private <T> T withoutLadder(CudaException failure, AllocationKind kind, Supplier<T> attempt) {
         if (kind != AllocationKind.DEVICE_POOL) {
             throw failure;
@@ -162,7 +166,8 @@ public final class OutOfMemoryLadder {
                 default -> throw new AssertionError(rung);
             }
         } catch (RuntimeException e) {
-            LOG.warn("Out of memory on {}: the ladder's {} rung failed; climbing on: {}", context, rung, e.getMessage());
+            LOG.warn("Out of memory on {}: the ladder's {} rung failed; climbing on: {}", context, rung,
+                    e.getMessage());
             return false;
         }
     }
@@ -173,8 +178,8 @@ public final class OutOfMemoryLadder {
     }
 
     /** The exception an allocation that could not be rescued throws, with the report, and its event committed. */
-    private OutOfDeviceMemoryException fail(OutOfMemoryEvent event, AllocationKind kind, long bytes, CudaException first,
-            CudaException last, String outcome, boolean askDriver) {
+    private OutOfDeviceMemoryException fail(OutOfMemoryEvent event, AllocationKind kind, long bytes,
+            CudaException first, CudaException last, String outcome, boolean askDriver) {
         OutOfDeviceMemoryException e = new OutOfDeviceMemoryException(last, kind.describe(bytes), bytes,
                 reports.take(askDriver));
         if (first != last) {

@@ -29,16 +29,11 @@ public final class SoftLimits {
     /** Checks every pool with a soft limit; call at a safe point, with no stream's lock held. */
     public void atSafePoint() {
         boolean device = devicePool.caps().softLimited() && devicePool.caps().overSoftLimit();
-        if (!device && !pools.anySoftLimited() || capturingHere()) {
-            return;
+        if (!device && !pools.anySoftLimited() || context.poisoned() || capturingHere()) {
+            return; // nothing to check; or the driver can free nothing more; or a capture here forbids it
         }
-        if (device && context.gate().tryEnterSynchronizing()) { // its frees may synchronize: never during a global capture
-            try {
-                context.calls().context().makeCurrent(TRIM);
-                devicePool.trimIfIdle();
-            } finally {
-                context.gate().exitSynchronizing();
-            }
+        if (device) {
+            trimDevicePool();
         }
         for (PoolMemory pool : pools.pools()) {
             if (pool.softLimited()) {
@@ -49,6 +44,22 @@ public final class SoftLimits {
                             e.getMessage());
                 }
             }
+        }
+    }
+
+    /** The device pool's part: its frees may synchronize, so never during a global capture. */
+    private void trimDevicePool() {
+        if (!context.gate().tryEnterSynchronizing()) {
+            return;
+        }
+        try {
+            context.calls().context().makeCurrent(TRIM);
+            devicePool.trimIfIdle();
+        } catch (RuntimeException e) {
+            LOG.warn("Trimming the device pool down to its soft limit failed; the next safe point tries again: {}",
+                    e.getMessage());
+        } finally {
+            context.gate().exitSynchronizing();
         }
     }
 

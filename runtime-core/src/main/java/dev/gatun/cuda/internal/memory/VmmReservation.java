@@ -1,6 +1,5 @@
 package dev.gatun.cuda.internal.memory;
 
-import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.GrowableBufferCounters;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
@@ -95,23 +94,6 @@ public final class VmmReservation extends NativeResource {
     /** Whether shrinking to {@code newSize} unmaps chunks (under {@link #lock()}). */
     public boolean unmapsBelow(long newSize) {
         return chunksFor(newSize) < chunks;
-    }
-
-    /**
-     * Maps the chunks [0, newSize) needs, as {@link #mapFor(long, String)} does; out of memory,
-     * after {@code ladder}'s climb (under {@link #lock()}, which is above the stream locks the
-     * ladder may take: a failed growth has rolled back, and is made again whole).
-     */
-    public void mapFor(long newSize, String operation, OutOfMemoryLadder ladder) {
-        try {
-            mapFor(newSize, operation);
-        } catch (CudaException e) {
-            long bytes = (chunksFor(newSize) - chunks) * chunkBytes;
-            ladder.retry(e, AllocationKind.GROWABLE, bytes, () -> {
-                mapFor(newSize, operation);
-                return null;
-            });
-        }
     }
 
     /**

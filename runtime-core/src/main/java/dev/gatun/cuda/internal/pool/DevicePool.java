@@ -149,7 +149,8 @@ public final class DevicePool {
                     + "is not a block this pool handed out; release exactly the address acquire returned, "
                     + "with the byte count it was asked for");
         }
-        int r = keep(address, bytes) ? 0 : free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
+        int r = keep(address, bytes) ? 0
+                : free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
         if (r == 0 && caps.softLimited()) {
             trimIfIdle(); // a release comes from retirement, inside the gate with the context current
         }

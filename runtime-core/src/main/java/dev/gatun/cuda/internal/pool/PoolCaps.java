@@ -38,7 +38,8 @@ public final class PoolCaps {
 
     /**
      * @param hardCap the most bytes, or {@link #NONE}
-     * @param softLimit bytes above which an idle pool gives memory back, or {@link #NONE}; when set, at most {@code hardCap}
+     * @param softLimit bytes above which an idle pool gives memory back, or {@link #NONE}; when
+     *     set, at most {@code hardCap}
      */
     public PoolCaps(long hardCap, long softLimit) {
         if (hardCap <= 0 || softLimit <= 0 || softLimit != NONE && softLimit > hardCap) {
@@ -65,7 +66,7 @@ public final class PoolCaps {
         return softLimit != NONE;
     }
 
-    /** Counts {@code bytes} against the hard cap, unless they would pass it: then counts a refusal and returns false. */
+    /** Counts {@code bytes} against the hard cap, unless they would pass it: then counts a refusal and says false. */
     public boolean tryClaim(long bytes) {
         long now;
         do {
@@ -103,7 +104,7 @@ public final class PoolCaps {
         return idle;
     }
 
-    /** Counts a refusal of {@code bytes} that the driver made for this cap of {@code pool} (it enforces the cap itself). */
+    /** Counts a refusal of {@code bytes} the driver made for this cap of {@code pool}, where it enforces the cap. */
     public void countRefusal(String pool, long bytes) {
         refusals.increment();
         MemoryCapEvent.record(pool, "hard cap refusal", bytes);
