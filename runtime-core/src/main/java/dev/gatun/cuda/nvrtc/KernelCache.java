@@ -222,18 +222,13 @@ public final class KernelCache {
 
     /**
      * Checks now whether this cache can be used, creating its directory (0700) if it does not
-     * exist: why it cannot (its directory or key is not trusted, or cannot be made), or empty.
-     * A disabled cache has no reason.
+     * exist, as the first write would: why it is not used (its directory, or the authenticated
+     * mode's key, is not trusted), or empty. A disabled cache has no reason.
+     *
+     * @throws IOException when the directory does not exist and cannot be created
      */
-    public Optional<String> refusal() {
-        if (files == null) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.ofNullable(trustCreating().refusal());
-        } catch (IOException e) {
-            return Optional.of("it cannot be created (" + e + ")");
-        }
+    public Optional<String> refusal() throws IOException {
+        return files == null ? Optional.empty() : Optional.ofNullable(trustCreating().refusal());
     }
 
     /** The trust decision, made once, when the directory exists; null while it does not. */
