@@ -14,8 +14,9 @@ import java.util.List;
  *
  * <p>Device memory is backed by host memory at fake device addresses; streams are queues of
  * operations that run at once unless the test {@linkplain #hold holds} the stream (the GPU is
- * "busy"); events complete when the work before them ran; synchronizing calls release every
- * hold (the host waited for the GPU). Frees are checked against queued work: freeing memory
+ * "busy"); events complete when the work before them ran; a host wait finishes only the work it
+ * waits for, as the real driver does (a stream synchronize that stream's queue and what it waits
+ * on, not every stream). Frees are checked against queued work: freeing memory
  * that a queued operation still uses is recorded as a {@linkplain #violations() violation}
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
@@ -50,7 +51,8 @@ public final class FakeDriverApi {
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
-    private final DriverApi api = SimulatedDriverApi.over(this, areas());
+    private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
+    private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
@@ -108,12 +110,12 @@ public final class FakeDriverApi {
 
     // ---- streams and events ----
 
-    /** The GPU is busy on this stream: its work waits until {@link #release} (or a synchronize). */
+    /** The GPU is busy on this stream: its work waits until {@link #release}, or a host wait for it (a synchronize of it, of its context, or of an event recorded after it). */
     public synchronized void hold(MemorySegment stream) {
         streams.streamOf(stream.address()).held = true;
     }
 
-    /** The GPU is busy on every stream that exists now: work waits until a host wait (or {@link #release}). */
+    /** The GPU is busy on every stream that exists now: each one's work waits until a host wait for it (or {@link #release}). */
     public synchronized void holdAll() {
         for (SimulatedStreams.Stream s : streams.all()) {
             s.held = true;
@@ -372,6 +374,22 @@ public final class FakeDriverApi {
 
     public synchronized int graphLaunches() {
         return graphs.graphLaunches;
+    }
+
+    // ---- host calls in progress (reported by an Interposer in front of this driver) ----
+
+    /**
+     * The calling thread has entered driver function {@code function} with {@code args}, in front of
+     * this driver: until {@link #hostCallEnds}, the call is in progress, and another thread's call
+     * that the driver forbids to overlap it is a violation (see {@link SimulatedHostCalls}).
+     */
+    public synchronized void hostCallBegins(String function, Object[] args) {
+        hostCalls.begins(function, args);
+    }
+
+    /** The calling thread has left the call reported by {@link #hostCallBegins}. */
+    public synchronized void hostCallEnds(String function, Object[] args) {
+        hostCalls.ends(function, args);
     }
 
     // ---- misuse ----
