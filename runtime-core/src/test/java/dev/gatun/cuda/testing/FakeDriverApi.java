@@ -128,6 +128,20 @@ public final class FakeDriverApi {
         streams.pump();
     }
 
+    /** The GPU runs the next {@code operations} queued on this stream, even while it is held (a kernel finished, the next not yet). */
+    public synchronized void advance(MemorySegment stream, int operations) {
+        streams.advance(streams.streamOf(stream.address()), operations);
+    }
+
+    /** Whether the last record of this event went into a stream capture (it is a graph node, not work that runs). */
+    public synchronized boolean lastRecordCaptured(MemorySegment event) {
+        SimulatedStreams.Event e = streams.events.get(event.address());
+        if (e == null) {
+            throw new IllegalArgumentException("no simulated event 0x" + Long.toHexString(event.address()));
+        }
+        return e.lastRecordCaptured;
+    }
+
     public synchronized int liveStreams() {
         return streams.all().size();
     }
@@ -234,6 +248,15 @@ public final class FakeDriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** Whether {@code address} is the base of an allocation node's allocation (a graph allocation), not of ordinary memory. */
+    public synchronized boolean isGraphAllocation(long address) {
+        SimulatedMemory.Allocation a = memory.device.get(address);
+        if (a == null) {
+            throw new IllegalArgumentException("no simulated device allocation at 0x" + Long.toHexString(address));
+        }
+        return a.graph;
     }
 
     /** IPC mappings (cuIpcOpenMemHandle) not yet closed. */
@@ -374,6 +397,14 @@ public final class FakeDriverApi {
 
     public synchronized int graphLaunches() {
         return graphs.graphLaunches;
+    }
+
+    /**
+     * Device memory that nodes of live graphs or executables name but that no longer exists: a
+     * graph holds a buffer Gatun freed. Empty while every captured address is held.
+     */
+    public synchronized List<String> danglingGraphUses() {
+        return graphs.danglingUses();
     }
 
     // ---- host calls in progress (reported by an Interposer in front of this driver) ----

@@ -178,6 +178,24 @@ final class SimulatedCaptureAndGraphs {
         return SUCCESS;
     }
 
+    /** For each live graph and executable, the device memory its nodes name that no longer exists. */
+    List<String> danglingUses() {
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<String, Map<Long, List<StreamOp>>> owners : Map.of("graph", graphs, "executable", execs).entrySet()) {
+            for (Map.Entry<Long, List<StreamOp>> owner : owners.getValue().entrySet()) {
+                for (StreamOp op : owner.getValue()) {
+                    for (long use : op.deviceUses) {
+                        if (!gpu.memory.exists(use)) {
+                            out.add(owners.getKey() + " 0x" + Long.toHexString(owner.getKey()) + " names freed device memory 0x"
+                                    + Long.toHexString(use));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     /** Whether a node about to be replayed names device memory that no longer exists (recorded as a violation). */
     private boolean usesFreedMemory(StreamOp node) {
         for (long use : node.deviceUses) {

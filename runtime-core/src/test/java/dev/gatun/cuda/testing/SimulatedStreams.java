@@ -73,6 +73,8 @@ final class SimulatedStreams {
     private long clockNanos;
     /** Host functions queued with cuLaunchHostFunc, ever. */
     long hostFunctionsQueued;
+    /** Handles of destroyed streams (the simulator never reuses a handle), to flag a use after the destroy. */
+    private final Set<Long> destroyed = new HashSet<>();
     /** The streams a host wait is running through now, to tell a cycle of waits (a GPU deadlock). */
     private final Set<Stream> finishing = new HashSet<>();
 
@@ -93,7 +95,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamGetCtx(MemorySegment stream, MemorySegment context) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -102,7 +104,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -111,7 +113,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamDestroy_v2(MemorySegment stream) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -121,11 +123,12 @@ final class SimulatedStreams {
             gpu.violations.add("cuStreamDestroy on a stream with " + s.queue.size() + " queued operations");
         }
         streams.remove(stream.address());
+        destroyed.add(stream.address());
         return SUCCESS;
     }
 
     public int cuStreamQuery(MemorySegment stream) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -136,7 +139,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamSynchronize(MemorySegment stream) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -157,7 +160,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamWaitEvent(MemorySegment stream, MemorySegment event, int flags) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         Event e = events.get(event.address());
         if (s == null || e == null) {
             return INVALID_HANDLE;
@@ -169,7 +172,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamIsCapturing(MemorySegment stream, MemorySegment status) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -183,7 +186,7 @@ final class SimulatedStreams {
      * driver runs it on a thread of its own). Inside a capture it is captured as a host node.
      */
     public int cuLaunchHostFunc(MemorySegment stream, MemorySegment fn, MemorySegment userData) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null || fn.equals(MemorySegment.NULL)) {
             return INVALID_HANDLE;
         }
@@ -213,7 +216,7 @@ final class SimulatedStreams {
 
     public int cuEventRecord(MemorySegment event, MemorySegment stream) {
         Event e = events.get(event.address());
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (e == null || s == null) {
             return INVALID_HANDLE;
         }
@@ -296,9 +299,16 @@ final class SimulatedStreams {
 
     // ---- the GPU's work queues ----
 
-    /** The live stream with this handle, or null. */
+    /**
+     * The live stream with this handle, or null; a handle of a destroyed stream is also a violation:
+     * the driver may have reused it for another stream, or crash on it.
+     */
     Stream stream(long handle) {
-        return streams.get(handle);
+        Stream s = streams.get(handle);
+        if (s == null && destroyed.contains(handle)) {
+            gpu.violations.add("a driver call named stream 0x" + Long.toHexString(handle) + " after its cuStreamDestroy");
+        }
+        return s;
     }
 
     /** Every live stream, in creation order. */
@@ -424,6 +434,19 @@ final class SimulatedStreams {
             }
         }
         return e.completed >= generation;
+    }
+
+    /** The GPU runs the next {@code n} operations of {@code s}, held or not (a test control: a kernel finished). */
+    void advance(Stream s, int n) {
+        for (int i = 0; i < n && !s.queue.isEmpty(); i++) {
+            StreamOp op = s.queue.peekFirst();
+            if (op.awaited != null && op.awaited.completed < op.awaitedGeneration) {
+                throw new IllegalStateException("the next operation waits for an event record that has not run");
+            }
+            s.queue.pollFirst();
+            run(s, op);
+        }
+        pump();
     }
 
     /** A host wait for a whole context (cuCtxSynchronize): the GPU finishes every stream of {@code context}. */
