@@ -65,7 +65,7 @@ public final class CudaContext implements AutoCloseable {
         this.copies = new SynchronousCopies(contextState, staging);
         this.computeStream = new Stream(this, 0, true);
         this.copyStream = new Stream(this, 0, true);
-        contextState.attachCopyStream(copyStream.state());
+        contextState.openSyncStream();
         this.modules = new ModuleRegistry(this);
         this.defaultMemoryPool = MemoryPool.deviceDefault(this);
     }
@@ -112,7 +112,11 @@ public final class CudaContext implements AutoCloseable {
         return computeStream;
     }
 
-    /** The context's stream for copies, separate from {@link #computeStream()} so the two can overlap. */
+    /**
+     * The context's stream for copies, separate from {@link #computeStream()} so the two can
+     * overlap. Like any stream it can be captured: Gatun's synchronous copies and frees run on a
+     * stream of its own.
+     */
     public Stream copyStream() {
         checkOpen();
         return copyStream;
@@ -620,6 +624,7 @@ public final class CudaContext implements AutoCloseable {
         modules.clear();
         computeStream.retire();
         copyStream.retire();
+        contextState.retireSyncStream();
         defaultMemoryPool.retire();
         staging.close();
         try {

@@ -118,8 +118,8 @@ public final class DeviceBuffer extends Owner {
                 return false;
             }
             StreamState on = soleStream;
-            synchronized (on.captureLock()) {
-                if (on.closed() || on.capturing()) {
+            synchronized (on.lock()) {
+                if (on.closed() || on.queuesIntoCapture()) {
                     return false;
                 }
                 // Every use of this allocation was queued on `on` (it is the only stream that used
@@ -186,12 +186,12 @@ public final class DeviceBuffer extends Owner {
                 public int free() {
                     // All work that used it is complete (for a graph allocation: also every launch
                     // of its graph, whose executables were destroyed before they let go of it); a
-                    // stream-ordered free on a usable stream avoids a synchronizing cuMemFree. Fall
-                    // back to it only once the context's own streams are gone (shutdown, after a
-                    // device-wide synchronize).
-                    StreamState copy = context.copyStream();
+                    // stream-ordered free on the synchronous stream, which never captures, avoids a
+                    // synchronizing cuMemFree. Fall back to it only once the context's own streams
+                    // are gone (shutdown, after a device-wide synchronize).
+                    StreamState copy = context.syncStream();
                     int r;
-                    boolean ordered = !copy.closed() && !copy.capturing();
+                    boolean ordered = !copy.closed();
                     if (ordered) {
                         // The fences of every stream that used it completed.
                         r = context.calls().memory().freeAsync(address, copy.handle());
@@ -301,6 +301,7 @@ public final class DeviceBuffer extends Owner {
         return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.BORROWED));
     }
 
+    /** A stream-ordered allocation on {@code stream}, not capturing (call under its lock). */
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
         ContextState contextState = context.state();
         if (bytes == 0) {
@@ -316,7 +317,7 @@ public final class DeviceBuffer extends Owner {
 
     /**
      * A stream-ordered allocation on {@code stream} while the Gatun capture that made
-     * {@code allocations} is open on it (call under the stream's capture lock): the driver records
+     * {@code allocations} is open on it (call under the stream's lock): the driver records
      * an allocation node of the captured graph and returns its address, fixed for the graph's
      * life. The caller records its use on the stream, so that the capture holds it like
      * everything its work uses; {@code bytes} more than 0.
@@ -325,11 +326,13 @@ public final class DeviceBuffer extends Owner {
             long bytes) {
         ContextState contextState = context.state();
         long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
-        Resource r = new GraphResource(contextState, address, bytes, stream, allocations.add(bytes));
+        GraphAllocations.Allocation allocation = allocations.add(bytes);
+        Resource r = new GraphResource(contextState, address, bytes, stream, allocation);
+        allocation.ownedBy(r);
         return new DeviceBuffer(context, r); // the caller admits it to the capture
     }
 
-    /** As {@link #allocateAsync}, from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
+    /** As {@link #allocateAsync} (under the stream's lock), from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
     static DeviceBuffer allocateFromPool(CudaContext context, StreamState stream, MemoryPool.Resource pool, long bytes) {
         ContextState contextState = context.state();
         pool.holdForAllocation();

@@ -2,7 +2,6 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.transfer.Ranges;
-import dev.gatun.cuda.internal.transfer.SynchronousCopies;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
@@ -113,11 +112,9 @@ public final class DeviceView {
         Ranges.sameLength(byteLength, source.byteLength());
         buffer.checkSynchronous("copyFrom(device)");
         source.buffer.checkSynchronous("copyFrom(device)");
-        CudaContext context = buffer.context();
-        SynchronousCopies copies = context.copies();
-        StreamState copy = copies.enterSynchronous("copyFrom(device)", buffer.resource(), source.buffer.resource());
-        context.copyStream().copy(this, source);
-        copies.synchronize(copy);
+        buffer.context().checkSameDriver(source.buffer.context(), "the source");
+        buffer.context().copies().copyOnDevice(buffer.resource(), address(), source.buffer.resource(), source.address(),
+                byteLength);
     }
 
     public void copyFrom(byte[] source) {

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -27,10 +28,12 @@ public final class Event extends Owner {
     private final Resource resource;
     private final boolean timing;
     /**
-     * Whether the last record went into a stream capture: it marks a point of a graph, and a
-     * wait on it would join the capture, so {@link #onComplete} refuses it.
+     * The capture the last record went into (null: none; see
+     * {@link StreamState#captureOfNextWork()}): it marks a point of a graph, so a wait on it joins
+     * that capture ({@link Stream#waitFor(Event)}) and {@link #onComplete} refuses it. Written
+     * under the recording stream's lock, only when it changes.
      */
-    private volatile boolean recordedInCapture;
+    private volatile CaptureScope capturedIn;
 
     /** How the event came to be: what it can do and what its identity says. */
     private enum Origin {
@@ -134,10 +137,19 @@ public final class Event extends Owner {
         resource.checkOpen();
         StreamState s = stream.openState();
         context.checkSame(stream.context(), "the stream");
-        resource.usedOn(s);
-        int mark = s.captureMark(); // no lock on this hot path: the mark tells whether a capture began or ended meanwhile
-        state.calls().events().record(resource.handle, s.handle());
-        recordedInCapture = s.mayHaveCaptured(mark);
+        synchronized (s.lock()) { // no capture begins or ends between the check and the record
+            s.checkOpen();
+            resource.usedOn(s);
+            CaptureScope into = s.captureOfNextWork();
+            state.calls().events().record(resource.handle, s.handle());
+            recordedInto(into);
+        }
+    }
+
+    private void recordedInto(CaptureScope into) {
+        if (capturedIn != into) {
+            capturedIn = into;
+        }
     }
 
     /**
@@ -174,7 +186,7 @@ public final class Event extends Owner {
     public CompletableFuture<Void> onComplete(Executor executor) {
         Objects.requireNonNull(executor, "executor");
         resource.checkOpen();
-        if (recordedInCapture) {
+        if (capturedIn != null) {
             throw new CaptureActiveException(this + " was last recorded into a stream capture, which makes it a point "
                     + "of the graph, not of work that runs; a completion future would join the capture. Record it on a "
                     + "stream that is not capturing, or ask Stream.onComplete after the graph launch.");
@@ -183,11 +195,16 @@ public final class Event extends Owner {
     }
 
     /**
-     * Notes that a launch on {@code s} records this event (a launch attribute): whether that
-     * record goes into a capture.
+     * Notes that a launch on {@code s} records this event (a launch attribute; call under the
+     * stream's lock, before the launch): whether that record goes into a capture.
      */
     void recordedBy(StreamState s) {
-        recordedInCapture = s.captureScope() != null || s.capturing();
+        recordedInto(s.captureOfNextWork());
+    }
+
+    /** The Gatun capture the last record went into, {@link CaptureScope#FOREIGN}, or null. */
+    CaptureScope capturedIn() {
+        return capturedIn;
     }
 
     /** Whether the work before the last record has completed (true if never recorded). Does not block. */
@@ -234,7 +251,7 @@ public final class Event extends Owner {
         return resource.handle;
     }
 
-    /** The handle for a wait on {@code stream}; records that the event was used there. */
+    /** The handle for a wait on {@code stream} (under its lock); records that the event was used there. */
     MemorySegment handleForUse(StreamState stream) {
         resource.checkOpen();
         resource.usedOn(stream);

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.foreign.MemorySegment;
@@ -25,30 +26,41 @@ public final class Fence implements AutoCloseable {
      * {@link #onComplete} under way queues its wait before the event goes back to the pool.
      */
     private final AtomicReference<MemorySegment> event;
-    /** Whether it was recorded into a stream capture: a point of the graph, which a watch would join. */
-    private final boolean recordedInCapture;
+    /**
+     * The capture it was recorded into (null: none; see {@link StreamState#captureOfNextWork()}):
+     * a point of the graph, which a wait joins and a watch refuses.
+     */
+    private final CaptureScope capturedIn;
 
-    private Fence(CudaContext context, StreamState source, MemorySegment event, boolean recordedInCapture) {
+    private Fence(CudaContext context, StreamState source, MemorySegment event, CaptureScope capturedIn) {
         this.context = context;
         this.source = source;
         this.event = new AtomicReference<>(event);
-        this.recordedInCapture = recordedInCapture;
+        this.capturedIn = capturedIn;
     }
 
+    /** Records a fence on {@code s}; call under its lock, which keeps a capture from beginning or ending meanwhile. */
     static Fence record(Stream stream, StreamState s) {
         ContextState state = stream.context().state();
         MemorySegment e = state.events().acquire();
-        int mark = s.captureMark(); // no lock: the mark tells whether a capture began or ended meanwhile
+        CaptureScope into;
         try {
+            into = s.captureOfNextWork();
             // A pooled event and an open stream of the same context.
             state.calls().events().record(e, s.handle());
-        } catch (RuntimeException failed) {
+        } catch (RuntimeException | Error failed) {
             state.events().release(e);
             throw failed;
         }
-        return new Fence(stream.context(), s, e, s.mayHaveCaptured(mark));
+        return new Fence(stream.context(), s, e, into);
     }
 
+    /** The Gatun capture it was recorded into, {@link CaptureScope#FOREIGN}, or null. */
+    CaptureScope capturedIn() {
+        return capturedIn;
+    }
+
+    /** Queues a wait on it on {@code s} (under that stream's lock), once. */
     void consumeInto(Stream waiter, StreamState s) {
         waiter.context().checkSameDriver(context, "the fence"); // a stream may wait on another device's fence
         MemorySegment e = take();
@@ -103,7 +115,7 @@ public final class Fence implements AutoCloseable {
      */
     public CompletableFuture<Void> onComplete(Executor executor) {
         Objects.requireNonNull(executor, "executor");
-        if (recordedInCapture) {
+        if (capturedIn != null) {
             throw new CaptureActiveException(this + " was recorded into a stream capture, which makes it a point of the "
                     + "graph, not of work that runs; a completion future would join the capture. Ask Stream.onComplete "
                     + "after the graph launch instead.");

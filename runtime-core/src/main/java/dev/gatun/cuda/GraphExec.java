@@ -29,9 +29,11 @@ import java.util.List;
  * {@link #setEnabled}, {@link #setKernelNode} and {@link #setEvent}; a captured graph's kernel nodes, which have no
  * {@link GraphNode}, with {@link #updateKernelNode}.
  *
- * <p>A warmed launch allocates nothing and looks nothing up. The driver forbids launching an
- * executable while it is being updated: order {@link #update} and {@link #updateKernelNode}
- * after the launches of other threads.
+ * <p>A warmed launch allocates nothing and looks nothing up. Launches and updates may come
+ * from any threads: the driver forbids launching an executable while it is being updated, so
+ * each update waits for a launch call under way (and a launch for an update), and applies to
+ * the launches that begin after it returns; launches queued before keep running what they
+ * were launched with.
  */
 public final class GraphExec extends Owner {
 
@@ -47,7 +49,11 @@ public final class GraphExec extends Owner {
         final Holds holds = new Holds();
         /** The graph it was instantiated from; held as long as it lives. */
         final Graph.Resource origin;
-        /** Guards current and the driver-side updates. */
+        /**
+         * Guards current and makes each driver call on the executable (a launch, an upload, an
+         * update) exclusive. Taken under a stream's lock by launches; nothing that retires an
+         * owner (and so may take a stream's lock) runs under it.
+         */
         final Object lock = new Object();
         /** How many nodes had been added to the origin by hand when it was instantiated: the ones it has. */
         final int nodes;
@@ -91,9 +97,11 @@ public final class GraphExec extends Owner {
         /** Lets go of what the executable held; once, after its destroy or when retirement gives it up. */
         private void dropHolds() {
             holds.releaseAll();
+            Graph.Resource last;
             synchronized (lock) {
-                current.unhold();
+                last = current;
             }
+            last.unhold();
             origin.unhold();
         }
 
@@ -148,17 +156,37 @@ public final class GraphExec extends Owner {
      * @throws CudaException when the driver refuses; the launch may have been queued anyway
      */
     public void launch(Stream stream) {
-        StreamState s = use(stream);
+        StreamState s = checked(stream);
+        GraphAllocations memory = resource.memory;
+        // A relaunch of a graph with memory nodes first frees, in this stream's order, what the
+        // last launch left allocated: it must follow the work other streams queued on that memory.
+        MemorySegment relay = memory == null ? null : memory.relayBeforeRelaunch(s);
         try {
-            calls.launch(resource.handle, s.handle());
-            GraphAllocations memory = resource.memory;
-            if (memory != null) {
-                memory.launched(); // its allocation nodes allocate from now on
+            synchronized (s.lock()) {
+                s.checkOpen();
+                resource.usedOn(s);
+                if (relay != null) {
+                    // An event of this context recorded on its synchronous stream after waits for
+                    // those streams; this stream is open and its lock is held.
+                    context.state().calls().streams().waitEvent(s.handle(), relay);
+                }
+                synchronized (resource.lock) {
+                    try {
+                        calls.launch(resource.handle, s.handle());
+                        if (memory != null) {
+                            memory.launched(); // its allocation nodes allocate from now on
+                        }
+                    } finally {
+                        // Its nodes write buffers they name by address: synchronous operations must
+                        // order after it, even when it failed (it may have been queued).
+                        s.submitted();
+                    }
+                }
             }
         } finally {
-            // Its nodes write buffers they name by address: synchronous operations must order
-            // after it, even when it failed (it may have been queued).
-            s.submitted();
+            if (relay != null) {
+                context.state().events().release(relay); // the wait on it is queued (or nothing is)
+            }
         }
     }
 
@@ -167,20 +195,23 @@ public final class GraphExec extends Owner {
      * does not pay for it.
      */
     public void upload(Stream stream) {
-        calls.upload(resource.handle, use(stream).handle());
+        StreamState s = checked(stream);
+        synchronized (s.lock()) {
+            s.checkOpen();
+            resource.usedOn(s);
+            synchronized (resource.lock) {
+                calls.upload(resource.handle, s.handle());
+            }
+        }
     }
 
-    /** Checks this executable and {@code stream}, and records the use for retirement. */
-    private StreamState use(Stream stream) {
+    /** Checks this executable and {@code stream}. */
+    private StreamState checked(Stream stream) {
         resource.checkOpen();
         StreamState s = stream.state();
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }
-        if (s.closed()) {
-            throw new IllegalStateException(stream + " is closed");
-        }
-        resource.usedOn(s);
         return s;
     }
 
@@ -232,28 +263,30 @@ public final class GraphExec extends Owner {
     }
 
     private boolean updateLocked(Graph.Resource next) {
-        synchronized (resource.lock) {
-            next.hold();
-            boolean applied;
-            try {
-                applied = calls.update(resource.handle, next.handle);
-            } catch (RuntimeException e) {
-                // The driver may have applied the update before it failed (the outcome is
-                // uncertain): later launches may run either graph's kernels and addresses, so
-                // this executable holds the buffers and modules of both until it is destroyed.
-                resource.holds.addAll(next.holds);
-                next.unhold();
-                throw e;
+        next.hold();
+        Graph.Resource released = next; // the hold dropped after the lock (a drop may retire, which takes stream locks)
+        try {
+            synchronized (resource.lock) {
+                boolean applied;
+                try {
+                    applied = calls.update(resource.handle, next.handle);
+                } catch (RuntimeException e) {
+                    // The driver may have applied the update before it failed (the outcome is
+                    // uncertain): later launches may run either graph's kernels and addresses, so
+                    // this executable holds the buffers and modules of both until it is destroyed.
+                    resource.holds.addAll(next.holds);
+                    throw e;
+                }
+                if (!applied) {
+                    return false;
+                }
+                resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses
+                released = resource.current; // launches before the update ran it; this executable holds what it baked in
+                resource.current = next;
+                return true;
             }
-            if (!applied) {
-                next.unhold();
-                return false;
-            }
-            resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses
-            Graph.Resource previous = resource.current;
-            resource.current = next;
-            previous.unhold(); // launches before the update ran it; this executable holds what it baked in
-            return true;
+        } finally {
+            released.unhold();
         }
     }
 

@@ -114,7 +114,7 @@ public final class KernelLaunch {
         return event == null ? MemorySegment.NULL : event.handle();
     }
 
-    /** Checks that a launch attribute's event is still open, and records its use on {@code s} (no allocation). */
+    /** Checks that a launch attribute's event is still open, and records its use on {@code s} (no allocation; under its lock). */
     private void useEvent(Event event, String what, StreamState s) {
         if (event.isClosed()) {
             throw new IllegalStateException(what + " of this launch of kernel '" + kernel.name() + "' (" + event
@@ -163,6 +163,14 @@ public final class KernelLaunch {
         if (uncertainOn != null) {
             proveUncertainDone();
         }
+        synchronized (s.lock()) { // admitted and queued with no capture beginning or ending between
+            s.checkOpen();
+            submit(s);
+        }
+    }
+
+    /** The launch proper, under the stream's lock: admission of everything it uses, then the driver call. */
+    private void submit(StreamState s) {
         if (programmaticEvent != null) {
             useEvent(programmaticEvent, "the programmatic event", s);
         }

@@ -278,16 +278,20 @@ public final class MemoryPool extends Owner {
         if (stream.context() != context) {
             context.checkSame(stream.context(), "the stream");
         }
-        if (bytes == 0) {
-            return DeviceBuffer.allocateAsync(context, s, 0);
+        synchronized (s.lock()) { // no capture begins between the check and the allocation
+            s.checkOpen();
+            if (bytes == 0) {
+                return DeviceBuffer.allocateAsync(context, s, 0);
+            }
+            if (s.queuesIntoCapture()) { // the driver is asked only while a capture is possible
+                throw new IllegalStateException("cannot allocate from " + resource.identity() + " on " + stream
+                        + ", which is capturing a graph: an allocation inside a capture is an allocation node of the "
+                        + "graph, which Gatun makes only from the device's graph memory. Allocate it with "
+                        + "stream.allocate(bytes) on the stream a Gatun capture was begun on, or from this pool before "
+                        + "the capture begins");
+            }
+            return DeviceBuffer.allocateFromPool(context, s, resource, bytes);
         }
-        if (s.captureScope() != null || s.capturing()) { // the driver is asked only while a capture is possible
-            throw new IllegalStateException("cannot allocate from " + resource.identity() + " on " + stream + ", which "
-                    + "is capturing a graph: an allocation inside a capture is an allocation node of the graph, which "
-                    + "Gatun makes only from the device's graph memory. Allocate it with stream.allocate(bytes) on the "
-                    + "stream a Gatun capture was begun on, or from this pool before the capture begins");
-        }
-        return DeviceBuffer.allocateFromPool(context, s, resource, bytes);
     }
 
     /** Bytes of freed memory the pool keeps reserved across synchronizations ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}). */

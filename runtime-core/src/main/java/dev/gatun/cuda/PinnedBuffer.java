@@ -67,11 +67,11 @@ public final class PinnedBuffer extends Owner {
         /** UNFENCED: only a fence recorded now, on the same stream, follows the transfer. */
         final TransferCompletion.Step refence = () -> {
             StreamState stream = lastStream;
-            if (stream.closed()) {
-                return stream.drained() ? 0 : Evidence.PENDING;
-            }
-            synchronized (stream.captureLock()) {
-                if (stream.capturing()) {
+            synchronized (stream.lock()) {
+                if (stream.closed()) { // its final fence follows the transfer
+                    return stream.drained() ? 0 : Evidence.PENDING;
+                }
+                if (stream.queuesIntoCapture()) {
                     return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
                 }
                 // Own event, open non-capturing stream of this context.
@@ -205,8 +205,11 @@ public final class PinnedBuffer extends Owner {
             Ranges.checkRange(sourceOffset, n, resource.size, "upload source", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(UPLOAD);
-            destination.useOn(context, s);
-            submit(UPLOAD, s, true, destination.address(), hostAt(sourceOffset), n);
+            synchronized (s.lock()) {
+                s.checkOpen();
+                destination.useOn(context, s);
+                submit(UPLOAD, s, true, destination.address(), hostAt(sourceOffset), n);
+            }
             context.state().stats().hostToDeviceCopies.increment();
             context.state().stats().hostToDeviceBytes.add(n);
         }
@@ -220,8 +223,11 @@ public final class PinnedBuffer extends Owner {
             Ranges.checkRange(destinationOffset, n, resource.size, "download destination", resource);
             context.checkSame(stream.context(), "the stream");
             awaitLocked(DOWNLOAD);
-            source.useOn(context, s);
-            submit(DOWNLOAD, s, false, source.address(), hostAt(destinationOffset), n);
+            synchronized (s.lock()) {
+                s.checkOpen();
+                source.useOn(context, s);
+                submit(DOWNLOAD, s, false, source.address(), hostAt(destinationOffset), n);
+            }
             context.state().stats().deviceToHostCopies.increment();
             context.state().stats().deviceToHostBytes.add(n);
         }
@@ -231,7 +237,11 @@ public final class PinnedBuffer extends Owner {
         return offset == 0 ? resource.view : resource.view.asSlice(offset);
     }
 
-    /** Submits one transfer through the buffer's state machine (allocates nothing once the event exists). */
+    /**
+     * Submits one transfer through the buffer's state machine (allocates nothing once the event
+     * exists), under the stream's lock: the transfer and its fence record happen with no capture
+     * beginning between them.
+     */
     private void submit(String operation, StreamState s, boolean upload, long device, MemorySegment host, long bytes) {
         ContextState contextState = context.state();
         if (resource.event == null) {

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
@@ -56,9 +57,14 @@ public final class Stream extends Owner {
             return borrowed;
         }
 
+        /** Marks the stream closed and records its final fence (idempotent; under the stream's lock, or from the Cleaner). */
+        void closeStream() {
+            finalFence = stream.close();
+        }
+
         @Override
         protected void beforeRetire() {
-            finalFence = stream.close();
+            closeStream(); // the fence recorded at close, or, for a stream the Cleaner reached, now
         }
 
         @Override
@@ -217,8 +223,9 @@ public final class Stream extends Owner {
     public CompletableFuture<Void> onComplete(Executor executor) {
         Objects.requireNonNull(executor, "executor");
         StreamState s = openState();
-        synchronized (s.captureLock()) { // a Gatun capture cannot begin between the check and the launch
-            if (s.captureScope() != null || s.capturing()) {
+        synchronized (s.lock()) { // no capture can begin between the check and the host function's launch
+            s.checkOpen();
+            if (s.queuesIntoCapture()) {
                 throw new CaptureActiveException(this + " is capturing a graph; a completion future would add a host "
                         + "node to the graph instead of observing the work. End or abort the capture first, or ask "
                         + "for the completion of a graph launch after it is queued.");
@@ -227,14 +234,46 @@ public final class Stream extends Owner {
         }
     }
 
-    /** Makes later work on this stream wait until {@code event}'s last record completes. Does not block the host. */
+    /**
+     * Makes later work on this stream wait until {@code event}'s last record completes. Does not
+     * block the host.
+     *
+     * <p>When that record went into a capture that Gatun began (on another stream), this stream
+     * joins the capture: work queued on it from now on is captured too, and held by the capture
+     * like the work of the stream that began it, until that capture ends. Join it back before
+     * the end (the capturing stream waits on an event recorded here), as the driver requires.
+     *
+     * @throws IllegalStateException when this stream is capturing another graph, which the
+     *     driver cannot merge with the event's
+     */
     public void waitFor(Event event) {
         StreamState s = openState();
         context.checkSameDriver(event.context(), "the event"); // cross-device waits are legal
         if (event.context() != context) {
             contextState.captures().untracked(); // the wait may join a capture in the event's context
         }
-        contextState.calls().streams().waitEvent(s.handle(), event.handleForUse(s));
+        synchronized (s.lock()) {
+            s.checkOpen();
+            MemorySegment handle = event.handleForUse(s);
+            joinCaptureOf(s, event.capturedIn());
+            contextState.calls().streams().waitEvent(s.handle(), handle);
+        }
+    }
+
+    /**
+     * Before a wait on a point recorded in the Gatun capture {@code scope} (null: none), joins
+     * that capture (under the stream's lock), or refuses a wait that would merge two captures.
+     */
+    private void joinCaptureOf(StreamState s, CaptureScope scope) {
+        if (scope == null || !scope.isOpen()) {
+            return; // not captured, or its capture is over (the driver says what such a wait means)
+        }
+        CaptureScope own = s.captureScope();
+        if (own != null && own != scope) {
+            throw new IllegalStateException(this + " is capturing another graph; a wait on a point of a different "
+                    + "capture would merge the two. End one capture first, or wait on an event recorded outside it");
+        }
+        s.join(scope);
     }
 
     /**
@@ -244,13 +283,20 @@ public final class Stream extends Owner {
      */
     public void waitFor(Fence fence) {
         StreamState s = openState();
-        fence.consumeInto(this, s);
+        synchronized (s.lock()) {
+            s.checkOpen();
+            joinCaptureOf(s, fence.capturedIn());
+            fence.consumeInto(this, s);
+        }
     }
 
     /** Records a one-shot fence after the work queued so far, for another stream to {@link #waitFor(Fence)}. */
     public Fence recordFence() {
         StreamState s = openState();
-        return Fence.record(this, s);
+        synchronized (s.lock()) {
+            s.checkOpen();
+            return Fence.record(this, s);
+        }
     }
 
     /**
@@ -269,14 +315,17 @@ public final class Stream extends Owner {
             copyPeer(s, destination, source, bytes, to, from);
             return;
         }
-        destination.useOn(context, s);
-        source.useOn(context, s);
-        // Both ranges lie inside open allocations of this context (checked by the views), and
-        // both allocations now list this stream, so neither is freed before the copy is done.
-        try {
-            contextState.calls().memory().copyOnDevice(destination.address(), source.address(), bytes, s.handle());
-        } finally {
-            s.submitted(); // a failed copy may have queued work too
+        synchronized (s.lock()) {
+            s.checkOpen();
+            destination.useOn(context, s);
+            source.useOn(context, s);
+            // Both ranges lie inside open allocations of this context (checked by the views), and
+            // both allocations now list this stream, so neither is freed before the copy is done.
+            try {
+                contextState.calls().memory().copyOnDevice(destination.address(), source.address(), bytes, s.handle());
+            } finally {
+                s.submitted(); // a failed copy may have queued work too
+            }
         }
         contextState.stats().deviceToDeviceCopies.increment();
         contextState.stats().deviceToDeviceBytes.add(bytes);
@@ -290,15 +339,18 @@ public final class Stream extends Owner {
                     + from.device().ordinal() + " -> " + to.device().ordinal() + ": queue it on a stream of device "
                     + from.device().ordinal() + " or " + to.device().ordinal());
         }
-        destination.buffer().useOnPeer(context, s);
-        source.buffer().useOnPeer(context, s);
-        // Both ranges are checked and inside open allocations of their contexts, and both now
-        // list this stream (so neither is freed before the copy completes).
-        try {
-            contextState.calls().memory().copyPeer(destination.address(), to.state().handle(), source.address(),
-                    from.state().handle(), bytes, s.handle());
-        } finally {
-            s.submitted();
+        synchronized (s.lock()) {
+            s.checkOpen();
+            destination.buffer().useOnPeer(context, s);
+            source.buffer().useOnPeer(context, s);
+            // Both ranges are checked and inside open allocations of their contexts, and both now
+            // list this stream (so neither is freed before the copy completes).
+            try {
+                contextState.calls().memory().copyPeer(destination.address(), to.state().handle(), source.address(),
+                        from.state().handle(), bytes, s.handle());
+            } finally {
+                s.submitted();
+            }
         }
         contextState.stats().deviceToDeviceCopies.increment();
         contextState.stats().deviceToDeviceBytes.add(bytes);
@@ -331,19 +383,26 @@ public final class Stream extends Owner {
     public void upload(DeviceView destination, MemorySegment source) {
         StreamState s = openState();
         Ranges.sameLength(destination.byteLength(), source.byteSize());
-        destination.useOn(context, s);
-        context.staging().uploadAsync(s, destination.address(), source);
+        synchronized (s.lock()) {
+            s.checkOpen();
+            destination.useOn(context, s);
+            context.staging().uploadAsync(s, destination.address(), source);
+        }
     }
 
     /** Sets every byte of {@code destination} to {@code value}, asynchronously. */
     public void memset(DeviceView destination, byte value) {
         StreamState s = openState();
-        destination.useOn(context, s);
-        // The range lies inside an open allocation of this context that now lists this stream.
-        try {
-            contextState.calls().memory().setBytes(destination.address(), value, destination.byteLength(), s.handle());
-        } finally {
-            s.submitted();
+        synchronized (s.lock()) {
+            s.checkOpen();
+            destination.useOn(context, s);
+            // The range lies inside an open allocation of this context that now lists this stream.
+            try {
+                contextState.calls().memory().setBytes(destination.address(), value, destination.byteLength(),
+                        s.handle());
+            } finally {
+                s.submitted();
+            }
         }
     }
 
@@ -354,12 +413,16 @@ public final class Stream extends Owner {
     public void fill(DeviceView destination, int value) {
         StreamState s = openState();
         destination.checkWords("fill");
-        destination.useOn(context, s);
-        // An aligned range inside an open allocation of this context that now lists this stream.
-        try {
-            contextState.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4, s.handle());
-        } finally {
-            s.submitted();
+        synchronized (s.lock()) {
+            s.checkOpen();
+            destination.useOn(context, s);
+            // An aligned range inside an open allocation of this context that now lists this stream.
+            try {
+                contextState.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4,
+                        s.handle());
+            } finally {
+                s.submitted();
+            }
         }
     }
 
@@ -380,25 +443,28 @@ public final class Stream extends Owner {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         StreamState s = openState();
-        StreamCapture open = capture;
-        if (open != null && bytes > 0) {
-            DeviceBuffer inCapture = open.allocate(bytes);
-            if (inCapture != null) {
-                return inCapture;
+        synchronized (s.lock()) { // the allocation is classified and made with no capture beginning or ending between
+            s.checkOpen();
+            if (bytes == 0) {
+                return DeviceBuffer.allocateAsync(context, s, 0);
             }
+            StreamCapture open = capture;
+            if (open != null) {
+                return open.allocate(bytes);
+            }
+            if (s.queuesIntoCapture()) { // a joined capture, or one begun through the raw handle
+                // The driver would record an allocation node in a graph Gatun does not own, whose
+                // address exists only while that graph runs: Gatun could neither order nor free it.
+                throw new CaptureActiveException(this + " is capturing a graph, but not in a capture Gatun began on "
+                        + "it: it joined another stream's capture (it waited for work queued in it) or another library "
+                        + "began the capture. Allocate on the stream the capture was begun on (Stream.beginCapture), "
+                        + "or before the capture");
+            }
+            return DeviceBuffer.allocateAsync(context, s, bytes);
         }
-        if (bytes > 0 && s.capturing()) { // asks the driver only while a capture is possible
-            // The driver would record an allocation node in a graph Gatun does not know, whose
-            // address exists only while that graph runs: Gatun could neither order nor free it.
-            throw new CaptureActiveException(this + " is capturing a graph, but not in a capture Gatun began on it: it "
-                    + "joined another stream's capture (it waited for work queued in it) or another library began the "
-                    + "capture. Allocate on the stream the capture was begun on (Stream.beginCapture), or before the "
-                    + "capture");
-        }
-        return DeviceBuffer.allocateAsync(context, s, bytes);
     }
 
-    /** Set while a Gatun capture is open on this stream (under its capture lock), so that allocations become its graph's. */
+    /** Set while a Gatun capture is open on this stream (under its lock), so that allocations become its graph's. */
     void capturing(StreamCapture open) {
         capture = open;
     }
@@ -449,12 +515,15 @@ public final class Stream extends Owner {
             return;
         }
         StreamState s = resource.stream;
-        synchronized (s.captureLock()) {
+        synchronized (s.lock()) {
             // On a poisoned context the capture query fails too, and nothing can be captured any
             // more: the handle is abandoned by retirement instead.
-            if (!resource.isClosed() && !contextState.poisoned() && s.capturing()) {
+            if (!s.closed() && !contextState.poisoned() && s.queuesIntoCapture()) {
                 throw new IllegalStateException(resource.identity() + " is capturing; end or abort the capture first");
             }
+            // Closed under the same lock as the check: no capture can begin, and no work be queued,
+            // between the check and the final fence.
+            resource.closeStream();
         }
         super.close();
     }

@@ -62,7 +62,7 @@ public final class StreamCapture implements AutoCloseable {
     /** The JFR event of this capture, begun with it; null while no recording enables it. */
     private final GraphCaptureEvent event = GraphCaptureEvent.start();
     private boolean open = true; // guarded by this
-    /** The buffers {@link Stream#allocate} made in this capture, in order (guarded by the stream's capture lock). */
+    /** The buffers {@link Stream#allocate} made in this capture, in order (guarded by the stream's lock). */
     private final List<DeviceBuffer> allocated = new ArrayList<>();
 
     /** What the captured work uses: held, or refused when the capture lists its buffers. */
@@ -74,8 +74,10 @@ public final class StreamCapture implements AutoCloseable {
         final String stream;
         /** The allocations made in this capture, which it may use whatever {@link #allowed} lists. */
         final GraphAllocations allocations;
-        /** Their resources (guarded by the stream's capture lock). */
+        /** Their resources (guarded by the stream's lock). */
         final Set<NativeResource> allocatedHere = Collections.newSetFromMap(new IdentityHashMap<>());
+        /** Cleared under the capturing stream's lock right after the driver ended the capture. */
+        private volatile boolean open = true;
 
         Scope(Set<NativeResource> allowed, StreamState state, String stream) {
             this.allowed = allowed;
@@ -90,12 +92,24 @@ public final class StreamCapture implements AutoCloseable {
                 throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
                         + stream + " may use; list it when beginning the capture, or queue this work outside it");
             }
-            holds.add(resource);
+            // On a stream that joined the capture, the admission may come just after the end, when
+            // the holds were handed on or dropped: that work was not captured, and needs no hold.
+            holds.addUnlessReleased(resource);
         }
 
         @Override
         public GraphAllocations allocations() {
             return allocations;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+
+        /** The driver ended the capture (call under the capturing stream's lock): joined streams leave it. */
+        void close() {
+            open = false;
         }
     }
 
@@ -112,18 +126,18 @@ public final class StreamCapture implements AutoCloseable {
     static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
         Objects.requireNonNull(mode, "mode");
         StreamState s = stream.state();
-        if (s.closed()) {
-            throw new IllegalStateException(stream + " is closed");
-        }
         Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString());
         ContextState context = stream.context().state();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;
         try {
-            synchronized (s.captureLock()) {
-                if (s.capturing()) {
-                    throw new IllegalStateException(stream + " is already capturing; a stream captures one graph at a "
-                            + "time");
+            synchronized (s.lock()) {
+                if (s.closed()) {
+                    throw new IllegalStateException(stream + " is closed");
+                }
+                if (s.queuesIntoCapture()) {
+                    throw new IllegalStateException(stream + " is already capturing (a capture begun on it, or one it "
+                            + "joined by waiting on an event recorded in it); a stream captures one graph at a time");
                 }
                 // Work queued before the capture still runs while the stream captures, when no
                 // fence can be recorded on it: synchronous reads wait on this one instead.
@@ -215,7 +229,7 @@ public final class StreamCapture implements AutoCloseable {
         }
         record("ended");
         List<DeviceBuffer> buffers;
-        synchronized (state.captureLock()) {
+        synchronized (state.lock()) {
             scope.allocations.ended();
             buffers = new ArrayList<>(allocated.size());
             for (DeviceBuffer b : allocated) {
@@ -230,25 +244,20 @@ public final class StreamCapture implements AutoCloseable {
 
     /**
      * A stream-ordered allocation on the capturing stream ({@link Stream#allocate} while this
-     * capture is open): an allocation node of the graph, whose address is fixed for the graph's
-     * life. Null when the capture ended meanwhile (an ordinary allocation is made instead).
+     * capture is open; call under the stream's lock, which its end takes too): an allocation node
+     * of the graph, whose address is fixed for the graph's life.
      */
     DeviceBuffer allocate(long bytes) {
-        synchronized (state.captureLock()) {
-            if (state.captureScope() != scope) {
-                return null;
-            }
-            DeviceBuffer buffer = DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, bytes);
-            scope.allocatedHere.add(buffer.resource());
-            allocated.add(buffer);
-            buffer.resource().usedOn(state); // the capture holds it, as everything its work uses
-            return buffer;
-        }
+        DeviceBuffer buffer = DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, bytes);
+        scope.allocatedHere.add(buffer.resource());
+        allocated.add(buffer);
+        buffer.resource().usedOn(state); // the capture holds it, as everything its work uses
+        return buffer;
     }
 
     /** The capture is over without a graph: its allocations were never backed, and no free may name them. */
     private void discardAllocations() {
-        synchronized (state.captureLock()) {
+        synchronized (state.lock()) {
             scope.allocations.discarded();
         }
     }
@@ -260,7 +269,7 @@ public final class StreamCapture implements AutoCloseable {
      */
     private void closeAllocations() {
         List<DeviceBuffer> buffers;
-        synchronized (state.captureLock()) {
+        synchronized (state.lock()) {
             buffers = List.copyOf(allocated);
         }
         for (DeviceBuffer b : buffers) {
@@ -332,11 +341,13 @@ public final class StreamCapture implements AutoCloseable {
         open = false;
     }
 
+    /**
+     * Ends the capture on the driver and, under the same hold of the stream's lock, clears its
+     * scope: work queued on this stream is either captured and admitted, or queued after the end
+     * and not captured; a stream that joined the capture leaves it once the scope is closed.
+     */
     private MemorySegment endOnStream() {
-        synchronized (state.captureLock()) {
-            state.setCaptureScope(null);
-            stream.capturing(null);
-            context.captures().ending();
+        synchronized (state.lock()) {
             try {
                 MemorySegment graph = context.calls().graphs().endCapture(state.handle());
                 context.captures().ended();
@@ -344,12 +355,16 @@ public final class StreamCapture implements AutoCloseable {
             } catch (RuntimeException e) {
                 endUntracked(stream, e); // a refused end leaves the capture running
                 throw e;
+            } finally {
+                scope.close();
+                state.setCaptureScope(null);
+                stream.capturing(null);
             }
         }
     }
 
     /**
-     * After a begin or end that failed (call under the stream's capture lock): if the driver
+     * After a begin or end that failed (call under the stream's lock): if the driver
      * still reports a capture on {@code stream}, which Gatun no longer tracks, ends it and
      * destroys what it recorded. Otherwise the stream would record, not run, all later work
      * queued on it, and could never be closed. What fails here is added to {@code failure}.
@@ -359,7 +374,6 @@ public final class StreamCapture implements AutoCloseable {
         try {
             if (s.capturing()) {
                 ContextState context = stream.context().state();
-                context.captures().ending();
                 Graph.discard(stream.context(), context.calls().graphs().endCapture(s.handle()));
             }
             if (!s.capturing()) {

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * every graph as soon as it is installed, and closes an executable when it drops it, which hands
  * it to the context's retirement queue: it is destroyed once its last launch has completed.
  *
- * <p>Replays take no lock and allocate nothing: they read one published immutable view. Mutations
+ * <p>Replays take no slot lock and allocate nothing: they read one published immutable view (each
+ * launch takes only its stream's and its executable's monitors, see {@link GraphExec}). Mutations
  * (capture, reset, retirement) take this slot's lock, so captures on different slots run
  * concurrently with each other and with replays anywhere. A mutation that drops or updates an
  * executable first publishes a view no replay may launch from, then waits for the replays already
@@ -293,7 +294,10 @@ public final class GraphSlot {
      * Updates, in place, the arguments of one kernel node of segment {@code segment}: the
      * {@code occurrence}-th (0-based) node launching {@code arguments}' kernel takes its argument
      * values from its next launch on (see {@link GraphExec#updateKernelNode}). No re-capture, no
-     * re-instantiation; replays may run meanwhile, and those already launched are not affected.
+     * re-instantiation. Replays on other threads may run meanwhile: the executable makes each of
+     * its launch calls and this update exclusive (the driver forbids them to overlap), so a replay
+     * launches either the old arguments or the new ones, and those already launched are not
+     * affected.
      *
      * @throws IndexOutOfBoundsException when the slot has no such segment
      * @throws IllegalArgumentException when the segment has no such node
@@ -313,7 +317,7 @@ public final class GraphSlot {
     }
 
     /**
-     * Launches every segment on {@code stream}, in capture order. Takes no lock and allocates
+     * Launches every segment on {@code stream}, in capture order. Takes no slot lock and allocates
      * nothing.
      *
      * @throws IllegalStateException when the slot holds no segment, is being re-captured by
@@ -335,7 +339,7 @@ public final class GraphSlot {
     }
 
     /**
-     * Launches one segment, by capture-order index. Takes no lock and allocates nothing.
+     * Launches one segment, by capture-order index. Takes no slot lock and allocates nothing.
      *
      * @throws IndexOutOfBoundsException when there is no such segment (the message gives the count)
      * @throws IllegalStateException as {@link #replay}

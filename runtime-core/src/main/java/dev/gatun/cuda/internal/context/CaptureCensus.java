@@ -18,12 +18,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class CaptureCensus {
 
     private final AtomicInteger inProgress = new AtomicInteger();
-    /**
-     * Bumped just before a Gatun capture begins or ends on the driver: work queued between two
-     * reads that agree went into no capture that began or ended in between (see
-     * {@link StreamState#mayHaveCaptured}).
-     */
-    private final AtomicInteger boundaries = new AtomicInteger();
     private volatile boolean untracked;
 
     /** Whether a stream of the context may be capturing now: the driver must be asked. */
@@ -33,17 +27,7 @@ public final class CaptureCensus {
 
     /** Called before a Gatun capture is begun on the driver (counted even if the begin then fails: see {@link #ended}). */
     public void beginning() {
-        boundaries.incrementAndGet();
         inProgress.incrementAndGet();
-    }
-
-    /** Called just before a Gatun capture is ended on the driver (then {@link #ended} once it is over). */
-    public void ending() {
-        boundaries.incrementAndGet();
-    }
-
-    int boundaries() {
-        return boundaries.get();
     }
 
     /** Called once the capture counted by {@link #beginning} is over: the driver no longer reports it. */

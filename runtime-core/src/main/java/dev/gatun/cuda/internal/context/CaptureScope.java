@@ -10,6 +10,27 @@ package dev.gatun.cuda.internal.context;
 public interface CaptureScope {
 
     /**
+     * Where work recorded into a capture that Gatun did not begin went (one begun through an
+     * exported raw handle, or by another library): it holds nothing and nothing joins it.
+     */
+    CaptureScope FOREIGN = new CaptureScope() {
+        @Override
+        public void admit(NativeResource resource) {
+            throw new UnsupportedOperationException("a capture Gatun did not begin admits nothing");
+        }
+
+        @Override
+        public GraphAllocations allocations() {
+            throw new UnsupportedOperationException("a capture Gatun did not begin has no allocations Gatun knows");
+        }
+
+        @Override
+        public boolean isOpen() {
+            return false;
+        }
+    };
+
+    /**
      * Called when work using {@code resource} is queued on the capturing stream. Holds it, or
      * refuses it (a buffer not registered with the capture) by throwing before anything is
      * queued.
@@ -18,4 +39,10 @@ public interface CaptureScope {
 
     /** The allocations made on the capturing stream during this capture (graph allocations). */
     GraphAllocations allocations();
+
+    /**
+     * Whether the capture is still open: false from right after the driver ended it (set under
+     * the capturing stream's lock), so that streams which joined it leave it too.
+     */
+    boolean isOpen();
 }

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The driver does not call host functions once a sticky error hit the context, so the
  * dispatcher also watches the contexts with pending futures: every {@value #PROBE_MILLIS} ms
- * while any are pending it polls each one's copy stream ({@code cuStreamQuery}, which reports a
+ * while any are pending it polls each one's synchronous stream ({@code cuStreamQuery}, which reports a
  * sticky error and so poisons the context through layer 2), and fails the pending futures of a
  * poisoned context with its {@link ContextPoisonedException}. {@link #contextClosed} settles
  * the rest when a context closes.

@@ -43,10 +43,14 @@ public final class ContextState implements RetirementQueue.Host {
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     /** With leak tracking, the resources counted in {@link #live} themselves, so a leak can be named; else null. */
     private final Set<NativeResource> tracked;
-    /** The context's own stream for copies, where synchronous operations run; set once, as it opens. */
-    private volatile StreamState copyStream;
+    /**
+     * The context's synchronous stream, where synchronous operations and retirement's
+     * stream-ordered frees run, and through which streams are ordered after others: Gatun's own,
+     * never exposed, so never captured; set once, as the context opens.
+     */
+    private volatile StreamState syncStream;
     private volatile boolean closed;
-    /** Orders {@link #probeStickyError()} before {@link #markClosed()}: the copy stream outlives every probe. */
+    /** Orders {@link #probeStickyError()} before {@link #markClosed()}: the synchronous stream outlives every probe. */
     private final Object probeLock = new Object();
 
     /**
@@ -126,20 +130,40 @@ public final class ContextState implements RetirementQueue.Host {
         return peers;
     }
 
-    /** Makes {@code stream}, one of the context's own, the stream synchronous operations run on. */
-    public void attachCopyStream(StreamState stream) {
-        if (copyStream != null) {
-            throw new IllegalStateException(this + " already has its copy stream");
+    /**
+     * Creates the synchronous stream, once, as the context opens. It is not an owner (no
+     * {@code Stream} wraps it, and live-owner counts leave it out), as the watch streams are not.
+     */
+    public void openSyncStream() {
+        if (syncStream != null) {
+            throw new IllegalStateException(this + " already has its synchronous stream");
         }
-        copyStream = stream;
+        syncStream = new StreamState(this, calls.streams().create(0));
     }
 
     /**
-     * The context's own stream for copies. Closed once the context is: a retirement that would
-     * queue a stream-ordered free on it then frees synchronously instead.
+     * At context close, before the drain: the synchronous stream takes no more work (retirement
+     * frees synchronously from now on) and is destroyed once its final fence has completed.
      */
-    public StreamState copyStream() {
-        return copyStream;
+    public void retireSyncStream() {
+        StreamState s = syncStream;
+        Evidence last = s.close();
+        MemorySegment handle = s.handle();
+        retirement.submit(new Retirement("the synchronous stream of " + this, OwnerKind.STREAM, List.of(last), () -> {
+            // Its final fence completed: nothing queued on it remains, and nothing queues on it
+            // any more (it is closed, and only Gatun ever had its handle).
+            s.markDrained();
+            return calls.streams().destroy(handle);
+        }, true));
+    }
+
+    /**
+     * The context's synchronous stream (see {@link #syncStream}'s field). Closed once the
+     * context is: a retirement that would queue a stream-ordered free on it then frees
+     * synchronously instead.
+     */
+    public StreamState syncStream() {
+        return syncStream;
     }
 
     /** Whether Gatun's state for this context has been shut down ({@code CudaContext.close()}). */
@@ -155,16 +179,16 @@ public final class ContextState implements RetirementQueue.Host {
     }
 
     /**
-     * Asks the driver whether a sticky error hit this context, by polling its copy stream (a
+     * Asks the driver whether a sticky error hit this context, by polling its synchronous stream (a
      * sticky error is reported by every call and poisons the context through layer 2). For the
      * completion dispatcher, whose futures would otherwise wait forever: the driver runs no host
-     * function after a sticky error. Does nothing once the context is closed, so the copy stream
+     * function after a sticky error. Does nothing once the context is closed, so the stream
      * it polls is still alive.
      */
     void probeStickyError() {
         synchronized (probeLock) {
-            if (!closed && copyStream != null) {
-                calls.streams().poll(copyStream.handle());
+            if (!closed && syncStream != null) {
+                calls.streams().poll(syncStream.handle());
             }
         }
     }

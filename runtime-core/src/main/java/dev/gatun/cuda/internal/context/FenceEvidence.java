@@ -14,7 +14,7 @@ final class FenceEvidence implements Evidence {
     private final StreamState stream;
     /** The stream's own last fence: recorded even though the stream is closing (its handle lives until this completes). */
     private final boolean finalFence;
-    /** Written under the stream's capture lock; read by the reaper without it. */
+    /** Written under the stream's lock; read by the reaper without it. */
     private volatile MemorySegment event;
 
     FenceEvidence(StreamState stream, boolean finalFence) {
@@ -28,8 +28,8 @@ final class FenceEvidence implements Evidence {
             return;
         }
         ContextState context = stream.context();
-        synchronized (stream.captureLock()) {
-            if ((stream.closed() && !finalFence) || stream.capturing()) {
+        synchronized (stream.lock()) {
+            if ((stream.closed() && !finalFence) || stream.queuesIntoCapture()) {
                 return;
             }
             MemorySegment e;
@@ -39,7 +39,7 @@ final class FenceEvidence implements Evidence {
                 return; // retried at the next poll
             }
             // e is a live pooled event and stream a live, non-capturing stream of the same context
-            // (checked under the lock that capture begin also takes).
+            // (checked under its lock, which every way into a capture takes).
             if (context.calls().events().tryRecord(e, stream.handle()) == 0) {
                 event = e;
             } else {
@@ -64,14 +64,15 @@ final class FenceEvidence implements Evidence {
     }
 
     /**
-     * Makes {@code waiter} (a stream of any context of the same driver) wait for the work this
-     * fence covers, recording the fence first if it could not be recorded before.
+     * Makes {@code waiter} (a synchronous stream of any context of the same driver, which needs no
+     * lock) wait for the work this fence covers, recording the fence first if it could not be
+     * recorded before.
      *
      * @return false when the fence still cannot be recorded (nothing was enqueued)
      * @throws dev.gatun.cuda.CudaException when the driver refuses the wait
      */
     boolean enqueueWait(StreamState waiter) {
-        synchronized (stream.captureLock()) {
+        synchronized (stream.lock()) {
             if (event == null) {
                 tryRecord();
             }
@@ -88,7 +89,7 @@ final class FenceEvidence implements Evidence {
 
     @Override
     public void release() {
-        synchronized (stream.captureLock()) {
+        synchronized (stream.lock()) {
             if (event != null) {
                 stream.context().events().release(event);
                 event = null;

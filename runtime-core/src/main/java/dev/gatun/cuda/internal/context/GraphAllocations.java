@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * {@code DISCARDED} (their nodes are destroyed with what was recorded, so nothing was ever
  * allocated). Only an {@code IN_GRAPH} allocation of a graph that was launched is backed by
  * memory, and only it is freed by the driver at retirement. Transitions happen under the
- * capturing stream's capture lock, the lock a capture's end also takes.
+ * capturing stream's lock, the lock a capture's end also takes.
  */
 public final class GraphAllocations {
 
@@ -33,7 +34,9 @@ public final class GraphAllocations {
     /** One allocation made in the capture: the state its owner's resource asks about. */
     public final class Allocation {
         private final long bytes;
-        /** Guarded by the stream's capture lock; read without it once the capture is over. */
+        /** The resource of the buffer that owns it, whose uses a relaunch orders after; set once, as it is made. */
+        private NativeResource owner;
+        /** Guarded by the stream's lock; read without it once the capture is over. */
         private volatile State state = State.IN_CAPTURE;
 
         private Allocation(long bytes) {
@@ -57,7 +60,7 @@ public final class GraphAllocations {
          * which frees it after its last launch.
          */
         public void closedDuringCapture(long address) {
-            synchronized (stream.captureLock()) {
+            synchronized (stream.lock()) {
                 if (state != State.IN_CAPTURE || stream.captureScope() != scope) {
                     return; // the capture is over: the graph (or the discard) decides
                 }
@@ -106,6 +109,11 @@ public final class GraphAllocations {
                             + "of that graph has been launched";
         }
 
+        /** Names the resource of the buffer made for it (call once, under the stream's lock, as it is made). */
+        public void ownedBy(NativeResource resource) {
+            owner = resource;
+        }
+
         /** Its owner's retirement released it: counted out of the live graph allocations. */
         public void retired() {
             context.stats().graphAllocationsLive.decrement();
@@ -126,7 +134,7 @@ public final class GraphAllocations {
     private final ContextState context;
     private final StreamState stream;
     private final CaptureScope scope;
-    /** Guarded by the stream's capture lock. */
+    /** Guarded by the stream's lock. */
     private final List<Allocation> made = new ArrayList<>();
     /** An executable of the graph was launched: its allocations are backed from then on. */
     private volatile boolean launched;
@@ -153,12 +161,12 @@ public final class GraphAllocations {
 
     /** Whether the capture recorded any allocation node (and so its graph has memory nodes). */
     public boolean any() {
-        synchronized (stream.captureLock()) {
+        synchronized (stream.lock()) {
             return !made.isEmpty();
         }
     }
 
-    /** The capture ended (call under the stream's capture lock): the allocations not freed in it are its graph's. */
+    /** The capture ended (call under the stream's lock): the allocations not freed in it are its graph's. */
     public void ended() {
         for (Allocation a : made) {
             if (a.state == State.IN_CAPTURE) {
@@ -167,7 +175,7 @@ public final class GraphAllocations {
         }
     }
 
-    /** The capture was aborted or invalidated (call under the stream's capture lock): nothing was ever allocated. */
+    /** The capture was aborted or invalidated (call under the stream's lock): nothing was ever allocated. */
     public void discarded() {
         for (Allocation a : made) {
             if (a.state == State.IN_CAPTURE) {
@@ -181,6 +189,30 @@ public final class GraphAllocations {
         if (!launched) {
             launched = true;
         }
+    }
+
+    /**
+     * Before a relaunch on {@code launch}: each launch of the graph frees, in the launch stream's
+     * order, what the previous one left allocated, and allocates it anew at the same address. The
+     * work other streams queued on that memory (a reader of the graph's output on another stream)
+     * must come first. Orders the context's synchronous stream after those streams and returns an
+     * event recorded there after the waits, for {@code launch} to wait on under its lock (then
+     * release it to the pool); null when nothing needs waiting for: the first launch, or no other
+     * stream used an allocation. Call with no stream's lock held.
+     */
+    public MemorySegment relayBeforeRelaunch(StreamState launch) {
+        if (!launched) {
+            return null;
+        }
+        List<StreamState> others = null;
+        synchronized (stream.lock()) { // made and moved to IN_GRAPH under it
+            for (Allocation a : made) {
+                if (a.state == State.IN_GRAPH && a.owner != null) {
+                    others = a.owner.streamsUsedBesides(launch, others);
+                }
+            }
+        }
+        return others == null ? null : context.ordering().relayAfter(others);
     }
 
     /** The stream the capture ran on. */

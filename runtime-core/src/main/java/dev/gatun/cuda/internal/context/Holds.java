@@ -34,6 +34,20 @@ public final class Holds {
         }
     }
 
+    /**
+     * Holds {@code resource} unless this holder already does, or has released everything already
+     * (then returns false and holds nothing).
+     *
+     * @throws IllegalStateException when the owner is closed and nothing holds it any more
+     */
+    public synchronized boolean addUnlessReleased(NativeResource resource) {
+        if (released) {
+            return false;
+        }
+        add(resource);
+        return true;
+    }
+
     /** Holds each of {@code resources} (see {@link #add}). */
     public void addAll(Collection<? extends NativeResource> resources) {
         for (NativeResource r : resources) {

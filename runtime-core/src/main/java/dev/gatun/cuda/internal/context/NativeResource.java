@@ -132,8 +132,11 @@ public abstract class NativeResource implements Runnable {
     }
 
     /**
-     * Records that work using this handle is being queued on {@code stream}. During a Gatun
-     * capture on that stream, the capture's scope holds the owner (or refuses it) first.
+     * Records that work using this handle is being queued on {@code stream}; call under the
+     * stream's lock, with the driver call that queues the work. While the stream captures for
+     * Gatun (a capture begun on it or joined), the capture's scope holds the owner (or refuses
+     * it) first, so a capture never bakes in a handle it does not hold. (The synchronous stream,
+     * which never captures, needs no lock.)
      */
     public final void usedOn(StreamState stream) {
         CaptureScope scope = stream.captureScope();
@@ -172,13 +175,25 @@ public abstract class NativeResource implements Runnable {
             throw new IllegalStateException(identity() + " unheld more often than held");
         }
         if (n == 0 && retirementDeferred) {
+            boolean due;
             synchronized (this) {
-                if (retirementDeferred && holds == 0) {
+                due = retirementDeferred && holds == 0;
+                if (due) {
                     retirementDeferred = false;
-                    retire();
                 }
             }
+            if (due) {
+                retire(); // outside this monitor, which a submission's admission takes under a stream's lock
+            }
         }
+    }
+
+    /**
+     * Adds to {@code into} (made on first need, else returned as given, maybe null) the streams
+     * this handle was used on other than {@code except}; allocates nothing when there are none.
+     */
+    public final List<StreamState> streamsUsedBesides(StreamState except, List<StreamState> into) {
+        return usage.addOthers(except, into);
     }
 
     /**
@@ -292,7 +307,8 @@ public abstract class NativeResource implements Runnable {
         // Runs on whatever thread closes (or the Cleaner's, or a graph's retirement), with any
         // context current or none: a stream-ordered free and a fence record name their stream,
         // a pooled event is created with the context made current, and the retirement queue makes
-        // it current before it frees anything.
+        // it current before it frees anything. Never under a stream's lock or this monitor: the
+        // free and the fences take the locks of the streams that used the handle.
         if (freeInStreamOrder(usage.sole())) {
             return;
         }

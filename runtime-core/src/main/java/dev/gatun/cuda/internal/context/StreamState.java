@@ -4,9 +4,28 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The state behind one stream: its handle and context, and what fences need to know about it.
- * Recording a fence and beginning a capture on the stream are serialized on
- * {@link #captureLock()}, so that Gatun never records a retirement fence into a capture.
+ * The state behind one stream: its handle and context, its capture state, and what fences need
+ * to know about it.
+ *
+ * <p><b>The stream's lock</b> ({@link #lock()}) is the one protocol for everything that queues
+ * work on the stream or changes what queued work means (runtime-core/README.md, "One stream
+ * protocol"). Held around: a submission's admission (the open check, the capture scope's hold
+ * on what the work uses, the record of use) together with its driver call; a capture's begin
+ * and end, each with its scope change; a fence or stream-ordered free that Gatun queues for
+ * itself, with the capture check that guards it; an allocation's classification with its
+ * driver call; and the close that records the final fence. So each of these happens wholly
+ * before or wholly after the others, on any thread.
+ *
+ * <p>While the lock is held, the stream can stop capturing (a capture it joined ends on the
+ * stream that began it) but never start: every way into a capture that Gatun sees goes through
+ * this lock. Only a {@linkplain #exported() raw handle} lets code outside Gatun begin one
+ * unseen. So a capture check made under the lock stays true for "not capturing" until the lock
+ * is released, and errs toward "capturing" otherwise.
+ *
+ * <p>The lock is a leaf among stream locks: no other stream's lock is taken while it is held
+ * (waits that must follow another stream are queued on the context's synchronous stream, which
+ * never captures and needs no lock; see {@link SyncOrdering}), and nothing that retires an owner
+ * runs under it.
  *
  * <p>Every stream is registered with its context from creation until it is drained, so that a
  * synchronous operation can be ordered after the work queued on it, open or closed
@@ -19,7 +38,7 @@ public final class StreamState {
     private final ContextState context;
     private final MemorySegment handle;
     private final long id;
-    private final Object captureLock = new Object();
+    private final Object lock = new Object();
     private volatile boolean closed;
     private volatile boolean drained;
     private volatile Evidence finalFence;
@@ -33,7 +52,7 @@ public final class StreamState {
     private volatile boolean unordered;
     /** Its raw handle was handed out: work Gatun cannot see may be queued on it. */
     private volatile boolean exported;
-    /** Guarded by captureLock: recorded as a Gatun capture began, covering the work queued before it. */
+    /** Guarded by lock: recorded as a Gatun capture began, covering the work queued before it. */
     private MemorySegment beforeCapture;
 
     public StreamState(ContextState context, MemorySegment handle) {
@@ -56,8 +75,9 @@ public final class StreamState {
         return id;
     }
 
-    public Object captureLock() {
-        return captureLock;
+    /** The stream's lock: see the class comment. */
+    public Object lock() {
+        return lock;
     }
 
     public boolean closed() {
@@ -65,17 +85,28 @@ public final class StreamState {
     }
 
     /**
+     * Refuses work on a closed stream; call under {@link #lock()}, before admitting the work, so
+     * that no work is queued after the final fence that the stream's close recorded.
+     */
+    public void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    /**
      * Marks the stream closed (no new work) and returns its final fence, which the stream's own
-     * retirement waits for; other owners' fences on this stream defer to it from now on.
+     * retirement waits for; other owners' fences on this stream defer to it from now on. A
+     * second call returns the same fence.
      */
     public Evidence close() {
-        Evidence last;
-        synchronized (captureLock) {
-            last = new FenceEvidence(this, true);
-            finalFence = last;
-            closed = true;
+        synchronized (lock) {
+            if (finalFence == null) {
+                finalFence = new FenceEvidence(this, true);
+                closed = true;
+            }
+            return finalFence;
         }
-        return last;
     }
 
     /** Polls the final fence of a closed stream (only the reaper thread polls). */
@@ -91,7 +122,10 @@ public final class StreamState {
 
     /** Called by the stream's retirement once its final fence completed (or it was abandoned). */
     public void markDrained() {
-        drained = true;
+        synchronized (lock) {
+            drained = true;
+            releaseFenceBeforeCapture(); // a joined capture's, which nothing can wait on any more
+        }
         context.ordering().deregister(this);
     }
 
@@ -147,57 +181,85 @@ public final class StreamState {
         return context.calls().streams().capturing(handle);
     }
 
-    /** A mark to give {@link #mayHaveCaptured} once work is queued: read it just before queueing. */
-    public int captureMark() {
-        return context.captures().boundaries();
+    /**
+     * Whether work queued now goes into a capture (call under {@link #lock()}, just before
+     * queueing it): a Gatun capture this stream began or joined, or one the driver reports (a
+     * capture begun through an exported raw handle). Errs toward yes; see the class comment.
+     */
+    public boolean queuesIntoCapture() {
+        return captureScope() != null || capturing();
     }
 
     /**
-     * Whether work queued on this stream since {@code mark} ({@link #captureMark()}) may have gone
-     * into a capture, without taking {@link #captureLock()}: a Gatun capture that began or ended
-     * in between moved the mark, and one open throughout is open still (its scope is set, or the
-     * driver, asked when a capture is possible, reports it). Errs toward yes.
+     * The capture that work queued now goes into (call under {@link #lock()}, just before queueing
+     * it): the scope of the Gatun capture this stream began or joined, {@link CaptureScope#FOREIGN}
+     * for a capture the driver reports that Gatun did not begin, or null. Errs toward a capture.
      */
-    public boolean mayHaveCaptured(int mark) {
-        return captureScope != null || context.captures().boundaries() != mark || capturing();
+    public CaptureScope captureOfNextWork() {
+        CaptureScope scope = captureScope();
+        if (scope != null) {
+            return scope;
+        }
+        return capturing() ? CaptureScope.FOREIGN : null;
     }
 
-    /** The scope of the Gatun capture in progress on this stream, or null. */
+    /**
+     * The scope of the open Gatun capture that work queued on this stream goes into: the one
+     * begun on it, or the one it joined by waiting on an event recorded in that capture; null
+     * when none. A joined capture is left when it ends on the stream that began it, which marks
+     * its scope closed under that stream's lock, right after the driver ended it: read under this
+     * stream's lock, an open scope may have just ended (admission then errs toward holding), and
+     * a closed one has.
+     */
     public CaptureScope captureScope() {
-        return captureScope;
+        CaptureScope scope = captureScope;
+        return scope != null && scope.isOpen() ? scope : null;
     }
 
     /**
      * Set when a Gatun capture begins on this stream, cleared (null) when it ends or aborts. Call
-     * under {@link #captureLock()}, right after the driver began or ended the capture.
+     * under {@link #lock()}, right after the driver began or ended the capture.
      */
     public void setCaptureScope(CaptureScope scope) {
         captureScope = scope;
-        if (scope == null && beforeCapture != null) {
-            context.events().release(beforeCapture);
-            beforeCapture = null;
+        if (scope == null) {
+            releaseFenceBeforeCapture();
         }
     }
 
     /**
-     * Records, under {@link #captureLock()} and just before a Gatun capture begins, a fence after
-     * the work queued so far, when synchronous operations are not yet ordered after it: while
-     * the stream captures, nothing can be recorded on it, yet that work may still be running.
+     * Joins the open Gatun capture {@code scope} (call under {@link #lock()}, before the driver
+     * wait on an event recorded in it): work queued here from then on is captured too, so the
+     * scope must hold what it uses; and the work queued before, which keeps running, gets a
+     * fence for synchronous operations to wait on, as at a capture's begin.
+     *
+     * @throws dev.gatun.cuda.CudaException when the fence cannot be recorded (nothing joined)
+     */
+    public void join(CaptureScope scope) {
+        if (captureScope() == scope) {
+            return; // joined already (or began it)
+        }
+        fenceBeforeCapture();
+        captureScope = scope;
+    }
+
+    /**
+     * Records, under {@link #lock()} and just before this stream starts capturing (a Gatun
+     * capture begins on it, or it joins one), a fence after the work queued so far, when
+     * synchronous operations are not yet ordered after it: while the stream captures, nothing can
+     * be recorded on it, yet that work may still be running.
      *
      * @throws dev.gatun.cuda.CudaException when the fence cannot be recorded (the capture must not begin)
      */
     public void fenceBeforeCapture() {
-        if (beforeCapture != null) { // left by a begin the driver refused
-            context.events().release(beforeCapture);
-            beforeCapture = null;
-        }
+        releaseFenceBeforeCapture(); // left by a begin the driver refused, or by a joined capture that ended
         if (!unordered && !exported) {
             return;
         }
         MemorySegment event = context.events().acquire();
         try {
-            // A pooled event of this stream's context, recorded on this open stream before its
-            // capture begins (the caller holds the capture lock).
+            // A pooled event of this stream's context, recorded on this open stream before it
+            // starts capturing (the caller holds the stream's lock).
             context.calls().events().record(event, handle);
         } catch (RuntimeException e) {
             context.events().release(event);
@@ -206,17 +268,21 @@ public final class StreamState {
         beforeCapture = event;
     }
 
-    /** The event recorded as the current capture began, or null. Call under {@link #captureLock()}. */
-    MemorySegment fenceBeforeCaptureTaken() {
-        return beforeCapture;
+    /** Gives the fence taken before a capture back to the pool once nothing can wait on it (under {@link #lock()}). */
+    private void releaseFenceBeforeCapture() {
+        if (beforeCapture != null) {
+            context.events().release(beforeCapture);
+            beforeCapture = null;
+        }
     }
 
     /**
-     * Whether the stream is capturing: a Gatun capture is known without asking the driver; a
-     * stream whose handle was exported is asked. Call under {@link #captureLock()}.
+     * The event recorded as the current capture began or was joined, or null when the stream is
+     * not capturing or nothing was queued before. Call under {@link #lock()}, when
+     * {@link #queuesIntoCapture()}.
      */
-    boolean inCapture() {
-        return captureScope != null || exported && capturing();
+    MemorySegment fenceBeforeCaptureTaken() {
+        return beforeCapture;
     }
 
     /** Evidence that the work queued on this stream so far has completed. */

@@ -81,6 +81,29 @@ final class StreamUsage {
         return out;
     }
 
+    /**
+     * Adds to {@code into} (made on first need) every stream used other than {@code except};
+     * returns {@code into}. Allocates nothing when {@code except} is the only stream used.
+     */
+    List<StreamState> addOthers(StreamState except, List<StreamState> into) {
+        if (several == null) {
+            StreamState listed = firstListed();
+            if (listed == null || listed == except) {
+                return into;
+            }
+        }
+        List<StreamState> out = into;
+        for (StreamState s : all()) {
+            if (s != except && (out == null || !out.contains(s))) {
+                if (out == null) {
+                    out = new ArrayList<>(2);
+                }
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
     /** One fence per stream used, taken now (at close); empty (and no copy) when none was. */
     List<Evidence> fences() {
         List<StreamState> streams = all();

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.context;
 import dev.gatun.cuda.CaptureActiveException;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The ordering rule of synchronous operations: a synchronous copy (and anything else that
@@ -12,12 +13,24 @@ import java.util.Arrays;
  *
  * <p>The context knows every stream it created until the stream is drained. Each submission
  * flags its stream ({@link StreamState#submitted()}: a volatile read, no allocation, no driver
- * call); a synchronous operation makes its stream wait for each flagged stream (one event
- * record and one stream wait each) and clears the flags. A stream with nothing new since the
- * last synchronous operation costs nothing. This is coarser than tracking each buffer's users,
- * but it cannot miss work that reaches a buffer without naming it: a graph replay (whose
- * nodes baked the address in), a raw address passed to a kernel, a stream closed after
- * queueing a write.
+ * call); a synchronous operation makes the context's synchronous stream wait for each flagged
+ * stream (one event record and one stream wait each) and clears the flags. A stream with
+ * nothing new since the last synchronous operation costs nothing. This is coarser than
+ * tracking each buffer's users, but it cannot miss work that reaches a buffer without naming
+ * it: a graph replay (whose nodes baked the address in), a raw address passed to a kernel, a
+ * stream closed after queueing a write.
+ *
+ * <p>Taking the flags and queueing the waits is one step: {@link #orderAfterQueuedWork} runs
+ * under this context's ordering lock, so a synchronous operation that starts after another has
+ * taken a stream's flag finds that stream's wait already queued on the synchronous stream, ahead
+ * of its own copy (every synchronous operation of the context runs on that one stream). A flag
+ * is given back when its wait could not be queued, whatever was thrown.
+ *
+ * <p>Waits are queued on the synchronous stream, which Gatun never captures and whose handle
+ * never leaves Gatun, under the lock of the stream waited for and without a lock of its own:
+ * stream locks are never nested. A user stream that must follow other streams (a relaunch of a
+ * graph that frees memory other streams used, {@link #relayAfter}) waits on one event of the
+ * synchronous stream recorded after those waits.
  */
 public final class SyncOrdering {
 
@@ -26,26 +39,34 @@ public final class SyncOrdering {
     private final ContextState context;
     /** Streams of this context not yet drained; copy-on-write, so ordering iterates without locks or allocation. */
     private volatile StreamState[] streams = NONE;
+    /** Guards {@link #streams}' replacement (never held while a stream's lock is taken). */
+    private final Object registry = new Object();
+    /** Makes "take the flags, queue the waits" one step for the context's synchronous operations. */
+    private final Object ordering = new Object();
 
     SyncOrdering(ContextState context) {
         this.context = context;
     }
 
-    synchronized void register(StreamState stream) {
-        StreamState[] next = Arrays.copyOf(streams, streams.length + 1);
-        next[next.length - 1] = stream;
-        streams = next;
+    void register(StreamState stream) {
+        synchronized (registry) {
+            StreamState[] next = Arrays.copyOf(streams, streams.length + 1);
+            next[next.length - 1] = stream;
+            streams = next;
+        }
     }
 
-    synchronized void deregister(StreamState stream) {
-        StreamState[] now = streams;
-        for (int i = 0; i < now.length; i++) {
-            if (now[i] == stream) {
-                StreamState[] next = new StreamState[now.length - 1];
-                System.arraycopy(now, 0, next, 0, i);
-                System.arraycopy(now, i + 1, next, i, now.length - i - 1);
-                streams = next;
-                return;
+    void deregister(StreamState stream) {
+        synchronized (registry) {
+            StreamState[] now = streams;
+            for (int i = 0; i < now.length; i++) {
+                if (now[i] == stream) {
+                    StreamState[] next = new StreamState[now.length - 1];
+                    System.arraycopy(now, 0, next, 0, i);
+                    System.arraycopy(now, i + 1, next, i, now.length - i - 1);
+                    streams = next;
+                    return;
+                }
             }
         }
     }
@@ -56,29 +77,35 @@ public final class SyncOrdering {
     }
 
     /**
-     * Makes {@code waiter}, a stream of this context, wait for the work queued so far on every
-     * other stream of this context that has had work since the last time. Does not block the
-     * host.
+     * Makes the context's synchronous stream wait for the work queued so far on every other
+     * stream of this context that has had work since the last time. Does not block the host
+     * (beyond other synchronous operations' ordering). Call with no stream's lock held.
      *
      * @throws dev.gatun.cuda.CudaException when a fence cannot be recorded or waited on
      */
-    public void orderAfterQueuedWork(StreamState waiter) {
-        for (StreamState s : streams) {
-            if (s != waiter && s.takeUnordered()) {
-                try {
-                    orderAfter(waiter, s);
-                } catch (RuntimeException e) {
-                    s.restoreUnordered();
-                    throw e;
+    public void orderAfterQueuedWork() {
+        StreamState waiter = context.syncStream();
+        synchronized (ordering) {
+            for (StreamState s : streams) {
+                if (s != waiter && s.takeUnordered()) {
+                    boolean queued = false;
+                    try {
+                        orderAfter(waiter, s);
+                        queued = true;
+                    } finally {
+                        if (!queued) {
+                            s.restoreUnordered(); // an Error too: the next synchronous operation must fence it
+                        }
+                    }
                 }
             }
         }
     }
 
     /**
-     * Makes {@code waiter}, a stream of another context of the same driver, wait for the work
-     * queued so far on every stream of this context. The flags belong to this context's own
-     * synchronous operations, so none is consumed and every stream is fenced.
+     * Makes {@code waiter}, the synchronous stream of another context of the same driver, wait
+     * for the work queued so far on every stream of this context. The flags belong to this
+     * context's own synchronous operations, so none is consumed and every stream is fenced.
      */
     public void orderForeignWaiterAfterAllWork(StreamState waiter) {
         for (StreamState s : streams) {
@@ -87,14 +114,43 @@ public final class SyncOrdering {
     }
 
     /**
-     * Makes {@code waiter} wait for the work queued so far on {@code stream} (of any context of
-     * the same driver): through its final fence when it is closed, through the fence taken just
-     * before its capture began when it is capturing (captured work is not queued), and through a
-     * pooled event recorded now otherwise.
+     * Phase one of ordering a user stream after {@code sources} (streams of any context of this
+     * driver): makes the synchronous stream wait for the work queued on each so far, then records
+     * a pooled event after those waits. The caller, under its own stream's lock, waits on the
+     * event and then {@linkplain EventPool#release releases} it. Call with no stream's lock held.
+     *
+     * @return the event, or null when {@code sources} is empty
+     */
+    public MemorySegment relayAfter(List<StreamState> sources) {
+        if (sources.isEmpty()) {
+            return null;
+        }
+        StreamState relay = context.syncStream();
+        for (StreamState s : sources) {
+            orderAfter(relay, s);
+        }
+        MemorySegment event = context.events().acquire();
+        try {
+            // A pooled event of this context, recorded on its synchronous stream, which is open
+            // (the caller's context is) and never captures.
+            context.calls().events().record(event, relay.handle());
+        } catch (RuntimeException | Error e) {
+            context.events().release(event);
+            throw e;
+        }
+        return event;
+    }
+
+    /**
+     * Makes {@code waiter}, a synchronous stream (never capturing, so it needs no lock), wait for
+     * the work queued so far on {@code stream} (of any context of the same driver): through its
+     * final fence when it is closed, through the fence taken just before it started capturing
+     * when it is capturing (captured work is not queued), and through a pooled event recorded now
+     * otherwise.
      */
     static void orderAfter(StreamState waiter, StreamState stream) {
         ContextState owner = stream.context();
-        synchronized (stream.captureLock()) {
+        synchronized (stream.lock()) {
             if (stream.drained()) {
                 return;
             }
@@ -106,11 +162,11 @@ public final class SyncOrdering {
                 }
                 return;
             }
-            if (stream.inCapture()) {
+            if (stream.queuesIntoCapture()) {
                 MemorySegment before = stream.fenceBeforeCaptureTaken();
                 if (before != null) {
-                    // A pooled event recorded before the capture began; it goes back to the pool
-                    // only when the capture ends, under the lock held here.
+                    // A pooled event recorded before the stream started capturing; it goes back to
+                    // the pool only under the lock held here.
                     waiter.context().calls().streams().waitEvent(waiter.handle(), before);
                 }
                 return;
@@ -118,10 +174,9 @@ public final class SyncOrdering {
             MemorySegment event = owner.events().acquire();
             try {
                 // A pooled event of the stream's own context, recorded on that stream, which is
-                // open (not drained) and not capturing, checked under the lock that capture begin
-                // and stream close also take.
+                // open (not drained) and not capturing, checked under its lock.
                 owner.calls().events().record(event, stream.handle());
-                // The waiter is an open stream of a context of the same driver; the wait is
+                // The waiter is a synchronous stream of a context of the same driver; the wait is
                 // enqueued before the pooled event can be recorded again by another user.
                 waiter.context().calls().streams().waitEvent(waiter.handle(), event);
             } finally {

@@ -86,7 +86,7 @@ public final class StagingPool {
         if (b.event == null) {
             b.event = contextState.events().acquire();
         }
-        // A pooled event of this context, recorded on the open copy stream.
+        // A pooled event of this context, recorded on the open synchronous stream.
         contextState.calls().events().record(b.event, copy.handle());
     }
 

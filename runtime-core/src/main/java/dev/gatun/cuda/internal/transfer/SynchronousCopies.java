@@ -9,7 +9,8 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * A context's synchronous copies: each returns when its bytes have arrived. They run on the
- * context's copy stream, after making it wait for the work queued so far on every stream of
+ * context's synchronous stream (Gatun's own, never captured), after making it wait for the work
+ * queued so far on every stream of
  * the context (and on other devices' streams that used the buffers involved): a copy never
  * reads bytes a kernel or graph replay is still writing, nor overwrites bytes one is still
  * reading (runtime-core/README.md, "Ordering of synchronous operations"). A native host segment
@@ -119,7 +120,32 @@ public final class SynchronousCopies {
         downloaded(event, n, true);
     }
 
-    /** Enters a synchronous operation on one allocation and records its use on the copy stream. */
+    /**
+     * Copies {@code bytes} device bytes from {@code from} (inside {@code source}) to {@code to}
+     * (inside {@code destination}, of this context) and returns when they have arrived; the
+     * source may be another device's memory (a peer copy, staged through the host by the driver
+     * when peer access is off).
+     */
+    public void copyOnDevice(NativeResource destination, long to, NativeResource source, long from, long bytes) {
+        StreamState copy = enterSynchronous("copyFrom(device)", destination, source);
+        use(destination, copy);
+        use(source, copy);
+        if (source.context() == contextState) {
+            // Both ranges are checked and inside open allocations of this context, which list the
+            // synchronous stream; the copy is synchronized before this returns.
+            contextState.calls().memory().copyOnDevice(to, from, bytes, copy.handle());
+        } else {
+            // As above, the source in an open allocation of another context of this driver, whose
+            // handle is that device's retained primary context.
+            contextState.calls().memory().copyPeer(to, contextState.handle(), from, source.context().handle(), bytes,
+                    copy.handle());
+        }
+        synchronize(copy);
+        contextState.stats().deviceToDeviceCopies.increment();
+        contextState.stats().deviceToDeviceBytes.add(bytes);
+    }
+
+    /** Enters a synchronous operation on one allocation and records its use on the synchronous stream. */
     private StreamState enter(String operation, NativeResource allocation) {
         StreamState copy = enterSynchronous(operation, allocation, null);
         use(allocation, copy);
@@ -152,19 +178,19 @@ public final class SynchronousCopies {
     /**
      * Enters a synchronous operation on the allocations {@code first} and {@code second} (null
      * when there is one): refuses it on a thread that is capturing in global mode, then orders
-     * the copy stream after every piece of work queued so far that may touch them
+     * the synchronous stream after every piece of work queued so far that may touch them
      * ({@link dev.gatun.cuda.internal.context.SyncOrdering}): all of this context's streams, the
      * streams of an allocation's own context when it is another device's, and other devices'
-     * streams that used the allocations (peer copies). Queue the operation on the returned copy
-     * stream, then {@link #synchronize} it.
+     * streams that used the allocations (peer copies). Queue the operation on the returned
+     * synchronous stream, then {@link #synchronize} it. Call with no stream's lock held.
      *
      * @throws IllegalStateException when the context is closed
      */
     public StreamState enterSynchronous(String operation, NativeResource first, NativeResource second) {
         contextState.ordering().refuseDuringOwnCapture(operation);
         contextState.checkOpen();
-        StreamState copy = contextState.copyStream();
-        contextState.ordering().orderAfterQueuedWork(copy);
+        StreamState copy = contextState.syncStream();
+        contextState.ordering().orderAfterQueuedWork();
         orderAfterForeignWork(copy, first);
         if (second != null) {
             orderAfterForeignWork(copy, second);
@@ -172,10 +198,10 @@ public final class SynchronousCopies {
         return copy;
     }
 
-    /** Waits for everything queued on the copy stream (a forced synchronization). */
+    /** Waits for everything queued on the synchronous stream (a forced synchronization). */
     public void synchronize(StreamState copy) {
         contextState.stats().forcedSynchronizations.increment();
-        // The context's own copy stream, open while the context is.
+        // The context's synchronous stream, open while the context is.
         contextState.calls().streams().synchronize(copy.handle());
     }
 
@@ -186,7 +212,7 @@ public final class SynchronousCopies {
         resource.orderAfterForeignUses(copy);
     }
 
-    /** Checks that the allocation is open, then records its use on the copy stream. */
+    /** Checks that the allocation is open, then records its use on the synchronous stream. */
     private static void use(NativeResource allocation, StreamState copy) {
         allocation.checkOpen();
         allocation.usedOn(copy);
@@ -237,7 +263,7 @@ public final class SynchronousCopies {
         }
     }
 
-    /** Returns a block to the pool, or, when its copy may still be in flight, only after the copy stream's fence. */
+    /** Returns a block to the pool, or, when its copy may still be in flight, only after the synchronous stream's fence. */
     private void giveBack(StagingPool.Block block, boolean completed, StreamState copy) {
         if (completed) {
             staging.giveBack(block);
