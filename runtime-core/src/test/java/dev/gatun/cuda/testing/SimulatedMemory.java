@@ -226,14 +226,19 @@ final class SimulatedMemory {
     }
 
     /**
-     * Records a violation when work still queued on any stream uses {@code a}, which {@code what}
-     * (e.g. "a stream-ordered free of") is about to free as the GPU runs it.
+     * Records a violation when work submitted before the free that is running now, on any stream,
+     * uses {@code a} and has not run yet: {@code what} (e.g. "a stream-ordered free of") frees it
+     * under that work. Work submitted after the free is not this free's to check (a graph's
+     * allocation node allocates the address again for it; for other memory it fails as it runs).
      */
     void checkUnused(Allocation a, String what) {
+        long free = gpu.streams.running();
         for (SimulatedStreams.Stream other : gpu.streams.all()) {
-            if (usesDevice(other, a)) {
-                gpu.violations.add(what + " 0x" + Long.toHexString(a.base) + " ran while queued work still uses it");
-                return;
+            for (StreamOp op : other.queue) {
+                if (op.sequence < free && op.deviceUses.contains(a.base)) {
+                    gpu.violations.add(what + " 0x" + Long.toHexString(a.base) + " ran while queued work still uses it");
+                    return;
+                }
             }
         }
     }

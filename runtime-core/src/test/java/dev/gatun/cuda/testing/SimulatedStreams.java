@@ -73,6 +73,9 @@ final class SimulatedStreams {
     private long clockNanos;
     /** Host functions queued with cuLaunchHostFunc, ever. */
     long hostFunctionsQueued;
+    /** Operations queued so far, and the number of the one running now (see {@link #running()}). */
+    private long submissions;
+    private long running;
     /** Handles of destroyed streams (the simulator never reuses a handle), to flag a use after the destroy. */
     private final Set<Long> destroyed = new HashSet<>();
     /** The streams a host wait is running through now, to tell a cycle of waits (a GPU deadlock). */
@@ -166,7 +169,7 @@ final class SimulatedStreams {
             return INVALID_HANDLE;
         }
         if (e.completed < e.recorded) {
-            s.queue.add(new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
+            queue(s, new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
         }
         return SUCCESS;
     }
@@ -335,8 +338,21 @@ final class SimulatedStreams {
             s.captured.add(op);
             return;
         }
-        s.queue.add(op);
+        queue(s, op);
         pump();
+    }
+
+    private void queue(Stream s, StreamOp op) {
+        op.sequence = ++submissions;
+        s.queue.add(op);
+    }
+
+    /**
+     * The submission number of the operation the GPU is running now: an operation still queued
+     * with a smaller one was submitted before it, yet has not run ({@link SimulatedMemory#checkUnused}).
+     */
+    long running() {
+        return running;
     }
 
     /** Runs every operation that can run: streams not held, waits whose event completed. */
@@ -364,6 +380,7 @@ final class SimulatedStreams {
      * whatever host call made the GPU progress.
      */
     private void run(Stream s, StreamOp op) {
+        running = op.sequence;
         gpu.memory.checkBacked(op);
         try {
             op.action.run();
