@@ -14,7 +14,10 @@ import java.util.Objects;
  *     bytes (0 disables it) and call-site profiling
  * @param leakTracking whether every owner made from the context records where it was created,
  *     so that an owner that is never closed is reported with its allocation site (costs a stack
- *     trace per owner: for tests and debugging)
+ *     trace per owner, and turns off the recycling of device memory: for tests and debugging).
+ *     Off, owners are still watched for leaks, but device buffers on the allocation hot paths
+ *     only one in {@value dev.gatun.cuda.internal.memory.DeviceMemory#LEAK_SAMPLING} (see
+ *     runtime-core/README.md, "Device memory: one kind per class")
  * @param outOfMemoryLadder whether an allocation that runs out of memory climbs the out-of-memory
  *     ladder (free what retirement can, trim the pools, synchronize, each followed by a retry)
  *     before failing with an {@link OutOfDeviceMemoryException} that reports where the memory is

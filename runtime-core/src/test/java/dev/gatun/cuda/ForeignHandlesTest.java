@@ -121,6 +121,7 @@ class ForeignHandlesTest {
             int[] out = new int[N];
             b.asInts().copyTo(out);
             assertArrayEquals(expected(-5), out, "the read returned before the kernel on the borrowed stream finished");
+            sim.gpu.release(raw); // the read waited only up to its fence; the GPU goes on with the rest
         }
         reapTwice();
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(raw));
@@ -140,6 +141,7 @@ class ForeignHandlesTest {
             int[] sevens = new int[N];
             Arrays.fill(sevens, 77);
             assertArrayEquals(sevens, out, "the read returned before the other library's work on the borrowed stream");
+            sim.gpu.release(raw); // the read waited only up to its fence; the GPU goes on with the rest
         }
         reapTwice();
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(raw));

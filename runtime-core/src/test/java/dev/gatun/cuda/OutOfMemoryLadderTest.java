@@ -187,7 +187,8 @@ class OutOfMemoryLadderTest {
                 DeviceBuffer target = ctx.allocate(16)) {
             DeviceBuffer b = busy.allocate(2 * MiB);
             HeldStreams.hold(sim, busy);
-            busy.memset(b.bytes(), (byte) 1);
+            // Its free is all the busy stream holds: a free flags nothing for synchronous operations,
+            // and the synchronize below must wait for it all the same.
             b.close();
             CountDownLatch begun = new CountDownLatch(1);
             CountDownLatch allocated = new CountDownLatch(1);
@@ -201,8 +202,11 @@ class OutOfMemoryLadderTest {
             });
             await(begun);
             sim.faults.countCalls();
-            other.allocate(2 * MiB).close();
-            allocated.countDown();
+            try {
+                other.allocate(2 * MiB).close();
+            } finally {
+                allocated.countDown(); // the capture ends whatever happened here
+            }
             OutOfMemoryCounters c = ctx.memoryPressure().counters();
             assertEquals(1, c.rescuedBySynchronize(), c.toString());
             assertEquals(0, sim.faults.calls("cuCtxSynchronize"), "a context-wide synchronize would invalidate the capture");

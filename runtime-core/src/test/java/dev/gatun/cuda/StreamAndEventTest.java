@@ -75,7 +75,7 @@ class StreamAndEventTest {
             end.record(s);
             fence.record(s);
             assertFalse(end.query());
-            end.synchronize();
+            fence.synchronize(); // waits for the work before the fence's record, the end's record included
             assertTrue(fence.query());
             assertEquals(0.5f, end.elapsedMillis(start), 1e-6f);
             assertThrows(IllegalArgumentException.class, () -> fence.elapsedMillis(start));

@@ -180,7 +180,9 @@ final class FaultTable {
                         Stream s = w.stream();
                         return s::close;
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    // After the call: the stream is gone, so each retry names a destroyed handle,
+                    // which the simulator flags (a real driver may have handed the handle out again).
+                    retriedAndFreed(), retriedThenGivenUp().flagging("a driver call named stream ")),
             call("cuStreamQuery", "stream.query()", ILLEGAL_ADDRESS,
                     w -> {
                         Stream s = w.stream();

@@ -14,8 +14,9 @@ import java.util.List;
  *
  * <p>Device memory is backed by host memory at fake device addresses; streams are queues of
  * operations that run at once unless the test {@linkplain #hold holds} the stream (the GPU is
- * "busy"); events complete when the work before them ran; synchronizing calls release every
- * hold (the host waited for the GPU). Frees are checked against queued work: freeing memory
+ * "busy"); events complete when the work before them ran; a host wait finishes only the work it
+ * waits for, as the real driver does (a stream synchronize that stream's queue and what it waits
+ * on, not every stream). Frees are checked against queued work: freeing memory
  * that a queued operation still uses is recorded as a {@linkplain #violations() violation}
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
@@ -50,7 +51,8 @@ public final class FakeDriverApi {
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
-    private final DriverApi api = SimulatedDriverApi.over(this, areas());
+    private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
+    private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
@@ -108,12 +110,12 @@ public final class FakeDriverApi {
 
     // ---- streams and events ----
 
-    /** The GPU is busy on this stream: its work waits until {@link #release} (or a synchronize). */
+    /** The GPU is busy on this stream: its work waits until {@link #release}, or a host wait for it (a synchronize of it, of its context, or of an event recorded after it). */
     public synchronized void hold(MemorySegment stream) {
         streams.streamOf(stream.address()).held = true;
     }
 
-    /** The GPU is busy on every stream that exists now: work waits until a host wait (or {@link #release}). */
+    /** The GPU is busy on every stream that exists now: each one's work waits until a host wait for it (or {@link #release}). */
     public synchronized void holdAll() {
         for (SimulatedStreams.Stream s : streams.all()) {
             s.held = true;
@@ -124,6 +126,20 @@ public final class FakeDriverApi {
     public synchronized void release(MemorySegment stream) {
         streams.streamOf(stream.address()).held = false;
         streams.pump();
+    }
+
+    /** The GPU runs the next {@code operations} queued on this stream, even while it is held (a kernel finished, the next not yet). */
+    public synchronized void advance(MemorySegment stream, int operations) {
+        streams.advance(streams.streamOf(stream.address()), operations);
+    }
+
+    /** Whether the last record of this event went into a stream capture (it is a graph node, not work that runs). */
+    public synchronized boolean lastRecordCaptured(MemorySegment event) {
+        SimulatedStreams.Event e = streams.events.get(event.address());
+        if (e == null) {
+            throw new IllegalArgumentException("no simulated event 0x" + Long.toHexString(event.address()));
+        }
+        return e.lastRecordCaptured;
     }
 
     public synchronized int liveStreams() {
@@ -232,6 +248,15 @@ public final class FakeDriverApi {
             throw new IllegalArgumentException("no device memory at 0x" + Long.toHexString(address) + "+" + length);
         }
         return m.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** Whether {@code address} is the base of an allocation node's allocation (a graph allocation), not of ordinary memory. */
+    public synchronized boolean isGraphAllocation(long address) {
+        SimulatedMemory.Allocation a = memory.device.get(address);
+        if (a == null) {
+            throw new IllegalArgumentException("no simulated device allocation at 0x" + Long.toHexString(address));
+        }
+        return a.graph;
     }
 
     /** IPC mappings (cuIpcOpenMemHandle) not yet closed. */
@@ -372,6 +397,30 @@ public final class FakeDriverApi {
 
     public synchronized int graphLaunches() {
         return graphs.graphLaunches;
+    }
+
+    /**
+     * Device memory that nodes of live graphs or executables name but that no longer exists: a
+     * graph holds a buffer Gatun freed. Empty while every captured address is held.
+     */
+    public synchronized List<String> danglingGraphUses() {
+        return graphs.danglingUses();
+    }
+
+    // ---- host calls in progress (reported by an Interposer in front of this driver) ----
+
+    /**
+     * The calling thread has entered driver function {@code function} with {@code args}, in front of
+     * this driver: until {@link #hostCallEnds}, the call is in progress, and another thread's call
+     * that the driver forbids to overlap it is a violation (see {@link SimulatedHostCalls}).
+     */
+    public synchronized void hostCallBegins(String function, Object[] args) {
+        hostCalls.begins(function, args);
+    }
+
+    /** The calling thread has left the call reported by {@link #hostCallBegins}. */
+    public synchronized void hostCallEnds(String function, Object[] args) {
+        hostCalls.ends(function, args);
     }
 
     // ---- misuse ----

@@ -20,6 +20,19 @@ public final class Simulated {
         this.cuda = FakeCuda.over(gpu, faults);
     }
 
+    /**
+     * A simulated GPU whose calls pass the fault plan, then {@code interposer} (built
+     * {@linkplain Interposer#over(FakeDriverApi) over that GPU}), so that a test can hold a thread
+     * inside a driver call.
+     */
+    public Simulated(Interposer interposer) {
+        if (interposer.gpu() == null) {
+            throw new IllegalArgumentException("build the interposer with Interposer.over(FakeDriverApi)");
+        }
+        this.gpu = interposer.gpu();
+        this.cuda = FakeCuda.over(FaultInjection.around(interposer.api(), faults));
+    }
+
     /** Device 0's context with the device pool off, so that every close reaches the driver. */
     public CudaContext context() {
         return cuda.device(0).context(ContextOptions.defaults().withDevicePool(new DevicePoolOptions(0, false)));

@@ -166,6 +166,9 @@ final class SimulatedCaptureAndGraphs {
                 launchEventNode(op, s);
                 continue;
             }
+            if (usesFreedMemory(op)) {
+                continue; // on a GPU: an illegal address, or a silent write into whatever is there now
+            }
             StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
             copy.module = op.module;
             copy.exec = exec.address();
@@ -173,6 +176,36 @@ final class SimulatedCaptureAndGraphs {
             gpu.streams.submit(s, copy);
         }
         return SUCCESS;
+    }
+
+    /** For each live graph and executable, the device memory its nodes name that no longer exists. */
+    List<String> danglingUses() {
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<String, Map<Long, List<StreamOp>>> owners : Map.of("graph", graphs, "executable", execs).entrySet()) {
+            for (Map.Entry<Long, List<StreamOp>> owner : owners.getValue().entrySet()) {
+                for (StreamOp op : owner.getValue()) {
+                    for (long use : op.deviceUses) {
+                        if (!gpu.memory.exists(use)) {
+                            out.add(owners.getKey() + " 0x" + Long.toHexString(owner.getKey()) + " names freed device memory 0x"
+                                    + Long.toHexString(use));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether a node about to be replayed names device memory that no longer exists (recorded as a violation). */
+    private boolean usesFreedMemory(StreamOp node) {
+        for (long use : node.deviceUses) {
+            if (!gpu.memory.exists(use)) {
+                gpu.violations.add("cuGraphLaunch of an executable whose node uses freed device memory 0x"
+                        + Long.toHexString(use));
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Queues what an event node does at a replay: a record of its event, or a wait for the event's last record. */

@@ -182,8 +182,9 @@ final class SimulatedDevices {
         return SUCCESS;
     }
 
+    /** Waits for every stream of the current context (not other contexts', which the driver leaves running). */
     public int cuCtxSynchronize() {
-        gpu.streams.drainAll();
+        gpu.streams.finishContext(current.get());
         return SUCCESS;
     }
 

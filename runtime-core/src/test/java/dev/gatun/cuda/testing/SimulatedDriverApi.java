@@ -47,14 +47,22 @@ final class SimulatedDriverApi implements InvocationHandler {
         }
     };
 
+    /** What every call checks first, under the lock: its name and arguments. */
+    @FunctionalInterface
+    interface Check {
+        void before(String function, Object[] args);
+    }
+
     private final Object lock;
     private final List<Object> areas;
+    private final Check check;
     /** Built once: a call looks its target up here, never by name. */
     private final Map<Method, Target> targets = new HashMap<>();
 
-    private SimulatedDriverApi(Object lock, List<Object> areas) {
+    private SimulatedDriverApi(Object lock, List<Object> areas, Check check) {
         this.lock = lock;
         this.areas = areas;
+        this.check = check;
         for (Object area : areas) {
             for (Map.Entry<Method, Method> e : simulations(area.getClass()).entrySet()) {
                 Target other = targets.put(e.getKey(), new Target(area, e.getValue()));
@@ -67,10 +75,10 @@ final class SimulatedDriverApi implements InvocationHandler {
         }
     }
 
-    /** The driver, each function served by the area that simulates it, under {@code lock}. */
-    static DriverApi over(Object lock, List<Object> areas) {
+    /** The driver, each function served by the area that simulates it, under {@code lock}, after {@code check}. */
+    static DriverApi over(Object lock, List<Object> areas, Check check) {
         return (DriverApi) Proxy.newProxyInstance(DriverApi.class.getClassLoader(), new Class<?>[] {DriverApi.class},
-                new SimulatedDriverApi(lock, List.copyOf(areas)));
+                new SimulatedDriverApi(lock, List.copyOf(areas), check));
     }
 
     /**
@@ -88,6 +96,7 @@ final class SimulatedDriverApi implements InvocationHandler {
             return unsimulated(proxy, method, args);
         }
         synchronized (lock) {
+            check.before(method.getName(), args);
             try {
                 return target.method().invoke(target.area(), args);
             } catch (InvocationTargetException e) {

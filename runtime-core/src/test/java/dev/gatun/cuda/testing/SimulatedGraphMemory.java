@@ -19,7 +19,9 @@ import java.util.Set;
  * {@code cuMemFreeAsync}/{@code cuMemFree} of an allocation a launch left allocated). Work that
  * runs on it while it is not backed, a free of it while it is not allocated, and a launch that
  * would allocate it again without {@code CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH} are
- * violations.
+ * violations, and so is a free (a free node, an outside free, or the free a relaunch with
+ * {@code AUTO_FREE_ON_LAUNCH} queues first on its stream) that runs while work queued on another
+ * stream, not ordered before it, still uses the allocation.
  */
 final class SimulatedGraphMemory {
 
@@ -143,6 +145,7 @@ final class SimulatedGraphMemory {
     }
 
     private void free(SimulatedMemory.Allocation a) {
+        gpu.memory.checkUnused(a, "a free of graph allocation");
         if (!a.backed) {
             gpu.violations.add("a free of graph allocation 0x" + Long.toHexString(a.base) + " ran while it was not allocated");
             return;

@@ -20,7 +20,9 @@ import java.util.function.Consumer;
 /**
  * The simulated driver's device and pinned host memory, memsets and copies. Device memory is
  * host memory at fake device addresses. A free is checked against the work still queued and the
- * live graph executables: freeing what they use is recorded as a violation, not a corruption.
+ * live graph executables: freeing what they use is recorded as a violation, not a corruption. A
+ * stream-ordered free is checked when the GPU runs it, as the driver orders it: work on another
+ * stream that the freeing stream waited for has run by then, work it did not wait for may not.
  */
 final class SimulatedMemory {
 
@@ -207,13 +209,7 @@ final class SimulatedMemory {
                 gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " while queued work still uses it");
             }
         }
-        for (List<StreamOp> ops : gpu.graphs.execs.values()) {
-            for (StreamOp op : ops) {
-                if (op.deviceUses.contains(a.base)) {
-                    gpu.violations.add("cuMemFree of 0x" + Long.toHexString(address) + " baked into a live graph executable");
-                }
-            }
-        }
+        checkNotBaked(a, "cuMemFree");
         release(a);
         return SUCCESS;
     }
@@ -234,16 +230,49 @@ final class SimulatedMemory {
             gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address) + " while " + a.mappings
                     + " imports of it are not freed (importers free first)");
         }
-        // Stream-ordered: legal while earlier work on this stream uses it, not while other
-        // streams' queued work does.
+        checkNotBaked(a, "cuMemFreeAsync");
+        // Stream-ordered: legal while earlier work on this stream uses it (it runs first), not
+        // while work on another stream that this one did not wait for does: checked as it runs.
+        gpu.streams.enqueue(s, () -> {
+            checkUnused(a, "a stream-ordered free (cuMemFreeAsync) of");
+            release(a);
+        }, Set.of(), Set.of());
+        return SUCCESS;
+    }
+
+    /**
+     * Records a violation when work submitted before the free that is running now, on any stream,
+     * uses {@code a} and has not run yet: {@code what} (e.g. "a stream-ordered free of") frees it
+     * under that work. Work submitted after the free is not this free's to check (a graph's
+     * allocation node allocates the address again for it; for other memory it fails as it runs).
+     */
+    void checkUnused(Allocation a, String what) {
+        long free = gpu.streams.running();
         for (SimulatedStreams.Stream other : gpu.streams.all()) {
-            if (other != s && usesDevice(other, a)) {
-                gpu.violations.add("cuMemFreeAsync of 0x" + Long.toHexString(address)
-                        + " while another stream's queued work uses it");
+            for (StreamOp op : other.queue) {
+                if (op.sequence < free && op.deviceUses.contains(a.base)) {
+                    gpu.violations.add(what + " 0x" + Long.toHexString(a.base) + " ran while queued work still uses it");
+                    return;
+                }
             }
         }
-        gpu.streams.enqueue(s, () -> release(a), Set.of(), Set.of());
-        return SUCCESS;
+    }
+
+    /** Records a violation when a live graph executable's node uses {@code a} ({@code call} frees it). */
+    private void checkNotBaked(Allocation a, String call) {
+        for (List<StreamOp> ops : gpu.graphs.execs.values()) {
+            for (StreamOp op : ops) {
+                if (op.deviceUses.contains(a.base)) {
+                    gpu.violations.add(call + " of 0x" + Long.toHexString(a.base) + " baked into a live graph executable");
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Whether {@code use} (an element of a {@link StreamOp#deviceUses}) names memory that exists now: an allocation or a mapping. */
+    boolean exists(long use) {
+        return device.containsKey(use) || gpu.virtualMemory.mappedAt(use);
     }
 
     /** Maps {@code a} at a fresh address (cuIpcOpenMemHandle, or cuMemPoolImportPointer when {@code poolImport}). */

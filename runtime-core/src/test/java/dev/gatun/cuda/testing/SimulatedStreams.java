@@ -11,6 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +20,17 @@ import java.util.Set;
 /**
  * The simulated driver's streams and events, and the GPU's work queues: an operation runs as
  * soon as it is queued unless its stream is held (the GPU is "busy") or it waits for an event
- * whose record has not run; a host wait (a synchronize) releases every hold.
+ * whose record has not run. A host wait finishes only what the real driver waits for: a stream
+ * synchronize that stream's queue (and, for each event wait in it, the other streams' work up
+ * to the awaited record), an event synchronize the work before that record, a context
+ * synchronize every stream of the context. Other held work stays queued, as on a busy GPU, so a
+ * free or unmap the host orders by a wait on the wrong stream shows as a violation.
+ *
+ * <p>Operations the driver refuses on a capturing stream (a synchronize or query of it) fail
+ * with {@code CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED} and invalidate its capture; an event whose
+ * last record went into a capture answers a query or synchronize with
+ * {@code CUDA_ERROR_CAPTURED_EVENT}. Work that fails as the GPU runs it (a kernel touching freed
+ * memory) is recorded as a violation, not thrown into whichever host call made the GPU progress.
  */
 final class SimulatedStreams {
 
@@ -47,10 +58,23 @@ final class SimulatedStreams {
         long recorded;
         /** The latest record that ran. */
         long completed;
+        /**
+         * Records queued on a stream that have not run: a wait queued for one of them waits for
+         * that record, even when a later record of the event, on another stream, ran first (as
+         * cuStreamWaitEvent does: later records do not move a wait already queued).
+         */
+        final Set<Long> pending = new HashSet<>();
         long timestamp;
+        /** Its last record went into a stream capture: a node of a graph, not work that runs. */
+        boolean lastRecordCaptured;
 
         Event(boolean timing) {
             this.timing = timing;
+        }
+
+        /** Whether record {@code generation} has run (or, captured, counts as run once a later one did). */
+        boolean done(long generation) {
+            return generation <= completed && !pending.contains(generation);
         }
     }
 
@@ -60,6 +84,13 @@ final class SimulatedStreams {
     private long clockNanos;
     /** Host functions queued with cuLaunchHostFunc, ever. */
     long hostFunctionsQueued;
+    /** Operations queued so far, and the number of the one running now (see {@link #running()}). */
+    private long submissions;
+    private long running;
+    /** Handles of destroyed streams (the simulator never reuses a handle), to flag a use after the destroy. */
+    private final Set<Long> destroyed = new HashSet<>();
+    /** The streams a host wait is running through now, to tell a cycle of waits (a GPU deadlock). */
+    private final Set<Stream> finishing = new HashSet<>();
 
     SimulatedStreams(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -78,7 +109,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamGetCtx(MemorySegment stream, MemorySegment context) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -87,7 +118,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamGetPriority(MemorySegment stream, MemorySegment priority) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -96,7 +127,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamDestroy_v2(MemorySegment stream) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -106,36 +137,56 @@ final class SimulatedStreams {
             gpu.violations.add("cuStreamDestroy on a stream with " + s.queue.size() + " queued operations");
         }
         streams.remove(stream.address());
+        destroyed.add(stream.address());
         return SUCCESS;
     }
 
     public int cuStreamQuery(MemorySegment stream) {
-        Stream s = streams.get(stream.address());
-        return s == null ? INVALID_HANDLE : s.queue.isEmpty() ? SUCCESS : NOT_READY;
+        Stream s = stream(stream.address());
+        if (s == null) {
+            return INVALID_HANDLE;
+        }
+        if (s.captured != null) {
+            return refuseInCapture(s);
+        }
+        return s.queue.isEmpty() ? SUCCESS : NOT_READY;
     }
 
     public int cuStreamSynchronize(MemorySegment stream) {
-        if (!streams.containsKey(stream.address())) {
+        Stream s = stream(stream.address());
+        if (s == null) {
             return INVALID_HANDLE;
         }
-        drainAll();
+        if (s.captured != null) {
+            return refuseInCapture(s);
+        }
+        finish(s);
         return SUCCESS;
     }
 
+    /**
+     * As the driver answers a query or synchronize of a capturing stream: it is not legal, and
+     * invalidates the capture (ending it then reports CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
+     */
+    private static int refuseInCapture(Stream s) {
+        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
+        return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
+    }
+
     public int cuStreamWaitEvent(MemorySegment stream, MemorySegment event, int flags) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         Event e = events.get(event.address());
         if (s == null || e == null) {
             return INVALID_HANDLE;
         }
         if (e.completed < e.recorded) {
-            s.queue.add(new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
+            queue(s, new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
         }
         return SUCCESS;
     }
 
     public int cuStreamIsCapturing(MemorySegment stream, MemorySegment status) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null) {
             return INVALID_HANDLE;
         }
@@ -149,7 +200,7 @@ final class SimulatedStreams {
      * driver runs it on a thread of its own). Inside a capture it is captured as a host node.
      */
     public int cuLaunchHostFunc(MemorySegment stream, MemorySegment fn, MemorySegment userData) {
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (s == null || fn.equals(MemorySegment.NULL)) {
             return INVALID_HANDLE;
         }
@@ -179,7 +230,7 @@ final class SimulatedStreams {
 
     public int cuEventRecord(MemorySegment event, MemorySegment stream) {
         Event e = events.get(event.address());
-        Stream s = streams.get(stream.address());
+        Stream s = stream(stream.address());
         if (e == null || s == null) {
             return INVALID_HANDLE;
         }
@@ -197,10 +248,18 @@ final class SimulatedStreams {
      */
     void record(Stream s, Event e) {
         long generation = ++e.recorded;
-        enqueue(s, () -> {
+        if (s.captured == null) {
+            e.pending.add(generation);
+        }
+        StreamOp op = new StreamOp(() -> {
+            e.pending.remove(generation);
             e.completed = Math.max(e.completed, generation);
             e.timestamp = clockNanos += 500_000;
         }, Set.of(), Set.of());
+        op.records = e;
+        op.recordGeneration = generation;
+        e.lastRecordCaptured = s.captured != null;
+        submit(s, op);
     }
 
     /** Queues on {@code s} a wait for {@code e}'s last record, unless it ran already: a graph's event wait node. */
@@ -212,15 +271,28 @@ final class SimulatedStreams {
 
     public int cuEventQuery(MemorySegment event) {
         Event e = events.get(event.address());
-        return e == null ? INVALID_HANDLE : e.completed >= e.recorded ? SUCCESS : NOT_READY;
+        if (e == null) {
+            return INVALID_HANDLE;
+        }
+        if (e.lastRecordCaptured) {
+            return CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
+        }
+        return e.completed >= e.recorded ? SUCCESS : NOT_READY;
     }
 
+    /** Waits for the work before the event's last record, wherever it is queued, and for nothing else. */
     public int cuEventSynchronize(MemorySegment event) {
         Event e = events.get(event.address());
         if (e == null) {
             return INVALID_HANDLE;
         }
-        drainAll();
+        if (e.lastRecordCaptured) {
+            return CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
+        }
+        if (e.completed < e.recorded && !runThroughRecord(e, e.recorded)) {
+            gpu.violations.add("cuEventSynchronize would never return: the record it waits for is queued nowhere");
+        }
+        pump();
         return SUCCESS;
     }
 
@@ -233,6 +305,9 @@ final class SimulatedStreams {
         if (!s.timing || !e.timing) {
             return CudaDriver.CUDA_ERROR_INVALID_HANDLE();
         }
+        if (s.lastRecordCaptured || e.lastRecordCaptured) {
+            return CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
+        }
         if (s.completed < s.recorded || e.completed < e.recorded || s.recorded == 0 || e.recorded == 0) {
             return NOT_READY;
         }
@@ -242,9 +317,16 @@ final class SimulatedStreams {
 
     // ---- the GPU's work queues ----
 
-    /** The live stream with this handle, or null. */
+    /**
+     * The live stream with this handle, or null; a handle of a destroyed stream is also a violation:
+     * the driver may have reused it for another stream, or crash on it.
+     */
     Stream stream(long handle) {
-        return streams.get(handle);
+        Stream s = streams.get(handle);
+        if (s == null && destroyed.contains(handle)) {
+            gpu.violations.add("a driver call named stream 0x" + Long.toHexString(handle) + " after its cuStreamDestroy");
+        }
+        return s;
     }
 
     /** Every live stream, in creation order. */
@@ -271,8 +353,21 @@ final class SimulatedStreams {
             s.captured.add(op);
             return;
         }
-        s.queue.add(op);
+        queue(s, op);
         pump();
+    }
+
+    private void queue(Stream s, StreamOp op) {
+        op.sequence = ++submissions;
+        s.queue.add(op);
+    }
+
+    /**
+     * The submission number of the operation the GPU is running now: an operation still queued
+     * with a smaller one was submitted before it, yet has not run ({@link SimulatedMemory#checkUnused}).
+     */
+    long running() {
+        return running;
     }
 
     /** Runs every operation that can run: streams not held, waits whose event completed. */
@@ -283,23 +378,115 @@ final class SimulatedStreams {
             for (Stream s : List.copyOf(streams.values())) {
                 while (!s.held && !s.queue.isEmpty()) {
                     StreamOp op = s.queue.peekFirst();
-                    if (op.awaited != null && op.awaited.completed < op.awaitedGeneration) {
+                    if (op.awaited != null && !op.awaited.done(op.awaitedGeneration)) {
                         break;
                     }
                     s.queue.pollFirst();
-                    gpu.memory.checkBacked(op);
-                    op.action.run();
+                    run(s, op);
                     progress = true;
                 }
             }
         }
     }
 
-    /** A host wait: the GPU finishes everything. */
-    void drainAll() {
-        for (Stream s : streams.values()) {
-            s.held = false;
+    /**
+     * Runs one operation taken off {@code s}'s queue. A failure is the GPU's (a kernel touching
+     * memory that is gone, a copy of a freed range): a violation, not an exception thrown into
+     * whatever host call made the GPU progress.
+     */
+    private void run(Stream s, StreamOp op) {
+        running = op.sequence;
+        gpu.memory.checkBacked(op);
+        try {
+            op.action.run();
+        } catch (RuntimeException e) {
+            gpu.violations.add("work queued on stream 0x" + Long.toHexString(handleOf(s)) + " failed as the GPU ran it: "
+                    + e.getMessage());
+        }
+    }
+
+    private long handleOf(Stream s) {
+        for (Map.Entry<Long, Stream> e : streams.entrySet()) {
+            if (e.getValue() == s) {
+                return e.getKey();
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * A host wait for {@code s} (cuStreamSynchronize): the GPU finishes what is queued on
+     * {@code s}, and for each event wait in it the other streams' work up to the awaited record;
+     * everything else stays queued. {@code s} is no longer held: the host saw it go idle.
+     */
+    void finish(Stream s) {
+        s.held = false;
+        StreamOp last = s.queue.peekLast();
+        if (last != null && !runThrough(s, last)) {
+            gpu.violations.add("cuStreamSynchronize would never return: stream 0x" + Long.toHexString(handleOf(s))
+                    + " waits for an event record that is queued nowhere");
         }
         pump();
+    }
+
+    /**
+     * Runs {@code s}'s queue up to and including {@code last}, held or not, running first the work
+     * each wait in it needs. False when a wait can never be satisfied (its record is queued
+     * nowhere: captured, say): the host would wait forever.
+     */
+    private boolean runThrough(Stream s, StreamOp last) {
+        if (!finishing.add(s)) {
+            return false; // the streams wait for each other: a deadlock on the GPU
+        }
+        try {
+            while (s.queue.contains(last)) {
+                StreamOp op = s.queue.peekFirst();
+                if (op.awaited != null && !op.awaited.done(op.awaitedGeneration)) {
+                    if (!runThroughRecord(op.awaited, op.awaitedGeneration)) {
+                        return false;
+                    }
+                    continue;
+                }
+                s.queue.pollFirst();
+                run(s, op);
+            }
+            return true;
+        } finally {
+            finishing.remove(s);
+        }
+    }
+
+    /** Runs the work queued up to record {@code generation} of {@code e}, on whichever stream it is queued. */
+    private boolean runThroughRecord(Event e, long generation) {
+        for (Stream r : List.copyOf(streams.values())) {
+            for (StreamOp op : r.queue) {
+                if (op.records == e && op.recordGeneration == generation) {
+                    return runThrough(r, op) && e.done(generation);
+                }
+            }
+        }
+        return e.done(generation);
+    }
+
+    /** The GPU runs the next {@code n} operations of {@code s}, held or not (a test control: a kernel finished). */
+    void advance(Stream s, int n) {
+        for (int i = 0; i < n && !s.queue.isEmpty(); i++) {
+            StreamOp op = s.queue.peekFirst();
+            if (op.awaited != null && !op.awaited.done(op.awaitedGeneration)) {
+                throw new IllegalStateException("the next operation waits for an event record that has not run");
+            }
+            s.queue.pollFirst();
+            run(s, op);
+        }
+        pump();
+    }
+
+    /** A host wait for a whole context (cuCtxSynchronize): the GPU finishes every stream of {@code context}. */
+    void finishContext(long context) {
+        for (Stream s : List.copyOf(streams.values())) {
+            if (s.context == context && streams.containsValue(s)) {
+                finish(s);
+            }
+        }
     }
 }

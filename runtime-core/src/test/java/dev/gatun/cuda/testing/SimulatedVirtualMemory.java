@@ -330,6 +330,12 @@ final class SimulatedVirtualMemory {
         return below != null && below.getValue().address() + below.getValue().size() > address;
     }
 
+    /** Whether a mapping starts at {@code address} now (what a use of a mapped range names). */
+    boolean mappedAt(long address) {
+        Reservation r = reservationOf(address);
+        return r != null && r.mappings.containsKey(address);
+    }
+
     private boolean onDevice(MemorySegment prop) {
         MemorySegment p = prop.reinterpret(CUmemAllocationProp_st.sizeof());
         MemorySegment location = CUmemAllocationProp_st.location(p);

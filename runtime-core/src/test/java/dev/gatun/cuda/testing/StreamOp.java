@@ -34,6 +34,11 @@ final class StreamOp {
     SimulatedConditionals.Node conditional;
     /** The graph allocation an allocation or free node (kind MEM_ALLOC or MEM_FREE) names; null otherwise. */
     SimulatedMemory.Allocation allocation;
+    /** When it was queued, in the order of all submissions to the simulated GPU (0 until queued). */
+    long sequence;
+    /** For a queued event record: the event it records, and which of its records it is; null and 0 otherwise. */
+    SimulatedStreams.Event records;
+    long recordGeneration;
 
     StreamOp(Runnable action, SimulatedStreams.Event awaited, long awaitedGeneration, Set<Long> deviceUses,
             Set<Long> hostUses) {

@@ -43,8 +43,12 @@ final class StreamUsage {
         this.origin = origin;
     }
 
-    /** Forgets every use, for a recycled resource about to stand for a new handle made on {@code origin}. */
-    synchronized void reset(StreamState origin) {
+    /**
+     * Forgets every use, for a recycled resource about to stand for a new handle made on
+     * {@code origin}: called by the one thread that took the resource from its recycler, before
+     * the resource is published again (its owner's volatile claim), so no other thread reads it.
+     */
+    void reset(StreamState origin) {
         this.origin = origin;
         last = null;
         first = null;

@@ -1,5 +1,7 @@
 package dev.gatun.cuda.internal.memory;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 /**
  * Freed memory objects of one kind, kept to stand for the next allocations of that kind: an
  * allocate + close then makes no object but the buffer handle. A bounded stack; a full one drops
@@ -12,12 +14,22 @@ public final class Recycler<T extends DeviceMemory> {
     /** Kept objects at most: more than the allocations in flight at once of any sane loop. */
     static final int CAPACITY = 64;
 
-    private final DeviceMemory[] kept = new DeviceMemory[CAPACITY];
+    /**
+     * The object freed last, taken first without a lock: an allocate + close loop, the common
+     * case, then costs one atomic exchange each way.
+     */
+    private final AtomicReference<T> spare = new AtomicReference<>();
+    private final DeviceMemory[] kept = new DeviceMemory[CAPACITY - 1];
     private int count; // guarded by this
 
     /** A freed object of this kind, or null when none is kept. */
+    T take() {
+        T m = spare.getAndSet(null);
+        return m != null ? m : takeKept();
+    }
+
     @SuppressWarnings("unchecked") // only T's are given back
-    synchronized T take() {
+    private synchronized T takeKept() {
         if (count == 0) {
             return null;
         }
@@ -26,13 +38,13 @@ public final class Recycler<T extends DeviceMemory> {
         return (T) m;
     }
 
-    /** Keeps a freed object for reuse (unless leaks are tracked, or the stack is full). */
+    /** Keeps a freed object for reuse (unless leaks are tracked, or every place is taken). */
     void giveBack(T memory) {
-        if (memory.context().leakTracking()) {
+        if (memory.context().leakTracking() || spare.compareAndSet(null, memory)) {
             return;
         }
         synchronized (this) {
-            if (count < CAPACITY) {
+            if (count < kept.length) {
                 kept[count++] = memory;
             }
         }
@@ -40,6 +52,6 @@ public final class Recycler<T extends DeviceMemory> {
 
     /** Objects kept now (for tests). */
     public synchronized int kept() {
-        return count;
+        return count + (spare.get() != null ? 1 : 0);
     }
 }

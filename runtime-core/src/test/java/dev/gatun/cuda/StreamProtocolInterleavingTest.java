@@ -1,0 +1,229 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.testing.Background;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The per-stream rules of the stream protocol (runtime-core/README.md, "One stream protocol")
+ * when two threads race on one stream, forced with an {@link Interposer}: one thread is held
+ * inside a driver call (a launch, an allocation, a free, a capture's end, a fill), the other
+ * thread's step runs (a capture's begin, a record, a close), then the first goes on. Each test
+ * asserts the invariant, not one order: a fix may serialize the two steps either way (the held
+ * thread's step before the other's, or the other waiting), and both are correct as long as what
+ * is captured is held, nothing is freed under queued work, and nothing of Gatun's lands in a
+ * user's graph (concurrency review 2026-12-03, sections 2, 3, 5 and 6).
+ */
+class StreamProtocolInterleavingTest {
+
+    private static final int N = 4;
+
+    private final Interposer interposer = Interposer.over(new FakeDriverApi());
+    private final Simulated sim = new Simulated(interposer);
+    private final CudaContext ctx = sim.context();
+    private final Stream s = ctx.createStream();
+
+    StreamProtocolInterleavingTest() {
+        sim.gpu.kernelBody("add", FakeKernel.ADD); // add(p, n, v): p[i] += v
+        ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+    }
+
+    /** Starts {@code step} on thread T2 while T1 is held at {@code held}, then lets T1 go; returns T2's result. */
+    private static <T> T whileHeld(Interposer.Stop held, Background<?> t1, Supplier<Background<T>> step) {
+        held.awaitArrival();
+        Background<T> t2 = step.get();
+        t2.awaitFinishedOrWaiting(); // finished: it ran inside T1's call; waiting: it is ordered after it
+        held.release();
+        t1.join();
+        return t2.join();
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aLaunchThatLandsInACaptureBegunMeanwhileIsHeldByTheGraph() {
+        DeviceBuffer v = ctx.allocate(4L * N);
+        v.asInts().copyFrom(new int[N]);
+        try (Kernel add = ctx.modules().kernel("m", "add")) {
+            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N),
+                    KernelArg.i32(1));
+            Interposer.Stop inLaunch = interposer.stopBefore("cuLaunchKernel").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> launch.launch(s));
+            StreamCapture capture = whileHeld(inLaunch, t1,
+                    () -> Background.call("T2", () -> s.beginCapture(CaptureMode.RELAXED)));
+            try (Graph graph = capture.end()) {
+                v.close();
+                ctx.reap();
+                assertEquals(List.of(), sim.gpu.danglingGraphUses(), "the launch went into the capture, which holds "
+                        + "nothing it uses: the buffer was freed while the captured graph names it");
+                try (GraphExec exec = graph.instantiate()) {
+                    exec.launch(s);
+                }
+            }
+        }
+        ctx.synchronize();
+        s.close();
+        assertEquals(List.of(), sim.gpu.violations(), "a replay of the graph touched freed memory");
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void anAllocationThatLandsInACaptureBegunMeanwhileIsEitherTheGraphsOrMadeBeforeIt() {
+        Interposer.Stop inAllocation = interposer.stopBefore("cuMemAllocAsync").onThread("T1");
+        Background<DeviceBuffer> t1 = Background.call("T1", () -> s.allocate(256));
+        StreamCapture capture = whileHeld(inAllocation, t1,
+                () -> Background.call("T2", () -> s.beginCapture(CaptureMode.RELAXED)));
+        DeviceBuffer b = t1.join();
+        try (Graph graph = capture.end()) {
+            boolean node = sim.gpu.isGraphAllocation(b.address());
+            assertEquals(node, b.isGraphAllocation(), "Gatun treats " + b + " as "
+                    + (b.isGraphAllocation() ? "a graph allocation" : "an ordinary buffer") + ", but the driver made "
+                    + (node ? "an allocation node of the captured graph" : "an ordinary allocation before the capture"));
+            if (b.isGraphAllocation()) {
+                assertTrue(graph.allocations().contains(b), "a graph allocation the graph does not list");
+            }
+            b.close();
+        }
+        ctx.synchronize();
+        s.close();
+        ctx.synchronize();
+        assertEquals(List.of(), sim.gpu.violations(), "a double free or a use of unbacked graph memory");
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void retirementsFreeIsNeverRecordedIntoAUserCaptureOfTheCopyStream() {
+        Stream other = ctx.createStream();
+        DeviceBuffer b = s.allocate(256);
+        other.memset(b.bytes(), (byte) 0); // used on two streams: its close frees it after both fences
+        Interposer.Stop inFree = interposer.stopBefore("cuMemFreeAsync").onThread("T1");
+        Background<Void> t1 = Background.run("T1", b::close);
+        StreamCapture capture = whileHeld(inFree, t1,
+                () -> Background.call("T2", () -> ctx.copyStream().beginCapture(CaptureMode.RELAXED)));
+        capture.end().close();
+        other.close();
+        s.close();
+        ctx.synchronize();
+        assertEquals(0, sim.gpu.liveDeviceAllocations(), "the driver still holds the buffer's memory after its close, "
+                + "the capture's end, the graph's close and ctx.synchronize(): its free went into the user's capture "
+                + "(Gatun counts " + ctx.counters().bytesLive() + " bytes live)");
+        assertEquals(0, ctx.counters().bytesLive(), "Gatun's count of live bytes disagrees with the driver");
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void anEventRecordedWhileACaptureEndsIsRefusedACompletionIfItWentIntoTheGraph() throws Exception {
+        StreamCapture capture = s.beginCapture(CaptureMode.RELAXED);
+        try (Event e = ctx.createEvent()) {
+            Interposer.Stop record = interposer.stopAfter("cuEventRecord").onThread("T1")
+                    .where(Interposer.argument(0, e.handle()));
+            Graph graph = recordDuringEnd(capture, record, () -> Background.run("T1", () -> e.record(s)));
+            graph.close();
+            checkCompletion(sim.gpu.lastRecordCaptured(e.handle()), e::onComplete, "Event.onComplete");
+        }
+        s.close();
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aFenceRecordedWhileACaptureEndsIsRefusedACompletionIfItWentIntoTheGraph() throws Exception {
+        StreamCapture capture = s.beginCapture(CaptureMode.RELAXED);
+        Interposer.Stop record = interposer.stopAfter("cuEventRecord").onThread("T1")
+                .where(Interposer.argument(1, s.state().handle()));
+        Fence[] fence = new Fence[1];
+        Graph graph = recordDuringEnd(capture, record, () -> Background.run("T1", () -> fence[0] = s.recordFence()));
+        graph.close();
+        MemorySegment event = (MemorySegment) record.arguments()[0];
+        checkCompletion(sim.gpu.lastRecordCaptured(event), fence[0]::onComplete, "Fence.onComplete");
+        fence[0].close();
+        s.close();
+    }
+
+    /**
+     * Ends {@code capture} on T2, held just before the driver's end; meanwhile T1 records (held
+     * just after its record, at {@code record}, until the end is over, if it gets that far first).
+     */
+    private Graph recordDuringEnd(StreamCapture capture, Interposer.Stop record, Supplier<Background<Void>> recorder) {
+        Interposer.Stop inEnd = interposer.stopBefore("cuStreamEndCapture").onThread("T2");
+        Background<Graph> t2 = Background.call("T2", capture::end);
+        inEnd.awaitArrival(); // the end has begun: Gatun's view of the capture is being torn down
+        Background<Void> t1 = recorder.get();
+        boolean recordedFirst = record.awaitArrivalOr(t1); // or T1 waits for the end
+        inEnd.release();
+        Graph graph;
+        if (recordedFirst) {
+            graph = t2.join(); // the end is over before T1 looks at what its record went into
+            record.release();
+        } else {
+            record.awaitArrival(); // T1 recorded once the end let it (it may still hold the stream)
+            record.release();
+            graph = t2.join();
+        }
+        t1.join();
+        return graph;
+    }
+
+    /** A record that went into the graph must be refused a completion; one that did not must complete. */
+    private void checkCompletion(boolean captured, Supplier<CompletableFuture<Void>> onComplete, String what)
+            throws InterruptedException, ExecutionException {
+        if (captured) {
+            assertThrows(CaptureActiveException.class, onComplete::get, "the record went into the captured graph, yet "
+                    + what + " accepted it: its future can never complete");
+            return;
+        }
+        CompletableFuture<Void> done = onComplete.get();
+        ctx.synchronize();
+        try {
+            done.get(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS); // a deadlock guard
+        } catch (TimeoutException e) {
+            throw new AssertionError("the record ran outside the capture, yet " + what + "'s future did not complete "
+                    + "after ctx.synchronize()", e);
+        }
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aSubmissionRacingItsStreamsCloseIsRefusedOrCoveredByTheFinalFence() {
+        Stream x = ctx.createStream();
+        DeviceBuffer b = ctx.allocate(4L * N);
+        HeldStreams.hold(sim, x); // the GPU is busy on x: what is queued there runs when the test says
+        Interposer.Stop inFill = interposer.stopBefore("cuMemsetD32Async").onThread("T1");
+        Background<Void> t1 = Background.run("T1", () -> x.fill(b.asInts(), 7));
+        inFill.awaitArrival(); // the fill has passed every check and is about to be queued
+        Background<Void> t2 = Background.run("T2", x::close);
+        t2.awaitFinishedOrWaiting();
+        inFill.release();
+        Throwable refused = t1.joinFailure();
+        t2.join();
+        if (refused != null) {
+            assertInstanceOf(IllegalStateException.class, refused, "a fill racing the close is refused as a use of a "
+                    + "closed stream, or queued before the final fence");
+        }
+        b.close();
+        sim.gpu.advance(x.state().handle(), 1); // the GPU finishes what was queued first on x, not what came after
+        ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations(), "the fill was queued after the closed stream's final fence, "
+                + "so the buffer (or the stream) was freed while the fill was still queued");
+        HeldStreams.release(sim, x);
+        ctx.synchronize();
+        assertEquals(0, sim.gpu.liveDeviceAllocations(), "the buffer is freed once the stream drained");
+        s.close();
+    }
+}

@@ -1,0 +1,106 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.gatun.cuda.testing.Background;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.Simulated;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ordering of synchronous operations (runtime-core/README.md, "Ordering of synchronous
+ * operations") when two of them race on two threads, forced with an {@link Interposer}: thread T1
+ * is held inside the fence record that orders the copy stream after stream S, the other step runs,
+ * then T1 goes on. The second operation must still be ordered after the fill queued on S before
+ * it, however the two interleave (concurrency review 2026-12-03, sections 1 and 10).
+ */
+class SyncOrderingInterleavingTest {
+
+    private static final long MIB = 1 << 20;
+    private static final int[] SEVENS = {7, 7, 7, 7};
+
+    private final Interposer interposer = Interposer.over(new FakeDriverApi());
+    private final Simulated sim = new Simulated(interposer);
+    private final CudaContext ctx = sim.context();
+    private final Stream s = ctx.createStream();
+
+    /** Holds T1 just before it records the fence on {@link #s} that its synchronous copy orders after. */
+    private Interposer.Stop holdT1AtTheFenceOnS() {
+        return interposer.stopBefore("cuEventRecord").onThread("T1").where(Interposer.argument(1, s.state().handle()));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aSynchronousReadSeesTheFillQueuedBeforeItWhileAnotherSynchronousCopyOrdersItself() {
+        try (DeviceBuffer b = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
+            b.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            HeldStreams.hold(sim, s); // the GPU is busy on S: the fill below is queued, not run
+            s.fill(b.asInts(), 7);
+            Interposer.Stop fence = holdT1AtTheFenceOnS();
+            Background<Void> t1 = Background.run("T1", () -> c.asInts().copyFrom(new int[4]));
+            fence.awaitArrival(); // T1 has taken S's "unordered" mark but not yet fenced S
+            int[] out = new int[4];
+            Background<Void> t2 = Background.run("T2", () -> b.asInts().copyTo(out)); // starts after the fill returned
+            t2.awaitFinishedOrWaiting();
+            fence.release();
+            t1.join();
+            t2.join();
+            assertArrayEquals(SEVENS, out, "the synchronous read returned " + Arrays.toString(out)
+                    + "; the fill queued on S before it writes 7s");
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aShrinkRacingASynchronousCopyDoesNotUnmapAChunkAQueuedFillStillWrites() {
+        try (GrowableBuffer g = ctx.reserveGrowable(16 * MIB); DeviceBuffer c = ctx.allocate(16)) {
+            g.grow(4 * MIB);
+            DeviceBuffer view = g.mapped();
+            HeldStreams.hold(sim, s);
+            s.fill(view.asInts().slice(3 * MIB / 4, 16), 7); // in the second 2 MiB chunk
+            view.close();
+            Interposer.Stop fence = holdT1AtTheFenceOnS();
+            Background<Void> t1 = Background.run("T1", () -> c.asInts().copyFrom(new int[4]));
+            fence.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> g.shrink(2 * MIB));
+            t2.awaitFinishedOrWaiting();
+            fence.release();
+            t1.join();
+            t2.join();
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        ctx.synchronize();
+        assertEquals(List.of(), sim.gpu.violations(), "the shrink unmapped a chunk the fill queued on S still writes");
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void anErrorWhileFencingLeavesTheStreamForTheNextSynchronousOperationToOrderAfter() {
+        try (DeviceBuffer b = ctx.allocate(16); DeviceBuffer c = ctx.allocate(16)) {
+            b.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            HeldStreams.hold(sim, s);
+            s.fill(b.asInts(), 7);
+            OutOfMemoryError injected = new OutOfMemoryError("injected: no memory left to record the fence on S");
+            interposer.stopBefore("cuEventRecord").where(Interposer.argument(1, s.state().handle())).throwing(injected);
+            OutOfMemoryError thrown = assertThrows(OutOfMemoryError.class, () -> c.asInts().copyFrom(new int[4]));
+            assertEquals(injected, thrown, "the copy fails with the error of its fence");
+            int[] out = new int[4];
+            b.asInts().copyTo(out);
+            assertArrayEquals(SEVENS, out, "after a failed fence, the next synchronous read returned " + Arrays.toString(out)
+                    + " instead of ordering after the fill queued on S");
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+}

@@ -1,0 +1,81 @@
+package dev.gatun.cuda.graph;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.testing.Background;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link GraphSlot#updateKernelArguments} while another thread replays the slot: the driver does
+ * not synchronize an executable, so it must never be updated while a launch of it is inside the
+ * driver. An {@link Interposer} holds the replaying thread inside {@code cuGraphLaunch}; the
+ * simulated driver flags a node update that overlaps it.
+ */
+class GraphSlotUpdateInterleavingTest {
+
+    private static final LaunchConfig FOUR = LaunchConfig.of(1, 4);
+
+    private final Interposer interposer = Interposer.over(new FakeDriverApi());
+    private final Simulated sim = new Simulated(interposer);
+    private final CudaContext ctx = sim.context();
+    private final CudaGraphs graphs = CudaGraphs.create(ctx);
+    private final Stream stream = ctx.createStream();
+
+    GraphSlotUpdateInterleavingTest() {
+        sim.gpu.kernelBody("add", FakeKernel.ADD); // add(p, n, v): p[i] += v
+        ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aKernelNodeIsNeverUpdatedWhileALaunchOfItsExecutableIsInsideTheDriver() {
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
+                DeviceBuffer c = ctx.allocate(16)) {
+            a.asInts().copyFrom(new int[4]);
+            c.asInts().copyFrom(new int[4]);
+            slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            KernelLaunch intoC = add.prepare(FOUR, KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7));
+
+            Interposer.Stop inLaunch = interposer.stopBefore("cuGraphLaunch").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> slot.replay(stream));
+            inLaunch.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> slot.updateKernelArguments(0, 0, intoC));
+            t2.awaitFinishedOrWaiting(); // finished: it updated inside the launch; waiting: it is ordered after it
+            inLaunch.release();
+            t1.join();
+            t2.join();
+            assertEquals(List.of(), sim.gpu.violations(), "the executable was changed while a launch of it was "
+                    + "inside the driver");
+
+            slot.replay(stream); // after the update: writes c
+            int[] out = new int[4];
+            c.asInts().copyTo(out);
+            assertArrayEquals(new int[] {7, 7, 7, 7}, out, "the update applies to the launches after it");
+            slot.reset();
+        }
+        graphs.close();
+        stream.close();
+        ctx.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+}
