@@ -3,6 +3,7 @@ package dev.gatun.cuda.gpu;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaContext;
@@ -11,6 +12,8 @@ import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MemoryPool;
+import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.MemoryReport;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
 import dev.gatun.cuda.OutOfMemoryCounters;
@@ -27,12 +30,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
 /**
- * The out-of-memory ladder on a real device. The device is filled with 4 GiB buffers until even
- * the ladder cannot make room (the failure's report is checked against the driver); then two of
- * them are used on a stream that a kernel holds busy and closed, so that their frees wait in
- * retirement for fences that have not completed; an allocation of 4 GiB then runs out of memory,
- * and succeeds once the ladder has waited for those fences and freed the memory. Everything is
- * freed at the end, whatever fails.
+ * The out-of-memory ladder and the caps on a real device. The device is filled with 4 GiB
+ * buffers until even the ladder cannot make room (the failure's report is checked against the
+ * driver); then two of them are used on a stream that a kernel holds busy and closed, so that
+ * their frees wait in retirement for fences that have not completed; an allocation of 4 GiB then
+ * runs out of memory, and succeeds once the ladder has waited for those fences and freed the
+ * memory. Everything is freed at the end, whatever fails. A memory pool's hard cap is the
+ * driver's {@code maxSize}.
  */
 @RequiresGpu
 class OutOfMemoryGpuTest {
@@ -89,6 +93,27 @@ class OutOfMemoryGpuTest {
             closeAll(ctx, owned, failure);
         }
         assertEquals(0, ctx.counters().retirementsPending(), "everything freed");
+    }
+
+    @Test
+    void aMemoryPoolsHardCapIsTheDriversMaxSize(TestReporter reporter) {
+        CudaContext ctx = Gpu.context();
+        long mib = 1 << 20;
+        try (Stream s = ctx.createStream();
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCap(256 * mib))) {
+            DeviceBuffer first = pool.allocate(s, 160 * mib);
+            OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class,
+                    () -> pool.allocate(s, 128 * mib), "160 + 128 MiB pass the 256 MiB cap");
+            reporter.publishEntry("capped pool", pool.usage() + "; " + pool.counters());
+            assertTrue(pool.usage().reservedCurrent() <= 256 * mib, "the driver kept the pool under its cap: "
+                    + pool.usage());
+            assertTrue(pool.counters().capRefusals() >= 1, "counted as the cap's: " + pool.counters());
+            assertEquals(256 * mib, e.report().pools().stream().filter(p -> p.pool().equals(pool.toString()))
+                    .findFirst().orElseThrow().hardCapBytes());
+            first.close(); // freed in the stream's order: the same stream may reuse it at once
+            pool.allocate(s, 128 * mib).close();
+            s.synchronize();
+        }
     }
 
     private static <T extends AutoCloseable> T own(List<AutoCloseable> owned, T owner) {
