@@ -182,7 +182,7 @@ final class Doctor {
         }
     }
 
-    /** Prints the device pool and leak tracking settings; returns how many need attention. */
+    /** Prints the device pool, leak tracking and out-of-memory ladder settings; returns how many need attention. */
     private static int reportContextOptions(PrintStream out) {
         DevicePoolOptions pool;
         try {
@@ -191,6 +191,7 @@ final class Doctor {
             out.println("  device pool:   WRONG: " + e.getMessage());
             out.println("                 until it is fixed, opening a context will fail with this message");
             out.println("  leak tracking: not checked until the device pool setting is fixed");
+            out.println("  oom ladder:    not checked until the device pool setting is fixed");
             return 1;
         }
         out.println("  device pool:   " + (pool.retainedBytesBound() == 0 ? "off (every allocation goes to the driver)"
@@ -198,14 +199,19 @@ final class Doctor {
                 + "; call-site profiling " + onOff(pool.profileCallSites()));
         ContextOptions options;
         try {
-            // The pool's settings were read above, so what fails here is the rest: leak tracking.
+            // The pool's settings were read above, so what fails here is the rest: leak tracking,
+            // or the out-of-memory ladder, which the message names.
             options = ContextOptions.defaults();
         } catch (IllegalArgumentException e) {
-            out.println("  leak tracking: WRONG: " + e.getMessage());
+            boolean ladder = e.getMessage().contains(ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY);
+            out.println((ladder ? "  oom ladder:    WRONG: " : "  leak tracking: WRONG: ") + e.getMessage());
             out.println("                 until it is fixed, opening a context with ContextOptions.defaults() will fail");
             return 1;
         }
         out.println("  leak tracking: " + onOff(options.leakTracking()));
+        out.println("  oom ladder:    " + (options.outOfMemoryLadder()
+                ? "on (an allocation that runs out of memory frees, trims and synchronizes, then tries again)"
+                : "off (an allocation that runs out of memory fails at once)"));
         return 0;
     }
 

@@ -38,7 +38,7 @@ class DoctorTest {
 
     private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
             DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
-            KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY);
+            ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY);
 
     private final Map<String, String> saved = new HashMap<>();
 
@@ -131,6 +131,8 @@ class DoctorTest {
         assertTrue(out.contains("kernel cache:  " + cache + " (created, writable)"), out);
         assertTrue(out.contains("device pool:   keeps up to 2147483648 bytes for reuse; call-site profiling off"), out);
         assertTrue(out.contains("leak tracking: off"), out);
+        assertTrue(out.contains("oom ladder:    on (an allocation that runs out of memory frees, trims and "
+                + "synchronizes, then tries again)"), out);
         try (Stream<Path> left = Files.list(cache)) {
             assertEquals(List.of(), left.toList(), "the write probe is removed");
         }
@@ -187,6 +189,18 @@ class DoctorTest {
                 + "false"), out);
         assertFalse(out.contains("leak tracking: off"), out);
         assertTrue(out.contains("Result: 1 usable device, but 1 setting needs attention (above)."), out);
+    }
+
+    @Test
+    void aBadOutOfMemoryLadderSwitchIsReportedUnderItsOwnName() {
+        System.setProperty(ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, "off");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("oom ladder:    WRONG: system property gatun.oomLadder is 'off'; set it to true or "
+                + "false"), out);
+        assertFalse(out.contains("leak tracking: WRONG"), out);
+        System.setProperty(ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, "false");
+        assertTrue(run(withDevices(1), Doctor.EXIT_OK).contains("oom ladder:    off (an allocation that runs out of "
+                + "memory fails at once)"));
     }
 
     @Test
