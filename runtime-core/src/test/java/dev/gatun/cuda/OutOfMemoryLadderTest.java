@@ -146,6 +146,24 @@ class OutOfMemoryLadderTest {
         }
     }
 
+    @Test
+    void withTheLadderOffTheDevicePoolStillTrimsItselfAndTriesOnceMoreAsBefore() {
+        ctx = sim.cuda.device(0).context(ContextOptions.defaults().withOutOfMemoryLadder(false));
+        assertFalse(ctx.memoryPressure().ladderEnabled());
+        sim.gpu.memoryLimit(4 * MiB);
+        ctx.allocate(2 * MiB).close();
+        ctx.allocate(MiB).close();
+        sim.faults.countCalls();
+        ctx.allocate(3 * MiB).close();
+        assertEquals(2, sim.faults.calls("cuMemAlloc_v2"), "refused, then allocated after the pool's trim");
+        assertEquals(1, ctx.devicePool().counters().trims());
+        CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(5 * MiB));
+        assertSame(CudaException.class, e.getClass(), "the driver's error, no report");
+        assertEquals(4, sim.faults.calls("cuMemAlloc_v2"), "one trim and one more try, no more");
+        assertEquals(0, sim.faults.calls("cuCtxSynchronize"));
+        assertEquals(new OutOfMemoryCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), ctx.memoryPressure().counters());
+    }
+
     // ---- rung 3: synchronize ----
 
     @Test
