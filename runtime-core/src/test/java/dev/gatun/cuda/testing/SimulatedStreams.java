@@ -223,9 +223,9 @@ final class SimulatedStreams {
         if (e == null || s == null) {
             return INVALID_HANDLE;
         }
-        if (s.captureStatus != CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE()) {
-            gpu.violations.add("cuEventRecord of a Gatun fence into a capturing stream");
-        }
+        // A record into a capturing stream is legal (an event node); what makes one of Gatun's own
+        // fences there a defect shows later: the host cannot query or wait for it, and a stream
+        // that waits for it never runs on (flagged by the host waits above).
         record(s, e);
         return SUCCESS;
     }
