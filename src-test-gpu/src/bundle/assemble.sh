@@ -1,6 +1,6 @@
 #!/bin/sh
 # Finishes the portable GPU suite once Maven has filled BUNDLE_DIR/lib: links a trimmed JDK
-# into BUNDLE_DIR/jdk, adds the run, sanitize, stress, soak and examples scripts and the README, packs
+# into BUNDLE_DIR/jdk, adds the run, sanitize, stress, soak and examples scripts, the C probes and the README, packs
 # BUNDLE_DIR.tar.xz and fails when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
 # src-test-gpu/pom.xml; the arguments come from its properties.
 #
@@ -45,6 +45,10 @@ install -m 0755 "$bench/bench/compare" "$bundle/compare"
 install -m 0755 "$bench/bench/profile" "$bundle/profile"
 install -d "$bundle/bench"
 install -m 0644 "$bench/c/twins.c" "$bench/c/twins.cu" "$bundle/bench/"
+# Probes of driver and tool behaviour in plain C, each with the script that builds and runs it.
+install -d "$bundle/probes"
+install -m 0644 "$here/probes/initcheck_graph_alloc.c" "$here/probes/initcheck_graph_alloc.cu" "$bundle/probes/"
+install -m 0755 "$here/probes/initcheck-graph-alloc" "$bundle/probes/"
 # The commit the bundle was built from, which compare reports beside its results.
 git -C "$module_dir" describe --always --dirty >"$bundle/COMMIT" 2>/dev/null || echo unknown >"$bundle/COMMIT"
 

@@ -10,4 +10,6 @@ module dev.gatun.cuda {
 
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.nvrtc;
+    // The JUnit extension reads its switches (gatun.gpu.required) the way runtime-core reads its own.
+    exports dev.gatun.cuda.internal.settings to dev.gatun.cuda.junit;
 }

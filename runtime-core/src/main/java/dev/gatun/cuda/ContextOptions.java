@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.settings.Settings;
+
 import java.time.Duration;
 import java.util.Objects;
 
@@ -12,7 +14,10 @@ import java.util.Objects;
  *     bytes (0 disables it) and call-site profiling
  * @param leakTracking whether every owner made from the context records where it was created,
  *     so that an owner that is never closed is reported with its allocation site (costs a stack
- *     trace per owner: for tests and debugging)
+ *     trace per owner, and turns off the recycling of device memory: for tests and debugging).
+ *     Off, owners are still watched for leaks, but device buffers on the allocation hot paths
+ *     only one in {@value dev.gatun.cuda.internal.memory.DeviceMemory#LEAK_SAMPLING} (see
+ *     runtime-core/README.md, "Device memory: one kind per class")
  */
 public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking) {
 
@@ -24,13 +29,20 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
         }
     }
 
+    /** System property that switches leak tracking on for contexts opened with {@link #defaults()}: true or false. */
+    public static final String LEAK_TRACKING_PROPERTY = "gatun.leakTracking";
+
     /**
      * 30 s gate timeout; the pool configured by system properties (default: 2 GiB bound,
-     * profiling off); leak tracking as {@code -Dgatun.leakTracking} says (default off).
+     * profiling off); leak tracking as {@value #LEAK_TRACKING_PROPERTY} says (default off).
+     *
+     * @throws IllegalArgumentException when one of these system properties is set to something it
+     *     cannot mean (a switch takes true or false only)
      */
     public static ContextOptions defaults() {
         return new ContextOptions(Duration.ofSeconds(30), DevicePoolOptions.fromSystemProperties(),
-                Boolean.getBoolean("gatun.leakTracking"));
+                Settings.flag("system property " + LEAK_TRACKING_PROPERTY, System.getProperty(LEAK_TRACKING_PROPERTY),
+                        false));
     }
 
     public ContextOptions withGateTimeout(Duration timeout) {

@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.driver.GraphMemoryCalls;
+import dev.gatun.cuda.internal.memory.Recyclers;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import dev.gatun.cuda.internal.pool.DevicePoolBackend;
 import dev.gatun.cuda.internal.transfer.StagingPool;
@@ -47,6 +48,7 @@ public final class CudaContext implements AutoCloseable {
     private final ModuleRegistry modules;
     private final ContextOptions options;
     private final DevicePool pool;
+    private final Recyclers recyclers = new Recyclers();
     private final DevicePoolView devicePool;
     /** The context's view of the device's default memory pool (the driver is asked for the pool on first use). */
     private final MemoryPool defaultMemoryPool;
@@ -56,6 +58,7 @@ public final class CudaContext implements AutoCloseable {
         this.options = options;
         this.contextState = new ContextState(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
                 options.leakTracking());
+        contextState.attachApi(this);
         this.pool = new DevicePool(new DevicePoolBackend(contextState), options.devicePool());
         this.devicePool = new DevicePoolView(this, contextState, pool);
         ContextCalls.StreamPriorities priorities = contextState.calls().context().streamPriorities();
@@ -88,6 +91,11 @@ public final class CudaContext implements AutoCloseable {
 
     DevicePool pool() {
         return pool;
+    }
+
+    /** The freed memory objects kept for the next allocations of their kinds. */
+    Recyclers recyclers() {
+        return recyclers;
     }
 
     /** The options this context was opened with. */

@@ -1,12 +1,19 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.GraphAllocations;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
-import dev.gatun.cuda.internal.pool.DevicePool;
+import dev.gatun.cuda.internal.memory.Borrowed;
+import dev.gatun.cuda.internal.memory.DeviceMemory;
+import dev.gatun.cuda.internal.memory.EmptyMemory;
+import dev.gatun.cuda.internal.memory.GraphAllocation;
+import dev.gatun.cuda.internal.memory.GrowableView;
+import dev.gatun.cuda.internal.memory.IpcMapping;
+import dev.gatun.cuda.internal.memory.IpcPoolMapping;
+import dev.gatun.cuda.internal.memory.PoolAllocation;
+import dev.gatun.cuda.internal.memory.PoolMemory;
+import dev.gatun.cuda.internal.memory.PooledBlock;
+import dev.gatun.cuda.internal.memory.StreamOrdered;
 
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
@@ -19,372 +26,113 @@ import dev.gatun.cuda.internal.pool.DevicePool;
  * the work queued on every stream that used it has completed (a stream-ordered allocation used
  * on one stream only is freed at once, in that stream's order).
  *
- * <p>A {@linkplain CudaContext#borrowDeviceMemory borrowed} buffer views another library's
- * allocation: it is used like any other, but closing it only ends Gatun's view, once Gatun's
- * work queued on it has completed; the memory is never freed by Gatun.
+ * <p>A {@linkplain #isBorrowed() borrowed} buffer is memory Gatun did not allocate: another
+ * library's allocation ({@link CudaContext#borrowDeviceMemory}) or another process's, mapped
+ * here (an import). It is used like any other, but closing it only ends Gatun's view, or
+ * unmaps this process's mapping of an import, once Gatun's work queued on it has completed; the
+ * memory is never freed by Gatun.
  *
  * <p>A {@link GrowableBuffer#mapped()} view is a buffer too, over memory the growable buffer
  * owns: closing it ends the view (and frees nothing); a shrink below its end, or closing the
  * growable buffer, closes it.
+ *
+ * <p>The buffer is a handle: one reference to its memory, whose kind (one class per kind of
+ * memory, in {@code internal.memory}) was chosen where it was allocated and decides how it is
+ * freed. Once closed, a buffer stays closed: every use, and its {@link #byteSize()}, throws
+ * {@link IllegalStateException}, even after its memory object stands for a later allocation.
+ * Leaks of the allocations on the hot paths are watched one in
+ * {@value dev.gatun.cuda.internal.memory.DeviceMemory#LEAK_SAMPLING}, every one with leak
+ * tracking ({@link ContextOptions#withLeakTracking}).
  */
-public final class DeviceBuffer extends Owner {
+public final class DeviceBuffer implements AutoCloseable {
 
-    private final CudaContext context;
-    /** The allocation's own resource, or, for a view of a growable buffer, the view's (which frees nothing). */
-    private final Memory resource;
+    private final DeviceMemory memory;
 
-    /** Where a buffer's memory came from, which decides what its retirement releases. */
-    private enum Origin {
-        /** Allocated by Gatun: freed by retirement. */
-        OWN,
-        /** Another library's allocation ({@link CudaContext#borrowDeviceMemory}): never freed by Gatun. */
-        BORROWED,
-        /** Another process's allocation, mapped here (IPC): unmapped or freed as the import requires. */
-        IMPORTED
+    private DeviceBuffer(DeviceMemory memory) {
+        this.memory = memory;
     }
 
-    /**
-     * The resource behind a buffer, with its device range: the allocation's own, or a growable
-     * buffer's view. The range lives here rather than in the {@code DeviceBuffer}, so that an
-     * allocation, a hot path, makes no larger an owner for it.
-     */
-    abstract static class Memory extends NativeResource {
-        final long address;
-        final long size;
-
-        Memory(ContextState contextState, OwnerKind kind, long address, long size) {
-            this(contextState, kind, address, size, null);
-        }
-
-        /** As above, for an allocation made in {@code origin}'s stream order (null: none). */
-        Memory(ContextState contextState, OwnerKind kind, long address, long size, StreamState origin) {
-            super(contextState, kind, origin);
-            this.address = address;
-            this.size = size;
-        }
+    /** The handle of newly made {@code memory}. */
+    private static DeviceBuffer claim(DeviceMemory memory) {
+        DeviceBuffer buffer = new DeviceBuffer(memory);
+        memory.claimBy(buffer);
+        return buffer;
     }
 
-    private static class Resource extends Memory {
-        /** The pool the block came from (cuMemAlloc), or null for a stream-ordered or empty allocation. */
-        private final DevicePool pool;
-        /** The stream of a stream-ordered allocation, or null for cuMemAlloc. */
-        final StreamState allocatedOn;
-        /** The memory pool a stream-ordered allocation came from, which it holds until freed; null for the device's current pool. */
-        private final MemoryPool.Resource memoryPool;
-        /** Another library's memory: never freed here (no pool, no stream, no memory pool). */
-        private final boolean borrowed;
-        /** Another process's allocation mapped with cuIpcOpenMemHandle: unmapped, never freed, here. */
-        final boolean imported;
-
-        Resource(ContextState contextState, long address, long size, DevicePool pool, StreamState allocatedOn,
-                MemoryPool.Resource memoryPool, Origin origin) {
-            // A stream-ordered allocation starts out used on its stream (an empty one is not used at all).
-            super(contextState, OwnerKind.DEVICE_BUFFER, address, size, size == 0 ? null : allocatedOn);
-            this.pool = pool;
-            this.allocatedOn = allocatedOn;
-            this.memoryPool = memoryPool;
-            this.borrowed = origin == Origin.BORROWED;
-            this.imported = origin == Origin.IMPORTED;
-        }
-
-        /**
-         * For an allocation made inside a Gatun capture (an allocation node of its graph), where
-         * it stands; else null. Only {@link GraphResource} has one, so that every other buffer's
-         * resource, made on the allocation hot path, carries no field for it.
-         */
-        GraphAllocations.Allocation graph() {
-            return null;
-        }
-
-        @Override
-        public boolean borrowed() {
-            return borrowed;
-        }
-
-        @Override
-        protected void beforeRetire() {
-            GraphAllocations.Allocation graph = graph();
-            if (graph != null) {
-                graph.closedDuringCapture(address); // a free node, while its capture is still open
-            }
-        }
-
-        @Override
-        protected boolean freeInStreamOrder(StreamState soleStream) {
-            if (allocatedOn == null || size == 0 || soleStream == null || graph() != null) {
-                // Several streams used it: wait for all their fences instead. A graph allocation
-                // is retired only once its graph and executables let go of it (holds), and its
-                // memory, if a launch made any, is freed after fences like this.
-                return false;
-            }
-            StreamState on = soleStream;
-            synchronized (on.lock()) {
-                if (on.closed() || on.queuesIntoCapture()) {
-                    return false;
-                }
-                // Every use of this allocation was queued on `on` (it is the only stream that used
-                // it, or none did), so the driver frees it after that work, in order.
-                if (context.calls().memory().freeAsync(address, on.handle()) != 0) {
-                    return false;
-                }
-            }
-            freed(context.stats());
-            if (memoryPool != null) {
-                memoryPool.freed(size); // outside the stream's lock: the pool's own retirement may record a fence on it
-            }
-            return true;
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            if (borrowed) {
-                // Gatun's work on it completed; its owner frees it. Nothing Java-side to drop either.
-                return Retirement.Release.withoutDriver(() -> { });
-            }
-            if (size == 0) {
-                return () -> 0;
-            }
-            if (imported && memoryPool != null) {
-                return new Retirement.Release() {
-                    @Override
-                    public int free() {
-                        // Every fence of this process's work on the import completed. The driver
-                        // frees an imported pool allocation with cuMemFree, which completes here
-                        // before it returns: the importer's free precedes the exporter's, as the
-                        // driver requires, once the application tells the exporter.
-                        int r = context.calls().memory().free(address);
-                        if (r == 0) {
-                            memoryPool.freed(size);
-                        }
-                        return r;
-                    }
-
-                    @Override
-                    public void abandoned() {
-                        memoryPool.abandoned();
-                    }
-                };
-            }
-            if (imported) {
-                // Every fence of this process's work on the mapping completed; the memory is the
-                // exporter's, which frees it after every importer unmapped it.
-                return () -> context.calls().ipc().closeMemory(address);
-            }
-            GraphAllocations.Allocation graph = graph();
-            if (graph != null && !graph.backed()) {
-                // Freed by its graph's free node, or never allocated: its graph was never launched,
-                // or its capture was discarded. Freeing the address would be an error.
-                return Retirement.Release.withoutDriver(graph::retired);
-            }
-            if (allocatedOn == null) {
-                // Every fence on every stream that used the block completed: the pool may hand
-                // it to the next request, or free it (the pool's backend counts that free).
-                return () -> pool.release(address, size);
-            }
-            return new Retirement.Release() {
-                @Override
-                public int free() {
-                    // All work that used it is complete (for a graph allocation: also every launch
-                    // of its graph, whose executables were destroyed before they let go of it); a
-                    // stream-ordered free on the synchronous stream, which never captures, avoids a
-                    // synchronizing cuMemFree. Fall back to it only once the context's own streams
-                    // are gone (shutdown, after a device-wide synchronize).
-                    StreamState copy = context.syncStream();
-                    int r;
-                    boolean ordered = !copy.closed();
-                    if (ordered) {
-                        // The fences of every stream that used it completed.
-                        r = context.calls().memory().freeAsync(address, copy.handle());
-                    } else {
-                        // As above, and the caller (shutdown) holds the capture gate.
-                        r = context.calls().memory().free(address);
-                    }
-                    if (r == 0) {
-                        freed(context.stats());
-                        if (memoryPool != null) {
-                            if (ordered) {
-                                memoryPool.usedOn(copy); // the pool's destroy waits for this free too
-                            }
-                            memoryPool.freed(size);
-                        }
-                    }
-                    return r;
-                }
-
-                @Override
-                public void abandoned() {
-                    if (memoryPool != null) {
-                        memoryPool.abandoned();
-                    }
-                }
-            };
-        }
-
-        private void freed(ContextStats stats) {
-            GraphAllocations.Allocation graph = graph();
-            if (graph != null) {
-                graph.retired(); // counted apart: graph allocations are not in asyncAllocations
-                return;
-            }
-            stats.asyncFrees.increment();
-            stats.bytesLive.add(-size);
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            // cuMemFree, or cuIpcCloseMemHandle (not documented as never synchronizing); a borrowed buffer frees nothing.
-            return allocatedOn == null && !borrowed;
-        }
-
-        @Override
-        public String identity() {
-            return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
-                    + context.device() + (borrowed ? ", borrowed)" : imported ? ", imported)" : allocatedOn == null ? ")"
-                    : graph() != null ? ", " + graph().describe() + ")"
-                    : memoryPool == null ? ", stream-ordered)" : ", stream-ordered from " + memoryPool.identity() + ")");
-        }
+    /** A view of a growable buffer's range (its {@link GrowableBuffer#mapped()}), which that buffer closes. */
+    static DeviceBuffer viewOf(GrowableView view) {
+        return claim(view);
     }
 
-    /** The resource of a graph allocation: a stream-ordered allocation made inside a Gatun capture. */
-    private static final class GraphResource extends Resource {
-        private final GraphAllocations.Allocation graph;
-
-        GraphResource(ContextState contextState, long address, long size, StreamState capturing,
-                GraphAllocations.Allocation graph) {
-            super(contextState, address, size, null, capturing, null, Origin.OWN);
-            this.graph = graph;
-        }
-
-        @Override
-        GraphAllocations.Allocation graph() {
-            return graph;
-        }
-    }
-
-    private DeviceBuffer(CudaContext context, long address, long size, DevicePool pool, StreamState allocatedOn,
-            MemoryPool.Resource memoryPool) {
-        this(context, new Resource(context.state(), address, size, pool, allocatedOn, memoryPool, Origin.OWN));
-    }
-
-    private DeviceBuffer(CudaContext context, Resource r) {
-        super(r);
-        this.context = context;
-        this.resource = r;
-    }
-
-    /** A view of memory another owner holds: {@code view} says whether it is still usable, and is closed by that owner. */
-    private DeviceBuffer(CudaContext context, Memory view) {
-        super(view, Tie.CLOSED_BY_ANOTHER);
-        this.context = context;
-        this.resource = view;
-    }
-
-    /**
-     * {@code view}'s range as a buffer whose lifetime is {@code view}'s (a {@link GrowableBuffer}'s
-     * mapped range): no Cleaner watches it, since its owner closes it.
-     */
-    static DeviceBuffer viewOf(CudaContext context, Memory view) {
-        return new DeviceBuffer(context, view);
-    }
-
+    /** {@code bytes} from the context's device pool ({@link CudaContext#allocate}). */
     static DeviceBuffer allocate(CudaContext context, long bytes) {
+        ContextState state = context.state();
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null, null, null);
+            return claim(EmptyMemory.of(state));
         }
-        context.state().calls().live("DeviceBuffer.allocate");
-        DevicePool pool = context.pool();
-        return new DeviceBuffer(context, pool.acquire(bytes), bytes, pool, null, null);
+        state.calls().live("DeviceBuffer.allocate");
+        return claim(PooledBlock.allocate(state, context.pool(), context.recyclers().blocks(), bytes));
     }
 
     /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
     static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
-        return new DeviceBuffer(context, new Resource(context.state(), address, bytes, null, null, null, Origin.BORROWED));
+        return claim(Borrowed.of(context.state(), address, bytes));
     }
 
     /** A stream-ordered allocation on {@code stream}, not capturing (call under its lock). */
     static DeviceBuffer allocateAsync(CudaContext context, StreamState stream, long bytes) {
-        ContextState contextState = context.state();
+        ContextState state = context.state();
         if (bytes == 0) {
-            return new DeviceBuffer(context, 0, 0, null, stream, null);
+            return claim(EmptyMemory.of(state));
         }
-        long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
-        contextState.stats().asyncAllocations.increment();
-        contextState.stats().bytesLive.add(bytes);
-        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, null);
-        buffer.resource.usedOn(stream);
+        StreamOrdered memory = StreamOrdered.allocate(state, stream, context.recyclers().streamOrdered(), bytes);
+        DeviceBuffer buffer = claim(memory);
+        memory.usedOn(stream);
         return buffer;
     }
 
     /**
      * A stream-ordered allocation on {@code stream} while the Gatun capture that made
-     * {@code allocations} is open on it (call under the stream's lock): the driver records
-     * an allocation node of the captured graph and returns its address, fixed for the graph's
-     * life. The caller records its use on the stream, so that the capture holds it like
-     * everything its work uses; {@code bytes} more than 0.
+     * {@code allocations} is open on it (call under the stream's lock): an allocation node of the
+     * captured graph. The caller admits it to the capture; {@code bytes} more than 0.
      */
     static DeviceBuffer allocateInCapture(CudaContext context, StreamState stream, GraphAllocations allocations,
             long bytes) {
-        ContextState contextState = context.state();
-        long address = contextState.calls().memory().allocateAsync(bytes, stream.handle());
-        GraphAllocations.Allocation allocation = allocations.add(bytes);
-        Resource r = new GraphResource(contextState, address, bytes, stream, allocation);
-        allocation.ownedBy(r);
-        return new DeviceBuffer(context, r); // the caller admits it to the capture
+        return claim(GraphAllocation.allocate(context.state(), stream, allocations, bytes));
     }
 
-    /** As {@link #allocateAsync} (under the stream's lock), from {@code pool} ({@code cuMemAllocFromPoolAsync}); {@code bytes} more than 0. */
-    static DeviceBuffer allocateFromPool(CudaContext context, StreamState stream, MemoryPool.Resource pool, long bytes) {
-        ContextState contextState = context.state();
-        pool.holdForAllocation();
-        long address;
-        try {
-            address = contextState.calls().pools().allocate(bytes, pool.handle(), stream.handle());
-        } catch (RuntimeException e) {
-            pool.notAllocated();
-            throw e;
-        }
-        pool.allocated(bytes, stream);
-        contextState.stats().asyncAllocations.increment();
-        contextState.stats().bytesLive.add(bytes);
-        DeviceBuffer buffer = new DeviceBuffer(context, address, bytes, null, stream, pool);
-        buffer.resource.usedOn(stream);
+    /** As {@link #allocateAsync} (under the stream's lock), from {@code pool}; {@code bytes} more than 0. */
+    static DeviceBuffer allocateFromPool(CudaContext context, StreamState stream, PoolMemory pool, long bytes) {
+        PoolAllocation memory = PoolAllocation.allocate(context.state(), pool, stream, bytes);
+        DeviceBuffer buffer = claim(memory);
+        memory.usedOn(stream);
         return buffer;
     }
 
     /** Maps the buffer {@code handle} describes, exported by another process ({@link CudaContext#importBuffer}). */
     static DeviceBuffer importFrom(CudaContext context, IpcMemoryHandle handle) {
-        ContextState contextState = context.state();
-        contextState.calls().live("CudaContext.importBuffer");
-        long address;
-        // cuIpcOpenMemHandle maps memory and may synchronize, like an allocation.
-        try (var _ = contextState.enterSection("cuIpcOpenMemHandle")) {
-            address = contextState.calls().ipc().openMemory(handle.driverHandle());
-        }
-        return new DeviceBuffer(context, new Resource(contextState, address, handle.byteSize(), null, null, null, Origin.IMPORTED));
+        ContextState state = context.state();
+        state.calls().live("CudaContext.importBuffer");
+        return claim(IpcMapping.open(state, handle.driverHandle(), handle.byteSize()));
     }
 
     /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
-    static DeviceBuffer importFromPool(CudaContext context, MemoryPool.Resource pool, IpcPoolAllocation allocation) {
-        ContextState contextState = context.state();
-        pool.holdForAllocation(); // the imported pool is destroyed only after this import is freed
-        long address;
-        try {
-            address = contextState.calls().pools().importPointer(pool.handle(), allocation.driverHandle());
-        } catch (RuntimeException e) {
-            pool.notAllocated();
-            throw e;
-        }
-        pool.importedAllocation(allocation.byteSize());
-        return new DeviceBuffer(context, new Resource(contextState, address, allocation.byteSize(), null, null, pool, Origin.IMPORTED));
+    static DeviceBuffer importFromPool(CudaContext context, PoolMemory pool, IpcPoolAllocation allocation) {
+        return claim(IpcPoolMapping.open(context.state(), pool, allocation.driverHandle(), allocation.byteSize()));
+    }
+
+    /** Throws {@link IllegalStateException} when this buffer is closed. */
+    private void checkOpen() {
+        memory.checkOwnedBy(this);
     }
 
     public CudaContext context() {
-        return context;
+        return (CudaContext) memory.context().api();
     }
 
     /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
     public boolean isImported() {
-        return resource instanceof Resource r && r.imported;
+        return memory instanceof IpcMapping || memory instanceof IpcPoolMapping;
     }
 
     /**
@@ -399,8 +147,9 @@ public final class DeviceBuffer extends Owner {
      *       its base, this buffer's address), so pooled blocks export without an offset;
      *   <li>an allocation from a {@link MemoryPool} created with an export handle
      *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
-     *       ({@code cuMemPoolExportPointer}); the other process needs the pool too
-     *       ({@link MemoryPool#exportFileDescriptor()}).
+     *       ({@code cuMemPoolExportPointer}); the pool must have been exported first
+     *       ({@link MemoryPool#exportFileDescriptor()}), since the driver exports no allocation
+     *       of a pool before that, and the other process needs the pool too.
      * </ul>
      *
      * <p>The exporter keeps this buffer open until every importer has closed its import (the
@@ -414,51 +163,76 @@ public final class DeviceBuffer extends Owner {
      *     process exports it), borrowed from another library, a view of a growable buffer, a
      *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
-     *     says how to allocate a buffer that can be shared
+     *     says how to allocate a buffer that can be shared; or an allocation of a pool not
+     *     exported yet: the message says to call {@link MemoryPool#exportFileDescriptor()} first
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} where the platform has no IPC
      */
     public IpcBufferExport exportForIpc() {
-        resource.checkOpen();
-        if (!(resource instanceof Resource r)) {
-            throw new IllegalStateException(resource.identity() + " is a view of a growable buffer, whose chunks have no "
-                    + "export handle; copy the bytes to share into a buffer from CudaContext.allocate and export that");
-        }
-        if (r.size == 0) {
-            throw new IllegalStateException(r.identity() + " is empty: a 0-byte buffer has no allocation to share; "
-                    + "export a buffer of at least 1 byte");
-        }
-        if (r.imported) {
-            throw new IllegalStateException(r.identity() + " was imported from another process: export it from "
-                    + "the process that allocated it");
-        }
-        if (r.borrowed()) {
-            throw new IllegalStateException(r.identity() + " is another library's memory: export it from that library, "
-                    + "or copy the bytes to share into a buffer from CudaContext.allocate");
-        }
-        if (r instanceof GraphResource) {
-            throw new IllegalStateException(r.identity() + " is a graph allocation, whose memory its graph's launches "
-                    + "allocate and free; copy the bytes to share into a buffer from CudaContext.allocate and export that");
-        }
-        if (r.allocatedOn == null) {
-            return new IpcMemoryHandle(context.state().calls().ipc().memoryHandle(r.address), r.size);
-        }
-        if (r.memoryPool == null || r.memoryPool.exportHandle == PoolExportHandle.NONE) {
-            throw new IllegalStateException(r.identity() + " is a stream-ordered allocation from "
-                    + (r.memoryPool == null ? "the device's default pool" : "a pool created without an export handle")
-                    + ", which cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a "
-                    + "MemoryPool created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
-        }
-        return new IpcPoolAllocation(context.state().calls().pools().exportPointer(r.address), r.size);
+        checkOpen();
+        DeviceMemory m = memory;
+        return switch (m) {
+            case PooledBlock b -> new IpcMemoryHandle(m.context().calls().ipc().memoryHandle(b.address()), b.size());
+            case PoolAllocation p -> exportPoolAllocation(p);
+            case StreamOrdered s -> throw notShareable(s, "the device's default pool");
+            case EmptyMemory e -> throw new IllegalStateException(e.identity() + " is empty: a 0-byte buffer has no "
+                    + "allocation to share; export a buffer of at least 1 byte");
+            case IpcMapping i -> throw imported(i);
+            case IpcPoolMapping i -> throw imported(i);
+            case Borrowed b -> throw new IllegalStateException(b.identity() + " is another library's memory: export it "
+                    + "from that library, or copy the bytes to share into a buffer from CudaContext.allocate");
+            case GraphAllocation g -> throw new IllegalStateException(g.identity() + " is a graph allocation, whose "
+                    + "memory its graph's launches allocate and free; copy the bytes to share into a buffer from "
+                    + "CudaContext.allocate and export that");
+            case GrowableView v -> throw new IllegalStateException(v.identity() + " is a view of a growable buffer, "
+                    + "whose chunks have no export handle; copy the bytes to share into a buffer from "
+                    + "CudaContext.allocate and export that");
+        };
     }
 
-    /** Size in bytes. */
+    private IpcBufferExport exportPoolAllocation(PoolAllocation p) {
+        PoolMemory pool = p.pool();
+        if (pool.exportHandle() == PoolExportHandle.NONE) {
+            throw notShareable(p, "a pool created without an export handle");
+        }
+        if (!pool.exported()) {
+            // The driver refuses cuMemPoolExportPointer (CUDA_ERROR_INVALID_VALUE) until the pool
+            // itself was exported. Exporting it here would make a descriptor nobody closes.
+            throw new IllegalStateException(p.identity() + " cannot be exported before its pool: call "
+                    + "MemoryPool.exportFileDescriptor() first and send the descriptor to the importing process, "
+                    + "which imports the pool (CudaContext.importMemoryPool) before this allocation");
+        }
+        return new IpcPoolAllocation(p.context().calls().pools().exportPointer(p.address()), p.size());
+    }
+
+    private static IllegalStateException notShareable(DeviceMemory m, String from) {
+        return new IllegalStateException(m.identity() + " is a stream-ordered allocation from " + from + ", which "
+                + "cannot be shared; allocate the buffer to share with CudaContext.allocate, or from a MemoryPool "
+                + "created with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)");
+    }
+
+    private static IllegalStateException imported(DeviceMemory m) {
+        return new IllegalStateException(m.identity() + " was imported from another process: export it from the "
+                + "process that allocated it");
+    }
+
+    /**
+     * Size in bytes.
+     *
+     * @throws IllegalStateException when closed
+     */
     public long byteSize() {
-        return resource.size;
+        checkOpen();
+        return memory.size();
     }
 
-    /** Whether this is a view of another library's memory ({@link CudaContext#borrowDeviceMemory}), which Gatun never frees. */
+    /**
+     * Whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
+     * allocate and never frees, another library's ({@link CudaContext#borrowDeviceMemory}) or
+     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation}).
+     * Closing it releases only Gatun's view, or this process's mapping of an import.
+     */
     public boolean isBorrowed() {
-        return resource.borrowed();
+        return memory.borrowed();
     }
 
     /**
@@ -469,8 +243,8 @@ public final class DeviceBuffer extends Owner {
      * @throws IllegalStateException when closed
      */
     public long address() {
-        resource.checkOpen();
-        return resource.address;
+        checkOpen();
+        return memory.address();
     }
 
     /** The whole buffer as bytes. */
@@ -480,8 +254,8 @@ public final class DeviceBuffer extends Owner {
 
     /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
     public DeviceView as(ElementType type) {
-        resource.checkOpen();
-        long size = resource.size;
+        checkOpen();
+        long size = memory.size();
         if (size % type.byteSize() != 0) {
             throw new IllegalArgumentException(size + " bytes are not a whole number of " + type + " elements");
         }
@@ -504,20 +278,33 @@ public final class DeviceBuffer extends Owner {
         return as(ElementType.DOUBLE);
     }
 
-    /** Checks that this buffer is open and belongs to {@code user}, then records use on {@code stream}. */
+    /** Checks that this buffer is open and belongs to {@code user}, then records use on {@code stream} (under its lock). */
     void useOn(CudaContext user, StreamState stream) {
-        resource.checkOpen();
-        if (user != context) {
-            user.checkSame(context, resource.identity());
+        checkOpen();
+        if (user.state() != memory.context()) {
+            user.checkSame(context(), memory.identity());
         }
         checkGraphMemory(stream);
-        resource.usedOn(stream);
+        memory.usedOn(stream);
     }
 
-    /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@link GraphAllocations}). */
+    /**
+     * Records use on a stream of {@code user} for a peer operation (under the stream's lock): the
+     * buffer may belong to another device's context of the same driver.
+     */
+    void useOnPeer(CudaContext user, StreamState stream) {
+        checkOpen();
+        if (user.state() != memory.context()) { // on the launch path: no message is built unless it fails
+            user.checkSameDriver(context(), memory.identity());
+        }
+        checkGraphMemory(stream);
+        memory.usedOn(stream);
+    }
+
+    /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@code GraphAllocations}). */
     private void checkGraphMemory(StreamState stream) {
-        if (resource instanceof GraphResource g) {
-            g.graph.checkUsableOn(stream, g);
+        if (memory instanceof GraphAllocation g) {
+            g.checkUsableOn(stream, g);
         }
     }
 
@@ -526,31 +313,38 @@ public final class DeviceBuffer extends Owner {
      * does not exist yet: inside its capture, or before its graph was launched.
      */
     void checkSynchronous(String operation) {
-        if (resource instanceof GraphResource g) {
-            g.graph.checkSynchronous(operation, g);
+        if (memory instanceof GraphAllocation g) {
+            g.checkSynchronous(operation, g);
         }
     }
 
     /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
     public boolean isGraphAllocation() {
-        return resource instanceof GraphResource;
+        return memory instanceof GraphAllocation;
+    }
+
+    /** The memory: its uses, for synchronous copies ({@code SynchronousCopies}) and captures. */
+    DeviceMemory resource() {
+        return memory;
+    }
+
+    /** Whether this buffer has been closed (its memory handed to retirement, or freed). */
+    public boolean isClosed() {
+        return !memory.ownedBy(this);
     }
 
     /**
-     * Records use on a stream of {@code user} for a peer operation: the buffer may belong to
-     * another device's context of the same driver.
+     * Hands the memory to the context's retirement queue, which frees it once the GPU work queued
+     * on every stream that used it has completed (a stream-ordered allocation used on one stream
+     * only is freed at once, in that stream's order). Idempotent.
      */
-    void useOnPeer(CudaContext user, StreamState stream) {
-        resource.checkOpen();
-        if (user != context) { // on the launch path: no message is built unless it fails
-            user.checkSameDriver(context, resource.identity());
-        }
-        checkGraphMemory(stream);
-        resource.usedOn(stream);
+    @Override
+    public void close() {
+        memory.closeBy(this);
     }
 
-    /** The allocation's resource: its uses, for synchronous copies ({@code SynchronousCopies}) and captures. */
-    NativeResource resource() {
-        return resource;
+    @Override
+    public String toString() {
+        return memory.ownedBy(this) ? memory.identity() : memory.closedIdentity();
     }
 }

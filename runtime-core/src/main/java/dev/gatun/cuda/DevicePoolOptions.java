@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.settings.Settings;
+
 /**
  * Settings of a context's device memory pool: freed device blocks are kept, per size class,
  * for the next allocation of that class instead of going back to the driver.
@@ -45,32 +47,8 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
 
     /** Reads the two property values; null means unset. */
     static DevicePoolOptions parse(String bound, String profile) {
-        return new DevicePoolOptions(bound == null ? DEFAULT_BOUND : parseBound(bound),
-                profile != null && parseSwitch(profile));
-    }
-
-    private static long parseBound(String value) {
-        long bytes;
-        try {
-            bytes = Long.parseLong(value.strip());
-        } catch (NumberFormatException e) {
-            bytes = -1;
-        }
-        if (bytes < 0) {
-            throw new IllegalArgumentException(BOUND_PROPERTY + " is '" + value + "'; set it to a whole number of "
-                    + "bytes, e.g. " + DEFAULT_BOUND + " (2 GiB, the default), or to 0 to disable pooling");
-        }
-        return bytes;
-    }
-
-    private static boolean parseSwitch(String value) {
-        String v = value.strip();
-        if (v.equalsIgnoreCase("true")) {
-            return true;
-        }
-        if (v.equalsIgnoreCase("false")) {
-            return false;
-        }
-        throw new IllegalArgumentException(PROFILE_PROPERTY + " is '" + value + "'; set it to true or false");
+        return new DevicePoolOptions(Settings.bytes("system property " + BOUND_PROPERTY, bound, DEFAULT_BOUND, 0,
+                        Long.MAX_VALUE, ", e.g. " + DEFAULT_BOUND + " (2 GiB, the default), or to 0 to disable pooling"),
+                Settings.flag("system property " + PROFILE_PROPERTY, profile, false));
     }
 }

@@ -45,7 +45,8 @@ import java.util.Objects;
  * the capture ended are the graph's {@link #allocations()}: each keeps its address on every
  * launch, holds memory from an executable's first launch on, and is freed by Gatun once closed
  * and once this graph and its executable are gone. The driver lets such a graph have one
- * executable at a time, and never clones it; Gatun refuses both before calling it.
+ * executable at a time, and never clones it (nor a graph with conditional nodes); Gatun refuses
+ * both before calling it.
  */
 public final class Graph extends Owner {
 
@@ -525,12 +526,12 @@ public final class Graph extends Owner {
     /**
      * A copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
      * this graph holds. Nodes added to either later do not change the other; the copy's nodes
-     * are its own, so the {@link GraphNode}s of this graph do not name them, and the bodies of its
-     * conditional nodes have no views: they are copied as they are.
+     * are its own, so the {@link GraphNode}s of this graph do not name them. A graph with
+     * conditional nodes is not copied: build it again.
      *
      * @throws IllegalStateException when this graph is closed or is a conditional node's body,
-     *     has memory nodes ({@link #hasMemoryNodes()}: the driver clones no such graph), and for
-     *     what {@link #instantiate()} refuses (a copy's bodies cannot be changed)
+     *     has memory nodes ({@link #hasMemoryNodes()}) or conditional nodes (the driver clones
+     *     neither: {@code CUDA_ERROR_NOT_SUPPORTED}), and for what {@link #instantiate()} refuses
      */
     public Graph copy() {
         checkNotBody("copy");
@@ -540,6 +541,10 @@ public final class Graph extends Owner {
                     + "such a graph; capture it again instead");
         }
         synchronized (resource.building) {
+            if (!resource.bodies.isEmpty()) { // every conditional node has at least one body
+                throw new IllegalStateException(this + " has conditional nodes, and the driver cannot clone such a graph "
+                        + "(cuGraphClone: CUDA_ERROR_NOT_SUPPORTED); build it again with the same add calls instead");
+            }
             resource.checkConditionals();
             MemorySegment clone = calls().cloneGraph(resource.handle);
             Holds holds = new Holds();

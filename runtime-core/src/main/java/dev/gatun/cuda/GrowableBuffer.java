@@ -2,14 +2,11 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.VirtualMemoryCalls;
+import dev.gatun.cuda.internal.memory.GrowableView;
+import dev.gatun.cuda.internal.memory.VmmReservation;
 import dev.gatun.cuda.internal.transfer.SynchronousCopies;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,264 +42,14 @@ public final class GrowableBuffer extends Owner {
     private static final int NOT_SUPPORTED = CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
     private static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
     private static final int INVALID_VALUE = CudaDriver.CUDA_ERROR_INVALID_VALUE();
-    private static final int READ_WRITE = CudaDriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE();
 
     private final CudaContext context;
     private final ContextState state;
-    private final Resource resource;
+    private final VmmReservation resource;
     /** The buffer of the newest view, which {@link #mapped()} returns again while the size stays (guarded by the resource's lock). */
     private DeviceBuffer newestView;
 
-    /**
-     * The reserved range, its chunks and views, and their retirement. Chunk {@code i} is mapped at
-     * {@code base + i * chunkBytes}; chunks [0, chunks) are mapped and accessible.
-     */
-    static final class Resource extends NativeResource {
-        final long base;
-        final long reservedBytes;
-        final long chunkBytes;
-        private final int device;
-        /** Guards everything below: growth, shrinking and views are cold paths. */
-        private final Object lock = new Object();
-        private long[] handles = new long[8];
-        private int chunks;
-        /** Chunks whose unmap or release failed, waiting in retirement; each holds this resource. */
-        private int retiringChunks;
-        private long size;
-        private long highWater;
-        private long grows;
-        private long shrinks;
-        /** In retirement: whether the top chunk is unmapped already, its release failed (retried from there). */
-        private boolean topUnmapped;
-        /** Whether the range itself is freed (the last step of retirement). */
-        private boolean rangeFreed;
-        /** Views handed out, in order of size (each at most the size then, and views past a shrink are closed). */
-        private final ArrayDeque<View> views = new ArrayDeque<>();
-
-        Resource(ContextState state, long base, long reservedBytes, long chunkBytes, int device) {
-            super(state, OwnerKind.GROWABLE_BUFFER);
-            this.base = base;
-            this.reservedBytes = reservedBytes;
-            this.chunkBytes = chunkBytes;
-            this.device = device;
-        }
-
-        /** Chunks needed to map [0, bytes). */
-        long chunksFor(long bytes) {
-            return (bytes + chunkBytes - 1) / chunkBytes;
-        }
-
-        GrowableBufferCounters counters() {
-            synchronized (lock) {
-                long held = chunks + retiringChunks;
-                return new GrowableBufferCounters(reservedBytes, chunkBytes, held, held * chunkBytes, highWater, grows,
-                        shrinks);
-            }
-        }
-
-        /** Unmaps and releases chunks [target, chunks), top down; the context is current. */
-        private void unmapDownTo(int target) {
-            VirtualMemoryCalls vm = context.calls().virtualMemory();
-            while (chunks > target) {
-                int i = chunks - 1;
-                long address = base + i * chunkBytes;
-                // Safety: all work that may touch the chunk has completed (a shrink synchronized
-                // first; a rolled-back growth mapped it in this call, and nothing used it yet).
-                int r = vm.unmap(address, chunkBytes);
-                if (r != 0) {
-                    retireChunk(i, true, r);
-                } else {
-                    int released = vm.release(handles[i]);
-                    if (released != 0) {
-                        retireChunk(i, false, released);
-                    }
-                }
-                chunks = i;
-            }
-        }
-
-        /** Hands chunk {@code i}, whose unmap (or, once unmapped, release) failed with {@code result}, to retirement. */
-        private void retireChunk(int i, boolean mapped, int result) {
-            LOG.warn("Unmapping chunk {} of {} failed with {}; retirement retries it", i, this,
-                    context.resultName(result));
-            hold(); // the range is freed only after this chunk is gone
-            retiringChunks++;
-            Chunk chunk = new Chunk(this, i, base + i * chunkBytes, handles[i], mapped);
-            context.retirement().submit(new Retirement(chunk, OwnerKind.GROWABLE_BUFFER, List.of(), chunk, true));
-        }
-
-        /** A retiring chunk is gone (freed or given up): it no longer counts, and no longer holds the range. */
-        void chunkGone() {
-            synchronized (lock) {
-                retiringChunks--;
-            }
-            unhold();
-        }
-
-        /** Closes the views that end past {@code newSize}, refusing (changing nothing) when a captured graph holds one. */
-        private List<View> revokeViewsPast(long newSize) {
-            List<View> revoked = new ArrayList<>();
-            for (View v : views) {
-                if (v.size > newSize && !v.isClosed() && v.held()) {
-                    throw heldView(v, newSize);
-                }
-            }
-            while (!views.isEmpty() && views.peekLast().size > newSize) {
-                View v = views.peekLast();
-                v.revokedAt = newSize;
-                if (!v.closeUnlessHeld()) {
-                    v.revokedAt = -1;
-                    throw heldView(v, newSize); // a capture took it meanwhile; views closed so far stay closed
-                }
-                views.pollLast();
-                revoked.add(v);
-            }
-            return revoked;
-        }
-
-        private IllegalStateException heldView(View v, long newSize) {
-            return new IllegalStateException("cannot shrink " + identity() + " to " + newSize + " bytes: a captured graph "
-                    + "holds " + v.identity() + ", which ends past it; close the graph and its executables (they hold it "
-                    + "until their last launch completes), then shrink");
-        }
-
-        @Override
-        protected void beforeRetire() {
-            synchronized (lock) {
-                for (View v : views) {
-                    v.close(); // each holds this resource until the work queued on its streams completes
-                }
-                views.clear();
-            }
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            // Every view's retirement and every retiring chunk let go of their holds: the work
-            // queued on every stream that used the range has completed.
-            return () -> {
-                synchronized (lock) {
-                    VirtualMemoryCalls vm = context.calls().virtualMemory();
-                    while (chunks > 0) {
-                        int i = chunks - 1;
-                        if (!topUnmapped) {
-                            int r = vm.unmap(base + i * chunkBytes, chunkBytes);
-                            if (r != 0) {
-                                return r; // retried at the next reap, from this chunk
-                            }
-                            topUnmapped = true;
-                        }
-                        int r = vm.release(handles[i]);
-                        if (r != 0) {
-                            return r;
-                        }
-                        topUnmapped = false;
-                        chunks = i;
-                    }
-                    if (!rangeFreed) {
-                        int r = vm.free(base, reservedBytes);
-                        if (r != 0) {
-                            return r;
-                        }
-                        rangeFreed = true;
-                    }
-                    return 0;
-                }
-            };
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return true; // the driver does not say that unmapping never synchronizes: the safe side
-        }
-
-        @Override
-        public String identity() {
-            return "GrowableBuffer#" + id() + " (" + reservedBytes + " bytes reserved at 0x" + Long.toHexString(base)
-                    + ", device " + device + ")";
-        }
-    }
-
-    /** A chunk whose unmap or release failed during growth or shrink, retried by retirement. */
-    private static final class Chunk implements Retirement.Release {
-        private final Resource owner;
-        private final int index;
-        private final long address;
-        private final long handle;
-        private boolean mapped;
-
-        Chunk(Resource owner, int index, long address, long handle, boolean mapped) {
-            this.owner = owner;
-            this.index = index;
-            this.address = address;
-            this.handle = handle;
-            this.mapped = mapped;
-        }
-
-        @Override
-        public int free() {
-            VirtualMemoryCalls vm = owner.context().calls().virtualMemory();
-            if (mapped) {
-                // Safety: as when it was first unmapped: no work can reach the chunk any more.
-                int r = vm.unmap(address, owner.chunkBytes);
-                if (r != 0) {
-                    return r;
-                }
-                mapped = false;
-            }
-            int r = vm.release(handle);
-            if (r == 0) {
-                owner.chunkGone();
-            }
-            return r;
-        }
-
-        @Override
-        public void abandoned() {
-            owner.chunkGone();
-        }
-
-        @Override
-        public String toString() {
-            return "chunk " + index + " of " + owner.identity();
-        }
-    }
-
-    /**
-     * A view's own resource: it frees nothing, and holds its buffer's range until the work queued
-     * on the streams that used the view has completed.
-     */
-    static final class View extends DeviceBuffer.Memory {
-        private final Resource buffer;
-        /** The size a shrink cut this view at, or -1. */
-        private volatile long revokedAt = -1;
-
-        View(ContextState state, Resource buffer, long size) {
-            buffer.hold(); // first: a buffer closed meanwhile refuses, before the view counts as live
-            super(state, OwnerKind.DEVICE_BUFFER, buffer.base, size);
-            this.buffer = buffer;
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            return Retirement.Release.withoutDriver(buffer::unhold);
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return false;
-        }
-
-        @Override
-        public String identity() {
-            long cut = revokedAt;
-            return "DeviceBuffer#" + id() + " (view of bytes [0, " + size + ") of GrowableBuffer#" + buffer.id()
-                    + ", device " + buffer.device + (cut < 0 ? ")" : "; the buffer shrank to " + cut
-                    + " bytes, below its end: take a new view with GrowableBuffer.mapped())");
-        }
-    }
-
-    private GrowableBuffer(CudaContext context, Resource resource) {
+    private GrowableBuffer(CudaContext context, VmmReservation resource) {
         super(resource);
         this.context = context;
         this.state = context.state();
@@ -351,7 +98,7 @@ public final class GrowableBuffer extends Owner {
             LOG.info("Device {}: reserved {} bytes of address space for a growable buffer instead of the {} asked; "
                     + "the driver refused more", device.ordinal(), bytes, asked);
         }
-        return new GrowableBuffer(context, new Resource(state, base, bytes, chunk, device.ordinal()));
+        return new GrowableBuffer(context, new VmmReservation(state, base, bytes, chunk, device.ordinal()));
     }
 
     private static long roundUp(long bytes, long unit) {
@@ -366,24 +113,24 @@ public final class GrowableBuffer extends Owner {
     /** The first byte of the reserved range ({@code CUdeviceptr}); the same for the buffer's whole life. */
     public long baseAddress() {
         resource.checkOpen();
-        return resource.base;
+        return resource.base();
     }
 
     /** The bytes usable now: [0, size) is mapped. */
     public long size() {
-        synchronized (resource.lock) {
-            return resource.size;
+        synchronized (resource.lock()) {
+            return resource.size();
         }
     }
 
     /** The reserved maximum: the most {@link #grow} can reach. */
     public long reservedBytes() {
-        return resource.reservedBytes;
+        return resource.reservedBytes();
     }
 
     /** The size of each physical chunk; growth maps, and shrinking unmaps, whole chunks. */
     public long chunkBytes() {
-        return resource.chunkBytes;
+        return resource.chunkBytes();
     }
 
     /**
@@ -399,59 +146,22 @@ public final class GrowableBuffer extends Owner {
      * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
      */
     public void grow(long newSize) {
-        synchronized (resource.lock) {
+        synchronized (resource.lock()) {
             checkOpen();
-            long size = resource.size;
+            long size = resource.size();
             if (newSize < size) {
                 throw new IllegalArgumentException(resource.identity() + " is " + size + " bytes; cannot grow it to "
                         + newSize + " (shrink it instead)");
             }
-            if (newSize > resource.reservedBytes) {
-                throw new ReservationExceededException(resource.identity(), newSize, resource.reservedBytes);
+            if (newSize > resource.reservedBytes()) {
+                throw new ReservationExceededException(resource.identity(), newSize, resource.reservedBytes());
             }
-            long target = resource.chunksFor(newSize);
-            if (target > resource.chunks) {
+            if (resource.needsChunksFor(newSize)) {
                 state.calls().live(GROW);
                 state.reap();
-                mapChunks((int) target);
-                resource.grows++;
-                resource.highWater = Math.max(resource.highWater,
-                        (resource.chunks + resource.retiringChunks) * resource.chunkBytes);
+                resource.mapFor(newSize, GROW);
             }
-            resource.size = newSize;
-        }
-    }
-
-    /** Maps chunks [chunks, target) and makes them accessible; on failure, rolls them back and rethrows. */
-    private void mapChunks(int target) {
-        Resource r = resource;
-        if (target > r.handles.length) {
-            r.handles = Arrays.copyOf(r.handles, Math.max(target, 2 * r.handles.length));
-        }
-        VirtualMemoryCalls vm = state.calls().virtualMemory();
-        int from = r.chunks;
-        try (var _ = state.enterSection(GROW)) {
-            try {
-                while (r.chunks < target) {
-                    long handle = vm.create(r.chunkBytes, r.device);
-                    try {
-                        vm.map(r.base + r.chunks * r.chunkBytes, r.chunkBytes, handle);
-                    } catch (RuntimeException e) {
-                        // Never mapped: released at once; a failed release only leaks the handle,
-                        // and the original error is the one reported.
-                        if (vm.release(handle) != 0) {
-                            LOG.warn("Releasing an unmapped chunk of {} failed after {}; its memory stays allocated",
-                                    r, e.getMessage());
-                        }
-                        throw e;
-                    }
-                    r.handles[r.chunks++] = handle;
-                }
-                vm.setAccess(r.base + from * r.chunkBytes, (target - from) * r.chunkBytes, r.device, READ_WRITE);
-            } catch (RuntimeException e) {
-                r.unmapDownTo(from); // nothing used the new chunks yet; failures go to retirement, never replace e
-                throw e;
-            }
+            resource.resize(newSize);
         }
     }
 
@@ -468,33 +178,28 @@ public final class GrowableBuffer extends Owner {
      *     capture stays active past the gate timeout
      */
     public void shrink(long newSize) {
-        synchronized (resource.lock) {
+        synchronized (resource.lock()) {
             checkOpen();
-            long size = resource.size;
+            long size = resource.size();
             if (newSize < 0 || newSize > size) {
                 throw new IllegalArgumentException(resource.identity() + " is " + size + " bytes; cannot shrink it to "
                         + newSize + " (grow it instead, or give 0 .. " + size + ")");
             }
-            int target = (int) resource.chunksFor(newSize);
-            boolean unmaps = target < resource.chunks;
+            boolean unmaps = resource.unmapsBelow(newSize);
             if (unmaps) { // refused before anything changes
                 state.calls().live(SHRINK);
                 state.ordering().refuseDuringOwnCapture(SHRINK);
             }
-            List<View> revoked = resource.revokeViewsPast(newSize);
-            resource.size = newSize;
+            List<GrowableView> revoked = resource.revokeViewsPast(newSize);
+            resource.resize(newSize);
             if (unmaps) {
                 SynchronousCopies copies = context.copies();
                 StreamState copy = copies.enterSynchronous(SHRINK, resource, null);
-                for (View v : revoked) {
+                for (GrowableView v : revoked) {
                     v.orderAfterForeignUses(copy);
                 }
                 copies.synchronize(copy);
-                try (var _ = state.enterSection(SHRINK)) {
-                    state.calls().context().makeCurrent(SHRINK);
-                    resource.unmapDownTo(target);
-                }
-                resource.shrinks++;
+                resource.unmapPast(newSize, SHRINK);
             }
         }
         state.reap();
@@ -507,22 +212,12 @@ public final class GrowableBuffer extends Owner {
      * Closing it ends the view early and frees nothing. Calls at the same size return the same view.
      */
     public DeviceBuffer mapped() {
-        synchronized (resource.lock) {
+        synchronized (resource.lock()) {
             checkOpen();
-            View top = resource.views.peekLast();
-            while (top != null && top.isClosed()) {
-                resource.views.pollLast();
-                top = resource.views.peekLast();
+            GrowableView view = resource.viewOfSize();
+            if (newestView == null || newestView.resource() != view) {
+                newestView = DeviceBuffer.viewOf(view);
             }
-            if (top != null && top.size == resource.size) {
-                if (newestView == null || newestView.resource() != top) {
-                    newestView = DeviceBuffer.viewOf(context, top);
-                }
-                return newestView;
-            }
-            View v = new View(state, resource, resource.size);
-            resource.views.addLast(v);
-            newestView = DeviceBuffer.viewOf(context, v);
             return newestView;
         }
     }

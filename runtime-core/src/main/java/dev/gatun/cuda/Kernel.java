@@ -53,6 +53,12 @@ public final class Kernel extends Owner {
             return false;
         }
 
+        /** A kernel of another library's module is borrowed, in {@link LiveOwner#borrowed()}'s one meaning, like its module. */
+        @Override
+        public boolean borrowed() {
+            return module.borrowed();
+        }
+
         @Override
         public String identity() {
             return "Kernel#" + id() + " '" + name + "' of " + module.identity();
@@ -86,8 +92,8 @@ public final class Kernel extends Owner {
     }
 
     /**
-     * Whether this kernel comes from another library's module ({@link CudaContext#borrowKernel}),
-     * which Gatun never unloads.
+     * Whether this kernel is {@linkplain LiveOwner#borrowed() borrowed}: it comes from another
+     * library's module ({@link CudaContext#borrowKernel}), which Gatun never unloads.
      */
     public boolean isBorrowed() {
         return resource.module.borrowed();
@@ -262,9 +268,13 @@ public final class Kernel extends Owner {
      * any number of times, and its arguments updated in place, without allocating.
      *
      * @throws IllegalArgumentException when the configuration or arguments cannot work
+     * @throws ContextPoisonedException when a sticky error poisoned the context
      */
     public KernelLaunch prepare(LaunchConfig config, KernelArg... args) {
         resource.checkOpen();
+        // Once the launch target is cached, preparing makes no driver call, so the checked
+        // layer's poison check would not see it: ask it here, as every other call does.
+        contextState.calls().live("Kernel.prepare");
         return new KernelLaunch(this, config, args);
     }
 

@@ -2,13 +2,11 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.MemoryPoolCalls;
+import dev.gatun.cuda.internal.memory.PoolMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A CUDA memory pool ({@code cuMemPool*}): device memory the driver reserves and hands out in
@@ -43,114 +41,12 @@ public final class MemoryPool extends Owner {
 
     private final CudaContext context;
     private final ContextState state;
-    private final Resource resource;
-
-    /** The pool handle, its retirement and its counters; each allocation from it holds it. */
-    static final class Resource extends NativeResource {
-        /** The pool; for the device's default pool, null until first used (asking for it is a driver call). */
-        private volatile MemorySegment handle;
-        final boolean deviceDefault;
-        /** How the pool can be exported; NONE for the default pool and imported pools. */
-        final PoolExportHandle exportHandle;
-        /** Imported from another process's file descriptor: it only imports allocations. */
-        final boolean imported;
-        private final LongAdder allocations = new LongAdder();
-        private final LongAdder frees = new LongAdder();
-        private final LongAdder bytesLive = new LongAdder();
-
-        Resource(ContextState state, MemorySegment handle, boolean deviceDefault, PoolExportHandle exportHandle,
-                boolean imported) {
-            super(state, OwnerKind.MEMORY_POOL);
-            this.handle = handle;
-            this.deviceDefault = deviceDefault;
-            this.exportHandle = exportHandle;
-            this.imported = imported;
-        }
-
-        /** The pool handle; the device's default pool is asked for on first use. */
-        MemorySegment handle() {
-            MemorySegment h = handle;
-            return h != null ? h : defaultHandle();
-        }
-
-        private synchronized MemorySegment defaultHandle() {
-            if (handle == null) {
-                handle = context.calls().pools().defaultPool(context.device());
-            }
-            return handle;
-        }
-
-        /**
-         * Takes the hold an allocation keeps on its pool, before the driver is asked, so that a
-         * close racing with the allocation defers the destroy instead of running it first.
-         */
-        void holdForAllocation() {
-            hold();
-        }
-
-        /** The allocation the hold was taken for was made, on {@code stream}. */
-        void allocated(long bytes, StreamState stream) {
-            allocations.increment();
-            bytesLive.add(bytes);
-            // The destroy waits for a fence on every stream that allocated from the pool.
-            usedOn(stream);
-        }
-
-        /** The allocation the hold was taken for was imported from another process. */
-        void importedAllocation(long bytes) {
-            allocations.increment();
-            bytesLive.add(bytes);
-        }
-
-        /** The allocation was not made: drops its hold. */
-        void notAllocated() {
-            unhold();
-        }
-
-        /** An allocation's free was queued (or made): drops its hold, which may let a closed pool retire. */
-        void freed(long bytes) {
-            frees.increment();
-            bytesLive.add(-bytes);
-            unhold();
-        }
-
-        /** Retirement gave an allocation's free up: it stays allocated, but nothing uses it, so the pool may go. */
-        void abandoned() {
-            unhold();
-        }
-
-        MemoryPoolCounters counters() {
-            return new MemoryPoolCounters(allocations.sum(), frees.sum(), bytesLive.sum());
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            if (deviceDefault) {
-                return Retirement.Release.withoutDriver(() -> { }); // the driver's, for the life of the process
-            }
-            // Every allocation from the pool was freed (its hold dropped), and the work queued
-            // on each stream that allocated from it before the close has completed. An imported
-            // pool is this process's own pool object, destroyed the same way once every
-            // allocation imported from it was freed here.
-            return () -> context.calls().pools().destroy(handle);
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return !deviceDefault; // the driver does not say that cuMemPoolDestroy never synchronizes: the safe side
-        }
-
-        @Override
-        public String identity() {
-            return "MemoryPool#" + id() + " (device " + context.device()
-                    + (deviceDefault ? ", default)" : imported ? ", imported)" : ")");
-        }
-    }
+    private final PoolMemory resource;
 
     private MemoryPool(CudaContext context, MemorySegment handle, boolean deviceDefault, PoolExportHandle exportHandle,
             boolean imported) {
         ContextState state = context.state();
-        Resource r = new Resource(state, handle, deviceDefault, exportHandle, imported);
+        PoolMemory r = new PoolMemory(state, handle, deviceDefault, exportHandle, imported);
         super(r);
         this.context = context;
         this.state = state;
@@ -200,17 +96,19 @@ public final class MemoryPool extends Owner {
 
     /** Whether this pool was imported from another process ({@link CudaContext#importMemoryPool}). */
     public boolean isImported() {
-        return resource.imported;
+        return resource.imported();
     }
 
     /** How this pool can be exported to other processes ({@link MemoryPoolOptions#withExportHandle}). */
     public PoolExportHandle exportHandle() {
-        return resource.exportHandle;
+        return resource.exportHandle();
     }
 
     /**
      * A new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
-     * another process's {@link CudaContext#importMemoryPool}. The descriptor is the caller's:
+     * another process's {@link CudaContext#importMemoryPool}. Call it before exporting any
+     * allocation from the pool ({@link DeviceBuffer#exportForIpc()}): the driver refuses to export
+     * an allocation of a pool never exported, and Gatun refuses it first. The descriptor is the caller's:
      * pass it to the other process (a descriptor is not a number another process can use: send
      * it over a Unix socket with {@code SCM_RIGHTS}, or let the other process take a copy with
      * {@code pidfd_getfd}), and close it when no process needs this copy any more.
@@ -220,12 +118,14 @@ public final class MemoryPool extends Owner {
      */
     public int exportFileDescriptor() {
         checkOpen();
-        if (resource.exportHandle != PoolExportHandle.POSIX_FILE_DESCRIPTOR) {
+        if (resource.exportHandle() != PoolExportHandle.POSIX_FILE_DESCRIPTOR) {
             throw new IllegalStateException(resource.identity() + " is not exportable"
-                    + (resource.imported ? ": it was imported; export it from the process that created it"
+                    + (resource.imported() ? ": it was imported; export it from the process that created it"
                     : "; create it with MemoryPoolOptions.withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)"));
         }
-        return state.calls().pools().exportFileDescriptor(resource.handle());
+        int fd = state.calls().pools().exportFileDescriptor(resource.handle());
+        resource.markExported();
+        return fd;
     }
 
     /**
@@ -240,7 +140,7 @@ public final class MemoryPool extends Owner {
     public DeviceBuffer importAllocation(IpcPoolAllocation allocation) {
         Objects.requireNonNull(allocation, "allocation");
         checkOpen();
-        if (!resource.imported) {
+        if (!resource.imported()) {
             throw new IllegalStateException(resource.identity() + " is not an imported pool; import the exporter's pool "
                     + "with CudaContext.importMemoryPool(fd) and import its allocations there");
         }
@@ -249,7 +149,7 @@ public final class MemoryPool extends Owner {
 
     /** Whether this is the device's default pool ({@link CudaContext#defaultMemoryPool()}). */
     public boolean isDeviceDefault() {
-        return resource.deviceDefault;
+        return resource.deviceDefault();
     }
 
     /**
@@ -270,7 +170,7 @@ public final class MemoryPool extends Owner {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         resource.checkOpen();
-        if (resource.imported) {
+        if (resource.imported()) {
             throw new IllegalStateException(resource.identity() + " was imported from another process and cannot allocate "
                     + "(the driver's rule); allocate in the exporting process and import the allocation with importAllocation");
         }
@@ -375,7 +275,7 @@ public final class MemoryPool extends Owner {
         checkOpen();
         peer.checkOpen();
         context.checkSameDriver(peer, "the peer context");
-        if (peer == context && !resource.imported) {
+        if (peer == context && !resource.imported()) {
             // An imported pool's access is set per importing process, its own device included.
             throw new IllegalArgumentException("device " + context.device().ordinal() + " always has read-write access "
                     + "to its own pool; set access for other devices' contexts");
@@ -407,7 +307,7 @@ public final class MemoryPool extends Owner {
      */
     @Override
     public void close() {
-        if (!resource.deviceDefault) {
+        if (!resource.deviceDefault()) {
             super.close();
         }
     }

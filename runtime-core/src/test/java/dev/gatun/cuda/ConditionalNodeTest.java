@@ -339,6 +339,20 @@ class ConditionalNodeTest {
     }
 
     @Test
+    void aGraphWithConditionalNodesIsNotCopiedAndTheDriverIsNotAsked() {
+        try (DeviceBuffer a = ctx.allocate(4 * N); DeviceBuffer flag = ctx.allocate(4); Graph g = ctx.createGraph()) {
+            ConditionalHandle h = g.createConditionalHandle(0);
+            ConditionalNode branch = g.addIf(h, g.addKernel(decideFrom(flag, h)));
+            branch.body().addKernel(plus(a, 5));
+            sim.faults.countCalls();
+            IllegalStateException e = assertThrows(IllegalStateException.class, g::copy);
+            assertTrue(e.getMessage().contains("conditional nodes"), e.getMessage());
+            assertTrue(e.getMessage().contains("cannot clone"), e.getMessage());
+            assertEquals(0, sim.faults.calls("cuGraphClone"), "refused before the driver (CUDA_ERROR_NOT_SUPPORTED on the H200)");
+        }
+    }
+
+    @Test
     void anUnusedHandleIsRefusedBeforeTheDriverSeesTheGraph() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             ConditionalHandle h = g.createConditionalHandle(3);

@@ -333,6 +333,50 @@ class ForeignHandlesTest {
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.freeForeignDeviceMemory(base));
     }
 
+    @Test
+    void borrowedMeansOneThingForEveryKindOfOwner() throws Exception {
+        MemorySegment rawStream = sim.gpu.foreignStream(primary);
+        long base = sim.gpu.foreignDeviceMemory(primary, 256);
+        MemorySegment module = sim.gpu.foreignModule(Ptx.module("fill", "u64", "u32", "u32"));
+        try (Stream stream = ctx.createStream(); DeviceBuffer exported = ctx.allocate(256);
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults()
+                        .withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR));
+                MemoryPool importedPool = ctx.importMemoryPool(pool.exportFileDescriptor());
+                DeviceBuffer pooled = pool.allocate(stream, 256); Kernel own = ctx.modules().kernel("m", "fill");
+                Event event = ctx.createInterprocessEvent()) {
+            // What Gatun did not make: another library's stream, memory and kernel, another process's memory.
+            Stream s = ctx.borrowStream(rawStream);
+            DeviceBuffer b = ctx.borrowDeviceMemory(base, 256);
+            Kernel k = ctx.borrowKernel(module, "fill");
+            DeviceBuffer mapped = ctx.importBuffer((IpcMemoryHandle) exported.exportForIpc());
+            DeviceBuffer poolMapped = importedPool.importAllocation((IpcPoolAllocation) pooled.exportForIpc());
+            Event importedEvent = ctx.importEvent(event.exportForIpc());
+            for (boolean borrowed : List.of(s.isBorrowed(), b.isBorrowed(), k.isBorrowed(), mapped.isBorrowed(),
+                    poolMapped.isBorrowed())) {
+                assertTrue(borrowed, "isBorrowed() of each");
+            }
+            for (boolean borrowed : List.of(stream.isBorrowed(), exported.isBorrowed(), pooled.isBorrowed(),
+                    own.isBorrowed())) {
+                assertFalse(borrowed, "isBorrowed() of Gatun's own");
+            }
+            List<LiveOwner> borrowed = ctx.liveOwners().stream().filter(LiveOwner::borrowed).toList();
+            assertEquals(List.of(s.toString(), b.toString(), k.toString(), mapped.toString(), poolMapped.toString()),
+                    borrowed.stream().filter(o -> o.kind() != OwnerKind.MODULE).map(LiveOwner::identity).toList(),
+                    "liveOwners() says borrowed of the same owners, the borrowed kernel included");
+            assertEquals(1, borrowed.stream().filter(o -> o.kind() == OwnerKind.MODULE).count(), "and its module");
+            assertTrue(k.toString().contains("CUmodule 0x" + Long.toHexString(module.address())), k.toString());
+            assertFalse(ctx.liveOwners().stream().anyMatch(o -> o.borrowed() && (o.identity().equals(importedPool.toString())
+                    || o.identity().equals(importedEvent.toString()))), "an imported pool or event is this process's own handle");
+            for (AutoCloseable c : List.of(poolMapped, mapped, k, b, s, importedEvent)) {
+                c.close();
+            }
+        }
+        reapTwice();
+        assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(rawStream));
+        assertEquals(FakeDriverApi.SUCCESS, sim.gpu.freeForeignDeviceMemory(base));
+        assertEquals(FakeDriverApi.SUCCESS, sim.gpu.unloadForeignModule(module));
+    }
+
     // ---- contexts ----
 
     @Test

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.RetirementQueue;
+import dev.gatun.cuda.internal.memory.VmmReservation;
 import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
@@ -338,7 +339,7 @@ class GrowableBufferTest {
         // the hand-over and at the shrink's closing reap); the third, at the reap below, succeeds.
         sim.faults.inject("cuMemUnmap", CudaDriver.CUDA_ERROR_INVALID_VALUE(), FaultPlan.Mode.REPLACE, 0, 3);
         g.shrink(4 * MiB);
-        LogCapture.expect(Level.WARN, GrowableBuffer.class, "Unmapping chunk 2 of GrowableBuffer#");
+        LogCapture.expect(Level.WARN, VmmReservation.class, "Unmapping chunk 2 of GrowableBuffer#");
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing chunk 2 of GrowableBuffer#", "will retry");
         assertEquals(3, sim.gpu.liveMappings(), "chunks 0 and 1 kept, chunk 2 waiting in retirement");
         assertEquals(3, g.counters().chunks(), "the retiring chunk still counts");

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.Simulated;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -215,10 +216,10 @@ class IpcTest {
             assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
             DeviceBuffer original = pool.allocate(s, data.length);
             original.bytes().copyFrom(data);
+            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor()); // the pool first: the driver's order
             IpcPoolAllocation exported = assertInstanceOf(IpcPoolAllocation.class,
                     IpcBufferExport.fromBytes(original.exportForIpc().toBytes()), "a pool allocation exports through its pool");
             assertEquals(data.length, exported.byteSize());
-            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
             assertTrue(imported.isImported());
             imported.setAccess(ctx, MemoryAccess.READ_WRITE); // the importing process sets its own device's access
             assertEquals(MemoryAccess.READ_WRITE, imported.access(ctx));
@@ -277,6 +278,80 @@ class IpcTest {
             assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
         }
         ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void aPoolAllocationIsRefusedBeforeItsPoolWasExported() {
+        try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool(); DeviceBuffer b = pool.allocate(s, 64)) {
+            sim.faults.countCalls();
+            refused(b::exportForIpc, "MemoryPool.exportFileDescriptor()", "first");
+            assertEquals(0, sim.faults.totalCalls(), "refused before the driver, which refuses cuMemPoolExportPointer too");
+            int fd = pool.exportFileDescriptor();
+            assertInstanceOf(IpcPoolAllocation.class, b.exportForIpc(), "exportable once its pool was exported");
+            assertTrue(fd >= 0);
+        }
+        ctx.reap();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /** {@code export}'s bytes with the size field (the last 8 bytes, big-endian) overwritten: a forged export. */
+    private static byte[] withSize(IpcBufferExport export, long size) {
+        byte[] bytes = export.toBytes();
+        ByteBuffer.wrap(bytes).putLong(IpcBufferExport.BYTES - Long.BYTES, size);
+        return bytes;
+    }
+
+    @Test
+    void anExportWhoseSizeWasForgedIsRefusedAndLeavesNoMappingNorOwner() {
+        try (DeviceBuffer original = ctx.allocate(16)) {
+            IpcMemoryHandle forged = IpcMemoryHandle.fromBytes(withSize(original.exportForIpc(), 1 << 20));
+            assertEquals(1 << 20, forged.byteSize(), "the bytes claim 1 MiB");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ctx.importBuffer(forged));
+            for (String says : List.of("1048576 bytes", "16 bytes", "forged or corrupted")) {
+                assertTrue(e.getMessage().contains(says), "'" + e.getMessage() + "' should say '" + says + "'");
+            }
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "the mapping was unmapped");
+            assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "only the original is live");
+            assertEquals(0, ctx.counters().retirementsPending());
+
+            IpcMemoryHandle shorter = IpcMemoryHandle.fromBytes(withSize(original.exportForIpc(), 8));
+            try (DeviceBuffer honest = ctx.importBuffer(legacy(original));
+                    DeviceBuffer prefix = ctx.importBuffer(shorter)) {
+                assertEquals(16, honest.byteSize(), "an honest import still works");
+                assertEquals(8, prefix.byteSize(), "a claim inside the mapping is a view of its start");
+                assertEquals(2, sim.gpu.liveIpcMappings());
+            }
+        }
+        ctx.reap();
+        assertEquals(0, sim.gpu.liveIpcMappings());
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @Test
+    void aPoolAllocationWhoseSizeWasForgedIsRefusedAndFreedThroughItsPool() {
+        try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool()) {
+            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
+            DeviceBuffer original = pool.allocate(s, 16);
+            IpcPoolAllocation forged = IpcPoolAllocation.fromBytes(withSize(original.exportForIpc(), 1 << 20));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> imported.importAllocation(forged));
+            for (String says : List.of("1048576 bytes", "16 bytes", "forged or corrupted")) {
+                assertTrue(e.getMessage().contains(says), "'" + e.getMessage() + "' should say '" + says + "'");
+            }
+            ctx.reap();
+            assertEquals(0, sim.gpu.liveIpcMappings(), "the import was freed");
+            assertEquals(new MemoryPoolCounters(1, 1, 0), imported.counters(), "mapped, then freed through its pool");
+            try (DeviceBuffer honest = imported.importAllocation((IpcPoolAllocation) original.exportForIpc())) {
+                assertEquals(16, honest.byteSize(), "an honest import still works");
+            }
+            imported.close();
+            original.close();
+        }
+        ctx.reap();
+        assertEquals(0, sim.gpu.liveIpcMappings());
+        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
         assertEquals(List.of(), sim.gpu.violations());
     }
 

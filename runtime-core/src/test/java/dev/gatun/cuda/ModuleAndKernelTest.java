@@ -3,12 +3,14 @@ package dev.gatun.cuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.testing.CubinBuilder;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.FatbinBuilder;
+import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.ValueLayout;
@@ -50,6 +52,25 @@ class ModuleAndKernelTest {
             float[] out = new float[4];
             y.asFloats().copyTo(out);
             assertArrayEquals(new float[] {13, 25, 7, 9}, out);
+        }
+    }
+
+    @Test
+    void prepareOnAPoisonedContextFailsFastWithTheFirstError() {
+        modules.load("blas", ModuleImage.ptx("saxpy.ptx", Ptx.module("saxpy", "u64", "u64", "f32", "u32")));
+        try (Kernel warm = modules.kernel("blas", "saxpy"); Kernel cold = modules.kernel("blas", "saxpy");
+                DeviceBuffer y = ctx.allocate(16)) {
+            KernelArg[] args = {KernelArg.pointer(y), KernelArg.pointer(y), KernelArg.f32(2), KernelArg.i32(4)};
+            warm.prepare(LaunchConfig.of(1, 32), args); // its launch target is built: no driver call from now on
+            sim.faults.replaceOnce("cuMemcpyDtoDAsync_v2", 700);
+            LogCapture.clear();
+            CudaException first = assertThrows(CudaException.class, () -> ctx.computeStream().copy(y.bytes(), y.bytes()));
+            LogCapture.expectPoisonedBy(first);
+            for (Kernel k : List.of(warm, cold)) {
+                ContextPoisonedException e = assertThrows(ContextPoisonedException.class,
+                        () -> k.prepare(LaunchConfig.of(1, 32), args), "like every other call on a poisoned context");
+                assertSame(first, e.firstError());
+            }
         }
     }
 

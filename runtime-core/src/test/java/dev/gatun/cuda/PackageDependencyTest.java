@@ -44,16 +44,20 @@ class PackageDependencyTest {
     private static final String IMAGE = INTERNAL + "image";
     private static final String LAUNCH = INTERNAL + "launch";
     private static final String LOAD = INTERNAL + "load";
+    private static final String MEMORY = INTERNAL + "memory";
     private static final String INTERNAL_NVRTC = INTERNAL + "nvrtc";
     private static final String POOL = INTERNAL + "pool";
+    private static final String SETTINGS = INTERNAL + "settings";
     private static final String TRANSFER = INTERNAL + "transfer";
     private static final String BINDINGS_DRIVER = "dev.gatun.cuda.bindings.driver";
     private static final String BINDINGS_NVRTC = "dev.gatun.cuda.bindings.nvrtc";
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
-            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, POOL, TRANSFER, BINDINGS_DRIVER)),
-            Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, BINDINGS_DRIVER)),
+            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
+                    BINDINGS_DRIVER)),
+            Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, POOL, BINDINGS_DRIVER)),
+            Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
             Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, BINDINGS_DRIVER)),
@@ -62,7 +66,8 @@ class PackageDependencyTest {
             Map.entry(DRIVER, Set.of(EVENTS, LOAD, BINDINGS_DRIVER)),
             Map.entry(EVENTS, Set.of()),
             Map.entry(IMAGE, Set.of()),
-            Map.entry(LOAD, Set.of()));
+            Map.entry(LOAD, Set.of()),
+            Map.entry(SETTINGS, Set.of()));
 
     /** The generated bindings (module cuda-bindings): depended on, never depending on runtime-core. */
     private static final Set<String> BINDINGS = Set.of(BINDINGS_DRIVER, BINDINGS_NVRTC);
@@ -79,11 +84,14 @@ class PackageDependencyTest {
             API + ".DevicePoolCounters",
             API + ".DevicePoolOptions",
             API + ".DevicePoolSite",
+            API + ".GrowableBufferCounters",
             API + ".ContextCounters",
             API + ".KernelArg",
             API + ".LaunchConfig",
             API + ".MemoryInfo",
+            API + ".MemoryPoolCounters",
             API + ".OwnerKind",
+            API + ".PoolExportHandle",
             NVRTC + ".CompileOptions",
             NVRTC + ".CompileTarget",
             NVRTC + ".CompiledProgram");

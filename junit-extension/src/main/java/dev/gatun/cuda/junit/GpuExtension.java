@@ -3,6 +3,7 @@ package dev.gatun.cuda.junit;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.Device;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.internal.settings.Settings;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.ArrayList;
@@ -54,7 +55,11 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 public final class GpuExtension
         implements ExecutionCondition, ParameterResolver, AfterEachCallback, TestExecutionExceptionHandler {
 
-    /** JUnit configuration parameter (or system property): {@code true} makes a missing GPU a failure. */
+    /**
+     * JUnit configuration parameter (or system property): {@code true} makes a missing GPU a
+     * failure; {@code false} or unset, a skip. Any other value fails every test it covers,
+     * saying so.
+     */
     public static final String REQUIRED_PARAMETER = "gatun.gpu.required";
 
     /**
@@ -76,9 +81,13 @@ public final class GpuExtension
 
     @Override
     public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+        // Read before anything else, GPU or not: a misspelt value must fail the run, not quietly
+        // skip every GPU test of a GPU CI that lost its GPU.
+        boolean required = Settings.flag("JUnit configuration parameter (or system property) " + REQUIRED_PARAMETER,
+                context.getConfigurationParameter(REQUIRED_PARAMETER).orElse(null), false);
         GpuRun run = GpuRun.of(context);
         if (!run.available()) {
-            if (context.getConfigurationParameter(REQUIRED_PARAMETER, Boolean::parseBoolean).orElse(false)) {
+            if (required) {
                 throw run.unavailable();
             }
             return ConditionEvaluationResult.disabled(run.skip(context.getDisplayName()));

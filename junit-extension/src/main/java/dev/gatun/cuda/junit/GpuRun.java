@@ -82,7 +82,9 @@ final class GpuRun {
     private static Supplier<?> instantiate(String className) {
         ClassLoader loader = Thread.currentThread().getContextClassLoader();
         try {
-            Class<?> type = Class.forName(className, true, loader != null ? loader : GpuRun.class.getClassLoader());
+            // Loaded without running its static initializer: a class that is not a Supplier is
+            // refused before any of its code runs.
+            Class<?> type = Class.forName(className, false, loader != null ? loader : GpuRun.class.getClassLoader());
             if (!Supplier.class.isAssignableFrom(type)) {
                 throw new IllegalArgumentException(className + " does not implement java.util.function.Supplier");
             }

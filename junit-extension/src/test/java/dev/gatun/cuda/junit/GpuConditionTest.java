@@ -1,6 +1,7 @@
 package dev.gatun.cuda.junit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -10,6 +11,8 @@ import dev.gatun.cuda.Device;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Simulated;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
 
@@ -104,6 +107,40 @@ class GpuConditionTest {
 
         SimulatedGpu.use(new Simulated(new FakeDriverApi().deviceCount(2)));
         assertEquals("SUCCESSFUL", FixtureRun.simulated(TakesDeviceOne.class).of("onTheSecondDevice").status());
+    }
+
+    @Test
+    void aRequiredValueOtherThanTrueOrFalseFailsTheTestsInsteadOfSkippingThem() {
+        for (String value : List.of("yes", "1", "")) {
+            FixtureRun.Outcome outcome = FixtureRun.withoutGpu(NeedsAGpu.class, GpuExtension.REQUIRED_PARAMETER, value)
+                    .of("NeedsAGpu");
+            assertEquals("FAILED", outcome.status(), value);
+            assertTrue(outcome.failure().contains("gatun.gpu.required is '" + value + "'; set it to true or false"),
+                    outcome.failure());
+        }
+        SimulatedGpu.use(new Simulated());
+        FixtureRun.Outcome withAGpu = FixtureRun.simulated(NeedsAGpu.class, GpuExtension.REQUIRED_PARAMETER, "on")
+                .of("NeedsAGpu");
+        assertEquals("FAILED", withAGpu.status(), "wrong with a GPU too");
+        assertTrue(LogCapture.find(Level.WARN, GpuExtension.class, "skipped").isEmpty(), "nothing was skipped");
+    }
+
+    /** Not a supplier, with a static initializer that must never run. */
+    public static final class NotASupplier {
+        static {
+            INITIALIZED.set(true);
+        }
+    }
+
+    static final AtomicBoolean INITIALIZED = new AtomicBoolean();
+
+    @Test
+    void aSupplierClassIsCheckedBeforeItsStaticInitializerRuns() {
+        FixtureRun.Outcome outcome = FixtureRun.run(NeedsAGpu.class, GpuExtension.CUDA_SUPPLIER_PARAMETER,
+                NotASupplier.class.getName()).of("NeedsAGpu");
+        assertEquals("FAILED", outcome.status());
+        assertTrue(outcome.failure().contains("does not implement java.util.function.Supplier"), outcome.failure());
+        assertFalse(INITIALIZED.get(), "the named class was initialized before its type was checked");
     }
 
     @Test

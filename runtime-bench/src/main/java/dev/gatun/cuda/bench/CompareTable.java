@@ -28,7 +28,8 @@ import java.util.TreeSet;
  * <pre>
  * META key value...                  shown above the table (commit, date, machine)
  * ROUND r                            the TWIN and FAIL lines after it belong to round r
- * TWIN impl row n total_ns bytes|-   one run of a twin (impl: c or gatun)
+ * TWIN impl row n total_ns bytes|-   one run of a twin (impl: c, gatun, or baseline: an earlier
+ *                                    Gatun jar run beside them, {@code BASELINE_JAR} of the script)
  * FAIL impl row round exit_status    a run that failed or timed out
  * JMH Class.method[:p=v] bytes_per_op score unit   one JMH benchmark under -prof gc
  * NOTE text                          shown under the table
@@ -42,7 +43,9 @@ import java.util.TreeSet;
  * (median over rounds): met below {@value #ZERO_BYTES_BELOW} B/op, that is when no operation
  * allocates, or fewer than one in 32 allocate even a 16-byte object. JMH's figure is shown
  * beside it; it includes the allocation background of JMH's own threads (about 0.2 MB/s, so
- * about 1 KB/op for a 5 ms transfer).
+ * about 1 KB/op for a 5 ms transfer). With baseline runs, two more columns show the baseline's
+ * ratio to C (median of per-round ratios, the same way) and its B/op: before and after from one
+ * run, since machine starts differ by a quarter.
  */
 public final class CompareTable {
 
@@ -55,7 +58,8 @@ public final class CompareTable {
 
     /** What the table shows for one row. NaN where nothing was measured. */
     record Summary(TwinRow row, double c, double gatun, double ratio, double ratioMin, double ratioMax, int pairs,
-            double extraNanos, int gatunRuns, double gatunBytes, Optional<Jmh> jmh, Verdict verdict) {
+            double extraNanos, int gatunRuns, double gatunBytes, Optional<Jmh> jmh, Verdict verdict,
+            double baselineRatio, double baselineBytes) {
     }
 
     /** One row's runs, by round: microseconds per operation, and the Java twin's B/op. */
@@ -63,6 +67,8 @@ public final class CompareTable {
         final Map<Integer, Double> c = new TreeMap<>();
         final Map<Integer, Double> gatun = new TreeMap<>();
         final Map<Integer, Double> gatunBytes = new TreeMap<>();
+        final Map<Integer, Double> baseline = new TreeMap<>();
+        final Map<Integer, Double> baselineBytes = new TreeMap<>();
     }
 
     private final Map<TwinRow, Runs> runs = new EnumMap<>(TwinRow.class);
@@ -154,21 +160,38 @@ public final class CompareTable {
                     r.gatunBytes.put(round, Long.parseLong(f[5]) / (double) n);
                 }
             }
+            case "baseline" -> {
+                r.baseline.put(round, micros);
+                if (!f[5].equals("-")) {
+                    r.baselineBytes.put(round, Long.parseLong(f[5]) / (double) n);
+                }
+            }
             default -> throw new IllegalArgumentException("unknown twin '" + f[1] + "'");
         }
         named.add(row);
     }
 
-    /** What the table shows for {@code row}. */
-    Summary summary(TwinRow row) {
-        Runs r = runs.get(row);
+    /** Per-round ratios of {@code java}'s runs to C's (for bandwidth rows, bandwidth over C's), in round order. */
+    private static List<Double> ratios(TwinRow row, Runs r, Map<Integer, Double> java) {
         List<Double> ratios = new ArrayList<>();
-        List<Double> extra = new ArrayList<>();
-        for (Map.Entry<Integer, Double> g : r.gatun.entrySet()) {
+        for (Map.Entry<Integer, Double> g : java.entrySet()) {
             Double c = r.c.get(g.getKey());
             if (c != null) {
                 // Same N and bytes in both twins: C's time over Gatun's is Gatun's bandwidth over C's.
                 ratios.add(row.transferBytes().isPresent() ? c / g.getValue() : g.getValue() / c);
+            }
+        }
+        return ratios;
+    }
+
+    /** What the table shows for {@code row}. */
+    Summary summary(TwinRow row) {
+        Runs r = runs.get(row);
+        List<Double> ratios = ratios(row, r, r.gatun);
+        List<Double> extra = new ArrayList<>();
+        for (Map.Entry<Integer, Double> g : r.gatun.entrySet()) {
+            Double c = r.c.get(g.getKey());
+            if (c != null) {
                 extra.add((g.getValue() - c) * 1e3);
             }
         }
@@ -184,7 +207,13 @@ public final class CompareTable {
         return new Summary(row, Medians.of(r.c.values()), gatun, ratio,
                 ratios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
                 ratios.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), ratios.size(), extraNanos,
-                r.gatun.size(), bytes, Optional.ofNullable(jmh.get(row.jmh())), verdict);
+                r.gatun.size(), bytes, Optional.ofNullable(jmh.get(row.jmh())), verdict,
+                Medians.of(ratios(row, r, r.baseline)), Medians.of(r.baselineBytes.values()));
+    }
+
+    /** Whether any baseline run was read (the table then shows its columns). */
+    private boolean hasBaseline() {
+        return runs.values().stream().anyMatch(r -> !r.baseline.isEmpty());
     }
 
     /** The whole report: what was run, the table, a count of goals, and the notes. */
@@ -196,9 +225,12 @@ public final class CompareTable {
         if (!meta.isEmpty()) {
             sb.append('\n');
         }
-        sb.append("| row | N | C | Gatun | Gatun/C: median (min–max) | pairs | B/op (twin) | B/op (JMH) | JMH score"
-                + " | goal | met |\n");
-        sb.append("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n");
+        boolean baseline = hasBaseline();
+        sb.append("| row | N | C | Gatun | Gatun/C: median (min–max) | pairs | B/op (twin) | ")
+                .append(baseline ? "baseline/C | B/op (baseline) | " : "")
+                .append("B/op (JMH) | JMH score | goal | met |\n");
+        sb.append("| --- | ---: | ---: | ---: | --- | ---: | ---: | ").append(baseline ? "---: | ---: | " : "")
+                .append("---: | ---: | --- | --- |\n");
         Map<Verdict.State, Integer> counts = new EnumMap<>(Verdict.State.class);
         for (TwinRow row : named) {
             Summary s = summary(row);
@@ -210,6 +242,7 @@ public final class CompareTable {
                     .append(" | ").append(ratio(row, s))
                     .append(" | ").append(s.pairs())
                     .append(" | ").append(Goal.number(s.gatunBytes()))
+                    .append(baseline ? " | " + Goal.number(s.baselineRatio()) + " | " + Goal.number(s.baselineBytes()) : "")
                     .append(" | ").append(s.jmh().map(j -> Goal.number(j.bytesPerOp())).orElse("–"))
                     .append(" | ").append(s.jmh().map(j -> jmhScore(row, j)).orElse("–"))
                     .append(" | ").append(goal(row))

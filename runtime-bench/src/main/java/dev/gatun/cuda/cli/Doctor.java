@@ -124,7 +124,7 @@ final class Doctor {
     private static int reportSettings(PrintStream out) {
         out.println("settings:");
         int bad = reportKernelCache(out) ? 0 : 1;
-        return bad + (reportContextOptions(out) ? 0 : 1);
+        return bad + reportContextOptions(out);
     }
 
     private static boolean reportKernelCache(PrintStream out) {
@@ -142,6 +142,20 @@ final class Doctor {
         }
         Path dir = directory.get();
         boolean existed = Files.isDirectory(dir);
+        // Checked as a compile would check it, creating the directory (0700) the way the first write would.
+        Optional<String> refused;
+        try {
+            refused = cache.refusal();
+        } catch (IOException e) {
+            refused = Optional.empty(); // cannot be created: reported as not writable below
+        }
+        if (refused.isPresent()) {
+            out.println("  kernel cache:  " + dir + " NOT USED: " + refused.get());
+            out.println("                 NVRTC output will not be cached: fix the directory, set -D"
+                    + KernelCache.DIRECTORY_PROPERTY + " to a private directory, or -D" + KernelCache.SWITCH_PROPERTY
+                    + "=off");
+            return false;
+        }
         Optional<String> problem = writeProblem(dir);
         if (problem.isPresent()) {
             out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem.get() + ")");
@@ -149,18 +163,18 @@ final class Doctor {
                     + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
             return false;
         }
-        out.println("  kernel cache:  " + dir + (existed ? " (writable)" : " (created, writable)"));
+        out.println("  kernel cache:  " + dir + (existed ? " (writable)" : " (created, writable)")
+                + cache.keyFile().map(key -> ", entries authenticated with the key in " + key).orElse(""));
         return true;
     }
 
     /**
      * Why entries cannot be written in {@code dir}, found the way the cache would find it: by
-     * creating the directory and a file in it (the file is removed again). Permission bits alone
-     * would not tell, e.g. for root or on a read-only mount.
+     * creating a file in it (removed again). Permission bits alone would not tell, e.g. for root
+     * or on a read-only mount.
      */
     private static Optional<String> writeProblem(Path dir) {
         try {
-            Files.createDirectories(dir);
             Files.delete(Files.createTempFile(dir, "doctor-", ".probe"));
             return Optional.empty();
         } catch (IOException e) {
@@ -168,21 +182,31 @@ final class Doctor {
         }
     }
 
-    private static boolean reportContextOptions(PrintStream out) {
-        ContextOptions options;
+    /** Prints the device pool and leak tracking settings; returns how many need attention. */
+    private static int reportContextOptions(PrintStream out) {
+        DevicePoolOptions pool;
         try {
-            options = ContextOptions.defaults();
+            pool = DevicePoolOptions.fromSystemProperties();
         } catch (IllegalArgumentException e) {
             out.println("  device pool:   WRONG: " + e.getMessage());
             out.println("                 until it is fixed, opening a context will fail with this message");
-            return false;
+            out.println("  leak tracking: not checked until the device pool setting is fixed");
+            return 1;
         }
-        DevicePoolOptions pool = options.devicePool();
         out.println("  device pool:   " + (pool.retainedBytesBound() == 0 ? "off (every allocation goes to the driver)"
                 : "keeps up to " + pool.retainedBytesBound() + " bytes for reuse")
                 + "; call-site profiling " + onOff(pool.profileCallSites()));
+        ContextOptions options;
+        try {
+            // The pool's settings were read above, so what fails here is the rest: leak tracking.
+            options = ContextOptions.defaults();
+        } catch (IllegalArgumentException e) {
+            out.println("  leak tracking: WRONG: " + e.getMessage());
+            out.println("                 until it is fixed, opening a context with ContextOptions.defaults() will fail");
+            return 1;
+        }
         out.println("  leak tracking: " + onOff(options.leakTracking()));
-        return true;
+        return 0;
     }
 
     private static String onOff(boolean on) {

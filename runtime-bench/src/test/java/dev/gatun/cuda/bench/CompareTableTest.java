@@ -47,6 +47,27 @@ class CompareTableTest {
     }
 
     @Test
+    void baselineRunsGetTheirOwnRatioToCAndColumnsOnlyWhenPresent() {
+        TwinRow row = TwinRow.EVENT_RECORD_QUERY;
+        double[] c = {1.0, 2.0, 1.0};
+        double[] gatun = {1.1, 2.0, 1.0};
+        List<String> lines = rounds(row, c, gatun, 0);
+        assertTrue(!CompareTable.parse(lines).render().contains("baseline/C"), "no baseline: no baseline columns");
+        double[] before = {1.3, 2.4, 1.1}; // per-round ratios 1.3, 1.2, 1.1: median 1.2
+        for (int r = 0; r < before.length; r++) {
+            lines.add(lines.indexOf("ROUND " + (r + 2)) < 0 ? lines.size() : lines.indexOf("ROUND " + (r + 2)),
+                    "TWIN baseline " + row.id() + " " + row.n() + " " + Math.round(before[r] * 1e3 * row.n()) + " "
+                            + 16L * row.n());
+        }
+        CompareTable.Summary s = summary(row, lines);
+        assertEquals(1.2, s.baselineRatio(), EPS);
+        assertEquals(16.0, s.baselineBytes(), EPS);
+        assertEquals(1.0, s.ratio(), EPS, "Gatun's own ratio is unchanged by the baseline's runs");
+        String table = CompareTable.parse(lines).render();
+        assertTrue(table.contains("| baseline/C | B/op (baseline) |") && table.contains("| 1.20 | 16.0 |"), table);
+    }
+
+    @Test
     void fivePairsWithinTheRatioAndNoAllocationMeetTheGoal() {
         double[] c = {3.46, 3.50, 3.40, 3.47, 3.44};
         double[] gatun = {3.50, 3.52, 3.45, 3.49, 3.46};

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DevicePoolOptions;
@@ -36,7 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 class DoctorTest {
 
     private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
-            DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, "gatun.leakTracking");
+            DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
+            KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY);
 
     private final Map<String, String> saved = new HashMap<>();
 
@@ -165,7 +167,7 @@ class DoctorTest {
     void aBadPoolBoundIsReportedWithRuntimeCoresMessage() {
         System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "lots");
         String out = run(withDevices(2), Doctor.EXIT_BAD_SETTINGS);
-        assertTrue(out.contains("device pool:   WRONG: gatun.pool.bytes is 'lots'; set it to a whole number of bytes"), out);
+        assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.bytes is 'lots'; set it to a whole number of bytes"), out);
         assertTrue(out.contains("opening a context will fail"), out);
         assertTrue(out.contains("Result: 2 usable devices, but 1 setting needs attention (above)."), out);
     }
@@ -174,14 +176,47 @@ class DoctorTest {
     void aBadPoolProfilingSwitchIsReported() {
         System.setProperty(DevicePoolOptions.PROFILE_PROPERTY, "maybe");
         String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
-        assertTrue(out.contains("device pool:   WRONG: gatun.pool.profile is 'maybe'; set it to true or false"), out);
+        assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.profile is 'maybe'; set it to true or false"), out);
+    }
+
+    @Test
+    void aBadLeakTrackingSwitchIsReportedNotReadAsOff() {
+        System.setProperty(ContextOptions.LEAK_TRACKING_PROPERTY, "yes");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("leak tracking: WRONG: system property gatun.leakTracking is 'yes'; set it to true or "
+                + "false"), out);
+        assertFalse(out.contains("leak tracking: off"), out);
+        assertTrue(out.contains("Result: 1 usable device, but 1 setting needs attention (above)."), out);
+    }
+
+    @Test
+    void aKernelCacheDirectoryOthersCanWriteIsReportedAsNotUsed() throws IOException {
+        Path shared = Files.createDirectory(temp.resolve("shared"));
+        Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        System.setProperty(KernelCache.DIRECTORY_PROPERTY, shared.toString());
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("kernel cache:  " + shared + " NOT USED: it is writable by its group or others"), out);
+        System.setProperty(KernelCache.AUTHENTICATE_PROPERTY, "true");
+        System.setProperty(KernelCache.KEY_FILE_PROPERTY, temp.resolve("key").resolve("kernel-cache.key").toString());
+        out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("kernel cache:  " + shared + " (writable), entries authenticated with the key in "
+                + temp.resolve("key").resolve("kernel-cache.key")), out);
+    }
+
+    @Test
+    void aRelativeKernelCacheDirectoryIsWrongAndNothingIsCreated() {
+        System.setProperty(KernelCache.DIRECTORY_PROPERTY, "relative/kernels");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("kernel cache:  WRONG: system property gatun.kernelCache.dir is 'relative/kernels', "
+                + "which is not an absolute path"), out);
+        assertFalse(Files.exists(Path.of("relative")), "created in the working directory");
     }
 
     @Test
     void withoutADeviceTheExitSaysSoEvenWhenASettingIsWrong() {
         System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "-1");
         String out = run(withDevices(0), Doctor.EXIT_NO_DEVICE);
-        assertTrue(out.contains("device pool:   WRONG: gatun.pool.bytes is '-1'"), out);
+        assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.bytes is '-1'"), out);
         assertTrue(out.contains("1 setting needs attention (above)"), out);
     }
 }

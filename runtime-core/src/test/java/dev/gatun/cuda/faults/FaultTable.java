@@ -546,6 +546,7 @@ final class FaultTable {
                     w -> {
                         MemoryPool p = w.exportablePool();
                         DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
+                        p.exportFileDescriptor(); // the driver exports no allocation of a pool not exported
                         return b::exportForIpc;
                     },
                     fails(CudaException.class), fails(CudaException.class)),
@@ -553,8 +554,8 @@ final class FaultTable {
                     w -> {
                         MemoryPool p = w.exportablePool();
                         DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
-                        IpcPoolAllocation exported = (IpcPoolAllocation) b.exportForIpc();
                         MemoryPool imported = w.open(w.ctx.importMemoryPool(p.exportFileDescriptor()));
+                        IpcPoolAllocation exported = (IpcPoolAllocation) b.exportForIpc();
                         return () -> w.open(imported.importAllocation(exported));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)

@@ -62,6 +62,44 @@ class KernelCacheTest {
     }
 
     @Test
+    void aRelativeDirectoryIsAClearErrorNotAPathUnderTheWorkingDirectory() {
+        properties.put(KernelCache.DIRECTORY_PROPERTY, "relative/kernels");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, this::configured);
+        assertEquals("system property gatun.kernelCache.dir is 'relative/kernels', which is not an absolute path; "
+                + "set it to an absolute path", e.getMessage());
+    }
+
+    @Test
+    void theAuthenticatedModeIsSwitchedByTrueOrFalseAndItsKeyLivesInTheUsersCacheDirectory() {
+        assertFalse(configured().isAuthenticated());
+        properties.put(KernelCache.AUTHENTICATE_PROPERTY, "true");
+        assertTrue(configured().isAuthenticated());
+        assertEquals(Optional.of(Path.of("/home/ada/.cache/gatun/kernel-cache.key")), configured().keyFile());
+        properties.put(KernelCache.KEY_FILE_PROPERTY, "/srv/keys/ada.key");
+        assertEquals(Optional.of(Path.of("/srv/keys/ada.key")), configured().keyFile());
+        properties.put(KernelCache.AUTHENTICATE_PROPERTY, "yes");
+        IllegalArgumentException yes = assertThrows(IllegalArgumentException.class, this::configured);
+        assertTrue(yes.getMessage().startsWith("system property gatun.kernelCache.authenticate is 'yes'; set it to true "
+                + "or false"), yes.getMessage());
+        properties.put(KernelCache.AUTHENTICATE_PROPERTY, "false");
+        IllegalArgumentException keyAlone = assertThrows(IllegalArgumentException.class, this::configured);
+        assertTrue(keyAlone.getMessage().contains("gatun.kernelCache.keyFile is set, but gatun.kernelCache.authenticate "
+                + "is not true"), keyAlone.getMessage());
+    }
+
+    @Test
+    void theEntryCapIsABoundedNumberOfBytes() {
+        assertEquals(256L << 20, configured().maxEntryBytes());
+        properties.put(KernelCache.MAX_ENTRY_BYTES_PROPERTY, "1048576");
+        assertEquals(1 << 20, configured().maxEntryBytes());
+        for (String bad : new String[] {"0", "1G", "4294967296"}) {
+            properties.put(KernelCache.MAX_ENTRY_BYTES_PROPERTY, bad);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, this::configured, bad);
+            assertTrue(e.getMessage().contains("gatun.kernelCache.maxEntryBytes is '" + bad + "'"), e.getMessage());
+        }
+    }
+
+    @Test
     void aDisabledCacheSaysSo() {
         assertFalse(KernelCache.disabled().isEnabled());
         assertEquals("KernelCache[disabled]", KernelCache.disabled().toString());

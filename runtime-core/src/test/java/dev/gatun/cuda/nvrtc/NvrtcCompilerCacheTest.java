@@ -153,12 +153,19 @@ class NvrtcCompilerCacheTest {
     @Test
     void anUnwritableCacheNeverFailsTheCompile() throws IOException {
         Path notADirectory = Files.writeString(temp.resolve("file"), "in the way");
-        NvrtcCompiler compiler = compiler(fake, KernelCache.at(notADirectory));
+        KernelCache cache = KernelCache.at(notADirectory);
+        NvrtcCompiler compiler = compiler(fake, cache);
         LogCapture.clear();
         CompiledProgram first = compiler.compile(SOURCE, templated());
         assertEquals(first, compiler.compile(SOURCE, templated()));
         assertEquals(2, fake.compiles());
-        LogCapture.expect(Level.WARN, KernelCache.class, "cannot read kernel cache entry " + notADirectory);
-        LogCapture.expect(Level.WARN, KernelCache.class, "cannot write kernel cache entry " + notADirectory);
+        LogCapture.expect(Level.WARN, KernelCache.class, "not using the kernel cache directory " + notADirectory,
+                "is not a directory");
+        assertEquals(2, cache.counters().refusedLookups());
+
+        Path underAFile = notADirectory.resolve("kernels"); // cannot be created
+        NvrtcCompiler uncreatable = compiler(fake, KernelCache.at(underAFile));
+        assertEquals(first, uncreatable.compile(SOURCE, templated()));
+        LogCapture.expect(Level.WARN, KernelCache.class, "cannot write kernel cache entry " + underAFile);
     }
 }

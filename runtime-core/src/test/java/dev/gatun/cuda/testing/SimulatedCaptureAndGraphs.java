@@ -588,6 +588,10 @@ final class SimulatedCaptureAndGraphs {
             gpu.violations.add("cuGraphClone of a graph with memory nodes");
             return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
         }
+        if (ops.stream().anyMatch(op -> op.conditional != null)) {
+            gpu.violations.add("cuGraphClone of a graph with conditional nodes");
+            return CudaDriver.CUDA_ERROR_NOT_SUPPORTED(); // as the H200's driver answers
+        }
         long h = gpu.newHandle();
         graphs.put(h, ops); // the operations are immutable: the clone may share them
         addNodes(h, ops.size());

@@ -67,6 +67,8 @@ final class SimulatedMemoryPools {
         int handleTypes;
         /** For a pool from cuMemPoolImportFromShareableHandle, the exporter's pool; else null. */
         Pool importedFrom;
+        /** Exported with cuMemPoolExportToShareableHandle: only then does cuMemPoolExportPointer succeed (as on the H200). */
+        boolean exported;
 
         Pool(int device, boolean deviceDefault) {
             this.device = device;
@@ -129,6 +131,7 @@ final class SimulatedMemoryPools {
         }
         int fd = nextDescriptor++;
         descriptors.put(fd, p);
+        p.exported = true;
         out.set(ValueLayout.JAVA_INT, 0, fd);
         return SUCCESS;
     }
@@ -148,8 +151,8 @@ final class SimulatedMemoryPools {
 
     public int cuMemPoolExportPointer(MemorySegment data, long ptr) {
         Pool p = poolOf.get(ptr);
-        if (p == null || (p.handleTypes & POSIX_FD) == 0) {
-            return INVALID_VALUE;
+        if (p == null || (p.handleTypes & POSIX_FD) == 0 || !p.exported) {
+            return INVALID_VALUE; // the real driver refuses an allocation of a pool not exported yet, whatever its size
         }
         data.fill((byte) 0);
         data.set(ValueLayout.JAVA_LONG, 0, POINTER_EXPORT);

@@ -280,8 +280,10 @@ class KernelGpuTest {
             entries = files.count();
         }
         assertTrue(entries >= 1, "the compile wrote a cache entry");
-        CompiledProgram cached = NvrtcLibrary.system().compiler(KernelCache.at(cacheDir)).compile(SAXPY, options);
+        KernelCache warm = KernelCache.at(cacheDir);
+        CompiledProgram cached = NvrtcLibrary.system().compiler(warm).compile(SAXPY, options);
         assertEquals(fresh, cached);
+        assertEquals(1, warm.counters().hits(), "restored from the entry, not compiled again");
         float[][] results = new float[2][];
         int i = 0;
         for (CompiledProgram p : new CompiledProgram[] {fresh, cached}) {

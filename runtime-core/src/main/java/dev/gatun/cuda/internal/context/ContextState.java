@@ -50,6 +50,12 @@ public final class ContextState implements RetirementQueue.Host {
      */
     private volatile StreamState syncStream;
     private volatile boolean closed;
+    /**
+     * The public context object this state belongs to (a {@code CudaContext}, typed loosely because
+     * internal packages never depend on owners): for public owners whose only field is their
+     * internal state (a device buffer's handle), to answer {@code context()}. Set once, as it opens.
+     */
+    private volatile Object api;
     /** Orders {@link #probeStickyError()} before {@link #markClosed()}: the synchronous stream outlives every probe. */
     private final Object probeLock = new Object();
 
@@ -70,6 +76,19 @@ public final class ContextState implements RetirementQueue.Host {
         this.section = new Section(gate);
         this.retirement = new RetirementQueue(this);
         this.events = new EventPool(this);
+    }
+
+    /** Names the public context object this state belongs to (once, as it opens). */
+    public void attachApi(Object context) {
+        if (api != null) {
+            throw new IllegalStateException(this + " already belongs to " + api);
+        }
+        api = context;
+    }
+
+    /** The public context object this state belongs to (see {@link #attachApi}). */
+    public Object api() {
+        return api;
     }
 
     /** Layer 2: the driver's functions as typed, checked calls. */

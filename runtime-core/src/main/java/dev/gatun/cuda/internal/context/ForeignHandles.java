@@ -78,10 +78,39 @@ public final class ForeignHandles {
                     + ", not in device " + context.device() + "'s primary context; borrow it into its own device's "
                     + "context (a peer copy moves data between devices)");
         }
-        long end = p.rangeStart() + p.rangeSize();
-        if (Long.compareUnsigned(address, p.rangeStart()) < 0 || Long.compareUnsigned(address + bytes, end) > 0) {
+        if (Long.compareUnsigned(bytes, bytesFrom(p, address)) > 0) {
             throw new IllegalArgumentException("cannot borrow " + range + ": its allocation spans only "
                     + p.rangeSize() + " bytes from 0x" + Long.toHexString(p.rangeStart()) + "; borrow a range inside it");
         }
+    }
+
+    /**
+     * Checks that the mapping of another process's memory at {@code base} spans the
+     * {@code claimed} bytes that the export bytes named. The importer cannot learn the exported
+     * size from the handle itself, and it builds bounds-checked views on the claim: a claim past
+     * the mapping would let kernels, async copies and memsets (which the driver does not range
+     * check) run past it.
+     *
+     * @param export what was imported, for the message, e.g. {@code "IpcMemoryHandle"}
+     * @throws IllegalArgumentException when the driver's range from {@code base} is shorter
+     * @throws dev.gatun.cuda.CudaException when the driver query fails
+     */
+    public static void checkMappedSize(ContextState context, long base, long claimed, String export) {
+        long mapped = bytesFrom(context.calls().foreign().pointer(base), base);
+        if (Long.compareUnsigned(claimed, mapped) > 0) {
+            throw new IllegalArgumentException("the " + export + " claims " + claimed + " bytes, but the driver mapped only "
+                    + mapped + " bytes at 0x" + Long.toHexString(base) + ": its bytes were forged or corrupted on the way "
+                    + "(the import was unmapped); import the bytes the exporter's toBytes() produced, unchanged");
+        }
+    }
+
+    /** The bytes of {@code p}'s allocation from {@code address} to its end; 0 when {@code address} is outside it. */
+    private static long bytesFrom(ForeignCalls.Pointer p, long address) {
+        long end = p.rangeStart() + p.rangeSize();
+        if (p.rangeSize() == 0 || Long.compareUnsigned(address, p.rangeStart()) < 0
+                || Long.compareUnsigned(address, end) >= 0) {
+            return 0;
+        }
+        return end - address;
     }
 }

@@ -50,7 +50,8 @@ public abstract class NativeResource implements Runnable {
     private final OwnerKind kind;
     private final long id = IDS.incrementAndGet();
     private final StreamUsage usage;
-    private final Throwable allocationSite;
+    /** Set at creation (and at each reuse of a recycled resource, which leak tracking turns off). */
+    private Throwable allocationSite;
     // Fields updated through VarHandles rather than AtomicBoolean/AtomicInteger objects: two
     // fewer allocations for every owner, and allocate + close is a hot path for buffers.
     private volatile boolean closed;
@@ -74,6 +75,22 @@ public abstract class NativeResource implements Runnable {
         context.opened(kind);
     }
 
+    /**
+     * Makes a closed resource, whose handle was freed and which nothing holds, stand for a new
+     * handle of its kind made in {@code origin}'s stream order (null: none): open, unused, counted
+     * live again. For device memory recycled by its kind (see {@code internal.memory.Recycler});
+     * never with leak tracking, whose listing names resource objects. The caller publishes the
+     * resource afterwards through a volatile write (its owner's claim).
+     */
+    protected final void reopen(StreamState origin) {
+        if (!closed || holds != 0 || retirementDeferred || allocationSite != null) {
+            throw new IllegalStateException(identity() + " cannot be reused: it is open, held or tracked");
+        }
+        usage.reset(origin);
+        closed = false;
+        context.opened(kind);
+    }
+
     /** Where this owner was created, when its context tracks leaks ({@code ContextOptions.leakTracking}); else null. */
     public final Throwable allocationSite() {
         return allocationSite;
@@ -87,6 +104,16 @@ public abstract class NativeResource implements Runnable {
     public final Cleaner.Cleanable watch(Object owner) {
         listAsLive();
         return CLEANER.register(owner, this);
+    }
+
+    /**
+     * As {@link #watch(Object)}, with {@code action} (which must not refer to the owner) instead of
+     * this resource's own: for an owner whose resource is recycled, whose action checks that the
+     * resource still stands for that owner before it {@linkplain #reportLeak() reports} and closes it.
+     */
+    protected final Cleaner.Cleanable watch(Object owner, Runnable action) {
+        listAsLive();
+        return CLEANER.register(owner, action);
     }
 
     /**
@@ -223,14 +250,21 @@ public abstract class NativeResource implements Runnable {
     }
 
     /**
-     * A chance to free the handle at close without waiting for fences, when the driver itself
-     * orders the free after the last use (a stream-ordered free on the only stream that used
-     * it). Returns true when the handle is gone. Default: no.
+     * A chance to free the handle at close without waiting for fences: when the driver itself
+     * orders the free after the last use (a stream-ordered free on the only stream that used it),
+     * or when no stream used it and the free needs no driver call. Returns true when the handle is
+     * gone. Default: no.
      *
      * @param soleStream the only stream the handle was used on, or null if none or several
+     *     ({@link #usedOnAnyStream()} tells which)
      */
-    protected boolean freeInStreamOrder(StreamState soleStream) {
+    protected boolean freeAtClose(StreamState soleStream) {
         return false;
+    }
+
+    /** Whether work was queued on any stream using the handle. */
+    protected final boolean usedOnAnyStream() {
+        return usage.any();
     }
 
     /**
@@ -309,7 +343,7 @@ public abstract class NativeResource implements Runnable {
         // a pooled event is created with the context made current, and the retirement queue makes
         // it current before it frees anything. Never under a stream's lock or this monitor: the
         // free and the fences take the locks of the streams that used the handle.
-        if (freeInStreamOrder(usage.sole())) {
+        if (freeAtClose(usage.sole())) {
             return;
         }
         List<Evidence> fences = usage.fences();
@@ -328,6 +362,12 @@ public abstract class NativeResource implements Runnable {
         if (closed) {
             return;
         }
+        reportLeak();
+        close();
+    }
+
+    /** Logs that the owner was never closed (with its allocation site when tracked); the caller then closes it. */
+    protected final void reportLeak() {
         if (allocationSite != null) {
             LOG.warn("{} was never closed; retiring it now. Close owners explicitly (try-with-resources).", identity(),
                     allocationSite);
@@ -336,6 +376,5 @@ public abstract class NativeResource implements Runnable {
                     + "open its context with ContextOptions.withLeakTracking(true) to see where it was allocated.",
                     identity());
         }
-        close();
     }
 }

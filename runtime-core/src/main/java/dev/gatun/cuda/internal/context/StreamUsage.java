@@ -17,8 +17,13 @@ import java.util.List;
  */
 final class StreamUsage {
 
-    /** The stream the handle was created on, listed from the start; null for a handle made outside any stream. */
-    private final StreamState origin;
+    /**
+     * The stream the handle was created on, listed from the start; null for a handle made outside
+     * any stream. Set before the owner is published (by construction, or by {@link #reset} before
+     * the owner's volatile claim), so no thread sees the handle with no stream, which would free it
+     * unfenced.
+     */
+    private StreamState origin;
     /** The stream used last, other than the origin; null until such a use. */
     private volatile StreamState last;
     /** Written under this lock: the first stream used when there is no origin, else null. */
@@ -33,13 +38,22 @@ final class StreamUsage {
         this(null);
     }
 
-    /**
-     * A handle created in {@code origin}'s order (a stream-ordered allocation), listed as used
-     * there from the start. The origin is a final field, so even an owner handed to another
-     * thread without synchronization is never seen with no stream, which would free it unfenced.
-     */
+    /** A handle created in {@code origin}'s order (a stream-ordered allocation), listed as used there from the start. */
     StreamUsage(StreamState origin) {
         this.origin = origin;
+    }
+
+    /**
+     * Forgets every use, for a recycled resource about to stand for a new handle made on
+     * {@code origin}: called by the one thread that took the resource from its recycler, before
+     * the resource is published again (its owner's volatile claim), so no other thread reads it.
+     */
+    void reset(StreamState origin) {
+        this.origin = origin;
+        last = null;
+        first = null;
+        several = null;
+        foreign = false;
     }
 
     /** Records use on {@code stream}; {@code owner} is the context the handle belongs to. */
@@ -115,6 +129,11 @@ final class StreamUsage {
             fences.add(s.fence());
         }
         return fences;
+    }
+
+    /** Whether any stream used the handle. */
+    boolean any() {
+        return several != null || firstListed() != null;
     }
 
     /** The only stream used, or null when none or several were. Lock-free: once a second stream is recorded, {@code several} stays set. */

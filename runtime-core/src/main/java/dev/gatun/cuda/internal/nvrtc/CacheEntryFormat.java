@@ -13,16 +13,25 @@ import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import javax.crypto.Mac;
 
 /**
- * The bytes of one kernel cache entry. A header (magic, format version, payload length, SHA-256
+ * The bytes of one kernel cache entry. A header (magic, format version, payload length, digest
  * of the payload) guards a payload that holds the entry's own key and every field of the
  * {@link CompiledProgram}. Decoding checks all of it, so a truncated, corrupted or foreign file,
  * or one written for another key, is reported as {@link Invalid} and never half-read.
+ *
+ * <p>The digest is a SHA-256 of the payload, which anyone can compute: it detects corruption,
+ * not forgery. An authenticated cache writes an HMAC-SHA256 of the payload under the user's
+ * {@link EntryKey} instead (and another magic), and accepts nothing else: an entry without a MAC
+ * that verifies is {@link Unauthenticated}. Since the payload holds the entry's key, a MAC also
+ * binds the program to the compile it is the result of.
  */
 public final class CacheEntryFormat {
 
     private static final byte[] MAGIC = "GATUNKRN".getBytes(StandardCharsets.US_ASCII);
+    /** The magic of an entry whose digest is an HMAC (the same length, so the layout is the same). */
+    private static final byte[] MAC_MAGIC = "GATUNKRM".getBytes(StandardCharsets.US_ASCII);
     /** Bump when the payload layout changes; entries of another version are ignored and rewritten. */
     static final int VERSION = 1;
     static final int HEADER_BYTES = MAGIC.length + Integer.BYTES + Integer.BYTES + Sha256.BYTES;
@@ -31,7 +40,7 @@ public final class CacheEntryFormat {
     }
 
     /** What a file decoded to. */
-    public sealed interface Decoded permits Valid, Invalid {
+    public sealed interface Decoded permits Valid, Invalid, Unauthenticated {
     }
 
     /** A sound entry for the expected key. */
@@ -42,7 +51,16 @@ public final class CacheEntryFormat {
     public record Invalid(String reason) implements Decoded {
     }
 
+    /** An entry an authenticated cache ignores: no MAC, or one that does not verify under the user's key. */
+    public record Unauthenticated(String reason) implements Decoded {
+    }
+
     public static byte[] encode(String key, CompiledProgram program) {
+        return encode(key, program, null);
+    }
+
+    /** As {@link #encode(String, CompiledProgram)}, authenticated under {@code macKey} when it is not null. */
+    public static byte[] encode(String key, CompiledProgram program, byte[] macKey) {
         ByteArrayOutputStream payloadBytes = new ByteArrayOutputStream(program.imageSize() + 1024);
         try (DataOutputStream out = new DataOutputStream(payloadBytes)) {
             writeText(out, key);
@@ -62,18 +80,28 @@ public final class CacheEntryFormat {
             throw new UncheckedIOException("a byte array stream cannot fail", e);
         }
         byte[] payload = payloadBytes.toByteArray();
-        return ByteBuffer.allocate(HEADER_BYTES + payload.length).put(MAGIC).putInt(VERSION).putInt(payload.length)
-                .put(Sha256.newDigest().digest(payload)).put(payload).array();
+        byte[] digest = macKey == null ? Sha256.newDigest().digest(payload) : Sha256.newHmac(macKey).doFinal(payload);
+        return ByteBuffer.allocate(HEADER_BYTES + payload.length).put(macKey == null ? MAGIC : MAC_MAGIC).putInt(VERSION)
+                .putInt(payload.length).put(digest).put(payload).array();
     }
 
     public static Decoded decode(String expectedKey, byte[] entry) {
+        return decode(expectedKey, entry, null);
+    }
+
+    /**
+     * As {@link #decode(String, byte[])}; with a {@code macKey}, only an entry whose HMAC verifies
+     * under it is {@link Valid}.
+     */
+    public static Decoded decode(String expectedKey, byte[] entry, byte[] macKey) {
         if (entry.length < HEADER_BYTES) {
             return new Invalid("truncated: " + entry.length + " bytes, shorter than the " + HEADER_BYTES + "-byte header");
         }
         ByteBuffer in = ByteBuffer.wrap(entry);
         byte[] magic = new byte[MAGIC.length];
         in.get(magic);
-        if (!Arrays.equals(magic, MAGIC)) {
+        boolean authenticated = Arrays.equals(magic, MAC_MAGIC);
+        if (!authenticated && !Arrays.equals(magic, MAGIC)) {
             return new Invalid("not a Gatun kernel cache entry (wrong magic)");
         }
         int version = in.getInt();
@@ -87,10 +115,24 @@ public final class CacheEntryFormat {
         }
         byte[] checksum = new byte[Sha256.BYTES];
         in.get(checksum);
-        MessageDigest digest = Sha256.newDigest();
-        digest.update(entry, HEADER_BYTES, length);
-        if (!MessageDigest.isEqual(checksum, digest.digest())) {
-            return new Invalid("payload checksum mismatch (corrupted)");
+        if (macKey != null) {
+            if (!authenticated) {
+                return new Unauthenticated("it has no MAC (it was written by a cache that does not authenticate)");
+            }
+            Mac mac = Sha256.newHmac(macKey);
+            mac.update(entry, HEADER_BYTES, length);
+            if (!MessageDigest.isEqual(checksum, mac.doFinal())) {
+                return new Unauthenticated("its MAC does not verify under this user's key (another user's entry, "
+                        + "a forged one, or a corrupted one)");
+            }
+        } else if (authenticated) {
+            return new Invalid("it carries a MAC, and this cache does not authenticate (gatun.kernelCache.authenticate)");
+        } else {
+            MessageDigest digest = Sha256.newDigest();
+            digest.update(entry, HEADER_BYTES, length);
+            if (!MessageDigest.isEqual(checksum, digest.digest())) {
+                return new Invalid("payload checksum mismatch (corrupted)");
+            }
         }
         try {
             return readPayload(expectedKey, in);

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.nvrtc;
 
 import dev.gatun.cuda.internal.load.LibrarySearch.FileCheck;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -16,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * that include them need {@code -I} options pointing at a toolkit.
  *
  * <p>Candidates, in order: {@code $CUDA_HOME/include}, {@code $CUDA_PATH/include},
- * {@code /usr/local/cuda/include}. A candidate is kept only if it holds {@code cuda_fp16.h} or
+ * {@code /usr/local/cuda/include}. A relative {@code CUDA_HOME} or {@code CUDA_PATH} is refused
+ * with a warning, never resolved against the working directory. A candidate is kept only if it holds {@code cuda_fp16.h} or
  * {@code crt/mma.h}: the two live together in a toolkit install but in different pip wheels,
  * so requiring only one of them would drop a directory that supplies the other.
  *
@@ -64,9 +66,24 @@ public final class ToolkitHeaders {
         Set<Path> candidates = new LinkedHashSet<>();
         for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
             String home = environment.apply(variable);
-            if (home != null && !home.isBlank()) {
-                candidates.add(Path.of(home.strip(), "include").toAbsolutePath().normalize());
+            if (home == null || home.isBlank()) {
+                continue;
             }
+            Path path;
+            try {
+                path = Path.of(home.strip());
+            } catch (InvalidPathException e) {
+                LOG.warn("{}={} is not a valid path ({}); its headers are not passed to NVRTC", variable, home, e.getMessage());
+                continue;
+            }
+            if (!path.isAbsolute()) {
+                // Resolved against the working directory, a header planted there would be
+                // included in every compile: refused, as the library search refuses relative paths.
+                LOG.warn("{}={} is not an absolute path; its headers are not passed to NVRTC: set {} to an absolute "
+                        + "path", variable, home, variable);
+                continue;
+            }
+            candidates.add(path.resolve("include").normalize());
         }
         candidates.add(Path.of(DEFAULT_TOOLKIT_INCLUDE));
         return List.copyOf(candidates);

@@ -141,16 +141,29 @@ public final class DevicePool {
                     + "is not a block this pool handed out; release exactly the address acquire returned, "
                     + "with the byte count it was asked for");
         }
-        if (bytes <= largestPooledRequest) {
-            long classBytes = SizeClasses.classBytes(bytes);
-            if (reserve(classBytes)) {
-                retainedBlocks.increment();
-                freeLists[SizeClasses.index(classBytes)].push(address);
-                return 0;
-            }
-            return free(address, classBytes);
+        if (keep(address, bytes)) {
+            return 0;
         }
-        return free(address, bytes);
+        return free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
+    }
+
+    /**
+     * Keeps a block from {@link #acquire} for reuse, without a driver call, when its class is
+     * pooled and the bound leaves room for it; false (and nothing done) when it would have to be
+     * freed, which {@link #release} does. Called, as release is, only once the block's completion
+     * evidence is complete (a block no stream ever used needs none).
+     */
+    public boolean keep(long address, long bytes) {
+        if (bytes <= 0 || bytes > largestPooledRequest) {
+            return false;
+        }
+        long classBytes = SizeClasses.classBytes(bytes);
+        if (!reserve(classBytes)) {
+            return false;
+        }
+        retainedBlocks.increment();
+        freeLists[SizeClasses.index(classBytes)].push(address);
+        return true;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.nvrtc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.gatun.cuda.internal.load.LibrarySearch.FileCheck;
+import dev.gatun.cuda.testing.LogCapture;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.event.Level;
 
 class ToolkitHeadersTest {
 
@@ -55,6 +57,18 @@ class ToolkitHeadersTest {
                 ToolkitHeaders.candidates(env(Map.of("CUDA_HOME", "/opt/a/", "CUDA_PATH", "/opt/a"))));
         assertEquals(List.of(Path.of("/usr/local/cuda/include")),
                 ToolkitHeaders.candidates(env(Map.of("CUDA_HOME", "/usr/local/cuda", "CUDA_PATH", "  "))));
+    }
+
+    @Test
+    void aRelativeCudaHomeOrCudaPathIsRefusedNotResolvedAgainstTheWorkingDirectory() {
+        LogCapture.clear();
+        assertEquals(List.of(Path.of("/opt/b/include"), Path.of("/usr/local/cuda/include")),
+                ToolkitHeaders.candidates(env(Map.of("CUDA_HOME", "toolkit", "CUDA_PATH", "/opt/b"))));
+        LogCapture.expect(Level.WARN, ToolkitHeaders.class, "CUDA_HOME", "toolkit is not an absolute path",
+                "set CUDA_HOME to an absolute path");
+        assertEquals(List.of(Path.of("/usr/local/cuda/include")),
+                ToolkitHeaders.candidates(env(Map.of("CUDA_PATH", "./cuda"))));
+        LogCapture.expect(Level.WARN, ToolkitHeaders.class, "CUDA_PATH", "./cuda is not an absolute path");
     }
 
     @Test

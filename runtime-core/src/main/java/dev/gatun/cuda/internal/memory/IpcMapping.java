@@ -1,0 +1,67 @@
+package dev.gatun.cuda.internal.memory;
+
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.Retirement;
+
+/**
+ * Another process's allocation mapped into this one with {@code cuIpcOpenMemHandle}
+ * ({@code CudaContext.importBuffer}): borrowed, and unmapped ({@code cuIpcCloseMemHandle}) once
+ * this process's work on it completed; the exporter frees it after every importer unmapped it.
+ */
+public final class IpcMapping extends DeviceMemory implements Retirement.Release {
+
+    private IpcMapping(ContextState context, long address, long bytes) {
+        super(context, address, bytes, null);
+    }
+
+    /**
+     * Maps the allocation {@code driverHandle} (the 64 bytes of a {@code CUipcMemHandle}) names,
+     * and checks that the mapping spans the {@code claimed} bytes its export said; a mapping
+     * shorter than the claim is unmapped again (through this kind's own release) and refused
+     * ({@link DeviceMemory#checkMapped}).
+     *
+     * @throws IllegalArgumentException when the claim exceeds what the driver mapped
+     */
+    public static IpcMapping open(ContextState context, byte[] driverHandle, long claimed) {
+        long address;
+        // cuIpcOpenMemHandle maps memory and may synchronize, like an allocation.
+        try (var _ = context.enterSection("cuIpcOpenMemHandle")) {
+            address = context.calls().ipc().openMemory(driverHandle);
+        }
+        IpcMapping mapping = new IpcMapping(context, address, claimed);
+        mapping.checkMapped("IpcMemoryHandle");
+        return mapping;
+    }
+
+    @Override
+    Watch watch() {
+        return Watch.ALWAYS;
+    }
+
+    @Override
+    public boolean borrowed() {
+        return true;
+    }
+
+    @Override
+    protected Retirement.Release howToFree() {
+        return this;
+    }
+
+    @Override
+    public int free() {
+        // Every fence of this process's work on the mapping completed; the memory is the
+        // exporter's, which frees it after every importer unmapped it.
+        return context.calls().ipc().closeMemory(address);
+    }
+
+    @Override
+    protected boolean synchronizingFree() {
+        return true; // cuIpcCloseMemHandle is not documented as never synchronizing
+    }
+
+    @Override
+    public String identity() {
+        return describe("imported");
+    }
+}

@@ -1,0 +1,114 @@
+package dev.gatun.cuda.internal.memory;
+
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.StreamState;
+
+/**
+ * A stream-ordered allocation ({@code Stream.allocate}: {@code cuMemAllocAsync} from the device's
+ * current pool), counted as used on its stream from the start. Used on that stream only, it is
+ * freed at its close in that stream's order ({@code cuMemFreeAsync}), which the driver runs after
+ * the work queued before; used on several, it is freed on the synchronous stream once the work
+ * queued on each has completed. Recycled.
+ */
+public sealed class StreamOrdered extends DeviceMemory implements Retirement.Release permits PoolAllocation {
+
+    private final Recycler<StreamOrdered> recycler;
+
+    StreamOrdered(ContextState context, long address, long bytes, StreamState origin,
+            Recycler<StreamOrdered> recycler) {
+        super(context, address, bytes, origin);
+        this.recycler = recycler;
+    }
+
+    /**
+     * {@code bytes} (more than 0) allocated in {@code stream}'s order; call under the stream's
+     * lock, with the stream not capturing.
+     */
+    public static StreamOrdered allocate(ContextState context, StreamState stream, Recycler<StreamOrdered> recycler,
+            long bytes) {
+        long address = context.calls().memory().allocateAsync(bytes, stream.handle());
+        allocated(context, bytes);
+        StreamOrdered memory = recycler.take();
+        if (memory == null) {
+            return new StreamOrdered(context, address, bytes, stream, recycler);
+        }
+        memory.reuse(address, bytes, stream);
+        return memory;
+    }
+
+    /** Counts a stream-ordered allocation the driver made. */
+    static void allocated(ContextState context, long bytes) {
+        context.stats().asyncAllocations.increment();
+        context.stats().bytesLive.add(bytes);
+    }
+
+    @Override
+    Watch watch() {
+        return Watch.SAMPLED;
+    }
+
+    @Override
+    protected final boolean freeAtClose(StreamState soleStream) {
+        if (soleStream == null) {
+            return false; // several streams used it: wait for all their fences instead
+        }
+        synchronized (soleStream.lock()) {
+            if (soleStream.closed() || soleStream.queuesIntoCapture()) {
+                return false;
+            }
+            // Every use of the memory was queued on this stream (the only one that used it), so
+            // the driver frees it after that work, in order.
+            if (context.calls().memory().freeAsync(address, soleStream.handle()) != 0) {
+                return false; // retried by retirement, after the fences
+            }
+        }
+        freed(null); // outside the stream's lock: a pool's retirement may record a fence on it
+        return true;
+    }
+
+    @Override
+    protected final Retirement.Release howToFree() {
+        return this;
+    }
+
+    @Override
+    public final int free() {
+        StreamState sync = syncStreamIfOpen();
+        int r = freeAfterFences(sync);
+        if (r == 0) {
+            freed(sync);
+        }
+        return r;
+    }
+
+    /**
+     * The memory was freed (its free queued on {@code freeStream}, or made synchronously when
+     * null, after fences; or at close on the sole stream, also null): counted, and recycled.
+     */
+    private void freed(StreamState freeStream) {
+        context.stats().asyncFrees.increment();
+        context.stats().bytesLive.add(-size);
+        released(freeStream);
+        recycle();
+    }
+
+    /** What a kind lets go of once its memory is freed (see {@link #freed}); nothing here. */
+    void released(StreamState freeStream) {
+    }
+
+    @Override
+    protected final boolean synchronizingFree() {
+        return false; // cuMemFreeAsync (cuMemFree only at shutdown, whose drain holds the gate)
+    }
+
+    @Override
+    void recycle() {
+        recycler.giveBack(this);
+    }
+
+    @Override
+    public String identity() {
+        return describe("stream-ordered");
+    }
+}
