@@ -2,9 +2,10 @@ package dev.gatun.cuda.testing;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -81,6 +82,7 @@ public final class ScheduleExplorer {
     private final String scenario;
     private int preemptions = 2;
     private int atMost = 2_000;
+    private List<Integer> start = List.of();
 
     private ScheduleExplorer(String scenario) {
         this.scenario = scenario;
@@ -94,6 +96,15 @@ public final class ScheduleExplorer {
     /** Explores orders with at most {@code bound} preemptions (default 2). */
     public ScheduleExplorer preemptions(int bound) {
         preemptions = bound;
+        return this;
+    }
+
+    /**
+     * Starts the depth-first search at {@code choices} (the thread index chosen at each decision, as
+     * a failure reports them) instead of at the first schedule: replays a failing schedule first.
+     */
+    public ScheduleExplorer startAt(List<Integer> choices) {
+        start = List.copyOf(choices);
         return this;
     }
 
@@ -111,7 +122,7 @@ public final class ScheduleExplorer {
      *     schedule and how many were explored before it
      */
     public Report explore(Supplier<Run> world) {
-        List<Integer> prefix = List.of();
+        List<Integer> prefix = start;
         int schedules = 0;
         int diverged = 0;
         while (true) {
@@ -130,7 +141,9 @@ public final class ScheduleExplorer {
             if (broken != null) {
                 AssertionError e = new AssertionError(scenario + ": schedule " + schedules + " broke an invariant after "
                         + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions). Order of "
-                        + "the driver calls: " + schedule.describe() + "\n" + broken, broken);
+                        + "the driver calls: " + schedule.describe() + " (replay: startAt(List.of("
+                        + schedule.choices().stream().map(String::valueOf).collect(Collectors.joining(", ")) + ")))\n"
+                        + broken, broken);
                 LOG.info("{}: violation found at schedule {}", scenario, schedules);
                 throw e;
             }
@@ -164,14 +177,20 @@ public final class ScheduleExplorer {
     private record Decision(List<Integer> options, int chosen, String call) {
     }
 
-    /** The scheduler of one run. Its monitor guards every worker's fields. */
+    /**
+     * The scheduler of one run. It hands the turn over through volatile fields and
+     * {@link LockSupport}, never a monitor: a scenario thread that the code under test makes wait
+     * must be told apart from one waiting for its turn, and a thread blocked on a monitor of the
+     * scheduler would look like the former.
+     */
     private final class Schedule {
         private final Run run;
         private final List<Integer> prefix;
         private final List<Worker> workers = new ArrayList<>();
-        private final Map<Thread, Worker> byThread = new HashMap<>();
+        private final Map<Thread, Worker> byThread = new ConcurrentHashMap<>();
         private final List<Decision> decisions = new ArrayList<>();
-        private boolean aborted;
+        private final Thread scheduler = Thread.currentThread();
+        private volatile boolean aborted;
         boolean diverged;
         /** What closing the run threw, or null. */
         Exception closeFailure;
@@ -186,9 +205,11 @@ public final class ScheduleExplorer {
             final Step step;
             final Thread thread;
             /** The call it waits to make (START before its step); null while it runs. */
-            String at;
-            boolean granted;
-            boolean done;
+            volatile String at;
+            /** Set by the scheduler to let it make that call; cleared by the worker as it goes. */
+            volatile boolean granted;
+            volatile boolean done;
+            /** Read after the thread ended (join). */
             Throwable failure;
 
             Worker(int index, Step step) {
@@ -205,10 +226,8 @@ public final class ScheduleExplorer {
                 } catch (Throwable t) { // the scenario's check judges it
                     failure = t;
                 } finally {
-                    synchronized (Schedule.this) {
-                        done = true;
-                        Schedule.this.notifyAll();
-                    }
+                    done = true;
+                    LockSupport.unpark(scheduler);
                 }
             }
 
@@ -222,10 +241,7 @@ public final class ScheduleExplorer {
         Throwable runAndCheck() {
             Interposer interposer = run.interposer();
             interposer.around((function, args, real) -> {
-                Worker w;
-                synchronized (this) {
-                    w = byThread.get(Thread.currentThread());
-                }
+                Worker w = byThread.get(Thread.currentThread());
                 if (w != null) {
                     park(w, function);
                 }
@@ -233,12 +249,10 @@ public final class ScheduleExplorer {
             });
             try {
                 List<Step> steps = run.steps();
-                synchronized (this) {
-                    for (int i = 0; i < steps.size(); i++) {
-                        Worker w = new Worker(i, steps.get(i));
-                        workers.add(w);
-                        byThread.put(w.thread, w);
-                    }
+                for (int i = 0; i < steps.size(); i++) {
+                    Worker w = new Worker(i, steps.get(i));
+                    workers.add(w);
+                    byThread.put(w.thread, w);
                 }
                 for (Worker w : workers) {
                     w.thread.start();
@@ -271,24 +285,22 @@ public final class ScheduleExplorer {
             }
         }
 
-        private void park(Worker w, String function) throws InterruptedException {
-            synchronized (this) {
-                if (aborted) {
-                    return;
-                }
-                w.at = function;
-                notifyAll();
-                long deadline = System.nanoTime() + Interposer.GUARD.toNanos();
-                while (!w.granted && !aborted) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        throw new AssertionError(w + " was never scheduled past " + function);
-                    }
-                    wait(Math.max(1, left / 1_000_000));
-                }
-                w.granted = false;
-                w.at = null;
+        /** Waits (on the worker's thread) for the turn to make {@code function}. */
+        private void park(Worker w, String function) {
+            if (aborted) {
+                return;
             }
+            w.at = function;
+            LockSupport.unpark(scheduler);
+            long deadline = System.nanoTime() + Interposer.GUARD.toNanos();
+            while (!w.granted && !aborted) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(w + " was never scheduled past " + function);
+                }
+                LockSupport.parkNanos(this, 1_000_000);
+            }
+            w.at = null;
+            w.granted = false;
         }
 
         /** Lets one thread go at a time until every step ended; a description of what went wrong, or null. */
@@ -326,14 +338,10 @@ public final class ScheduleExplorer {
                         diverged = true;
                     }
                 }
-                String call;
-                synchronized (this) {
-                    call = chosen.at;
-                    chosen.granted = true;
-                    notifyAll();
-                }
                 decisions.add(new Decision(options.stream().map(w -> w.index).toList(), chosen.index,
-                        chosen + ":" + call));
+                        chosen + ":" + chosen.at + waiting()));
+                chosen.granted = true;
+                LockSupport.unpark(chosen.thread);
                 if (currentReady && chosen != current) {
                     preempted++;
                 }
@@ -342,8 +350,9 @@ public final class ScheduleExplorer {
         }
 
         /**
-         * Waits until no scenario thread runs: each waits at a driver call, has ended, or waits on
-         * something else. Returns the threads waiting at a call, or null when every step ended.
+         * Waits until no scenario thread runs: each waits for its turn at a driver call, has ended,
+         * or waits on something else (a lock the code under test holds on a held thread's behalf,
+         * a back-off). Returns the threads waiting for their turn, or null when every step ended.
          */
         private List<Worker> awaitSettled() {
             long deadline = System.nanoTime() + Interposer.GUARD.toNanos();
@@ -351,38 +360,35 @@ public final class ScheduleExplorer {
             int stuckRounds = 0;
             while (true) {
                 List<Worker> ready = new ArrayList<>();
-                List<Worker> others = new ArrayList<>();
-                synchronized (this) {
-                    for (Worker w : workers) {
-                        if (w.done) {
-                            continue;
-                        }
-                        if (w.at != null && !w.granted) {
-                            ready.add(w);
-                        } else {
-                            others.add(w);
-                        }
+                boolean running = false;
+                boolean others = false;
+                for (Worker w : workers) {
+                    if (w.done) {
+                        continue;
                     }
-                    if (others.isEmpty()) {
-                        return ready.isEmpty() ? null : ready;
+                    if (w.at != null) {
+                        if (w.granted) {
+                            running = true; // granted its call, not awake yet
+                        } else {
+                            ready.add(w);
+                        }
+                    } else {
+                        others = true;
+                        if (!ThreadWaits.looksWaiting(w.thread)) {
+                            running = true;
+                        }
                     }
                 }
-                // Sampled outside this monitor, which a thread on its way to park may be entering. A
-                // thread granted a call but not yet awake (its call still set) runs, whatever its state.
-                boolean running = false;
-                for (Worker w : others) {
-                    if (grantedButAsleep(w) || !ThreadWaits.looksWaiting(w.thread)) {
-                        running = true;
-                        break;
-                    }
+                if (!running && !others) {
+                    return ready.isEmpty() ? null : ready;
                 }
                 if (running) {
                     settledRounds = 0;
                     stuckRounds = 0;
-                    awaitChange(); // a park or an end wakes this at once
+                    LockSupport.parkNanos(this, 200_000); // a park or an end unparks this at once
                 } else if (!ready.isEmpty()) {
                     stuckRounds = 0;
-                    // A thread seen waiting may be about to park here: believe it only over a few samples.
+                    // A thread seen waiting may be about to go on: believe it only over a few samples.
                     if (++settledRounds >= WAIT_SAMPLES) {
                         return ready;
                     }
@@ -400,24 +406,33 @@ public final class ScheduleExplorer {
             }
         }
 
-        /** Waits briefly for a worker to park or end (both notify this monitor). */
-        private synchronized void awaitChange() {
-            try {
-                wait(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted", e);
+        /** The threads judged to wait on something else at this decision, and where: for the failure report. */
+        private String waiting() {
+            StringBuilder out = new StringBuilder();
+            for (Worker w : workers) {
+                if (!w.done && w.at == null) {
+                    out.append(out.isEmpty() ? " [" : "; ").append(w).append(" waits in ").append(whereWaiting(w.thread));
+                }
             }
+            return out.isEmpty() ? "" : out.append(']').toString();
         }
 
-        private synchronized boolean grantedButAsleep(Worker w) {
-            return w.at != null;
+        /** The innermost frame of {@code t} outside the JDK and this class: the code that made it wait. */
+        private static String whereWaiting(Thread t) {
+            for (StackTraceElement e : t.getStackTrace()) {
+                String c = e.getClassName();
+                if (!c.startsWith("java.") && !c.startsWith("jdk.") && !c.startsWith("sun.")) {
+                    return e.getClassName().substring(c.lastIndexOf('.') + 1) + "." + e.getMethodName() + ":"
+                            + e.getLineNumber();
+                }
+            }
+            return t.getState().toString();
         }
 
         private void abort() {
-            synchronized (this) {
-                aborted = true;
-                notifyAll();
+            aborted = true;
+            for (Worker w : workers) {
+                LockSupport.unpark(w.thread);
             }
         }
 
@@ -433,7 +448,7 @@ public final class ScheduleExplorer {
             }
         }
 
-        private synchronized String states() {
+        private String states() {
             return workers.stream().map(w -> w + (w.done ? " ended" : w.at != null ? " at " + w.at : " in "
                     + w.thread.getState() + " at " + Arrays.stream(w.thread.getStackTrace()).limit(6)
                             .map(StackTraceElement::toString).collect(Collectors.joining(" < "))))
@@ -442,6 +457,11 @@ public final class ScheduleExplorer {
 
         String describe() {
             return decisions.stream().map(Decision::call).collect(Collectors.joining(", "));
+        }
+
+        /** The choices made, as {@link #startAt} takes them. */
+        List<Integer> choices() {
+            return decisions.stream().map(Decision::chosen).toList();
         }
 
         /** About a quarter of a millisecond: between samples of a waiting thread's state. */
