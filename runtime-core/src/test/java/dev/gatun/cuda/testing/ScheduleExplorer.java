@@ -31,6 +31,16 @@ import org.slf4j.LoggerFactory;
  * impossible are skipped, not hung. Two steps that deadlock each other are reported as a
  * violation. Driver calls of threads outside the scenario (Gatun's dispatcher, the Cleaner) and
  * of the test's own thread (set-up and checks) pass through unscheduled.
+ *
+ * <p>Limits: threads switch only at driver calls and where one waits, so a race between two
+ * stretches of Java code with no driver call between them is not explored (the deterministic
+ * tests with an {@link Interposer} stop inside such a stretch when a driver call bounds it).
+ *
+ * <p>Why not a general tool: on JDK 25, Lincheck 3.7's model checker reported a false "execution
+ * has hung" inside the simulated driver after about 35 s for the first pair, and its
+ * {@code runConcurrentTest} (threads the test starts) explored nothing (it missed a lost update it
+ * finds on JDK 17); Fray 0.9.2's Maven plugin builds its instrumented JDK by downloading Corretto
+ * from outside Maven Central, and with a local JDK 25 fails in jlink (the JDK ships no jmods).
  */
 public final class ScheduleExplorer {
 
