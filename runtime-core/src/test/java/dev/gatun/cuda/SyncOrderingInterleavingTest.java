@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.gatun.cuda.testing.Background;
@@ -81,6 +82,74 @@ class SyncOrderingInterleavingTest {
         s.close();
         ctx.synchronize();
         assertEquals(List.of(), sim.gpu.violations(), "the shrink unmapped a chunk the fill queued on S still writes");
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void aFillOnAViewRacingAShrinkThatRevokesItIsRefusedOrQueuedBeforeTheUnmap() {
+        try (GrowableBuffer g = ctx.reserveGrowable(16 * MIB)) {
+            g.grow(4 * MIB);
+            DeviceView chunk = g.mapped().asInts().slice(3 * MIB / 4, 16); // in the second 2 MiB chunk
+            HeldStreams.hold(sim, s);
+            Interposer.Stop inFill = interposer.stopBefore("cuMemsetD32Async").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> s.fill(chunk, 7));
+            inFill.awaitArrival(); // the fill has checked its view: open, and about to be queued
+            Background<Void> t2 = Background.run("T2", () -> g.shrink(2 * MIB));
+            t2.awaitFinishedOrWaiting();
+            inFill.release();
+            Throwable refused = t1.joinFailure();
+            t2.join();
+            if (refused != null) {
+                assertInstanceOf(IllegalStateException.class, refused, "the fill is refused as a use of a revoked view, "
+                        + "or queued before the shrink unmaps its chunk; it reached the driver on unmapped memory: "
+                        + refused);
+            }
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        ctx.synchronize();
+        assertEquals(List.of(), sim.gpu.violations(), "the shrink unmapped a chunk under the fill");
+    }
+
+    /**
+     * Found by {@code StreamProtocolExplorationTest} on main after the memory-kinds refactor: the
+     * shrink closes the view, retires it (the fences of the streams that used it so far, then a
+     * reap, which makes the context current) and only then disowns it, while a use checks only that
+     * the buffer still owns its memory. A fill in that window passes its checks and is queued after
+     * the view's fences, on a chunk the shrink then unmaps.
+     */
+    @Test
+    @Tag("protocol-fix")
+    void aFillRacingTheRetirementOfTheViewAShrinkRevokesIsRefusedOrQueuedBeforeTheUnmap() {
+        try (GrowableBuffer g = ctx.reserveGrowable(16 * MIB)) {
+            g.grow(4 * MIB);
+            DeviceView chunk = g.mapped().asInts().slice(3 * MIB / 4, 16);
+            HeldStreams.hold(sim, s);
+            // Held at the shrink's first cuCtxSetCurrent: on main, inside the revoked view's retirement.
+            Interposer.Stop inShrink = interposer.stopBefore("cuCtxSetCurrent").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> g.shrink(2 * MIB));
+            inShrink.awaitArrival();
+            // The fill then passes its checks and is held just before it is queued.
+            Interposer.Stop inFill = interposer.stopBefore("cuMemsetD32Async").onThread("T2");
+            Background<Void> t2 = Background.run("T2", () -> s.fill(chunk, 7));
+            boolean fillHeld = inFill.awaitArrivalOr(t2);
+            inShrink.release();
+            t1.awaitFinishedOrWaiting(); // finished: it unmapped without waiting for the fill
+            if (fillHeld) {
+                inFill.release();
+            }
+            t1.join();
+            Throwable refused = t2.joinFailure();
+            if (refused != null) {
+                assertInstanceOf(IllegalStateException.class, refused, "the fill is refused as a use of a revoked view, "
+                        + "or queued before the shrink unmaps its chunk; it reached the driver on unmapped memory: "
+                        + refused);
+            }
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        ctx.synchronize();
+        assertEquals(List.of(), sim.gpu.violations(), "the shrink unmapped a chunk under the fill");
     }
 
     @Test

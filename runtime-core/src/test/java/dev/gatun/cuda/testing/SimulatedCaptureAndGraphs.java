@@ -86,10 +86,15 @@ final class SimulatedCaptureAndGraphs {
         if (s == null || s.captured == null) {
             return s == null ? INVALID_HANDLE : CudaDriver.CUDA_ERROR_ILLEGAL_STATE();
         }
-        if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED()) {
+        if (s.joinedTo != null) {
+            return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED(); // it joined a capture begun elsewhere
+        }
+        boolean unjoined = gpu.streams.leaveCapture(s);
+        if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED() || unjoined) {
             s.captured = null;
             s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
-            return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
+            return unjoined ? CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED()
+                    : CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
         }
         long h = gpu.newHandle();
         graphs.put(h, List.copyOf(s.captured));

@@ -92,6 +92,42 @@ class SimulatedHostWaitsTest {
     }
 
     @Test
+    void aStreamWaitingOnAnEventRecordedInACaptureJoinsItAndMustBeJoinedBackBeforeItEnds() {
+        MemorySegment origin = gpu.foreignStream(context);
+        MemorySegment joined = gpu.foreignStream(context);
+        long x = gpu.foreignDeviceMemory(context, 4L * N);
+        MemorySegment fork = event();
+        MemorySegment back = event();
+        MemorySegment out = arena.allocate(8);
+        check(api.cuStreamBeginCapture_v2(origin, CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED()));
+        check(api.cuEventRecord(fork, origin));
+        check(api.cuStreamWaitEvent(joined, fork, 0));
+        check(api.cuStreamIsCapturing(joined, out));
+        assertEquals(CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE(), out.get(ValueLayout.JAVA_INT, 0), "joined");
+        check(api.cuMemsetD32Async(x, 3, N, joined));
+        assertEquals(0, word(x), "captured, not run");
+        assertEquals(CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED(), api.cuStreamEndCapture(joined, out),
+                "only the stream the capture began on ends it");
+        assertEquals(CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED(), api.cuStreamEndCapture(origin, out),
+                "the joined stream's work was never waited for");
+        check(api.cuStreamIsCapturing(joined, out));
+        assertEquals(CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE(), out.get(ValueLayout.JAVA_INT, 0), "left with the end");
+
+        check(api.cuStreamBeginCapture_v2(origin, CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED()));
+        check(api.cuEventRecord(fork, origin));
+        check(api.cuStreamWaitEvent(joined, fork, 0));
+        check(api.cuMemsetD32Async(x, 3, N, joined));
+        check(api.cuEventRecord(back, joined));
+        check(api.cuStreamWaitEvent(origin, back, 0));
+        check(api.cuStreamEndCapture(origin, out));
+        MemorySegment graph = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        check(api.cuGraphInstantiateWithFlags(out, graph, 0));
+        check(api.cuGraphLaunch(MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0)), origin));
+        assertEquals(3, word(x), "the replay runs the joined stream's work");
+        assertEquals(List.of(), gpu.violations());
+    }
+
+    @Test
     void aStreamOrderedFreeIsCheckedWhenTheGpuRunsIt() {
         MemorySegment a = gpu.foreignStream(context);
         MemorySegment b = gpu.foreignStream(context);

@@ -29,7 +29,10 @@ import java.util.Set;
  * <p>Operations the driver refuses on a capturing stream (a synchronize or query of it) fail
  * with {@code CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED} and invalidate its capture; an event whose
  * last record went into a capture answers a query or synchronize with
- * {@code CUDA_ERROR_CAPTURED_EVENT}. Work that fails as the GPU runs it (a kernel touching freed
+ * {@code CUDA_ERROR_CAPTURED_EVENT}, and a stream that waits on it joins that capture while it is
+ * open (its later work is captured too, until the capture ends; the capture's stream must have
+ * waited for the joined stream's last work by then, or the end fails with
+ * {@code CUDA_ERROR_STREAM_CAPTURE_UNJOINED}). Work that fails as the GPU runs it (a kernel touching freed
  * memory) is recorded as a violation, not thrown into whichever host call made the GPU progress.
  */
 final class SimulatedStreams {
@@ -41,8 +44,15 @@ final class SimulatedStreams {
         final long context;
         boolean held;
         int captureStatus;
-        /** Operations captured (not run) while a capture begun through cuStreamBeginCapture is open. */
+        /**
+         * Operations captured (not run) while a capture is open on it: one begun here through
+         * cuStreamBeginCapture, or one it joined (shared with that capture's stream).
+         */
         List<StreamOp> captured;
+        /** The stream whose capture this one joined by waiting on an event recorded in it; null otherwise. */
+        Stream joinedTo;
+        /** Joined, it captured work that the capture's own stream has not waited for since: ending then fails. */
+        boolean unjoined;
 
         Stream(int priority, long context) {
             this.priority = priority;
@@ -67,6 +77,9 @@ final class SimulatedStreams {
         long timestamp;
         /** Its last record went into a stream capture: a node of a graph, not work that runs. */
         boolean lastRecordCaptured;
+        /** For such a record: the stream that made it, and the capture (its operations) it went into. */
+        Stream capturedBy;
+        List<StreamOp> captureOf;
 
         Event(boolean timing) {
             this.timing = timing;
@@ -169,8 +182,33 @@ final class SimulatedStreams {
      * invalidates the capture (ending it then reports CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
      */
     private static int refuseInCapture(Stream s) {
-        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
+        invalidate(s);
         return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
+    }
+
+    /** Invalidates the capture {@code s} takes part in (begun on it or joined). */
+    static void invalidate(Stream s) {
+        Stream origin = s.joinedTo != null ? s.joinedTo : s;
+        origin.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
+        s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
+    }
+
+    /**
+     * The end of the capture begun on {@code origin}: the streams that joined it leave it. Returns
+     * whether one of them captured work that {@code origin} never waited for (unjoined).
+     */
+    boolean leaveCapture(Stream origin) {
+        boolean unjoined = false;
+        for (Stream j : streams.values()) {
+            if (j.joinedTo == origin) {
+                unjoined |= j.unjoined;
+                j.joinedTo = null;
+                j.unjoined = false;
+                j.captured = null;
+                j.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
+            }
+        }
+        return unjoined;
     }
 
     public int cuStreamWaitEvent(MemorySegment stream, MemorySegment event, int flags) {
@@ -179,8 +217,35 @@ final class SimulatedStreams {
         if (s == null || e == null) {
             return INVALID_HANDLE;
         }
+        if (e.lastRecordCaptured && e.capturedBy != null && e.captureOf == e.capturedBy.captured) {
+            return waitInCapture(s, e); // the capture the record went into is still open
+        }
         if (e.completed < e.recorded) {
             queue(s, new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
+        }
+        return SUCCESS;
+    }
+
+    /**
+     * A wait on an event last recorded in a capture that is still open: a dependency inside that
+     * capture, which a stream outside any capture joins.
+     */
+    private static int waitInCapture(Stream s, Event e) {
+        if (s.captured == null) {
+            Stream recorder = e.capturedBy;
+            s.captured = e.captureOf;
+            s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+            s.joinedTo = recorder.joinedTo != null ? recorder.joinedTo : recorder;
+            return SUCCESS;
+        }
+        if (s.captured != e.captureOf) {
+            return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_MERGE(); // two captures cannot merge
+        }
+        // In the capture: the waiter's later work depends on the recorder's work, which it now carries.
+        Stream recorder = e.capturedBy;
+        if (recorder != s) {
+            recorder.unjoined = false;
+            s.unjoined |= s.joinedTo != null;
         }
         return SUCCESS;
     }
@@ -190,7 +255,7 @@ final class SimulatedStreams {
         if (s == null) {
             return INVALID_HANDLE;
         }
-        status.set(ValueLayout.JAVA_INT, 0, s.captureStatus);
+        status.set(ValueLayout.JAVA_INT, 0, s.joinedTo != null ? s.joinedTo.captureStatus : s.captureStatus);
         return SUCCESS;
     }
 
@@ -234,9 +299,9 @@ final class SimulatedStreams {
         if (e == null || s == null) {
             return INVALID_HANDLE;
         }
-        if (s.captureStatus != CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE()) {
-            gpu.violations.add("cuEventRecord of a Gatun fence into a capturing stream");
-        }
+        // A record into a capturing stream is legal (an event node); what makes one of Gatun's own
+        // fences there a defect shows later: the host cannot query or wait for it, and a stream
+        // that waits for it never runs on (flagged by the host waits above).
         record(s, e);
         return SUCCESS;
     }
@@ -259,6 +324,8 @@ final class SimulatedStreams {
         op.records = e;
         op.recordGeneration = generation;
         e.lastRecordCaptured = s.captured != null;
+        e.capturedBy = s.captured != null ? s : null;
+        e.captureOf = s.captured;
         submit(s, op);
     }
 
@@ -351,6 +418,9 @@ final class SimulatedStreams {
     void submit(Stream s, StreamOp op) {
         if (s.captured != null) {
             s.captured.add(op);
+            if (s.joinedTo != null) {
+                s.unjoined = true; // until the capture's stream waits for it
+            }
             return;
         }
         queue(s, op);

@@ -1,0 +1,338 @@
+package dev.gatun.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.ScheduleExplorer;
+import dev.gatun.cuda.testing.ScheduleExplorer.Step;
+import dev.gatun.cuda.testing.Simulated;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
+
+/**
+ * Every order of the driver calls of two or three threads (within two preemptions) for each
+ * pair of operations the stream protocol must keep apart, on the simulated driver, with
+ * {@link ScheduleExplorer}: each schedule runs the pair on a fresh context and then asserts the
+ * invariants (no stale read, no simulator violation, nothing freed that a graph or queued work
+ * still uses, a record's capture told right). The deterministic tests in
+ * {@link StreamProtocolInterleavingTest} and {@link SyncOrderingInterleavingTest} force one order
+ * each; these search for any.
+ */
+class StreamProtocolExplorationTest {
+
+    private static final int N = 4;
+    private static final long MIB = 1 << 20;
+
+    /**
+     * One schedule's world: a fresh simulated GPU behind an interposer, a context and a stream.
+     * What it {@linkplain #own owns} is closed after the run, and then the context, which refuses
+     * while an owner made from it is open: a run leaks nothing, or fails.
+     */
+    private static final class World {
+        private final List<AutoCloseable> owned = new ArrayList<>();
+        final Interposer interposer = Interposer.over(new FakeDriverApi());
+        final Simulated sim = new Simulated(interposer);
+        final CudaContext ctx = sim.context();
+        final Stream s = own(ctx.createStream());
+
+        /** Closes {@code owner} after the run (owners close idempotently, so a check may close it first). */
+        <T extends AutoCloseable> T own(T owner) {
+            owned.add(owner);
+            return owner;
+        }
+
+        /** Loads {@code add(p, n, v)} (p[i] += v) as module "m" and prepares it on {@code v}. */
+        KernelLaunch addInto(DeviceBuffer v) {
+            sim.gpu.kernelBody("add", FakeKernel.ADD);
+            ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+            Kernel add = own(ctx.modules().kernel("m", "add"));
+            return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N), KernelArg.i32(1));
+        }
+
+        void close() throws Exception {
+            for (int i = owned.size() - 1; i >= 0; i--) {
+                owned.get(i).close();
+            }
+            ctx.synchronize();
+            ctx.close();
+        }
+
+        /** A run of {@code steps}, checked by {@code check}, with the context closed after it. */
+        ScheduleExplorer.Run run(List<Step> steps, Check check) {
+            return new ScheduleExplorer.Run() {
+                @Override
+                public Interposer interposer() {
+                    return interposer;
+                }
+
+                @Override
+                public List<Step> steps() {
+                    return steps;
+                }
+
+                @Override
+                public void check(List<Throwable> failures) throws Exception {
+                    check.check(failures);
+                    assertEquals(List.of(), sim.gpu.violations(), "the simulated driver saw misuse");
+                }
+
+                @Override
+                public void close() throws Exception {
+                    World.this.close();
+                }
+            };
+        }
+    }
+
+    @FunctionalInterface
+    private interface Check {
+        void check(List<Throwable> failures) throws Exception;
+    }
+
+    /** Fails with the first step's throwable when any step threw. */
+    private static void noneThrew(List<Throwable> failures) {
+        for (Throwable t : failures) {
+            if (t != null) {
+                throw new AssertionError("a step threw " + t, t);
+            }
+        }
+    }
+
+    private static void report(TestReporter reporter, ScheduleExplorer.Report report) {
+        reporter.publishEntry("schedules", report.toString());
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void submitAndCaptureBegin(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("launch || capture begin").explore(() -> {
+            World w = new World();
+            DeviceBuffer v = w.own(w.ctx.allocate(4L * N));
+            v.asInts().copyFrom(new int[N]);
+            KernelLaunch launch = w.addInto(v);
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> launch.launch(w.s)),
+                    new Step("T2", () -> capture.set(w.s.beginCapture(CaptureMode.RELAXED)))), failures -> {
+                        noneThrew(failures);
+                        try (Graph graph = capture.get().end()) {
+                            v.close();
+                            w.ctx.reap();
+                            assertEquals(List.of(), w.sim.gpu.danglingGraphUses(), "the graph names a freed buffer");
+                            try (GraphExec exec = graph.instantiate()) {
+                                exec.launch(w.s);
+                            }
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void submitAndCaptureEnd(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("launch || capture end").explore(() -> {
+            World w = new World();
+            DeviceBuffer v = w.own(w.ctx.allocate(4L * N));
+            v.asInts().copyFrom(new int[N]);
+            KernelLaunch launch = w.addInto(v);
+            StreamCapture capture = w.s.beginCapture(CaptureMode.RELAXED);
+            AtomicReference<Graph> graph = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> launch.launch(w.s)), new Step("T2", () -> graph.set(capture.end()))),
+                    failures -> {
+                        noneThrew(failures);
+                        v.close();
+                        w.ctx.reap();
+                        assertEquals(List.of(), w.sim.gpu.danglingGraphUses(), "the graph names a freed buffer");
+                        try (Graph g = graph.get(); GraphExec exec = g.instantiate()) {
+                            exec.launch(w.s);
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void twoSynchronousReadsAndASubmission(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("sync read || sync read || fill").explore(() -> {
+            World w = new World();
+            DeviceBuffer b = w.own(w.ctx.allocate(16));
+            DeviceBuffer c = w.own(w.ctx.allocate(16));
+            b.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            HeldStreams.hold(w.sim, w.s); // the fill stays queued until a host wait needs it
+            AtomicBoolean fillReturned = new AtomicBoolean();
+            AtomicBoolean readAfterFill = new AtomicBoolean();
+            int[] out = new int[N];
+            int[] other = new int[N];
+            return w.run(List.of(new Step("T1", () -> c.asInts().copyTo(other)),
+                    new Step("T2", () -> {
+                        readAfterFill.set(fillReturned.get());
+                        b.asInts().copyTo(out);
+                    }),
+                    new Step("T3", () -> {
+                        w.s.fill(b.asInts(), 7);
+                        fillReturned.set(true);
+                    })), failures -> {
+                        noneThrew(failures);
+                        if (readAfterFill.get()) {
+                            assertArrayEquals(new int[] {7, 7, 7, 7}, out, "a read begun after the fill returned read "
+                                    + "stale data");
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void streamCloseAndASubmissionOnIt(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("stream close || fill on it").explore(() -> {
+            World w = new World();
+            Stream x = w.own(w.ctx.createStream());
+            DeviceBuffer b = w.own(w.ctx.allocate(16));
+            HeldStreams.hold(w.sim, x);
+            return w.run(List.of(new Step("T1", () -> x.fill(b.asInts(), 7)), new Step("T2", x::close)), failures -> {
+                if (failures.get(0) != null) {
+                    assertInstanceOf(IllegalStateException.class, failures.get(0), "refused as a use of a closed stream");
+                }
+                assertEquals(null, failures.get(1), "the close threw");
+                b.close();
+                w.sim.gpu.advance(x.state().handle(), 1); // what was queued first on x runs, not what came after
+                w.ctx.reap();
+                assertEquals(List.of(), w.sim.gpu.violations(), "freed under the queued fill");
+                w.ctx.synchronize();
+            });
+        }));
+    }
+
+    @Test
+    void bufferCloseAndAUseOnAnotherStream(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("buffer close || fill of it on another stream").explore(() -> {
+            World w = new World();
+            Stream y = w.own(w.ctx.createStream());
+            DeviceBuffer b = w.own(w.ctx.allocate(16));
+            w.s.fill(b.asInts(), 1); // used on s before: its close fences s
+            HeldStreams.hold(w.sim, y);
+            return w.run(List.of(new Step("T1", b::close), new Step("T2", () -> y.fill(b.asInts(), 7))), failures -> {
+                assertEquals(null, failures.get(0), "the close threw");
+                if (failures.get(1) != null) {
+                    assertInstanceOf(IllegalStateException.class, failures.get(1), "refused as a use of a closed buffer");
+                }
+                assertEquals(List.of(), w.sim.gpu.violations(), "the buffer was freed under the fill queued on y");
+                w.ctx.synchronize();
+            });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void allocationAndCaptureBegin(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("allocate || capture begin").explore(() -> {
+            World w = new World();
+            AtomicReference<DeviceBuffer> buffer = new AtomicReference<>();
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> buffer.set(w.s.allocate(256))),
+                    new Step("T2", () -> capture.set(w.s.beginCapture(CaptureMode.RELAXED)))), failures -> {
+                        noneThrew(failures);
+                        DeviceBuffer b = buffer.get();
+                        try (Graph graph = capture.get().end()) {
+                            boolean node = w.sim.gpu.isGraphAllocation(b.address());
+                            assertEquals(node, b.isGraphAllocation(), b + " is classified apart from what the driver "
+                                    + "made (an allocation node: " + node + ")");
+                            if (node) {
+                                assertTrue(graph.allocations().contains(b), "a graph allocation its graph does not list");
+                            }
+                            b.close();
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void recordAndCaptureEnd(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("event record || capture end").explore(() -> {
+            World w = new World();
+            StreamCapture capture = w.s.beginCapture(CaptureMode.RELAXED);
+            Event e = w.own(w.ctx.createEvent());
+            AtomicReference<Graph> graph = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> e.record(w.s)), new Step("T2", () -> graph.set(capture.end()))),
+                    failures -> {
+                        noneThrew(failures);
+                        graph.get().close();
+                        if (w.sim.gpu.lastRecordCaptured(e.handle())) {
+                            assertThrows(CaptureActiveException.class, e::onComplete, "a completion was accepted for a "
+                                    + "record that went into the graph");
+                        } else {
+                            CompletableFuture<Void> done = e.onComplete();
+                            w.ctx.synchronize();
+                            done.get(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS); // a deadlock guard
+                        }
+                        e.close();
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void retirementFreeAndACaptureOfTheCopyStream(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("retirement free || capture of the copy stream").explore(() -> {
+            World w = new World();
+            Stream other = w.own(w.ctx.createStream());
+            DeviceBuffer b = w.own(w.s.allocate(256));
+            other.memset(b.bytes(), (byte) 0); // used on two streams: freed after both fences
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", b::close),
+                    new Step("T2", () -> capture.set(w.ctx.copyStream().beginCapture(CaptureMode.RELAXED)))),
+                    failures -> {
+                        noneThrew(failures);
+                        capture.get().end().close();
+                        other.close();
+                        w.ctx.synchronize();
+                        assertEquals(0, w.sim.gpu.liveDeviceAllocations(), "the buffer's memory outlived its close, "
+                                + "the capture and ctx.synchronize()");
+                        assertEquals(0, w.ctx.counters().bytesLive(), "Gatun's count of live bytes");
+                    });
+        }));
+    }
+
+    @Test
+    @Tag("protocol-fix")
+    void shrinkASynchronousCopyAndASubmission(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("shrink || sync copy || fill").explore(() -> {
+            World w = new World();
+            GrowableBuffer g = w.own(w.ctx.reserveGrowable(16 * MIB));
+            g.grow(4 * MIB);
+            DeviceView chunk = g.mapped().asInts().slice(3 * MIB / 4, 16); // in the second 2 MiB chunk
+            DeviceBuffer c = w.own(w.ctx.allocate(16));
+            HeldStreams.hold(w.sim, w.s);
+            return w.run(List.of(new Step("T1", () -> g.shrink(2 * MIB)),
+                    new Step("T2", () -> c.asInts().copyFrom(new int[N])),
+                    new Step("T3", () -> w.s.fill(chunk, 7))), failures -> {
+                        assertEquals(null, failures.get(0), "the shrink threw");
+                        assertEquals(null, failures.get(1), "the copy threw");
+                        if (failures.get(2) != null) {
+                            assertInstanceOf(IllegalStateException.class, failures.get(2), "refused: the view is closed");
+                        }
+                        assertEquals(List.of(), w.sim.gpu.violations(), "unmapped under the queued fill");
+                        w.ctx.synchronize();
+                        g.close();
+                    });
+        }));
+    }
+}
