@@ -14,6 +14,8 @@
  *                            reads t, writes u; free t (u is kept, as Gatun keeps out)
  *   graph_second_alloc_memset  as above with a memset of t and of u (GraphMemoryGpuTest's shape)
  *   eager                    no capture: cuMemAllocAsync t; kernel writes t; read_eager; free
+ *   test_shape               GraphMemoryGpuTest's kernels, its `in` buffer written by a host copy
+ *                            before each launch, and its eager memset of out between launches
  *
  * Every kernel writes or reads every element before the next one reads it, in stream order, so
  * a report for a variant means initcheck cannot follow that kind of memory (or write), not a
@@ -42,6 +44,7 @@
     } while (0)
 
 static const char PTX[] =
+    "\n"
     ".version 9.0\n"
     ".target sm_80\n"
     ".address_size 64\n"
@@ -277,6 +280,92 @@ static const char PTX[] =
     "	ret;\n"
     "\n"
     "}\n"
+    "	// .globl	scale\n"
+    ".visible .entry scale(\n"
+    "	.param .u64 scale_param_0,\n"
+    "	.param .u64 scale_param_1,\n"
+    "	.param .u32 scale_param_2,\n"
+    "	.param .u32 scale_param_3,\n"
+    "	.param .u32 scale_param_4\n"
+    ")\n"
+    "{\n"
+    "	.reg .pred 	%p<2>;\n"
+    "	.reg .b32 	%r<10>;\n"
+    "	.reg .b64 	%rd<8>;\n"
+    "\n"
+    "\n"
+    "	ld.param.u64 	%rd1, [scale_param_0];\n"
+    "	ld.param.u64 	%rd2, [scale_param_1];\n"
+    "	ld.param.u32 	%r2, [scale_param_2];\n"
+    "	ld.param.u32 	%r3, [scale_param_3];\n"
+    "	ld.param.u32 	%r4, [scale_param_4];\n"
+    "	mov.u32 	%r5, %ctaid.x;\n"
+    "	mov.u32 	%r6, %ntid.x;\n"
+    "	mov.u32 	%r7, %tid.x;\n"
+    "	mad.lo.s32 	%r1, %r5, %r6, %r7;\n"
+    "	setp.ge.s32 	%p1, %r1, %r4;\n"
+    "	@%p1 bra 	$L__BB6_2;\n"
+    "\n"
+    "	cvta.to.global.u64 	%rd3, %rd2;\n"
+    "	mul.wide.s32 	%rd4, %r1, 4;\n"
+    "	add.s64 	%rd5, %rd3, %rd4;\n"
+    "	ld.global.u32 	%r8, [%rd5];\n"
+    "	mad.lo.s32 	%r9, %r8, %r2, %r3;\n"
+    "	cvta.to.global.u64 	%rd6, %rd1;\n"
+    "	add.s64 	%rd7, %rd6, %rd4;\n"
+    "	st.global.u32 	[%rd7], %r9;\n"
+    "\n"
+    "$L__BB6_2:\n"
+    "	ret;\n"
+    "\n"
+    "}\n"
+    "	// .globl	mix\n"
+    ".visible .entry mix(\n"
+    "	.param .u64 mix_param_0,\n"
+    "	.param .u64 mix_param_1,\n"
+    "	.param .u64 mix_param_2,\n"
+    "	.param .u32 mix_param_3\n"
+    ")\n"
+    "{\n"
+    "	.reg .pred 	%p<2>;\n"
+    "	.reg .b32 	%r<14>;\n"
+    "	.reg .b64 	%rd<13>;\n"
+    "\n"
+    "\n"
+    "	ld.param.u64 	%rd1, [mix_param_0];\n"
+    "	ld.param.u64 	%rd2, [mix_param_1];\n"
+    "	ld.param.u64 	%rd3, [mix_param_2];\n"
+    "	ld.param.u32 	%r2, [mix_param_3];\n"
+    "	mov.u32 	%r3, %ntid.x;\n"
+    "	mov.u32 	%r4, %ctaid.x;\n"
+    "	mov.u32 	%r5, %tid.x;\n"
+    "	mad.lo.s32 	%r1, %r4, %r3, %r5;\n"
+    "	setp.ge.s32 	%p1, %r1, %r2;\n"
+    "	@%p1 bra 	$L__BB7_2;\n"
+    "\n"
+    "	cvta.to.global.u64 	%rd4, %rd2;\n"
+    "	cvta.to.global.u64 	%rd5, %rd3;\n"
+    "	mul.wide.s32 	%rd6, %r1, 4;\n"
+    "	add.s64 	%rd7, %rd4, %rd6;\n"
+    "	add.s64 	%rd8, %rd5, %rd6;\n"
+    "	ld.global.u32 	%r6, [%rd8];\n"
+    "	shr.u32 	%r7, %r6, 3;\n"
+    "	ld.global.u32 	%r8, [%rd7];\n"
+    "	xor.b32  	%r9, %r7, %r8;\n"
+    "	add.s32 	%r10, %r1, 1;\n"
+    "	rem.s32 	%r11, %r10, %r2;\n"
+    "	mul.wide.s32 	%rd9, %r11, 4;\n"
+    "	add.s64 	%rd10, %rd4, %rd9;\n"
+    "	ld.global.u32 	%r12, [%rd10];\n"
+    "	add.s32 	%r13, %r9, %r12;\n"
+    "	cvta.to.global.u64 	%rd11, %rd1;\n"
+    "	add.s64 	%rd12, %rd11, %rd6;\n"
+    "	st.global.u32 	[%rd12], %r13;\n"
+    "\n"
+    "$L__BB7_2:\n"
+    "	ret;\n"
+    "\n"
+    "}\n"
     "\n"
     "\n";
 
@@ -381,6 +470,70 @@ static int graph_variant(const char *variant) {
     return failures;
 }
 
+/* t[i] and out[i] of GraphMemoryGpuTest for input in[] (wrapping 32-bit arithmetic). */
+static unsigned int test_t(const unsigned int *in, int i, unsigned int a, unsigned int b) {
+    return in[i] * a + b;
+}
+
+/*
+ * GraphMemoryGpuTest's own shape and replay pattern: `in` from cuMemAlloc, written by a host copy
+ * before each launch; captured: alloc t, memset t, scale (reads in, writes t), alloc out, memset
+ * out, mix (reads t twice and in, writes out), free t; launches 2 and 3 follow an eager memset of
+ * out (the graph's allocation, which exists after a launch) on the same stream.
+ */
+static int test_shape_variant(void) {
+    size_t bytes = (size_t) n * sizeof(unsigned int);
+    unsigned int a = 2654435761u, b = 12345u;
+    unsigned int *input = malloc(bytes);
+    if (input == NULL) {
+        fprintf(stderr, "probe: out of host memory\n");
+        exit(2);
+    }
+    CUdeviceptr in, t, out;
+    CHECK(cuMemAlloc(&in, bytes));
+    CUgraph graph;
+    CUgraphExec exec;
+    int ai = (int) a, bi = (int) b;
+    CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(cuMemAllocAsync(&t, bytes, stream));
+    CHECK(cuMemsetD32Async(t, FILL, (size_t) n, stream));
+    void *scale_args[] = {&t, &in, &ai, &bi, &n};
+    launch(function("scale"), scale_args);
+    CHECK(cuMemAllocAsync(&out, bytes, stream));
+    CHECK(cuMemsetD32Async(out, FILL, (size_t) n, stream));
+    void *mix_args[] = {&out, &t, &in, &n};
+    launch(function("mix"), mix_args);
+    CHECK(cuMemFreeAsync(t, stream));
+    CHECK(cuStreamEndCapture(stream, &graph));
+    CHECK(cuGraphInstantiateWithFlags(&exec, graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    int failures = 0;
+    for (int l = 0; l < LAUNCHES; l++) {
+        for (int i = 0; i < n; i++) {
+            input[i] = (unsigned int) (i + l) * 2246822519u;
+        }
+        CHECK(cuMemcpyHtoD(in, input, bytes));
+        if (l > 0) {
+            CHECK(cuMemsetD32Async(out, ~FILL, (size_t) n, stream));
+        }
+        CHECK(cuGraphLaunch(exec, stream));
+        read_back(out);
+        for (int i = 0; i < n && failures == 0; i++) {
+            unsigned int want = (test_t(input, i, a, b) ^ (input[i] >> 3)) + test_t(input, (i + 1) % n, a, b);
+            if (host[i] != want) {
+                fprintf(stderr, "probe: test_shape, launch %d: out[%d] = 0x%08x, expected 0x%08x\n", l, i, host[i], want);
+                failures = 1;
+            }
+        }
+    }
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(graph));
+    CHECK(cuMemFreeAsync(out, stream)); /* the last launch's out, which no free node frees */
+    CHECK(cuStreamSynchronize(stream));
+    CHECK(cuMemFree(in));
+    free(input);
+    return failures;
+}
+
 static int eager_variant(void) {
     size_t bytes = (size_t) n * sizeof(unsigned int);
     CUdeviceptr out, t;
@@ -400,7 +553,7 @@ static int eager_variant(void) {
 
 int main(int argc, char **argv) {
     static const char *variants[] = {"graph_written", "graph_memset", "graph_second_alloc",
-                                     "graph_second_alloc_memset", "eager"};
+                                     "graph_second_alloc_memset", "eager", "test_shape"};
     const char *variant = argc > 1 ? argv[1] : "";
     int known = 0;
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
@@ -410,7 +563,8 @@ int main(int argc, char **argv) {
      * if initcheck reported each element of t once. */
     n = argc > 2 ? atoi(argv[2]) : 1049047;
     if (!known || n < 2) {
-        fprintf(stderr, "usage: %s graph_written|graph_memset|graph_second_alloc|graph_second_alloc_memset|eager [n >= 2]\n",
+        fprintf(stderr, "usage: %s graph_written|graph_memset|graph_second_alloc|graph_second_alloc_memset|eager|test_shape"
+                " [n >= 2]\n",
                 argv[0]);
         return 64;
     }
@@ -427,7 +581,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "probe: out of host memory for %d ints\n", n);
         return 2;
     }
-    int failures = strcmp(variant, "eager") == 0 ? eager_variant() : graph_variant(variant);
+    int failures = strcmp(variant, "eager") == 0 ? eager_variant()
+            : strcmp(variant, "test_shape") == 0 ? test_shape_variant() : graph_variant(variant);
     CHECK(cuDeviceGraphMemTrim(device));
     CHECK(cuStreamDestroy(stream));
     CHECK(cuModuleUnload(module));

@@ -18,3 +18,15 @@ READER(read_graph_memset)
 READER(read_graph_second_alloc)
 READER(read_graph_second_alloc_memset)
 READER(read_eager)
+
+// GraphMemoryGpuTest's own kernels, for the test_shape variant: t = in * a + b, then
+// out[i] = (t[i] ^ (in[i] >> 3)) + t[(i + 1) % n], reading a buffer written by a host copy too.
+extern "C" __global__ void scale(unsigned int* t, const unsigned int* in, int a, int b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) t[i] = in[i] * a + b;
+}
+
+extern "C" __global__ void mix(unsigned int* out, const unsigned int* t, const unsigned int* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (t[i] ^ (in[i] >> 3)) + t[(i + 1) % n];
+}

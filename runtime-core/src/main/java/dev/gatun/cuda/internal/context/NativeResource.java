@@ -164,8 +164,19 @@ public abstract class NativeResource implements Runnable {
      * Gatun (a capture begun on it or joined), the capture's scope holds the owner (or refuses
      * it) first, so a capture never bakes in a handle it does not hold. (The synchronous stream,
      * which never captures, needs no lock.)
+     *
+     * <p>Refuses a resource closed and on its way to retirement: the close took its fences, each
+     * under its stream's lock, so work admitted under that lock is either before the fence (and
+     * covered) or sees the close here. A use that passed its owner's open check just before a
+     * close on another thread (a shrink revoking a growable buffer's view, say) is refused instead
+     * of queued after the fences. A closed resource a graph still holds stays usable.
+     *
+     * @throws IllegalStateException when the resource is closed and not held
      */
     public final void usedOn(StreamState stream) {
+        if (closed && !retirementDeferred) {
+            throw new IllegalStateException(identity() + " is closed");
+        }
         CaptureScope scope = stream.captureScope();
         if (scope != null) {
             scope.admit(this);
