@@ -20,11 +20,6 @@ public final class Borrowed extends DeviceMemory {
     }
 
     @Override
-    Watch watch() {
-        return Watch.ALWAYS;
-    }
-
-    @Override
     public boolean borrowed() {
         return true;
     }

@@ -76,8 +76,10 @@ public abstract sealed class DeviceMemory extends NativeResource
         this.size = size;
     }
 
-    /** How this kind's handles are watched; see {@link Watch}. */
-    abstract Watch watch();
+    /** How this kind's handles are watched; see {@link Watch}. Every one, unless the kind says otherwise. */
+    Watch watch() {
+        return Watch.ALWAYS;
+    }
 
     public final long address() {
         return address;

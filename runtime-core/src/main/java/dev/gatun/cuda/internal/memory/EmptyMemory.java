@@ -17,11 +17,6 @@ public final class EmptyMemory extends DeviceMemory {
     }
 
     @Override
-    Watch watch() {
-        return Watch.ALWAYS;
-    }
-
-    @Override
     protected boolean freeAtClose(StreamState soleStream) {
         return true; // nothing was allocated, so nothing waits
     }

@@ -47,11 +47,6 @@ public final class GraphAllocation extends DeviceMemory implements Retirement.Re
     }
 
     @Override
-    Watch watch() {
-        return Watch.ALWAYS;
-    }
-
-    @Override
     protected void beforeRetire() {
         allocation.closedDuringCapture(address); // a free node, while its capture is still open
     }

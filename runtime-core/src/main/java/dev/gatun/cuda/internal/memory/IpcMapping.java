@@ -34,11 +34,6 @@ public final class IpcMapping extends DeviceMemory implements Retirement.Release
     }
 
     @Override
-    Watch watch() {
-        return Watch.ALWAYS;
-    }
-
-    @Override
     public boolean borrowed() {
         return true;
     }

@@ -41,11 +41,6 @@ public final class IpcPoolMapping extends DeviceMemory implements Retirement.Rel
     }
 
     @Override
-    Watch watch() {
-        return Watch.ALWAYS;
-    }
-
-    @Override
     public boolean borrowed() {
         return true;
     }
