@@ -97,14 +97,8 @@ class SyncOrderingInterleavingTest {
             Background<Void> t2 = Background.run("T2", () -> g.shrink(2 * MIB));
             t2.awaitFinishedOrWaiting();
             inFill.release();
-            Throwable refused = t1.joinFailure();
             t2.join();
-            if (refused != null) {
-                assertInstanceOf(IllegalStateException.class, refused, "the fill is refused as a use of a revoked view, "
-                        + "or queued before the shrink unmaps its chunk; it reached the driver on unmapped memory: "
-                        + refused);
-            }
-            HeldStreams.release(sim, s);
+            fillRefusedOrBeforeTheUnmap(t1);
         }
         s.close();
         ctx.synchronize();
@@ -139,17 +133,25 @@ class SyncOrderingInterleavingTest {
                 inFill.release();
             }
             t1.join();
-            Throwable refused = t2.joinFailure();
-            if (refused != null) {
-                assertInstanceOf(IllegalStateException.class, refused, "the fill is refused as a use of a revoked view, "
-                        + "or queued before the shrink unmaps its chunk; it reached the driver on unmapped memory: "
-                        + refused);
-            }
-            HeldStreams.release(sim, s);
+            fillRefusedOrBeforeTheUnmap(t2);
         }
         s.close();
         ctx.synchronize();
         assertEquals(List.of(), sim.gpu.violations(), "the shrink unmapped a chunk under the fill");
+    }
+
+    /**
+     * After a fill on {@code fill}'s thread raced a shrink that revoked its view: the fill was
+     * refused as a use of a closed view, or was queued before the shrink unmapped its chunk (the
+     * caller checks, once the held stream ran, that nothing touched unmapped memory).
+     */
+    private void fillRefusedOrBeforeTheUnmap(Background<Void> fill) {
+        Throwable refused = fill.joinFailure();
+        if (refused != null) {
+            assertInstanceOf(IllegalStateException.class, refused, "the fill is refused as a use of a revoked view, or "
+                    + "queued before the shrink unmaps its chunk; it reached the driver on unmapped memory: " + refused);
+        }
+        HeldStreams.release(sim, s);
     }
 
     @Test

@@ -103,28 +103,18 @@ public final class SyncOrdering {
     }
 
     /**
-     * Makes the context's synchronous stream wait for the work queued so far on every other stream
-     * of this context, flagged or not: for the out-of-memory ladder, which waits for stream-ordered
-     * frees too, and those do not flag their stream (they touch no operand of a synchronous
-     * operation). No flag is consumed. Call with no stream's lock held.
+     * Makes {@code waiter} (this context's synchronous stream, or another context's of the same
+     * driver) wait for the work queued so far on every other stream of this context, flagged or
+     * not. No flag is consumed: the flags belong to this context's own synchronous operations. For
+     * a peer's synchronous operation, and for the out-of-memory ladder, which waits for
+     * stream-ordered frees too (they flag no stream: they touch no operand of a synchronous
+     * operation). Call with no stream's lock held.
      */
-    public void orderAfterAllWork() {
-        StreamState waiter = context.syncStream();
+    public void orderAfterAllWork(StreamState waiter) {
         for (StreamState s : streams) {
             if (s != waiter) {
                 orderAfter(waiter, s);
             }
-        }
-    }
-
-    /**
-     * Makes {@code waiter}, the synchronous stream of another context of the same driver, wait
-     * for the work queued so far on every stream of this context. The flags belong to this
-     * context's own synchronous operations, so none is consumed and every stream is fenced.
-     */
-    public void orderForeignWaiterAfterAllWork(StreamState waiter) {
-        for (StreamState s : streams) {
-            orderAfter(waiter, s);
         }
     }
 

@@ -4,7 +4,6 @@ import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import java.lang.invoke.MethodHandles;
 import java.lang.ref.WeakReference;
@@ -203,10 +202,6 @@ public abstract sealed class DeviceMemory extends NativeResource
         return "DeviceBuffer#" + id() + " (" + size + " bytes at 0x" + Long.toHexString(address) + ", device "
                 + context.device() + (words.isEmpty() ? "" : ", " + words) + ")";
     }
-
-    /** A release that is this memory itself, for the kinds that implement {@link Retirement.Release}. */
-    @Override
-    protected abstract Retirement.Release howToFree();
 
     /** The Cleaner's action for a watched handle: reports and closes the allocation it stood for, if it still does. */
     private record LeakWatch(DeviceMemory memory, WeakReference<Object> token) implements Runnable {

@@ -114,7 +114,7 @@ final class LadderRungs {
      */
     void synchronize() {
         if (!synchronizeWholeContext()) {
-            context.ordering().orderAfterAllWork();
+            context.ordering().orderAfterAllWork(context.syncStream());
             context.stats().forcedSynchronizations.increment();
             // The context's synchronous stream: open while the context is, and never captured.
             context.calls().streams().synchronize(context.syncStream().handle());

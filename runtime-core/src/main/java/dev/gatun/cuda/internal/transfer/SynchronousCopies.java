@@ -207,7 +207,7 @@ public final class SynchronousCopies {
 
     private void orderAfterForeignWork(StreamState copy, NativeResource resource) {
         if (resource.context() != contextState) {
-            resource.context().ordering().orderForeignWaiterAfterAllWork(copy);
+            resource.context().ordering().orderAfterAllWork(copy);
         }
         resource.orderAfterForeignUses(copy);
     }
