@@ -111,8 +111,24 @@ class CompareTableTest {
         double[] same = {3.0, 3.0, 3.0, 3.0, 3.0};
         CompareTable.Summary s = summary(TwinRow.READBACK, rounds(TwinRow.READBACK, same, same, 4096));
 
-        assertTrue(s.gatunBytes() < CompareTable.ZERO_BYTES_BELOW, "B/op " + s.gatunBytes());
+        assertTrue(s.gatunBytes() < CompareTable.BYTES_TOLERANCE, "B/op " + s.gatunBytes());
         assertEquals(Verdict.State.MET, s.verdict().state());
+    }
+
+    @Test
+    void anAllocationRowMayAllocateItsHandleButNothingMore() {
+        double[] c = {1.0, 1.0, 1.0, 1.0, 1.0};
+        double[] gatun = {1.05, 1.05, 1.05, 1.05, 1.05};
+        TwinRow row = TwinRow.ALLOC_STREAM_ORDERED;
+        long n = row.n();
+        CompareTable.Summary handleAndSampling = summary(row, rounds(row, c, gatun, 16L * n + 3L * n / 10));
+        CompareTable.Summary more = summary(row, rounds(row, c, gatun, 16L * n + 9L * n / 10));
+
+        assertEquals(Verdict.State.MET, handleAndSampling.verdict().state(), handleAndSampling.verdict().cell());
+        assertEquals(Verdict.State.MISSED, more.verdict().state());
+        assertEquals("NO: 16.9 B/op", more.verdict().cell());
+        String table = CompareTable.parse(rounds(row, c, gatun, 16L * n)).render();
+        assertTrue(table.contains(", ≤ 16 B/op | yes |"), table);
     }
 
     @Test

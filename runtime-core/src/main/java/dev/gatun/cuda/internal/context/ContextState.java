@@ -307,7 +307,7 @@ public final class ContextState implements RetirementQueue.Host {
     }
 
     @Override
-    public void retired(Retirement r, boolean freed) {
+    public void retired(Object identity, boolean freed) {
         (freed ? stats.retirementsCompleted : stats.retirementsFailed).increment();
     }
 

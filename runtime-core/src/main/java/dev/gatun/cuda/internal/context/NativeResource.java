@@ -363,8 +363,16 @@ public abstract class NativeResource implements Runnable {
             fences = new ArrayList<>(fences);
             fences.addAll(extra);
         }
-        // The resource itself names the retirement: its identity string is built only if a line is logged.
-        context.retirement().submit(new Retirement(this, kind, fences, howToFree(), synchronizingFree()));
+        Retirement.Release release = howToFree();
+        boolean synchronizing = synchronizingFree();
+        // No stream used the handle and nothing else must complete first: no queued work can use
+        // it, so it may go now (the resource itself names it: its identity string is built only
+        // if a line is logged).
+        if (fences.isEmpty()) {
+            context.retirement().freeNowOrSubmit(this, kind, release, synchronizing);
+        } else {
+            context.retirement().submit(new Retirement(this, kind, fences, release, synchronizing));
+        }
     }
 
     /** The Cleaner's action: runs when the owner became unreachable, or when close() cleaned it. */

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.internal.events.RetirementBacklogEvent;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -36,8 +37,8 @@ public final class RetirementQueue {
 
         CaptureGate gate();
 
-        /** Counts one retirement outcome. */
-        void retired(Retirement retirement, boolean freed);
+        /** Counts one retirement outcome; {@code identity} names the handle (see {@link Retirement#identity()}). */
+        void retired(Object identity, boolean freed);
 
         /** Counts a handle abandoned because the context is poisoned. */
         void abandoned(Retirement retirement);
@@ -81,6 +82,43 @@ public final class RetirementQueue {
             reportBacklog(now);
         }
         reap();
+    }
+
+    /**
+     * Retires a handle that no queued work can use (it has no evidence to wait for): frees it
+     * now, on the calling thread, as the C caller frees it, without the queue's entry, list and
+     * reap, when that needs no wait (the context is live and current here, and a synchronizing
+     * free enters the gate at once). Otherwise, or when that free fails, it is queued as
+     * {@link #submit} queues it, a failed free counting as its first attempt.
+     *
+     * @param identity names the handle, as {@link Retirement#identity()}
+     */
+    public void freeNowOrSubmit(Object identity, OwnerKind kind, Retirement.Release release, boolean synchronizing) {
+        if (host.poisoned() || !host.makeCurrentForRetirement()
+                || synchronizing && !host.gate().tryEnterSynchronizing()) {
+            // Poisoned, not current, or a global-mode capture is active: the queue decides, never waits.
+            submit(new Retirement(identity, kind, List.of(), release, synchronizing));
+            return;
+        }
+        int r;
+        try {
+            r = release.free();
+        } finally {
+            if (synchronizing) {
+                host.gate().exitSynchronizing();
+            }
+        }
+        if (r == 0) {
+            host.retired(identity, true);
+            return;
+        }
+        Entry entry = new Entry(new Retirement(identity, kind, List.of(), release, synchronizing));
+        if (!failedAttempt(entry, r)) {
+            synchronized (queueLock) {
+                incoming.add(entry);
+                ++pending;
+            }
+        }
     }
 
     /** A JFR event each time the backlog reaches another power of two from 64: handles pile up behind the GPU. */
@@ -218,7 +256,7 @@ public final class RetirementQueue {
                         release.abandoned();
                         host.abandoned(entry.retirement);
                     } else {
-                        host.retired(entry.retirement, release.free() == 0);
+                        host.retired(entry.retirement.identity(), release.free() == 0);
                     }
                     releaseEvidence(entry);
                     it.remove();
@@ -237,16 +275,12 @@ public final class RetirementQueue {
                 int r = entry.retirement.release().free();
                 if (r == 0) {
                     releaseEvidence(entry);
-                    host.retired(entry.retirement, true);
+                    host.retired(entry.retirement.identity(), true);
                     it.remove();
                     finished++;
-                } else if (++entry.freeFailures >= MAX_FREE_ATTEMPTS) {
-                    abandon(entry, "free failed " + entry.freeFailures + " times, last with " + host.resultName(r));
+                } else if (failedAttempt(entry, r)) {
                     it.remove();
                     finished++;
-                } else {
-                    LOG.warn("Freeing {} failed with {}; will retry at the next reap (attempt {} of {})",
-                            entry.retirement.identity(), host.resultName(r), entry.freeFailures, MAX_FREE_ATTEMPTS);
                 }
             }
         } finally {
@@ -287,6 +321,17 @@ public final class RetirementQueue {
         }
     }
 
+    /** Counts a failed free of {@code entry} (result {@code r}): true when that was its last attempt and it was given up. */
+    private boolean failedAttempt(Entry entry, int r) {
+        if (++entry.freeFailures >= MAX_FREE_ATTEMPTS) {
+            abandon(entry, "free failed " + entry.freeFailures + " times, last with " + host.resultName(r));
+            return true;
+        }
+        LOG.warn("Freeing {} failed with {}; will retry at the next reap (attempt {} of {})",
+                entry.retirement.identity(), host.resultName(r), entry.freeFailures, MAX_FREE_ATTEMPTS);
+        return false;
+    }
+
     private void abandon(Entry entry, String why) {
         LOG.error("Leaking {}: {}", entry.retirement.identity(), why);
         // Only the handle is leaked: its evidence completed before the first attempt, so the
@@ -294,6 +339,6 @@ public final class RetirementQueue {
         // handle's work (an executable's graphs and buffers) can go too.
         releaseEvidence(entry);
         entry.retirement.release().abandoned();
-        host.retired(entry.retirement, false);
+        host.retired(entry.retirement.identity(), false);
     }
 }

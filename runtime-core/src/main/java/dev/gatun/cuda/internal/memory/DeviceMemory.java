@@ -27,7 +27,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * owner does not close is watched by the Cleaner and listed with its allocation site, and
  * nothing is recycled. Without it, cold
  * kinds are watched as every owner is, and recycled kinds one allocation in
- * {@link #LEAK_SAMPLING} (as Netty's leak detector samples): a leaked handle is reported at that
+ * {@link #LEAK_SAMPLING} (sampled, as Netty's leak detector does): a leaked handle is reported at that
  * rate and its memory freed when it is; an unwatched leaked handle keeps its memory until the
  * process ends, and its context refuses to close while it is counted live. A watched handle is
  * named here through a weak reference, so that this memory, which the Cleaner's action reaches,
@@ -38,7 +38,7 @@ public abstract sealed class DeviceMemory extends NativeResource
         EmptyMemory {
 
     /** One recycled allocation in this many is watched by the Cleaner when leaks are not tracked. */
-    public static final int LEAK_SAMPLING = 128;
+    public static final int LEAK_SAMPLING = 256;
 
     private static final VarHandle OWNER;
 
@@ -98,9 +98,9 @@ public abstract sealed class DeviceMemory extends NativeResource
             how = Watch.ALWAYS;
         }
         if (how == Watch.ALWAYS || how == Watch.SAMPLED && ThreadLocalRandom.current().nextInt(LEAK_SAMPLING) == 0) {
-            WeakReference<Object> token = new WeakReference<>(handle);
+            LeakWatch token = new LeakWatch(handle, this);
             owner = token;
-            watch(handle, new LeakWatch(this, token));
+            watch(handle, token);
         } else {
             owner = handle;
             if (how == Watch.NEVER) {
@@ -203,11 +203,22 @@ public abstract sealed class DeviceMemory extends NativeResource
                 + context.device() + (words.isEmpty() ? "" : ", " + words) + ")";
     }
 
-    /** The Cleaner's action for a watched handle: reports and closes the allocation it stood for, if it still does. */
-    private record LeakWatch(DeviceMemory memory, WeakReference<Object> token) implements Runnable {
+    /**
+     * A watched handle's token and the Cleaner's action in one object (one allocation per watched
+     * handle besides the Cleaner's own): names the handle weakly, and once the handle is
+     * unreachable, reports and closes the allocation it stood for, if it still does.
+     */
+    private static final class LeakWatch extends WeakReference<Object> implements Runnable {
+        private final DeviceMemory memory;
+
+        LeakWatch(Object handle, DeviceMemory memory) {
+            super(handle);
+            this.memory = memory;
+        }
+
         @Override
         public void run() {
-            if (OWNER.compareAndSet(memory, token, null)) {
+            if (OWNER.compareAndSet(memory, this, null)) {
                 memory.reportLeak();
                 memory.close();
             }

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.gatun.cuda.OwnerKind;
@@ -54,8 +55,8 @@ class RetirementQueueTest {
         }
 
         @Override
-        public void retired(Retirement retirement, boolean ok) {
-            (ok ? freed : failed).add(retirement.identity().toString());
+        public void retired(Object identity, boolean ok) {
+            (ok ? freed : failed).add(identity.toString());
         }
 
         @Override
@@ -70,6 +71,17 @@ class RetirementQueueTest {
     }
 
     private final Host host = new Host();
+
+    /** Enters the gate's capture side from another thread (the gate's bound is zero: it fails unless no section is in). */
+    private CaptureGate.CaptureTicket captureOnAnotherThread() throws Exception {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return host.gate.enterCapture();
+            } catch (CaptureGate.GateException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get();
+    }
     private final RetirementQueue queue = new RetirementQueue(host);
 
     @BeforeEach
@@ -130,13 +142,7 @@ class RetirementQueueTest {
     @Test
     void synchronizingFreesWaitOutAGlobalCaptureWithoutBlocking() throws Exception {
         AtomicInteger frees = new AtomicInteger();
-        CaptureGate.CaptureTicket capture = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            try {
-                return host.gate.enterCapture();
-            } catch (CaptureGate.GateException e) {
-                throw new IllegalStateException(e);
-            }
-        }).get();
+        CaptureGate.CaptureTicket capture = captureOnAnotherThread();
         queue.submit(new Retirement("sync free", OwnerKind.DEVICE_BUFFER, List.of(), () -> { frees.incrementAndGet(); return 0; }, true));
         queue.submit(new Retirement("async free", OwnerKind.DEVICE_BUFFER, List.of(), () -> { frees.incrementAndGet(); return 0; }, false));
         assertEquals(List.of("async free"), host.freed, "only the free that cannot break the capture ran");
@@ -163,5 +169,53 @@ class RetirementQueueTest {
         assertEquals(1, queue.pending());
         assertEquals(1, queue.drainAfterSynchronize());
         assertEquals(List.of("in flight"), host.freed);
+    }
+    @Test
+    void aHandleWithNothingToWaitForIsFreedNowWithoutAnEntry() {
+        AtomicInteger frees = new AtomicInteger();
+        queue.freeNowOrSubmit("unused", OwnerKind.DEVICE_BUFFER, () -> { frees.incrementAndGet(); return 0; }, true);
+        assertEquals(1, frees.get());
+        assertEquals(List.of("unused"), host.freed);
+        assertEquals(0, queue.pending(), "never queued");
+        // The gate's bound is zero: a capture gets in only if the free left its section.
+        CaptureGate.CaptureTicket capture = assertDoesNotThrow(this::captureOnAnotherThread);
+        host.gate.exitCapture(capture);
+    }
+
+    @Test
+    void aSynchronizingFreeNowDuringAGlobalCaptureIsQueuedWithoutRunning() throws Exception {
+        AtomicInteger frees = new AtomicInteger();
+        CaptureGate.CaptureTicket capture = captureOnAnotherThread();
+        queue.freeNowOrSubmit("sync free", OwnerKind.DEVICE_BUFFER, () -> { frees.incrementAndGet(); return 0; }, true);
+        queue.freeNowOrSubmit("async free", OwnerKind.DEVICE_BUFFER, () -> { frees.incrementAndGet(); return 0; }, false);
+        assertEquals(List.of("async free"), host.freed, "only the free that cannot break the capture ran");
+        assertEquals(1, queue.pending());
+        host.gate.exitCapture(capture);
+        queue.reap();
+        assertEquals(List.of("async free", "sync free"), host.freed);
+        assertEquals(2, frees.get());
+    }
+
+    @Test
+    void aFreeNowThatFailsCountsAsTheFirstAttemptAndWaitsForTheNextReap() {
+        AtomicInteger attempts = new AtomicInteger();
+        queue.freeNowOrSubmit("flaky", OwnerKind.EVENT, () -> attempts.incrementAndGet() == 1 ? 1 : 0, false);
+        assertEquals(1, attempts.get(), "tried once, not retried in the same close");
+        assertEquals(1, queue.pending());
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing flaky failed with R1; will retry at the next reap (attempt 1 of 3)");
+        queue.reap();
+        assertEquals(2, attempts.get());
+        assertEquals(List.of("flaky"), host.freed);
+        assertEquals(0, queue.pending());
+    }
+
+    @Test
+    void onAPoisonedContextAFreeNowIsLeftToTheQueueWhichAbandonsIt() {
+        AtomicInteger attempts = new AtomicInteger();
+        host.poisoned = true;
+        queue.freeNowOrSubmit("poisoned", OwnerKind.DEVICE_BUFFER, () -> { attempts.incrementAndGet(); return 0; }, false);
+        assertEquals(0, attempts.get(), "no driver free on a poisoned context");
+        assertEquals(List.of("poisoned"), host.failed);
+        LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning poisoned: the context is poisoned by a sticky error");
     }
 }
