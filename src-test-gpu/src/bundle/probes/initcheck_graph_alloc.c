@@ -3,8 +3,10 @@
  *
  * GraphMemoryGpuTest (src-test-gpu) captures: allocate t; memset t; kernel writes every t[i];
  * allocate out; memset out; kernel `mix` reads t[i] and t[(i + 1) % n] and writes out; free t.
- * Its replays match the CPU, yet `./sanitize initcheck` on the H200 reports about n
- * "Uninitialized __global__ memory read of size 4 bytes" in `mix`. This probe replays that shape
+ * Its replays match the CPU. `./sanitize initcheck` on the H200 reported about n
+ * "Uninitialized __global__ memory read of size 4 bytes" in a kernel `mix`, first blamed on this
+ * test; they came from IpcGpuTest's child JVM, whose kernel had the same name and read memory
+ * another process wrote (src-test-gpu/README.md). This probe replays the graph shape
  * with the driver API alone, plus variants that tell the possible causes apart; each variant
  * runs in its own process, so each sanitizer run's ERROR SUMMARY belongs to one variant:
  *
