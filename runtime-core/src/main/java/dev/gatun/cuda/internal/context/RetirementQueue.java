@@ -94,9 +94,11 @@ public final class RetirementQueue {
      * @param identity names the handle, as {@link Retirement#identity()}
      */
     public void freeNowOrSubmit(Object identity, OwnerKind kind, Retirement.Release release, boolean synchronizing) {
-        if (host.poisoned() || !host.makeCurrentForRetirement()
+        // Inside a reap (a free that let go of this handle), the reap in progress takes it, with
+        // the queue's retry rules; poisoned, not current, or with a global-mode capture active,
+        // the queue decides too, and never waits.
+        if (reaping.isHeldByCurrentThread() || host.poisoned() || !host.makeCurrentForRetirement()
                 || synchronizing && !host.gate().tryEnterSynchronizing()) {
-            // Poisoned, not current, or a global-mode capture is active: the queue decides, never waits.
             submit(new Retirement(identity, kind, List.of(), release, synchronizing));
             return;
         }
