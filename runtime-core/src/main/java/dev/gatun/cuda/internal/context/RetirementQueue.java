@@ -73,53 +73,77 @@ public final class RetirementQueue {
 
     /** Hands a resource over. Tries to free it at once (without blocking) when its evidence allows. */
     public void submit(Retirement retirement) {
+        enqueue(new Entry(retirement));
+        reap();
+    }
+
+    /** Adds {@code entry} to the entries the next reap takes, and counts it pending. */
+    private void enqueue(Entry entry) {
         int now;
         synchronized (queueLock) {
-            incoming.add(new Entry(retirement));
+            incoming.add(entry);
             now = ++pending;
         }
         if (now >= BACKLOG_REPORTED_FROM && Integer.bitCount(now) == 1) {
             reportBacklog(now);
         }
-        reap();
     }
 
     /**
      * Retires a handle that no queued work can use (it has no evidence to wait for): frees it
-     * now, on the calling thread, as the C caller frees it, without the queue's entry, list and
-     * reap, when that needs no wait (the context is live and current here, and a synchronizing
-     * free enters the gate at once). Otherwise, or when that free fails, it is queued as
-     * {@link #submit} queues it, a failed free counting as its first attempt.
+     * now, on the calling thread, as the C caller frees it, without the queue's entry and list,
+     * when that needs no wait (no other thread is reaping, the context is live and current here,
+     * and a synchronizing free enters the gate at once). It frees under the reaping lock, as a
+     * reap does, and then reaps what the free let go of. Otherwise it is queued as
+     * {@link #submit} queues it; a failed free counts as its first attempt and waits for the
+     * next reap.
      *
      * @param identity names the handle, as {@link Retirement#identity()}
      */
     public void freeNowOrSubmit(Object identity, OwnerKind kind, Retirement.Release release, boolean synchronizing) {
-        // Inside a reap (a free that let go of this handle), the reap in progress takes it, with
-        // the queue's retry rules; poisoned, not current, or with a global-mode capture active,
-        // the queue decides too, and never waits.
-        if (reaping.isHeldByCurrentThread() || host.poisoned() || !host.makeCurrentForRetirement()
-                || synchronizing && !host.gate().tryEnterSynchronizing()) {
+        // Inside a reap already (a free that let go of this handle), or with another thread
+        // reaping, the queue takes it: a reap in progress frees it with the queue's rules.
+        if (reaping.isHeldByCurrentThread() || !reaping.tryLock()) {
             submit(new Retirement(identity, kind, List.of(), release, synchronizing));
             return;
         }
-        int r;
         try {
-            r = release.free();
+            Entry failed = null;
+            if (host.poisoned() || !host.makeCurrentForRetirement()
+                    || synchronizing && !host.gate().tryEnterSynchronizing()) {
+                // Poisoned, not current, or a global-mode capture is active: the reap below
+                // decides (abandons, or defers), and never waits.
+                enqueue(new Entry(new Retirement(identity, kind, List.of(), release, synchronizing)));
+            } else {
+                int r;
+                try {
+                    r = release.free();
+                } finally {
+                    if (synchronizing) {
+                        host.gate().exitSynchronizing();
+                    }
+                }
+                if (r == 0) {
+                    host.retired(identity, true);
+                } else {
+                    Entry entry = new Entry(new Retirement(identity, kind, List.of(), release, synchronizing));
+                    failed = failedAttempt(entry, r) ? null : entry;
+                }
+            }
+            // What the free let go of (a graph's allocations) was submitted meanwhile: reaped now,
+            // under this lock, as a reap frees what its frees release.
+            if (pending > 0) {
+                reapLocked(false);
+            }
+            if (failed != null) {
+                // After that reap: a failed free waits for the next one.
+                waiting.add(failed);
+                synchronized (queueLock) {
+                    ++pending;
+                }
+            }
         } finally {
-            if (synchronizing) {
-                host.gate().exitSynchronizing();
-            }
-        }
-        if (r == 0) {
-            host.retired(identity, true);
-            return;
-        }
-        Entry entry = new Entry(new Retirement(identity, kind, List.of(), release, synchronizing));
-        if (!failedAttempt(entry, r)) {
-            synchronized (queueLock) {
-                incoming.add(entry);
-                ++pending;
-            }
+            reaping.unlock();
         }
     }
 
