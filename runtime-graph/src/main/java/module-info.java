@@ -4,7 +4,9 @@
  * The latch reaches its device word through the {@link dev.gatun.cuda.graph.LatchDeviceWord} seam.
  */
 module dev.gatun.cuda.graph {
-    requires dev.gatun.cuda;
+    // Transitive: the graph module's API speaks in core's types (Stream, CudaContext, DeviceBuffer),
+    // so a module that requires only this one must read core too.
+    requires transitive dev.gatun.cuda;
     requires org.slf4j;
 
     exports dev.gatun.cuda.graph;
