@@ -148,9 +148,7 @@ final class Doctor {
             // Not created here: looking must change nothing. The first compile that writes an entry makes it.
             Optional<String> problem = creationProblem(dir);
             if (problem.isPresent()) {
-                out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem.get() + ")");
-                out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
-                        + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
+                reportNotWritable(out, dir, problem.get());
                 return false;
             }
             out.println("  kernel cache:  " + dir + " (not created yet: the first compile makes it, mode 0700)" + cap);
@@ -172,14 +170,18 @@ final class Doctor {
         }
         Optional<String> problem = writeProblem(dir);
         if (problem.isPresent()) {
-            out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem.get() + ")");
-            out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
-                    + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
+            reportNotWritable(out, dir, problem.get());
             return false;
         }
         out.println("  kernel cache:  " + dir + " (writable)"
                 + cache.keyFile().map(key -> ", entries authenticated with the key in " + key).orElse("") + cap);
         return true;
+    }
+
+    private static void reportNotWritable(PrintStream out, Path dir, String problem) {
+        out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem + ")");
+        out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
+                + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
     }
 
     /**
