@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * driver and NVRTC are loaded once per class loader, so loader behaviour is tested in a JVM of
  * its own, with the system properties and environment variables it needs.
  */
-final class ChildJvm {
+public final class ChildJvm {
 
     private ChildJvm() {
     }
@@ -27,7 +27,7 @@ final class ChildJvm {
      * @param arguments the arguments of {@code main}
      * @return the child's output lines (stdout and stderr), after checking that it exited with 0
      */
-    static List<String> run(Class<?> main, Map<String, String> environment, List<String> jvmOptions,
+    public static List<String> run(Class<?> main, Map<String, String> environment, List<String> jvmOptions,
             String... arguments) throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         List<String> command = new ArrayList<>(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED"));
@@ -48,7 +48,7 @@ final class ChildJvm {
     }
 
     /** The lines that start with {@code prefix}, in order. */
-    static List<String> withPrefix(List<String> lines, String prefix) {
+    public static List<String> withPrefix(List<String> lines, String prefix) {
         return lines.stream().filter(l -> l.startsWith(prefix)).toList();
     }
 }

@@ -13,6 +13,7 @@ import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
@@ -141,13 +142,24 @@ final class Doctor {
             return true;
         }
         Path dir = directory.get();
-        boolean existed = Files.isDirectory(dir);
-        // Checked as a compile would check it, creating the directory (0700) the way the first write would.
+        String cap = ", least recently used entries evicted over " + cache.maxBytes() + " bytes ("
+                + KernelCache.MAX_BYTES_PROPERTY + ")";
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            // Not created here: looking must change nothing. The first compile that writes an entry makes it.
+            Optional<String> problem = creationProblem(dir);
+            if (problem.isPresent()) {
+                reportNotWritable(out, dir, problem.get());
+                return false;
+            }
+            out.println("  kernel cache:  " + dir + " (not created yet: the first compile makes it, mode 0700)" + cap);
+            return true;
+        }
+        // It exists, so this checks it as a compile would without creating anything.
         Optional<String> refused;
         try {
             refused = cache.refusal();
         } catch (IOException e) {
-            refused = Optional.empty(); // cannot be created: reported as not writable below
+            refused = Optional.of(e.toString()); // removed since it was seen
         }
         if (refused.isPresent()) {
             out.println("  kernel cache:  " + dir + " NOT USED: " + refused.get());
@@ -158,14 +170,39 @@ final class Doctor {
         }
         Optional<String> problem = writeProblem(dir);
         if (problem.isPresent()) {
-            out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem.get() + ")");
-            out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
-                    + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
+            reportNotWritable(out, dir, problem.get());
             return false;
         }
-        out.println("  kernel cache:  " + dir + (existed ? " (writable)" : " (created, writable)")
-                + cache.keyFile().map(key -> ", entries authenticated with the key in " + key).orElse(""));
+        out.println("  kernel cache:  " + dir + " (writable)"
+                + cache.keyFile().map(key -> ", entries authenticated with the key in " + key).orElse("") + cap);
         return true;
+    }
+
+    private static void reportNotWritable(PrintStream out, Path dir, String problem) {
+        out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem + ")");
+        out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
+                + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
+    }
+
+    /**
+     * Why the directory, which does not exist, could not be made: its nearest existing ancestor is
+     * not a directory or not writable (by access(2), which also knows read-only mounts and root).
+     */
+    private static Optional<String> creationProblem(Path dir) {
+        Path ancestor = dir.getParent();
+        while (ancestor != null && !Files.exists(ancestor)) {
+            ancestor = ancestor.getParent();
+        }
+        if (ancestor == null) {
+            return Optional.of("no directory above it exists");
+        }
+        if (!Files.isDirectory(ancestor)) {
+            return Optional.of(ancestor + " is not a directory");
+        }
+        if (!Files.isWritable(ancestor)) {
+            return Optional.of(ancestor + ", where it would be made, is not writable");
+        }
+        return Optional.empty();
     }
 
     /**

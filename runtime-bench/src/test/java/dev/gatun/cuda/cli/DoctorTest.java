@@ -19,6 +19,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,8 @@ class DoctorTest {
 
     private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
             DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
-            ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY);
+            ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY,
+            KernelCache.MAX_BYTES_PROPERTY);
 
     private final Map<String, String> saved = new HashMap<>();
 
@@ -128,16 +130,22 @@ class DoctorTest {
     void itPrintsTheSettingsInForce() throws IOException {
         Path cache = temp.resolve("kernels");
         String out = run(withDevices(1), Doctor.EXIT_OK);
-        assertTrue(out.contains("kernel cache:  " + cache + " (created, writable)"), out);
+        assertTrue(out.contains("kernel cache:  " + cache + " (not created yet: the first compile makes it, mode 0700), "
+                + "least recently used entries evicted over 268435456 bytes (gatun.kernelCache.maxBytes)"), out);
         assertTrue(out.contains("device pool:   keeps up to 2147483648 bytes for reuse; call-site profiling off"), out);
         assertTrue(out.contains("leak tracking: off"), out);
         assertTrue(out.contains("oom ladder:    on (an allocation that runs out of memory frees, trims and "
                 + "synchronizes, then tries again)"), out);
+        assertFalse(Files.exists(cache), "doctor made the cache directory");
+
+        Files.createDirectory(cache, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        System.setProperty(KernelCache.MAX_BYTES_PROPERTY, "1048576");
+        String again = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(again.contains("kernel cache:  " + cache + " (writable), least recently used entries evicted over "
+                + "1048576 bytes"), again);
         try (Stream<Path> left = Files.list(cache)) {
             assertEquals(List.of(), left.toList(), "the write probe is removed");
         }
-        String again = run(withDevices(1), Doctor.EXIT_OK);
-        assertTrue(again.contains("kernel cache:  " + cache + " (writable)"), again);
     }
 
     @Test
@@ -159,10 +167,23 @@ class DoctorTest {
     }
 
     @Test
-    void aBadKernelCacheSwitchIsReportedWithRuntimeCoresMessage() {
+    void aKernelCacheDirectoryThatDoesNotExistIsReportedAndNotCreated() {
+        Path cache = temp.resolve("not").resolve("yet").resolve("kernels");
+        System.setProperty(KernelCache.DIRECTORY_PROPERTY, cache.toString());
+        String out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("kernel cache:  " + cache + " (not created yet"), out);
+        assertFalse(Files.exists(temp.resolve("not")), "doctor created a directory on the way to the cache");
+    }
+
+    @Test
+    void aBadKernelCacheSwitchOrCapIsReportedWithRuntimeCoresMessage() {
         System.setProperty(KernelCache.SWITCH_PROPERTY, "sometimes");
         String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
         assertTrue(out.contains("kernel cache:  WRONG: system property gatun.kernelCache is 'sometimes'"), out);
+        System.clearProperty(KernelCache.SWITCH_PROPERTY);
+        System.setProperty(KernelCache.MAX_BYTES_PROPERTY, "lots");
+        String cap = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(cap.contains("kernel cache:  WRONG: system property gatun.kernelCache.maxBytes is 'lots'"), cap);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
@@ -19,8 +20,15 @@ import org.slf4j.LoggerFactory;
 /**
  * A content-addressed on-disk cache of NVRTC output, shared by every process of the user. An
  * {@link NvrtcCompiler} given one looks each compilation up by a SHA-256 of everything that
- * determines its result (source, options, target, NVRTC version, include directories, name
- * expressions) and calls NVRTC only on a miss.
+ * determines its result (source, options, target, NVRTC version, the content of every file under
+ * the caller's include directories, the toolkit's include directories, name expressions) and
+ * calls NVRTC only on a miss. The caller's include directories count by content, not by path,
+ * so a header unpacked into a new temporary directory by each JVM still hits.
+ *
+ * <p><b>Its size.</b> After each write, the entries least recently used (each hit marks its
+ * entry used) are deleted until all of them take at most {@link #maxBytes()}
+ * ({@value #MAX_BYTES_PROPERTY}, by default 256 MiB); the entry just written is never deleted,
+ * and {@link KernelCacheCounters#evictions()} counts what was.
  *
  * <p>The cache never fails a compile: an entry that cannot be read, or is truncated, corrupted
  * or foreign, is logged and ignored, and the fresh result overwrites it; an entry that cannot be
@@ -46,9 +54,10 @@ import org.slf4j.LoggerFactory;
  * that verifies is ignored and counted ({@link KernelCacheCounters#unauthenticatedEntries()}).
  * The cache directory's owner and mode are then not checked, its symbolic links still are.
  *
- * <p>Headers reached through include directories are not hashed (NVRTC only knows which it read
- * after compiling): when your own headers change, change the source or an option (e.g. a
- * {@code -D} revision), or delete the directory.
+ * <p>Every file under the caller's include directories is read for each compile's key (NVRTC
+ * only knows which headers it read after compiling), so name directories that hold headers, not
+ * a whole source tree. An {@code -I} given as an option rather than as an include directory
+ * counts by its spelling only.
  */
 public final class KernelCache {
 
@@ -62,13 +71,19 @@ public final class KernelCache {
     public static final String KEY_FILE_PROPERTY = "gatun.kernelCache.keyFile";
     /** The largest entry the default cache reads or writes, in bytes (default 256 MiB). */
     public static final String MAX_ENTRY_BYTES_PROPERTY = "gatun.kernelCache.maxEntryBytes";
+    /** The most bytes the default cache's entries take together before the least recently used are evicted (default 256 MiB). */
+    public static final String MAX_BYTES_PROPERTY = "gatun.kernelCache.maxBytes";
+    /** The default of {@value #MAX_BYTES_PROPERTY}. */
+    public static final long DEFAULT_MAX_BYTES = 256L << 20;
 
     private static final Logger LOG = LoggerFactory.getLogger(KernelCache.class);
-    private static final KernelCache DISABLED = new KernelCache(null, null);
+    private static final KernelCache DISABLED = new KernelCache(null, null, 0);
 
     private final CacheDirectory files;
     /** The key file of the authenticated mode; null otherwise. */
     private final Path keyFile;
+    /** The cap on all entries together, in bytes. */
+    private final long maxBytes;
     /** Whether the directory may be used, decided once it exists; null until then. */
     private volatile Trust trust;
     private final LongAdder hits = new LongAdder();
@@ -77,25 +92,26 @@ public final class KernelCache {
     private final LongAdder rejected = new LongAdder();
     private final LongAdder unauthenticated = new LongAdder();
     private final LongAdder refusedLookups = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
 
     /** The outcome of the trust checks: the MAC key (authenticated mode), or why the cache is not used. */
     private record Trust(byte[] macKey, String refusal) {
     }
 
-    private KernelCache(CacheDirectory files, Path keyFile) {
+    private KernelCache(CacheDirectory files, Path keyFile, long maxBytes) {
         this.files = files;
         this.keyFile = keyFile;
+        this.maxBytes = maxBytes;
     }
 
     /** A cache in {@code directory}, created (0700) on the first write, used only if trusted (see above). */
     public static KernelCache at(Path directory) {
-        return new KernelCache(new CacheDirectory(directory), null);
+        return new KernelCache(new CacheDirectory(directory), null, DEFAULT_MAX_BYTES);
     }
 
     /** A cache in {@code directory} whose entries are authenticated under the key in {@code keyFile} (made if absent). */
     public static KernelCache authenticatedAt(Path directory, Path keyFile) {
-        return new KernelCache(new CacheDirectory(directory),
-                keyFile.toAbsolutePath().normalize());
+        return new KernelCache(new CacheDirectory(directory), keyFile.toAbsolutePath().normalize(), DEFAULT_MAX_BYTES);
     }
 
     /** This cache, reading and writing entries of at most {@code bytes} (1 to 2^31 - 9). */
@@ -103,7 +119,24 @@ public final class KernelCache {
         if (files == null) {
             return this;
         }
-        return new KernelCache(new CacheDirectory(files.root(), bytes), keyFile);
+        return new KernelCache(new CacheDirectory(files.root(), bytes), keyFile, maxBytes);
+    }
+
+    /**
+     * This cache, evicting the least recently used entries after a write until all take at most
+     * {@code bytes} together.
+     *
+     * @throws IllegalArgumentException when {@code bytes} is less than 1
+     */
+    public KernelCache withMaxBytes(long bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException("a kernel cache cap of " + bytes + " bytes; give at least 1, or use "
+                    + "KernelCache.disabled() for no cache");
+        }
+        if (files == null) {
+            return this;
+        }
+        return new KernelCache(files, keyFile, bytes);
     }
 
     /** No cache: every compile calls NVRTC. */
@@ -117,11 +150,12 @@ public final class KernelCache {
      * {@code $XDG_CACHE_HOME/gatun/kernels}, else in {@code ~/.cache/gatun/kernels};
      * authenticated when {@value #AUTHENTICATE_PROPERTY} is true, with the key in
      * {@value #KEY_FILE_PROPERTY}, else in {@code gatun/kernel-cache.key} next to the default
-     * directory; entries capped at {@value #MAX_ENTRY_BYTES_PROPERTY} bytes.
+     * directory; entries capped at {@value #MAX_ENTRY_BYTES_PROPERTY} bytes each and at
+     * {@value #MAX_BYTES_PROPERTY} bytes together.
      *
      * @throws IllegalArgumentException when {@value #SWITCH_PROPERTY} is not on, off, true or
      *     false, a path is not absolute, {@value #AUTHENTICATE_PROPERTY} is not true or false, a
-     *     key file is named without the authenticated mode, or the cap is not a number of bytes
+     *     key file is named without the authenticated mode, or a cap is not a number of bytes
      */
     public static KernelCache defaultCache() {
         return configured(System::getProperty, System::getenv);
@@ -152,11 +186,13 @@ public final class KernelCache {
         }
         long cap = Settings.bytes("system property " + MAX_ENTRY_BYTES_PROPERTY, properties.apply(MAX_ENTRY_BYTES_PROPERTY),
                 CacheDirectory.DEFAULT_MAX_ENTRY_BYTES, 1, CacheDirectory.MAX_ENTRY_BYTES_LIMIT, "");
+        long total = Settings.bytes("system property " + MAX_BYTES_PROPERTY, properties.apply(MAX_BYTES_PROPERTY),
+                DEFAULT_MAX_BYTES, 1, Long.MAX_VALUE, "; to keep no cache at all, set " + SWITCH_PROPERTY + "=off");
         Path directory = dir != null ? dir : userCache.resolve("gatun").resolve("kernels");
         KernelCache cache = authenticate
                 ? authenticatedAt(directory, key != null ? key : userCache.resolve("gatun").resolve("kernel-cache.key"))
                 : at(directory);
-        return cache.withMaxEntryBytes(cap);
+        return cache.withMaxEntryBytes(cap).withMaxBytes(total);
     }
 
     /** {@code $XDG_CACHE_HOME}, else {@code ~/.cache}. */
@@ -214,10 +250,15 @@ public final class KernelCache {
         return files == null ? 0 : files.maxEntryBytes();
     }
 
+    /** The most bytes the entries take together after a write; 0 when disabled. */
+    public long maxBytes() {
+        return files == null ? 0 : maxBytes;
+    }
+
     /** What this cache has done so far. */
     public KernelCacheCounters counters() {
         return new KernelCacheCounters(hits.sum(), misses.sum(), stores.sum(), rejected.sum(), unauthenticated.sum(),
-                refusedLookups.sum());
+                refusedLookups.sum(), evictions.sum());
     }
 
     /**
@@ -325,6 +366,7 @@ public final class KernelCache {
             case CacheEntryFormat.Valid valid -> {
                 hits.increment();
                 LOG.debug("kernel cache hit for {}", key);
+                markUsed(key);
                 yield Optional.of(valid.program());
             }
             case CacheEntryFormat.Invalid invalid -> {
@@ -363,6 +405,44 @@ public final class KernelCache {
         } catch (IOException e) {
             LOG.warn("cannot write kernel cache entry {} ({}); the compiled program is used but not cached",
                     files.entry(key), e.toString());
+            return;
+        }
+        evictAfterWriting(key);
+    }
+
+    private void markUsed(String key) {
+        try {
+            files.markUsed(key);
+        } catch (IOException e) {
+            // e.g. an authenticated cache's entry written by another user: it still works, and is
+            // evicted as if it had not been used since it was written.
+            LOG.debug("cannot mark kernel cache entry {} as used ({}); eviction sees its older time",
+                    files.entry(key), e.toString());
+        }
+    }
+
+    /** Deletes the least recently used entries until all take at most the cap; never {@code written}'s. */
+    private void evictAfterWriting(String written) {
+        List<CacheDirectory.Listed> victims;
+        try {
+            victims = files.evictionVictims(maxBytes, written);
+        } catch (IOException e) {
+            LOG.warn("cannot list the kernel cache directory {} to keep it under {} bytes ({}); nothing is evicted",
+                    files.root(), maxBytes, e.toString());
+            return;
+        }
+        for (CacheDirectory.Listed victim : victims) {
+            try {
+                if (files.delete(victim)) {
+                    evictions.increment();
+                    LOG.debug("evicted kernel cache entry {} ({} bytes, last used {})", victim.path(), victim.bytes(),
+                            victim.used());
+                }
+            } catch (IOException e) {
+                LOG.warn("cannot evict kernel cache entry {} ({}); the cache stays over {} bytes until it can",
+                        victim.path(), e.toString(), maxBytes);
+                return;
+            }
         }
     }
 

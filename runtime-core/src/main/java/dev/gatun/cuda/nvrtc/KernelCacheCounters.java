@@ -12,7 +12,9 @@ package dev.gatun.cuda.nvrtc;
  *     that does not verify under the user's key
  * @param refusedLookups lookups made without the cache because its directory (or, in the
  *     authenticated mode, its key) is not trusted; the reason is logged once, at WARN
+ * @param evictions entries deleted, least recently used first, to keep the cache under its cap
+ *     ({@link KernelCache#maxBytes()})
  */
 public record KernelCacheCounters(long hits, long misses, long stores, long rejectedEntries, long unauthenticatedEntries,
-        long refusedLookups) {
+        long refusedLookups, long evictions) {
 }

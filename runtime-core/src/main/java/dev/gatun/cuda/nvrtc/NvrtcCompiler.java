@@ -9,10 +9,13 @@ import dev.gatun.cuda.internal.nvrtc.CacheKey;
 import dev.gatun.cuda.internal.nvrtc.CompileRequest;
 import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
 import dev.gatun.cuda.internal.nvrtc.NvrtcProgram;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Compiles CUDA C++ to PTX or CUBIN with NVRTC, through a {@link KernelCache}. Get one from
@@ -24,6 +27,7 @@ import java.util.Optional;
  */
 public final class NvrtcCompiler {
 
+    private static final Logger LOG = LoggerFactory.getLogger(NvrtcCompiler.class);
     private static final int UNSUPPORTED_PTX_VERSION = CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
 
     private final NvrtcApi api;
@@ -57,7 +61,16 @@ public final class NvrtcCompiler {
                 program = NvrtcProgram.compile(api, request);
                 return program;
             }
-            String key = CacheKey.of(request);
+            String key;
+            try {
+                key = CacheKey.of(request);
+            } catch (IOException e) {
+                LOG.warn("cannot read the headers under the include directories {} of {} for the kernel cache key ({}); "
+                        + "compiling without the cache", request.callerIncludeDirectories(), options.programName(),
+                        e.toString());
+                program = NvrtcProgram.compile(api, request);
+                return program;
+            }
             Optional<CompiledProgram> cached = cache.load(key);
             if (cached.isPresent()) {
                 cacheHit = true;

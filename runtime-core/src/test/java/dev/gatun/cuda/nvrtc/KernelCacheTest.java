@@ -100,6 +100,20 @@ class KernelCacheTest {
     }
 
     @Test
+    void theTotalCapIsANumberOfBytesOfAtLeastOne() {
+        assertEquals(256L << 20, configured().maxBytes());
+        properties.put(KernelCache.MAX_BYTES_PROPERTY, " 1073741824 ");
+        assertEquals(1L << 30, configured().maxBytes());
+        for (String bad : new String[] {"0", "-1", "1G", ""}) {
+            properties.put(KernelCache.MAX_BYTES_PROPERTY, bad);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, this::configured, bad);
+            assertEquals("system property gatun.kernelCache.maxBytes is '" + bad + "'; set it to a whole number of bytes "
+                    + "of at least 1; to keep no cache at all, set gatun.kernelCache=off", e.getMessage());
+        }
+        assertEquals(0, KernelCache.disabled().maxBytes());
+    }
+
+    @Test
     void aDisabledCacheSaysSo() {
         assertFalse(KernelCache.disabled().isEnabled());
         assertEquals("KernelCache[disabled]", KernelCache.disabled().toString());

@@ -151,6 +151,23 @@ class NvrtcCompilerCacheTest {
     }
 
     @Test
+    void headersThatCannotBeReadCompileWithoutTheCache() throws IOException {
+        Path headers = Files.createDirectories(temp.resolve("headers").resolve("sub"));
+        Files.createSymbolicLink(headers.resolve("loop"), headers.getParent());
+        Path cacheDir = temp.resolve("kernels");
+        KernelCache cache = KernelCache.at(cacheDir);
+        CompileOptions options = CompileOptions.builder(CompileTarget.ptx(9, 0)).includeDirectory(headers.getParent())
+                .build();
+        LogCapture.clear();
+        compiler(fake, cache).compile(SOURCE, options);
+        LogCapture.expect(Level.WARN, NvrtcCompiler.class, "cannot read the headers under the include directories ["
+                + headers.getParent() + "] of kernel.cu", "compiling without the cache");
+        assertEquals(1, fake.compiles());
+        assertEquals(new KernelCacheCounters(0, 0, 0, 0, 0, 0, 0), cache.counters());
+        assertTrue(Files.notExists(cacheDir), "nothing written");
+    }
+
+    @Test
     void anUnwritableCacheNeverFailsTheCompile() throws IOException {
         Path notADirectory = Files.writeString(temp.resolve("file"), "in the way");
         KernelCache cache = KernelCache.at(notADirectory);

@@ -28,12 +28,13 @@ import org.slf4j.LoggerFactory;
  * {@code gatun_conditional.cuh}): its text, read once, and a directory holding it for NVRTC's
  * {@code --include-path}.
  *
- * <p>The directory's path is part of every kernel cache key that includes it, so it is the same
- * in every JVM of the user: {@code <java.io.tmpdir>/<prefix><16 hex digits of the header's
- * SHA-256>-<user>}, made with mode 0700. It is used only while it is a directory of the user's
- * that nobody else can write (not a symbolic link): otherwise someone else could change the
- * header under the user's kernels, and a fresh random directory (deleted at exit) is used
- * instead, at the price of cache misses across processes. The header is written into it at
+ * <p>The kernel cache keys an include directory by the content of its files, not by its path, so
+ * any directory holding the header hits across processes; one directory is still shared by
+ * every JVM of the user, so that each does not make one more: {@code <java.io.tmpdir>/<prefix><16
+ * hex digits of the header's SHA-256>-<user>}, made with mode 0700. It is used only while it is
+ * a directory of the user's that nobody else can write (not a symbolic link): otherwise someone
+ * else could change the header under the user's kernels, and a fresh random directory (deleted
+ * at exit) is used instead. The header is written into it at
  * first use in each JVM (a rename, so a compile in another JVM never sees half of it), and
  * again only if something removed it meanwhile.
  */
@@ -102,8 +103,8 @@ final class DeviceHeader {
                     Files.move(temp, shared.resolve(fileName), StandardCopyOption.ATOMIC_MOVE);
                     return shared;
                 }
-                LOG.warn("not using {} for {}: {}; using a fresh directory instead, so kernels that include it are not "
-                        + "found in the kernel cache by other processes", shared, fileName, untrusted.get());
+                LOG.warn("not using {} for {}: {}; using a fresh directory instead", shared, fileName,
+                        untrusted.get());
                 return fresh(source);
             } finally {
                 Files.deleteIfExists(temp);

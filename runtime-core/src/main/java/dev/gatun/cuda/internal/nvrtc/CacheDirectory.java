@@ -3,15 +3,22 @@ package dev.gatun.cuda.internal.nvrtc;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -27,6 +34,14 @@ import java.util.Set;
  * FIFO, a device or a link planted as an entry is refused without being opened (which would
  * block on a FIFO), and a huge file is refused without being read. Whether the directory itself
  * is trusted is {@link DirectoryTrust}'s question, asked by the cache before it uses this.
+ *
+ * <p><b>Eviction, least recently used first.</b> An entry's last-modified time is when it was
+ * last used: the rename that publishes it sets it, and {@link #markUsed} sets it again on every
+ * hit. The modification time, not the access time, because the access time is often not kept
+ * ({@code noatime}, or {@code relatime}'s once a day); and a time on the entry itself, not a
+ * separate record of uses, because every process of the user shares the directory and would
+ * need a lock around such a record. {@link #evictionVictims} lists what to delete to get the
+ * entries under a cap, oldest use first; {@link #delete} removes one without following a link.
  */
 public final class CacheDirectory {
 
@@ -148,6 +163,70 @@ public final class CacheDirectory {
             throw new RefusedEntryException("it is " + size + " bytes, more than the cap of " + maxEntryBytes
                     + " (gatun.kernelCache.maxEntryBytes)");
         }
+    }
+
+    /**
+     * Records a use of {@code key}'s entry now (its last-modified time), so that eviction keeps it
+     * longer. Never through a link: a link planted under the entry's name is not followed.
+     */
+    public void markUsed(String key) throws IOException {
+        Files.getFileAttributeView(entry(key), BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setTimes(FileTime.from(Instant.now()), null, null);
+    }
+
+    /** An entry found when listing the directory: when it was last used, and its size. */
+    public record Listed(Path path, FileTime used, long bytes) {
+    }
+
+    /**
+     * The entries to delete, least recently used first, so that the entries left take at most
+     * {@code maxBytes} together; never {@code keep}'s (the entry just written, which is kept even
+     * when it alone is over the cap). Only regular files named as entries count: a link, a
+     * directory or anything else is neither counted nor deleted (the reader refuses it anyway),
+     * nor are the temporary files of writers still at work.
+     *
+     * @throws IOException when the directory cannot be listed
+     */
+    public List<Listed> evictionVictims(long maxBytes, String keep) throws IOException {
+        Path kept = entry(keep);
+        List<Listed> others = new ArrayList<>();
+        long total = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(root, "*" + ENTRY_SUFFIX)) {
+            for (Path path : entries) {
+                BasicFileAttributes attributes;
+                try {
+                    attributes = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                } catch (NoSuchFileException goneMeanwhile) {
+                    continue; // evicted by another process since it was listed
+                }
+                if (!attributes.isRegularFile()) {
+                    continue;
+                }
+                total += attributes.size();
+                if (!path.equals(kept)) {
+                    others.add(new Listed(path, attributes.lastModifiedTime(), attributes.size()));
+                }
+            }
+        }
+        others.sort(Comparator.comparing(Listed::used).thenComparing(Listed::path));
+        List<Listed> victims = new ArrayList<>();
+        for (Listed entry : others) {
+            if (total <= maxBytes) {
+                break;
+            }
+            victims.add(entry);
+            total -= entry.bytes();
+        }
+        return victims;
+    }
+
+    /**
+     * Deletes a listed entry; false when it was gone already (another process evicted it). A
+     * link put in its place since it was listed is removed itself, never what it points to:
+     * unlink(2) does not follow links.
+     */
+    public boolean delete(Listed entry) throws IOException {
+        return Files.deleteIfExists(entry.path());
     }
 
     /** Publishes {@code bytes} as the entry for {@code key}, replacing any previous one; creates the directory (0700) if needed. */

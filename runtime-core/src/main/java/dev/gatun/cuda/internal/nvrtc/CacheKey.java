@@ -1,9 +1,11 @@
 package dev.gatun.cuda.internal.nvrtc;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -13,21 +15,30 @@ import java.util.List;
  * its strings, in one fixed order, so no two different requests encode to the same bytes
  * ({@code ["ab", "c"]} and {@code ["a", "bc"]} differ in their lengths).
  *
- * <p>The contents of headers found through include directories are not part of the key: they
- * are only known after NVRTC has preprocessed the source. The toolkit's headers change with the
- * NVRTC version, which is part of the key; a caller whose own headers change must change the
- * source or an option (e.g. {@code -DHEADERS_REVISION=7}) to get a new key.
+ * <p>The caller's include directories count by their content, never by their path
+ * ({@link IncludeDirectoryContent}): NVRTC does not say which headers it read, so every file
+ * under them counts, and the same headers unpacked into a fresh temporary directory by each JVM
+ * (as Gatun's own device headers may be) give the same key. Their {@code -I} options are left
+ * out for that reason; their order is kept, since it decides which of two same-named headers
+ * wins. The toolkit's include directories count by their path: they are found at fixed places,
+ * and their headers change with the toolkit, whose NVRTC version is part of the key; reading
+ * the whole toolkit's headers (tens of megabytes) for every compile would cost more than most
+ * compiles.
  */
 public final class CacheKey {
 
     /** Changes whenever the encoding below does, so an old key can never match a new request. */
-    private static final String ENCODING = "gatun-kernel-cache-key/1";
+    private static final String ENCODING = "gatun-kernel-cache-key/2";
 
     private CacheKey() {
     }
 
-    /** 64 lower-case hex digits. */
-    public static String of(CompileRequest request) {
+    /**
+     * 64 lower-case hex digits.
+     *
+     * @throws IOException when a file under one of the caller's include directories cannot be read
+     */
+    public static String of(CompileRequest request) throws IOException {
         MessageDigest digest = Sha256.newDigest();
         text(digest, ENCODING);
         text(digest, request.source());
@@ -35,8 +46,13 @@ public final class CacheKey {
         text(digest, request.options().target().kind().name());
         text(digest, request.options().target().architecture());
         text(digest, request.nvrtcVersion());
-        texts(digest, request.arguments());
-        texts(digest, request.includeDirectories().stream().map(Path::toString).toList());
+        texts(digest, request.options().options());
+        List<String> callerHeaders = new ArrayList<>();
+        for (Path dir : request.callerIncludeDirectories()) {
+            callerHeaders.add(IncludeDirectoryContent.digest(dir));
+        }
+        texts(digest, callerHeaders);
+        texts(digest, request.toolkitIncludeDirectories().stream().map(Path::toString).toList());
         texts(digest, request.options().nameExpressions());
         return HexFormat.of().formatHex(digest.digest());
     }
@@ -48,7 +64,8 @@ public final class CacheKey {
         }
     }
 
-    private static void text(MessageDigest digest, String value) {
+    /** Writes {@code value} as its UTF-8 length (4 bytes, big-endian) then its bytes. */
+    static void text(MessageDigest digest, String value) {
         byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
         length(digest, bytes.length);
         digest.update(bytes);

@@ -16,6 +16,8 @@ public final class CompileRequest {
 
     private final String source;
     private final CompileOptions options;
+    private final List<Path> callerIncludeDirectories;
+    private final List<Path> toolkitIncludeDirectories;
     private final List<Path> includeDirectories;
     private final List<String> arguments;
     private final String nvrtcVersion;
@@ -38,8 +40,12 @@ public final class CompileRequest {
         this.source = source;
         this.options = options;
         this.nvrtcVersion = Objects.requireNonNull(nvrtcVersion, "nvrtcVersion");
-        LinkedHashSet<Path> dirs = new LinkedHashSet<>(options.includeDirectories());
-        dirs.addAll(toolkitIncludeDirectories);
+        LinkedHashSet<Path> callers = new LinkedHashSet<>(options.includeDirectories());
+        this.callerIncludeDirectories = List.copyOf(callers);
+        this.toolkitIncludeDirectories = toolkitIncludeDirectories.stream().filter(dir -> !callers.contains(dir))
+                .distinct().toList();
+        List<Path> dirs = new ArrayList<>(callerIncludeDirectories);
+        dirs.addAll(this.toolkitIncludeDirectories);
         this.includeDirectories = List.copyOf(dirs);
         List<String> args = new ArrayList<>();
         args.add(options.target().gpuArchOption());
@@ -56,6 +62,16 @@ public final class CompileRequest {
 
     public CompileOptions options() {
         return options;
+    }
+
+    /** The caller's include directories, without duplicates. */
+    public List<Path> callerIncludeDirectories() {
+        return callerIncludeDirectories;
+    }
+
+    /** The toolkit's include directories, without duplicates and without those the caller names too. */
+    public List<Path> toolkitIncludeDirectories() {
+        return toolkitIncludeDirectories;
     }
 
     /** The caller's include directories, then the toolkit's, without duplicates. */

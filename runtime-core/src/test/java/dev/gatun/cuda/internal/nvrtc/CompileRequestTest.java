@@ -35,6 +35,9 @@ class CompileRequestTest {
                 .includeDirectory(Path.of("/usr/local/cuda/include")).build();
         assertEquals(List.of("--gpu-architecture=compute_86", "-I/usr/local/cuda/include"),
                 new CompileRequest("", options, TOOLKIT, "13.0").arguments());
+        CompileRequest request = new CompileRequest("", options, TOOLKIT, "13.0");
+        assertEquals(TOOLKIT, request.callerIncludeDirectories());
+        assertEquals(List.of(), request.toolkitIncludeDirectories(), "the key reads it as the caller's, by content");
     }
 
     @Test
