@@ -27,9 +27,9 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  *
  * <ul>
  *   <li><b>Condition.</b> Without a CUDA driver or device, every test it covers is skipped with
- *       the loader's reason (the loader's full message, with every path it tried, is logged at
- *       WARN once per run); with {@value #REQUIRED_PARAMETER}{@code =true} (a JUnit configuration
- *       parameter or a system property) it fails instead. A test whose parameters name a device
+ *       the loader's whole reason, every path it tried included (also logged at WARN); with
+ *       {@value #REQUIRED_PARAMETER}{@code =true} (a JUnit configuration parameter or a system
+ *       property) it fails instead. A test whose parameters name a device
  *       the driver does not report is skipped.
  *   <li><b>Parameters.</b> {@link Device}, {@link CudaContext} and {@link Stream} parameters of
  *       test methods, {@code @BeforeEach} and {@code @AfterEach} methods are injected; device 0,

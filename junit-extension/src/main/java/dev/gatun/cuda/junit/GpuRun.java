@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.Logger;
@@ -35,7 +34,6 @@ final class GpuRun {
     private final RuntimeException unavailable;
     private final Map<Integer, CudaContext> contexts = new ConcurrentHashMap<>();
     private final Map<Integer, Poisoning> poisoned = new ConcurrentHashMap<>();
-    private final AtomicBoolean detailsLogged = new AtomicBoolean();
 
     /** A device whose context a sticky error poisoned: which test it happened in, and the first error. */
     record Poisoning(int ordinal, String test, CudaException firstError) {
@@ -96,10 +94,19 @@ final class GpuRun {
         }
     }
 
-    /** The message's first line; when that line introduces the list of attempts, their number instead of the list. */
+    /**
+     * The loader's whole message on one line, every place it tried included: the skip reason is
+     * all a user sees when no SLF4J binding is on the test class path (the usual case), so it
+     * must say where the driver was looked for.
+     */
     private static String summary(CudaUnavailableException unavailable) {
-        String first = unavailable.getMessage().lines().findFirst().orElse("");
-        return first.endsWith(":") ? first + " " + unavailable.attempts().size() + " places, listed in the log" : first;
+        List<String> lines = unavailable.getMessage().lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        if (lines.isEmpty()) {
+            return "";
+        }
+        String first = lines.get(0);
+        List<String> rest = lines.subList(1, lines.size());
+        return rest.isEmpty() ? first : first + " " + String.join("; ", rest);
     }
 
     boolean available() {
@@ -119,18 +126,11 @@ final class GpuRun {
         return unavailable;
     }
 
-    /** The reason a test is skipped without a GPU; logged (the full loader message once per run) as it is returned. */
+    /** The reason a test is skipped without a GPU, with every place the loader tried; logged as it is returned. */
     String skip(String test) {
         String reason = unavailableReason + "; GPU tests run only on a GPU host (" + GpuExtension.REQUIRED_PARAMETER
                 + "=true makes this a failure)";
-        // JUnit shows the reason per test or class. The full message, with every path the loader
-        // tried, is what to read when a GPU host skips unexpectedly; it is the same for every
-        // test, so it is logged once.
-        if (detailsLogged.compareAndSet(false, true)) {
-            log.warn("{} skipped: {}\n{}", test, reason, unavailable.getMessage());
-        } else {
-            log.warn("{} skipped: {}", test, reason);
-        }
+        log.warn("{} skipped: {}", test, reason);
         return reason;
     }
 

@@ -29,9 +29,10 @@ public final class LatchHeader {
     }
 
     /**
-     * A directory holding {@link #FILE_NAME}, for NVRTC's {@code --include-path}. Written once per
-     * JVM into a fresh temporary directory (deleted at exit) and written again only if something
-     * removed it meanwhile.
+     * A directory holding {@link #FILE_NAME}, for NVRTC's {@code --include-path}: one directory
+     * per user and header content under {@code java.io.tmpdir}, shared by the user's JVMs (a fresh
+     * one, deleted at exit, when that one is not safely the user's); written at first use in each
+     * JVM and again only if something removed it meanwhile.
      *
      * @throws GatunException when the temporary directory cannot be written
      */
