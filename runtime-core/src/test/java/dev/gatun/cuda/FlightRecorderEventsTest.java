@@ -70,6 +70,18 @@ class FlightRecorderEventsTest {
     }
 
     @Test
+    void synchronousCopiesAndPoolMissesAreRecordedOnlyPastAThresholdAndWithoutStackTracesByDefault() {
+        for (Class<? extends jdk.jfr.Event> type : List.of(dev.gatun.cuda.internal.events.SynchronousCopyEvent.class,
+                dev.gatun.cuda.internal.events.PoolMissEvent.class)) {
+            java.util.Map<String, String> defaults = jdk.jfr.EventType.getEventType(type).getSettingDescriptors().stream()
+                    .collect(java.util.stream.Collectors.toMap(jdk.jfr.SettingDescriptor::getName,
+                            jdk.jfr.SettingDescriptor::getDefaultValue));
+            assertEquals("false", defaults.get("stackTrace"), type.getSimpleName() + " " + defaults);
+            assertTrue(defaults.get("threshold").matches("[1-9][0-9]* (ms|us)"), type.getSimpleName() + " " + defaults);
+        }
+    }
+
+    @Test
     void aPoolMissIsRecordedAndAHitIsNot() {
         CudaContext ctx = sim.pooledContext();
         List<RecordedEvent> events = FlightRecording.of(() -> {

@@ -7,12 +7,19 @@ import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
+import jdk.jfr.Threshold;
 
-/** A synchronous copy between host and device: ordering after queued work, the copy, the wait. */
+/**
+ * A synchronous copy between host and device: ordering after queued work, the copy, the wait.
+ * By default only copies of 1 ms or more, without a stack trace (one per small readback would
+ * cost more than the readback's own Java work); a recording setting can lower both.
+ */
 @Name("dev.gatun.SynchronousCopy")
 @Label("Synchronous Copy")
 @Category("Gatun")
 @Description("A copyTo or copyFrom that returns when its bytes have arrived")
+@Threshold("1 ms")
+@StackTrace(false)
 public final class SynchronousCopyEvent extends Event {
 
     private static final SynchronousCopyEvent PROBE = new SynchronousCopyEvent();
