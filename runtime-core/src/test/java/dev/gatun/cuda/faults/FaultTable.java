@@ -180,9 +180,7 @@ final class FaultTable {
                         Stream s = w.stream();
                         return s::close;
                     },
-                    // After the call: the stream is gone, so each retry names a destroyed handle,
-                    // which the simulator flags (a real driver may have handed the handle out again).
-                    retriedAndFreed(), retriedThenGivenUp().flagging("a driver call named stream ")),
+                    givenUpAtOnce().orphaning(Native.STREAM), givenUpAtOnce()),
             call("cuStreamQuery", "stream.query()", ILLEGAL_ADDRESS,
                     w -> {
                         Stream s = w.stream();
@@ -247,7 +245,7 @@ final class FaultTable {
                         Event e = w.event();
                         return e::close;
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    givenUpAtOnce().orphaning(Native.EVENT), givenUpAtOnce()),
             call("cuEventRecord", "event.record(stream)", INVALID_HANDLE,
                     w -> {
                         Stream s = w.stream();
@@ -445,7 +443,7 @@ final class FaultTable {
                         MemoryPool p = w.pool();
                         return p::close;
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    givenUpAtOnce().orphaning(Native.MEMORY_POOL), givenUpAtOnce()),
             call("cuMemPoolSetAttribute", "pool.setReleaseThreshold(1 MiB)", INVALID_VALUE,
                     w -> {
                         MemoryPool p = w.pool();
@@ -654,7 +652,7 @@ final class FaultTable {
                         w.ctx.modules().load(FaultWorld.MODULE, FaultWorld.IMAGE);
                         return () -> w.ctx.modules().unload(FaultWorld.MODULE);
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    givenUpAtOnce().orphaning(Native.MODULE), givenUpAtOnce()),
             call("cuModuleGetFunction", "modules().kernel(name, kernel)", INVALID_HANDLE,
                     w -> {
                         w.loadModule();
@@ -781,13 +779,17 @@ final class FaultTable {
                         Graph g = w.graph(w.kernel(), w.stream());
                         return g::close;
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    givenUpAtOnce().orphaning(Native.GRAPH), givenUpAtOnce()),
             call("cuGraphExecDestroy", "exec.close() (its retirement destroys it)", INVALID_HANDLE,
                     w -> {
                         GraphExec exec = w.exec(w.graph(w.kernel(), w.stream()));
                         return exec::close;
                     },
-                    retriedAndFreed(), retriedThenGivenUp()),
+                    // Before the call the executable stays alive in the simulator, which then flags the
+                    // frees of what it held, dropped as for any abandoned executable (nothing launches it).
+                    givenUpAtOnce().orphaning(Native.GRAPH_EXEC).flagging("cuGraphDestroy of a graph a live executable",
+                            "cuMemFree of ", "cuModuleUnload of a module a live graph executable"),
+                    givenUpAtOnce()),
             call("cuGraphExecUpdate_v2", "exec.update(graph of the same topology)", INVALID_VALUE,
                     w -> {
                         Kernel k = w.kernel();
@@ -936,6 +938,22 @@ final class FaultTable {
     }
 
     /**
+     * A destroy the driver answered with {@code CUDA_ERROR_INVALID_HANDLE}: given up at once,
+     * logged and counted in retirementsFailed, never retried (after the call, a retry would name
+     * a destroyed handle). Injected before the call, the handle stays alive in the simulator, a
+     * world no driver makes (it said the handle is not one), so the row names the kind it orphans.
+     */
+    private static Outcome givenUpAtOnce() {
+        return recovers("given up at once: a destroy answered with CUDA_ERROR_INVALID_HANDLE is never retried",
+                (w, e) -> {
+                    assertEquals(0, w.ctx.counters().retirementsPending(), "not queued for a retry");
+                    assertEquals(1, w.ctx.counters().retirementsFailed());
+                    LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ", "CUDA_ERROR_INVALID_HANDLE",
+                            "so it is never retried");
+                });
+    }
+
+    /**
      * The free was made, then reported failed: every retry fails (the handle is gone), so the
      * handle is logged and given up after the last attempt, and counted in retirementsFailed.
      */
@@ -948,7 +966,8 @@ final class FaultTable {
                     }
                     assertEquals(0, w.ctx.counters().retirementsPending(), "given up");
                     assertEquals(1, w.ctx.counters().retirementsFailed());
-                    LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ", ": free failed ", " times, last with ");
+                    // Given up after the last attempt, or at once when a retry met CUDA_ERROR_INVALID_HANDLE.
+                    LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ");
                 });
     }
 

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.context;
 
 import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.internal.driver.CuResults;
 import dev.gatun.cuda.internal.events.RetirementBacklogEvent;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -347,8 +348,19 @@ public final class RetirementQueue {
         }
     }
 
-    /** Counts a failed free of {@code entry} (result {@code r}): true when that was its last attempt and it was given up. */
+    /**
+     * Counts a failed free of {@code entry} (result {@code r}): true when that was its last
+     * attempt and it was given up. A free the driver answered with {@code CUDA_ERROR_INVALID_HANDLE}
+     * is given up at once: the driver does not know the handle (a destroy may have taken effect
+     * and reported failure after), and a retry could name a handle the driver has handed out again
+     * since, destroying someone else's stream or event.
+     */
     private boolean failedAttempt(Entry entry, int r) {
+        if (r == CuResults.INVALID_HANDLE) {
+            entry.freeFailures++;
+            abandon(entry, "the driver answered " + host.resultName(r) + ", so it is never retried");
+            return true;
+        }
         if (++entry.freeFailures >= MAX_FREE_ATTEMPTS) {
             abandon(entry, "free failed " + entry.freeFailures + " times, last with " + host.resultName(r));
             return true;

@@ -33,6 +33,8 @@ public final class CuResults {
 
     /** The result of a poll whose work is still running. */
     public static final int NOT_READY = CudaDriver.CUDA_ERROR_NOT_READY();
+    /** The driver does not know the handle a call named. */
+    public static final int INVALID_HANDLE = CudaDriver.CUDA_ERROR_INVALID_HANDLE();
     /** What a call on a poisoned context reports without reaching the driver. */
     public static final int CONTEXT_IS_DESTROYED = CudaDriver.CUDA_ERROR_CONTEXT_IS_DESTROYED();
 

@@ -218,4 +218,18 @@ class RetirementQueueTest {
         assertEquals(List.of("poisoned"), host.failed);
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning poisoned: the context is poisoned by a sticky error");
     }
+
+    @Test
+    void aFreeTheDriverAnswersWithInvalidHandleIsGivenUpAtOnce() {
+        AtomicInteger attempts = new AtomicInteger();
+        int invalidHandle = dev.gatun.cuda.bindings.driver.CudaDriver.CUDA_ERROR_INVALID_HANDLE();
+        queue.submit(new Retirement("gone", OwnerKind.STREAM, List.of(), () -> { attempts.incrementAndGet(); return invalidHandle; }, false));
+        queue.reap();
+        queue.reap();
+        assertEquals(1, attempts.get(), "never retried: a retry could name a handle the driver handed out again");
+        assertEquals(List.of("gone"), host.failed);
+        assertEquals(0, queue.pending());
+        LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking gone: the driver answered R" + invalidHandle
+                + ", so it is never retried");
+    }
 }
