@@ -10,7 +10,11 @@ package dev.gatun.cuda;
 public final class CaptureActiveException extends GatunException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what was refused, and what to do instead */
+    /**
+     * An exception with the message the refused call gives.
+     *
+     * @param message what was refused, and what to do instead
+     */
     public CaptureActiveException(String message) {
         super(message);
     }

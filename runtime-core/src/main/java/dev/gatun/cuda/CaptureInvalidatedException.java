@@ -12,6 +12,8 @@ public final class CaptureInvalidatedException extends CudaException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Restates the driver's error with what probably caused it.
+     *
      * @param explanation what probably invalidated the capture and what to do, in place of the
      *     driver's description (which the cause keeps)
      * @param cause the driver's {@code CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}

@@ -26,27 +26,33 @@ public final class ConditionalHandle {
         this.assignedEachLaunch = assignedEachLaunch;
     }
 
-    /** The graph it was created in: its nodes, and the nodes of bodies inside it, may use it. */
+    /** {@return the graph it was created in: its nodes, and the nodes of bodies inside it, may use it} */
     public Graph graph() {
         return graph;
     }
 
-    /** The handle as the driver gave it: what a kernel receives as {@code cudaGraphConditionalHandle}. */
+    /** {@return the handle as the driver gave it: what a kernel receives as {@code cudaGraphConditionalHandle}} */
     public long value() {
         return value;
     }
 
-    /** The value every launch starts with, when {@link #assignedEachLaunch()}. */
+    /** {@return the value every launch starts with, when {@link #assignedEachLaunch()}} */
     public int defaultValue() {
         return defaultValue;
     }
 
-    /** Whether every launch of an executable starts with {@link #defaultValue()} (else a kernel sets it first). */
+    /**
+     * {@return whether every launch of an executable starts with {@link #defaultValue()} (else a kernel
+     * sets it first)}
+     */
     public boolean assignedEachLaunch() {
         return assignedEachLaunch;
     }
 
-    /** The kernel argument a {@code cudaGraphConditionalHandle} parameter (an {@code unsigned long long}) takes. */
+    /**
+     * {@return the kernel argument a {@code cudaGraphConditionalHandle} parameter (an {@code unsigned long
+     * long}) takes}
+     */
     public KernelArg asKernelArg() {
         return KernelArg.i64(value);
     }

@@ -37,25 +37,27 @@ public final class ConditionalNode {
         this.bodies = List.copyOf(bodies);
     }
 
-    /** The node itself, to name as a dependency. */
+    /** {@return the node itself, to name as a dependency} */
     public GraphNode node() {
         return node;
     }
 
+    /** {@return how the node reads its handle's value: IF (with or without ELSE), WHILE or SWITCH} */
     public Type type() {
         return type;
     }
 
+    /** {@return the handle whose value decides which body runs} */
     public ConditionalHandle handle() {
         return handle;
     }
 
-    /** The first body: what IF and WHILE run, case 0 of a SWITCH. */
+    /** {@return the first body: what IF and WHILE run, case 0 of a SWITCH} */
     public Graph body() {
         return bodies.get(0);
     }
 
-    /** Every body, in order: for IF/ELSE the IF body then the ELSE body; for SWITCH case 0, 1, ... */
+    /** {@return every body, in order: for IF/ELSE the IF body then the ELSE body; for SWITCH case 0, 1, ...} */
     public List<Graph> bodies() {
         return bodies;
     }

@@ -27,6 +27,12 @@ import java.util.Objects;
 public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking,
         boolean outOfMemoryLadder) {
 
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException when {@code gateTimeout} or {@code devicePool} is null
+     * @throws IllegalArgumentException when {@code gateTimeout} is negative
+     */
     public ContextOptions {
         Objects.requireNonNull(gateTimeout, "gateTimeout");
         Objects.requireNonNull(devicePool, "devicePool");
@@ -35,7 +41,13 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
         }
     }
 
-    /** A context without the out-of-memory ladder setting given: the ladder is on. */
+    /**
+     * A context without the out-of-memory ladder setting given: the ladder is on.
+     *
+     * @param gateTimeout as the record component of that name
+     * @param devicePool as the record component of that name
+     * @param leakTracking as the record component of that name
+     */
     public ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking) {
         this(gateTimeout, devicePool, leakTracking, true);
     }
@@ -47,9 +59,10 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
     public static final String OUT_OF_MEMORY_LADDER_PROPERTY = "gatun.oomLadder";
 
     /**
-     * 30 s gate timeout; the pool configured by system properties (default: 2 GiB bound,
-     * profiling off); leak tracking as {@value #LEAK_TRACKING_PROPERTY} says (default off); the
-     * out-of-memory ladder as {@value #OUT_OF_MEMORY_LADDER_PROPERTY} says (default on).
+     * {@return the options a context gets unless told otherwise: 30 s gate timeout; the pool
+     * configured by system properties (default: 2 GiB bound, profiling off); leak tracking as
+     * {@value #LEAK_TRACKING_PROPERTY} says (default off); the out-of-memory ladder as
+     * {@value #OUT_OF_MEMORY_LADDER_PROPERTY} says (default on)}
      *
      * @throws IllegalArgumentException when one of these system properties is set to something it
      *     cannot mean (a switch takes true or false only)
@@ -62,19 +75,38 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
                         System.getProperty(OUT_OF_MEMORY_LADDER_PROPERTY), true));
     }
 
+    /**
+     * {@return these options with another gate timeout}
+     *
+     * @param timeout the new {@link #gateTimeout()}; not negative
+     */
     public ContextOptions withGateTimeout(Duration timeout) {
         return new ContextOptions(timeout, devicePool, leakTracking, outOfMemoryLadder);
     }
 
+    /**
+     * {@return these options with another device pool setting}
+     *
+     * @param pool the new {@link #devicePool()}
+     */
     public ContextOptions withDevicePool(DevicePoolOptions pool) {
         return new ContextOptions(gateTimeout, pool, leakTracking, outOfMemoryLadder);
     }
 
+    /**
+     * {@return these options with leak tracking on or off}
+     *
+     * @param on the new {@link #leakTracking()}
+     */
     public ContextOptions withLeakTracking(boolean on) {
         return new ContextOptions(gateTimeout, devicePool, on, outOfMemoryLadder);
     }
 
-    /** These options with the out-of-memory ladder on or off (see {@link #outOfMemoryLadder()}). */
+    /**
+     * {@return these options with the out-of-memory ladder on or off (see {@link #outOfMemoryLadder()})}
+     *
+     * @param on whether allocations climb the ladder before failing
+     */
     public ContextOptions withOutOfMemoryLadder(boolean on) {
         return new ContextOptions(gateTimeout, devicePool, leakTracking, on);
     }

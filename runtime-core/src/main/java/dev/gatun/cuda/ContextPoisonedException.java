@@ -9,6 +9,12 @@ package dev.gatun.cuda;
 public final class ContextPoisonedException extends CudaException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Reports that {@code operation} was refused because the context is poisoned.
+     *
+     * @param operation the call that was refused
+     * @param first the sticky error that poisoned the context, kept as the cause
+     */
     public ContextPoisonedException(String operation, CudaException first) {
         super(first.result(), first.resultName(),
                 "the context was poisoned earlier by a sticky error in " + first.operation()
@@ -16,7 +22,7 @@ public final class ContextPoisonedException extends CudaException {
                 operation, first.device().orElse(-1), first);
     }
 
-    /** The sticky error that poisoned the context. */
+    /** {@return the sticky error that poisoned the context} */
     public CudaException firstError() {
         return (CudaException) getCause();
     }

@@ -39,13 +39,13 @@ public final class Cuda {
         this.devices = List.of(all);
     }
 
-    /** Whether a CUDA driver could be loaded and initialized. Never throws. */
+    /** {@return whether a CUDA driver could be loaded and initialized} Never throws. */
     public static boolean isAvailable() {
         return Driver.systemAvailable();
     }
 
     /**
-     * The process's CUDA driver.
+     * {@return the process's CUDA driver}
      *
      * @throws CudaUnavailableException when no driver could be loaded or initialized
      */
@@ -63,17 +63,17 @@ public final class Cuda {
         return s;
     }
 
-    /** The CUDA version the driver supports ({@code cuDriverGetVersion}), e.g. 13.0. */
+    /** {@return the CUDA version the driver supports ({@code cuDriverGetVersion}), e.g. 13.0} */
     public CudaVersion driverVersion() {
         return driver.version();
     }
 
-    /** Where the driver library was loaded from, and how it was found. */
+    /** {@return where the driver library was loaded from, and how it was found} */
     public String driverLibrary() {
         return driver.library();
     }
 
-    /** How many devices the driver reports. */
+    /** {@return how many devices the driver reports} */
     public int deviceCount() {
         return devices.size();
     }
@@ -81,6 +81,8 @@ public final class Cuda {
     /**
      * One device by ordinal.
      *
+     * @param ordinal the device's ordinal, from 0 to {@link #deviceCount()} - 1
+     * @return the device
      * @throws IllegalArgumentException when there is no such device
      */
     public Device device(int ordinal) {
@@ -102,6 +104,8 @@ public final class Cuda {
      * under them. Borrow that library's streams and memory only if they live in the primary
      * context, or have it use the primary context ({@code cuDevicePrimaryCtxRetain}).
      *
+     * @param foreignContext a {@code CUcontext} handle from the other library
+     * @return the device's Gatun context, the same object {@link Device#context()} gives
      * @throws IllegalArgumentException when {@code foreignContext} is NULL or not a primary context
      * @throws CudaException when the driver rejects the handle
      */
@@ -123,7 +127,7 @@ public final class Cuda {
         return device.context();
     }
 
-    /** Every device, by ordinal. */
+    /** {@return every device, by ordinal} */
     public List<Device> devices() {
         return devices;
     }

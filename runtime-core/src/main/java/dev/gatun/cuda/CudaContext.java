@@ -84,6 +84,7 @@ public final class CudaContext implements AutoCloseable {
         this.defaultMemoryPool = MemoryPool.deviceDefault(this);
     }
 
+    /** {@return the device this context belongs to} */
     public Device device() {
         return device;
     }
@@ -119,39 +120,39 @@ public final class CudaContext implements AutoCloseable {
         return pools;
     }
 
-    /** The options this context was opened with. */
+    /** {@return the options this context was opened with} */
     public ContextOptions options() {
         return options;
     }
 
-    /** The device pool in front of {@link #allocate}: its counters, call-site profile and trim. */
+    /** {@return the device pool in front of {@link #allocate}: its counters, call-site profile and trim} */
     public DevicePoolView devicePool() {
         return devicePool;
     }
 
     /**
-     * Memory pressure: what the out-of-memory ladder did ({@link MemoryPressure#counters()}) and
-     * where this context's memory is now ({@link MemoryPressure#report()}).
+     * {@return memory pressure: what the out-of-memory ladder did ({@link MemoryPressure#counters()}) and
+     * where this context's memory is now ({@link MemoryPressure#report()})}
      */
     public MemoryPressure memoryPressure() {
         return memoryPressure;
     }
 
-    /** The modules loaded in this context, by name. */
+    /** {@return the modules loaded in this context, by name} */
     public ModuleRegistry modules() {
         checkOpen();
         return modules;
     }
 
-    /** The context's stream for kernels. Owned by the context: closing it does nothing. */
+    /** {@return the context's stream for kernels} Owned by the context: closing it does nothing. */
     public Stream computeStream() {
         checkOpen();
         return computeStream;
     }
 
     /**
-     * The context's stream for copies, separate from {@link #computeStream()} so the two can
-     * overlap. Like any stream it can be captured: Gatun's synchronous copies and frees run on a
+     * {@return the context's stream for copies, separate from {@link #computeStream()} so the two can
+     * overlap} Like any stream it can be captured: Gatun's synchronous copies and frees run on a
      * stream of its own.
      */
     public Stream copyStream() {
@@ -160,22 +161,22 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * A new empty graph, to build node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
+     * {@return a new empty graph, to build node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
      * {@link Graph#addFill}, {@link Graph#addCopy}) and then {@linkplain Graph#instantiate()
-     * instantiate}.
+     * instantiate}}
      */
     public Graph createGraph() {
         checkOpen();
         return Graph.create(this);
     }
 
-    /** A new non-blocking stream with the default priority (0). */
+    /** {@return a new non-blocking stream with the default priority (0)} */
     public Stream createStream() {
         return createStream(0);
     }
 
     /**
-     * A new non-blocking stream (it does not synchronize with the legacy default stream).
+     * {@return a new non-blocking stream (it does not synchronize with the legacy default stream)}
      *
      * @param priority lower numbers mean higher priority; the device allows
      *     {@link #greatestStreamPriority()} (highest) to {@link #leastStreamPriority()} (lowest),
@@ -191,12 +192,12 @@ public final class CudaContext implements AutoCloseable {
         return new Stream(this, priority, false);
     }
 
-    /** The lowest priority a stream can have (the largest number; 0 on current GPUs). */
+    /** {@return the lowest priority a stream can have (the largest number; 0 on current GPUs)} */
     public int leastStreamPriority() {
         return leastPriority;
     }
 
-    /** The highest priority a stream can have (the smallest number, e.g. -5). */
+    /** {@return the highest priority a stream can have (the smallest number, e.g. -5)} */
     public int greatestStreamPriority() {
         return greatestPriority;
     }
@@ -212,6 +213,7 @@ public final class CudaContext implements AutoCloseable {
      *
      * @param foreignStream a {@code CUstream} from {@code cuStreamCreate*} in this device's
      *     primary context (checked with {@code cuStreamGetCtx})
+     * @return Gatun's view of the stream, to close when Gatun no longer uses it
      * @throws IllegalArgumentException for the NULL, legacy or per-thread default stream, or a
      *     stream of another context
      * @throws CudaException when the driver rejects the handle
@@ -234,6 +236,8 @@ public final class CudaContext implements AutoCloseable {
      *     ({@code cuMemAlloc}, {@code cuMemAllocAsync}, a memory pool; checked with
      *     {@code cuPointerGetAttributes}: device memory, this context or device, and
      *     {@code [address, address + bytes)} inside the allocation's range)
+     * @param bytes the length of the range, in bytes
+     * @return Gatun's view of the memory, to close when Gatun no longer uses it
      * @throws IllegalArgumentException when the range is not device memory of this context, or
      *     runs past its allocation, or {@code bytes} is not positive
      */
@@ -245,9 +249,9 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * A kernel of a module another library loaded in this context, without taking the module
+     * {@return a kernel of a module another library loaded in this context, without taking the module
      * over: it launches like any Gatun kernel (its launches are fenced), and closing it ends
-     * Gatun's view once those launches completed; Gatun never unloads the module. The other
+     * Gatun's view once those launches completed; Gatun never unloads the module} The other
      * library must keep it loaded until then. The driver cannot tell which context a module
      * belongs to: a module of another context fails at launch with the driver's error.
      *
@@ -273,8 +277,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * The raw {@code CUcontext}: this device's primary context, for interop with other CUDA
-     * code. Gatun retains it once per process and never releases it, so it outlives this
+     * {@return the raw {@code CUcontext}: this device's primary context, for interop with other CUDA
+     * code} Gatun retains it once per process and never releases it, so it outlives this
      * object; the other code must not destroy it (it may retain and release it in pairs, as the
      * runtime API does).
      */
@@ -283,14 +287,14 @@ public final class CudaContext implements AutoCloseable {
         return contextState.handle();
     }
 
-    /** A fence event (timing disabled): the cheapest way to order and observe work. */
+    /** {@return a fence event (timing disabled): the cheapest way to order and observe work} */
     public Event createEvent() {
         checkOpen();
         contextState.reap();
         return new Event(this, false);
     }
 
-    /** An event that records timestamps, for {@link Event#elapsedMillis(Event)}. */
+    /** {@return an event that records timestamps, for {@link Event#elapsedMillis(Event)}} */
     public Event createTimingEvent() {
         checkOpen();
         contextState.reap();
@@ -298,8 +302,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * A fence event that other processes can open ({@code CU_EVENT_INTERPROCESS}, timing
-     * disabled): export it with {@link Event#exportForIpc()}.
+     * {@return a fence event that other processes can open ({@code CU_EVENT_INTERPROCESS}, timing
+     * disabled): export it with {@link Event#exportForIpc()}}
      */
     public Event createInterprocessEvent() {
         checkOpen();
@@ -313,6 +317,8 @@ public final class CudaContext implements AutoCloseable {
      * the exporter's records through. Closing it destroys this process's handle only, after the
      * work queued here on it completed.
      *
+     * @param handle the handle the exporting process sent
+     * @return the imported event, to close when done
      * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live event,
      *     or one exported by this very process
      */
@@ -332,6 +338,8 @@ public final class CudaContext implements AutoCloseable {
      * imported. Closing the pool destroys this process's pool object once every allocation
      * imported from it was freed.
      *
+     * @param fd the descriptor, owned by the caller
+     * @return the imported pool, to close when done
      * @throws IllegalArgumentException when {@code fd} is negative
      * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a descriptor of no exported pool
      */
@@ -353,6 +361,8 @@ public final class CudaContext implements AutoCloseable {
      * queued here on it completed, and never frees it; close it before the exporter closes the
      * original.
      *
+     * @param handle the handle the exporting process sent
+     * @return the mapped buffer, to close before the exporter closes the original
      * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
      * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live
      *     allocation, or {@code CUDA_ERROR_INVALID_CONTEXT} for one exported by this very process
@@ -369,6 +379,8 @@ public final class CudaContext implements AutoCloseable {
      * block whose last use has completed is reused without a driver call). Not initialized. A
      * request of 0 bytes gives a 0-byte buffer with no native allocation.
      *
+     * @param bytes how many bytes to allocate; 0 or more
+     * @return the new buffer, to close when done
      * @throws CaptureActiveException when a global capture on this context stays active past the gate timeout
      * @throws CudaException e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
      */
@@ -386,6 +398,8 @@ public final class CudaContext implements AutoCloseable {
      * exportable to other processes when the options give an export handle), for stream-ordered allocation with {@link MemoryPool#allocate}. Close it when
      * done: it is destroyed once every allocation from it has been freed.
      *
+     * @param options the pool's release threshold, reuse policies and export handle
+     * @return the new pool, to close when done
      * @throws CudaException e.g. {@code CUDA_ERROR_NOT_SUPPORTED} on a device without memory pools
      */
     public MemoryPool createMemoryPool(MemoryPoolOptions options) {
@@ -396,9 +410,9 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * The device's default memory pool ({@code cuDeviceGetDefaultMemPool}), which
+     * {@return the device's default memory pool ({@code cuDeviceGetDefaultMemPool}), which
      * {@link Stream#allocate} allocates from unless other code set another current pool for the
-     * device. It belongs to the driver: closing it does nothing, and its attributes are the
+     * device} It belongs to the driver: closing it does nothing, and its attributes are the
      * device's, shared with every other user of the device in this process. The view is one of
      * the context's own owners from its creation, like its two streams; the driver is asked for
      * the pool on its first use.
@@ -411,6 +425,9 @@ public final class CudaContext implements AutoCloseable {
     /**
      * A growable buffer that reserves {@code maxBytes} of device address space (rounded up to a
      * whole chunk), exactly: {@code reserveGrowable(GrowableBufferOptions.exactly(maxBytes))}.
+     *
+     * @param maxBytes the most the buffer may grow to, in bytes
+     * @return the new buffer, with nothing mapped yet
      */
     public GrowableBuffer reserveGrowable(long maxBytes) {
         return reserveGrowable(GrowableBufferOptions.exactly(maxBytes));
@@ -420,6 +437,8 @@ public final class CudaContext implements AutoCloseable {
      * A growable buffer ({@link GrowableBuffer}): reserves device address space as {@code options}
      * say, with nothing mapped yet (size 0). Close it when done.
      *
+     * @param options how much address space to reserve, and in which chunks
+     * @return the new buffer, to close when done
      * @throws CudaException {@code CUDA_ERROR_NOT_SUPPORTED} on a device without virtual memory
      *     management; the driver's error when even the minimum reservation is refused
      */
@@ -430,7 +449,12 @@ public final class CudaContext implements AutoCloseable {
         return GrowableBuffer.reserve(this, options);
     }
 
-    /** Allocates page-locked host memory, not write-combined (host reads stay fast). */
+    /**
+     * Allocates page-locked host memory, not write-combined (host reads stay fast).
+     *
+     * @param bytes how many bytes to allocate
+     * @return the new buffer, to close when done
+     */
     public PinnedBuffer allocatePinned(long bytes) {
         return allocatePinned(bytes, false);
     }
@@ -440,6 +464,8 @@ public final class CudaContext implements AutoCloseable {
      *
      * @param writeCombined write-combined memory transfers faster to the device but is very slow
      *     for the host to read: ask for it only for upload-only buffers
+     * @param bytes how many bytes to allocate
+     * @return the new buffer, to close when done
      */
     public PinnedBuffer allocatePinned(long bytes, boolean writeCombined) {
         checkOpen();
@@ -455,6 +481,7 @@ public final class CudaContext implements AutoCloseable {
      * ({@code cuCtxEnablePeerAccess}). Once per ordered pair, idempotent and thread-safe: a
      * second call, or a driver that reports it already enabled, is not an error.
      *
+     * @param peer the context whose device memory becomes accessible; another device's
      * @throws IllegalArgumentException when the two devices cannot access each other
      */
     public void enablePeerAccess(CudaContext peer) {
@@ -474,7 +501,11 @@ public final class CudaContext implements AutoCloseable {
         contextState.peers().enable(peer.contextState);
     }
 
-    /** Whether {@link #enablePeerAccess} has made {@code peer}'s memory accessible to this context. */
+    /**
+     * {@return whether {@link #enablePeerAccess} has made {@code peer}'s memory accessible to this context}
+     *
+     * @param peer the other device's context
+     */
     public boolean peerAccessEnabled(CudaContext peer) {
         return peer == this || contextState.peers().enabled(peer.contextState) && peer.device.cuda() == device.cuda();
     }
@@ -505,21 +536,26 @@ public final class CudaContext implements AutoCloseable {
         softLimits.atSafePoint();
     }
 
-    /** Free and total device memory. */
+    /** {@return free and total device memory} */
     public MemoryInfo memoryInfo() {
         checkOpen();
         return contextState.calls().memory().info();
     }
 
-    /** Owners of this kind made from this context and not yet closed. */
+    /**
+     * Owners of this kind made from this context and not yet closed.
+     *
+     * @param kind which kind of owner to count
+     * @return how many owners of this kind are open
+     */
     public long liveOwners(OwnerKind kind) {
         return contextState.live(kind);
     }
 
     /**
-     * The owners made from this context and not yet closed, oldest first, each with where it was
+     * {@return the owners made from this context and not yet closed, oldest first, each with where it was
      * created: the context's own two streams, its view of the default memory pool and the modules its registry holds included, its
-     * staging blocks ({@link OwnerKind#STAGING}, not owners anyone closes) not. A snapshot, for
+     * staging blocks ({@link OwnerKind#STAGING}, not owners anyone closes) not} A snapshot, for
      * tests that name what leaked; {@link #liveOwners(OwnerKind)} counts without leak tracking.
      *
      * @throws IllegalStateException when the context was opened without leak tracking
@@ -533,9 +569,9 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Futures from {@link Stream#onComplete}, {@link Event#onComplete} and {@link Fence#onComplete}
+     * {@return how many futures from {@link Stream#onComplete}, {@link Event#onComplete} and {@link Fence#onComplete}
      * on this context still waiting for their host function: not yet completed, cancelled or
-     * failed. Zero once the work they wait for is done and the dispatcher has handed them to
+     * failed} Zero once the work they wait for is done and the dispatcher has handed them to
      * their executors.
      */
     public long pendingCompletions() {
@@ -543,20 +579,20 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * The context's watch streams: its own streams, made on the first {@link Event#onComplete}
+     * {@return how many watch streams the context has: its own streams, made on the first {@link Event#onComplete}
      * or {@link Fence#onComplete} while the others are busy, at most eight, destroyed when it
-     * closes (zero from then on). Not owners: {@link #liveOwners()} does not list them.
+     * closes (zero from then on)} Not owners: {@link #liveOwners()} does not list them.
      */
     public int watchStreams() {
         return contextState.watches().count();
     }
 
-    /** A snapshot of the counters. */
+    /** {@return a snapshot of the counters} */
     public ContextCounters counters() {
         return contextState.stats().snapshot(contextState.retirement().pending());
     }
 
-    /** A snapshot of Gatun's counts of graph allocations (see {@link Stream#allocate} inside a capture). */
+    /** {@return a snapshot of Gatun's counts of graph allocations (see {@link Stream#allocate} inside a capture)} */
     public GraphAllocationCounters graphAllocations() {
         ContextStats stats = contextState.stats();
         return new GraphAllocationCounters(stats.graphAllocations.sum(), stats.graphAllocationsLive.sum(),
@@ -564,8 +600,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * The device's graph memory, used and reserved, current and high-water, as the driver counts
-     * it ({@code cuDeviceGetGraphMemAttribute}, four calls).
+     * {@return the device's graph memory, used and reserved, current and high-water, as the driver counts
+     * it ({@code cuDeviceGetGraphMemAttribute}, four calls)}
      */
     public GraphMemoryUsage graphMemoryUsage() {
         checkOpen();
@@ -594,20 +630,28 @@ public final class CudaContext implements AutoCloseable {
         calls.resetHighWater(GraphMemoryCalls.RESERVED_HIGH);
     }
 
-    /** How long a synchronizing call waits for another thread's global capture before failing. */
+    /** {@return how long a synchronizing call waits for another thread's global capture before failing} */
     public Duration gateTimeout() {
         return contextState.gate().bound();
     }
 
+    /**
+     * Sets how long a synchronizing call waits for another thread's global capture before failing with
+     * {@link CaptureActiveException}.
+     *
+     * @param timeout the new bound; zero fails at once
+     * @throws IllegalArgumentException when {@code timeout} is negative
+     */
     public void setGateTimeout(Duration timeout) {
         contextState.gate().setBound(timeout);
     }
 
-    /** The sticky error that poisoned this context, if any. */
+    /** {@return the sticky error that poisoned this context, if any} */
     public Optional<CudaException> poisonedBy() {
         return Optional.ofNullable(contextState.poison());
     }
 
+    /** {@return whether this context has been closed} */
     public boolean isClosed() {
         return contextState.isClosed();
     }

@@ -13,13 +13,20 @@ import java.util.OptionalInt;
 public class CudaException extends GatunException {
     private static final long serialVersionUID = 1L;
 
+    /** The CUresult or nvrtcResult number. */
     private final int result;
+    /** The result's symbolic name, e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}. */
     private final String resultName;
+    /** The library's own description of the result; may be empty. */
     private final String description;
+    /** What Gatun was doing when the call failed. */
     private final String operation;
+    /** The device ordinal, or -1 when the call was not tied to one device. */
     private final int device;
 
     /**
+     * An exception for a failed call, without a cause.
+     *
      * @param result the CUresult (or nvrtcResult) number
      * @param resultName its symbolic name, e.g. {@code CUDA_ERROR_OUT_OF_MEMORY}
      * @param description the library's description of the result ({@code cuGetErrorString})
@@ -30,6 +37,17 @@ public class CudaException extends GatunException {
         this(result, resultName, description, operation, device, null);
     }
 
+    /**
+     * For subclasses that restate an earlier driver error (a poisoned context, an invalidated capture)
+     * and keep it as their cause.
+     *
+     * @param result the CUresult (or nvrtcResult) number
+     * @param resultName its symbolic name
+     * @param description the library's description of the result
+     * @param operation what Gatun was doing
+     * @param device the device ordinal, or -1 when the call is not tied to one device
+     * @param cause the error behind this one, or null
+     */
     protected CudaException(int result, String resultName, String description, String operation, int device,
             Throwable cause) {
         super(format(result, resultName, description, operation, device), cause);
@@ -52,27 +70,27 @@ public class CudaException extends GatunException {
         return sb.toString();
     }
 
-    /** The CUresult or nvrtcResult number. */
+    /** {@return the CUresult or nvrtcResult number} */
     public int result() {
         return result;
     }
 
-    /** The result's symbolic name, e.g. {@code CUDA_ERROR_ILLEGAL_ADDRESS}. */
+    /** {@return the result's symbolic name, e.g. {@code CUDA_ERROR_ILLEGAL_ADDRESS}} */
     public String resultName() {
         return resultName;
     }
 
-    /** The library's own description of the result; empty when it has none. */
+    /** {@return the library's own description of the result; empty when it has none} */
     public String description() {
         return description == null ? "" : description;
     }
 
-    /** The operation that failed, as Gatun named it. */
+    /** {@return the operation that failed, as Gatun named it} */
     public String operation() {
         return operation;
     }
 
-    /** The device the operation ran on, if it ran on one. */
+    /** {@return the device the operation ran on, if it ran on one} */
     public OptionalInt device() {
         return device < 0 ? OptionalInt.empty() : OptionalInt.of(device);
     }

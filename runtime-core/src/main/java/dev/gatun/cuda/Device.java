@@ -26,6 +26,7 @@ public final class Device {
         this.handle = calls.get(ordinal);
     }
 
+    /** {@return the device's ordinal, as {@link Cuda#device(int)} takes it} */
     public int ordinal() {
         return ordinal;
     }
@@ -39,23 +40,23 @@ public final class Device {
         return cuda;
     }
 
-    /** The product name, e.g. {@code NVIDIA H200}. */
+    /** {@return the product name, e.g. {@code NVIDIA H200}} */
     public String name() {
         return calls.name(handle);
     }
 
-    /** The PCI bus id in the form {@code 0000:00:06.0} (domain:bus:device.function). */
+    /** {@return the PCI bus id in the form {@code 0000:00:06.0} (domain:bus:device.function)} */
     public String pciBusId() {
         return calls.pciBusId(handle);
     }
 
-    /** Total device memory in bytes ({@code cuDeviceTotalMem}). */
+    /** {@return total device memory in bytes ({@code cuDeviceTotalMem})} */
     public long totalMemoryBytes() {
         return calls.totalMemory(handle);
     }
 
     /**
-     * One raw attribute ({@code cuDeviceGetAttribute}).
+     * {@return one raw attribute ({@code cuDeviceGetAttribute})}
      *
      * @param attribute a {@code CU_DEVICE_ATTRIBUTE_*} value, e.g.
      *     {@code CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()}
@@ -65,7 +66,7 @@ public final class Device {
         return calls.attribute(handle, attribute);
     }
 
-    /** The launch-relevant limits, with conservative fallbacks (see {@link DeviceCapabilities}). */
+    /** {@return the launch-relevant limits, with conservative fallbacks (see {@link DeviceCapabilities})} */
     public DeviceCapabilities capabilities() {
         DeviceCapabilities c = capabilities;
         if (c == null) {
@@ -104,7 +105,12 @@ public final class Device {
         }
     }
 
-    /** Whether this device can access {@code peer}'s memory directly ({@code cuDeviceCanAccessPeer}). */
+    /**
+     * Whether this device can access {@code peer}'s memory directly ({@code cuDeviceCanAccessPeer}).
+     *
+     * @param peer the other device
+     * @return whether the driver reports direct access from this device to {@code peer}
+     */
     public boolean canAccessPeer(Device peer) {
         checkSameDriver(peer);
         if (peer == this) {
@@ -113,7 +119,12 @@ public final class Device {
         return calls.canAccessPeer(handle, peer.handle);
     }
 
-    /** The link from this device to {@code peer}: access, native atomics, performance rank. */
+    /**
+     * The link from this device to {@code peer}: access, native atomics, performance rank.
+     *
+     * @param peer the other device
+     * @return the link's properties, as the driver reports them
+     */
     public PeerLink linkTo(Device peer) {
         checkSameDriver(peer);
         if (peer == this) {
@@ -137,8 +148,8 @@ public final class Device {
     }
 
     /**
-     * Gatun's context for this device (its primary context), opened on first use with
-     * {@link ContextOptions#defaults()}. The same object is returned until it is closed; after
+     * {@return Gatun's context for this device (its primary context), opened on first use with
+     * {@link ContextOptions#defaults()}} The same object is returned until it is closed; after
      * that, a new one is opened.
      */
     public synchronized CudaContext context() {
@@ -148,6 +159,8 @@ public final class Device {
     /**
      * Gatun's context for this device, opened with {@code options} if it is not open yet.
      *
+     * @param options the options to open the context with, when it is not open yet
+     * @return this device's context
      * @throws IllegalStateException when it is already open with different options (close it first)
      */
     public synchronized CudaContext context(ContextOptions options) {

@@ -126,11 +126,15 @@ public final class DeviceBuffer implements AutoCloseable {
         memory.checkOwnedBy(this);
     }
 
+    /** {@return the context this buffer's memory belongs to} */
     public CudaContext context() {
         return (CudaContext) memory.context().api();
     }
 
-    /** Whether this buffer is another process's memory mapped into this one ({@link CudaContext#importBuffer}). */
+    /**
+     * {@return whether this buffer is another process's memory mapped into this one
+     * ({@link CudaContext#importBuffer})}
+     */
     public boolean isImported() {
         return memory instanceof IpcMapping || memory instanceof IpcPoolMapping;
     }
@@ -159,6 +163,7 @@ public final class DeviceBuffer implements AutoCloseable {
      * block early would also let the device pool hand it to another allocation of this process
      * while an importer still sees it.
      *
+     * @return what the other process needs to import this buffer, as one of the two cases above
      * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
      *     process exports it), borrowed from another library, a view of a growable buffer, a
      *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
@@ -216,7 +221,7 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * Size in bytes.
+     * {@return size in bytes}
      *
      * @throws IllegalStateException when closed
      */
@@ -226,9 +231,9 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * Whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
+     * {@return whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
      * allocate and never frees, another library's ({@link CudaContext#borrowDeviceMemory}) or
-     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation}).
+     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation})}
      * Closing it releases only Gatun's view, or this process's mapping of an import.
      */
     public boolean isBorrowed() {
@@ -236,7 +241,7 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * The device address ({@code CUdeviceptr}), for interop and kernel arguments. Valid while
+     * {@return the device address ({@code CUdeviceptr}), for interop and kernel arguments} Valid while
      * this buffer is open: Gatun frees its own memory once closed and its queued work is done,
      * so other code must not free it, nor use it after {@link #close()}.
      *
@@ -247,12 +252,17 @@ public final class DeviceBuffer implements AutoCloseable {
         return memory.address();
     }
 
-    /** The whole buffer as bytes. */
+    /** {@return the whole buffer as bytes} */
     public DeviceView bytes() {
         return as(ElementType.BYTE);
     }
 
-    /** The whole buffer as elements of {@code type}; its size must be a whole number of them. */
+    /**
+     * The whole buffer as elements of {@code type}; its size must be a whole number of them.
+     *
+     * @param type the element type the view reads the bytes as
+     * @return a view of the whole buffer
+     */
     public DeviceView as(ElementType type) {
         checkOpen();
         long size = memory.size();
@@ -262,18 +272,22 @@ public final class DeviceBuffer implements AutoCloseable {
         return new DeviceView(this, 0, size, type);
     }
 
+    /** {@return the whole buffer as {@link ElementType#FLOAT} elements}; its size must be a multiple of 4 bytes. */
     public DeviceView asFloats() {
         return as(ElementType.FLOAT);
     }
 
+    /** {@return the whole buffer as {@link ElementType#INT} elements}; its size must be a multiple of 4 bytes. */
     public DeviceView asInts() {
         return as(ElementType.INT);
     }
 
+    /** {@return the whole buffer as {@link ElementType#LONG} elements}; its size must be a multiple of 8 bytes. */
     public DeviceView asLongs() {
         return as(ElementType.LONG);
     }
 
+    /** {@return the whole buffer as {@link ElementType#DOUBLE} elements}; its size must be a multiple of 8 bytes. */
     public DeviceView asDoubles() {
         return as(ElementType.DOUBLE);
     }
@@ -318,7 +332,7 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
-    /** Whether this buffer was allocated inside a stream capture: an allocation node of the captured graph. */
+    /** {@return whether this buffer was allocated inside a stream capture: an allocation node of the captured graph} */
     public boolean isGraphAllocation() {
         return memory instanceof GraphAllocation;
     }
@@ -328,7 +342,7 @@ public final class DeviceBuffer implements AutoCloseable {
         return memory;
     }
 
-    /** Whether this buffer has been closed (its memory handed to retirement, or freed). */
+    /** {@return whether this buffer has been closed (its memory handed to retirement, or freed)} */
     public boolean isClosed() {
         return !memory.ownedBy(this);
     }

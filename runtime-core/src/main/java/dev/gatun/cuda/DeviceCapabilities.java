@@ -72,17 +72,21 @@ public record DeviceCapabilities(int computeMajor, int computeMinor, int multipr
         return value > 0 ? value : fallback;
     }
 
-    /** {@code "9.0"}. */
+    /**
+     * {@code "9.0"}.
+     *
+     * @return the compute capability as major.minor, e.g. {@code "9.0"}
+     */
     public String computeCapability() {
         return computeMajor + "." + computeMinor;
     }
 
-    /** The NVRTC virtual architecture for PTX, e.g. {@code compute_90}. */
+    /** {@return the NVRTC virtual architecture for PTX, e.g. {@code compute_90}} */
     public String ptxArchitecture() {
         return "compute_" + computeMajor + computeMinor;
     }
 
-    /** The NVRTC real architecture for CUBIN, e.g. {@code sm_90}. */
+    /** {@return the NVRTC real architecture for CUBIN, e.g. {@code sm_90}} */
     public String cubinArchitecture() {
         return "sm_" + computeMajor + computeMinor;
     }

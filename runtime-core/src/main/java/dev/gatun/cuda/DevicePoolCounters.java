@@ -21,7 +21,17 @@ package dev.gatun.cuda;
 public record DevicePoolCounters(long hits, long misses, long retainedBytes, long retainedBlocks, long allocations,
         long frees, long trims, long capRefusals, long softLimitTrims) {
 
-    /** Counters of a pool without cap events. */
+    /**
+     * Counters of a pool without cap events.
+     *
+     * @param hits as the record component of that name
+     * @param misses as the record component of that name
+     * @param retainedBytes as the record component of that name
+     * @param retainedBlocks as the record component of that name
+     * @param allocations as the record component of that name
+     * @param frees as the record component of that name
+     * @param trims as the record component of that name
+     */
     public DevicePoolCounters(long hits, long misses, long retainedBytes, long retainedBlocks, long allocations,
             long frees, long trims) {
         this(hits, misses, retainedBytes, retainedBlocks, allocations, frees, trims, 0, 0);

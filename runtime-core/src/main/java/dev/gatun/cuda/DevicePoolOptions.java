@@ -40,6 +40,12 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
     /** System property that switches call-site profiling on. */
     public static final String PROFILE_PROPERTY = "gatun.pool.profile";
 
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException when {@code retainedBytesBound} is negative, a cap or limit is not
+     *     positive, or the soft limit is above the hard cap
+     */
     public DevicePoolOptions {
         if (retainedBytesBound < 0) {
             throw new IllegalArgumentException("retainedBytesBound is " + retainedBytesBound
@@ -52,23 +58,36 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
         }
     }
 
-    /** A pool without a hard cap or soft limit. */
+    /**
+     * A pool without a hard cap or soft limit.
+     *
+     * @param retainedBytesBound as the record component of that name
+     * @param profileCallSites as the record component of that name
+     */
     public DevicePoolOptions(long retainedBytesBound, boolean profileCallSites) {
         this(retainedBytesBound, profileCallSites, NO_CAP, NO_CAP);
     }
 
-    /** These options with a hard cap of {@code bytes} ({@link #NO_CAP}: none). */
+    /**
+     * {@return these options with a hard cap of {@code bytes} ({@link #NO_CAP}: none)}
+     *
+     * @param bytes the new {@link #hardCapBytes()}
+     */
     public DevicePoolOptions withHardCap(long bytes) {
         return new DevicePoolOptions(retainedBytesBound, profileCallSites, bytes, softLimitBytes);
     }
 
-    /** These options with a soft limit of {@code bytes} ({@link #NO_CAP}: none). */
+    /**
+     * {@return these options with a soft limit of {@code bytes} ({@link #NO_CAP}: none)}
+     *
+     * @param bytes the new {@link #softLimitBytes()}
+     */
     public DevicePoolOptions withSoftLimit(long bytes) {
         return new DevicePoolOptions(retainedBytesBound, profileCallSites, hardCapBytes, bytes);
     }
 
     /**
-     * The options the system properties ask for; the default bound and no profiling where unset.
+     * {@return the options the system properties ask for; the default bound and no profiling where unset}
      *
      * @throws IllegalArgumentException when a property is set to something it cannot mean
      */

@@ -22,17 +22,21 @@ public final class DevicePoolView {
         this.pool = pool;
     }
 
-    /** The pool's counters (hits, misses, retained bytes, driver allocations and frees). */
+    /** {@return the pool's counters (hits, misses, retained bytes, driver allocations and frees)} */
     public DevicePoolCounters counters() {
         return pool.counters();
     }
 
-    /** The per-call-site profile, most bytes first (empty unless profiling is on). */
+    /** {@return the per-call-site profile, most bytes first (empty unless profiling is on)} */
     public List<DevicePoolSite> sites() {
         return pool.sites();
     }
 
-    /** Switches call-site profiling (costs nothing while off). */
+    /**
+     * Switches call-site profiling (costs nothing while off).
+     *
+     * @param on true to attribute allocations to their call sites from now on, false to stop
+     */
     public void setProfiling(boolean on) {
         pool.setProfiling(on);
     }

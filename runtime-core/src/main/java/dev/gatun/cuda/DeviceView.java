@@ -26,22 +26,27 @@ public final class DeviceView {
         this.type = type;
     }
 
+    /** {@return the buffer this view reads and writes} */
     public DeviceBuffer buffer() {
         return buffer;
     }
 
+    /** {@return the type this view reads its elements as} */
     public ElementType elementType() {
         return type;
     }
 
+    /** {@return where the view starts in its buffer, in bytes} */
     public long byteOffset() {
         return byteOffset;
     }
 
+    /** {@return the view's length in bytes} */
     public long byteLength() {
         return byteLength;
     }
 
+    /** {@return the view's length in elements of {@link #elementType()}} */
     public long elementCount() {
         return byteLength / type.byteSize();
     }
@@ -57,7 +62,7 @@ public final class DeviceView {
         }
     }
 
-    /** The device address of the first byte ({@code CUdeviceptr}). */
+    /** {@return the device address of the first byte ({@code CUdeviceptr})} */
     public long address() {
         return buffer.address() + byteOffset;
     }
@@ -65,6 +70,9 @@ public final class DeviceView {
     /**
      * A sub-view of {@code count} elements starting at element {@code first}.
      *
+     * @param first the first element of the sub-view, counted in this view's elements
+     * @param count how many elements the sub-view spans
+     * @return the sub-view, over the same buffer
      * @throws IndexOutOfBoundsException when the range leaves this view
      */
     public DeviceView slice(long first, long count) {
@@ -76,7 +84,12 @@ public final class DeviceView {
         return new DeviceView(buffer, byteOffset + first * size, count * size, type);
     }
 
-    /** The same bytes read as another element type; the byte length must be a whole number of them. */
+    /**
+     * The same bytes read as another element type; the byte length must be a whole number of them.
+     *
+     * @param other the element type to read the bytes as
+     * @return a view of the same bytes
+     */
     public DeviceView as(ElementType other) {
         Objects.requireNonNull(other);
         if (byteLength % other.byteSize() != 0) {
@@ -90,14 +103,22 @@ public final class DeviceView {
         buffer.useOn(context, stream);
     }
 
-    /** Copies {@code source} (any host segment, heap included) into this view; returns when done. */
+    /**
+     * Copies {@code source} (any host segment, heap included) into this view; returns when done.
+     *
+     * @param source the bytes to copy; as long as this view
+     */
     public void copyFrom(MemorySegment source) {
         Ranges.sameLength(byteLength, source.byteSize());
         buffer.checkSynchronous("copyFrom(host)");
         buffer.context().copies().upload(buffer.resource(), address(), source);
     }
 
-    /** Copies this view into {@code destination} (any host segment, heap included); returns when done. */
+    /**
+     * Copies this view into {@code destination} (any host segment, heap included); returns when done.
+     *
+     * @param destination where to copy the bytes; as long as this view
+     */
     public void copyTo(MemorySegment destination) {
         Ranges.sameLength(destination.byteSize(), byteLength);
         buffer.checkSynchronous("copyTo(host)");
@@ -107,6 +128,8 @@ public final class DeviceView {
     /**
      * Copies another device view (same byte length) into this one; returns when done. The source
      * may be on another device (a peer copy; see {@link Stream#copy}).
+     *
+     * @param source the view to copy from
      */
     public void copyFrom(DeviceView source) {
         Ranges.sameLength(byteLength, source.byteLength());
@@ -117,50 +140,110 @@ public final class DeviceView {
                 byteLength);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(byte[] source) {
         copyFromArray(source, ValueLayout.JAVA_BYTE, source.length);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(short[] source) {
         copyFromArray(source, ValueLayout.JAVA_SHORT, source.length);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(int[] source) {
         copyFromArray(source, ValueLayout.JAVA_INT, source.length);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(long[] source) {
         copyFromArray(source, ValueLayout.JAVA_LONG, source.length);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(float[] source) {
         copyFromArray(source, ValueLayout.JAVA_FLOAT, source.length);
     }
 
+    /**
+     * Copies {@code source} into this view; returns when done.
+     *
+     * @param source the values to copy, as many bytes in all as this view holds
+     */
     public void copyFrom(double[] source) {
         copyFromArray(source, ValueLayout.JAVA_DOUBLE, source.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(byte[] destination) {
         copyToArray(destination, ValueLayout.JAVA_BYTE, destination.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(short[] destination) {
         copyToArray(destination, ValueLayout.JAVA_SHORT, destination.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(int[] destination) {
         copyToArray(destination, ValueLayout.JAVA_INT, destination.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(long[] destination) {
         copyToArray(destination, ValueLayout.JAVA_LONG, destination.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(float[] destination) {
         copyToArray(destination, ValueLayout.JAVA_FLOAT, destination.length);
     }
 
+    /**
+     * Copies this view into {@code destination}; returns when done.
+     *
+     * @param destination where the values go, as many bytes in all as this view holds
+     */
     public void copyTo(double[] destination) {
         copyToArray(destination, ValueLayout.JAVA_DOUBLE, destination.length);
     }

@@ -4,7 +4,22 @@ import java.lang.foreign.ValueLayout;
 
 /** The element types of typed device views, with their sizes. */
 public enum ElementType {
-    BYTE(1), SHORT(2), HALF(2), BFLOAT16(2), INT(4), FLOAT(4), LONG(8), DOUBLE(8);
+    /** 8-bit integer ({@code char}, {@code int8_t}, {@code uint8_t}). */
+    BYTE(1),
+    /** 16-bit integer ({@code short}, {@code int16_t}). */
+    SHORT(2),
+    /** IEEE 754 half precision ({@code __half}), held on the host as raw 16-bit patterns. */
+    HALF(2),
+    /** bfloat16 ({@code __nv_bfloat16}), held on the host as raw 16-bit patterns. */
+    BFLOAT16(2),
+    /** 32-bit integer ({@code int}). */
+    INT(4),
+    /** 32-bit float ({@code float}). */
+    FLOAT(4),
+    /** 64-bit integer ({@code long long}). */
+    LONG(8),
+    /** 64-bit float ({@code double}). */
+    DOUBLE(8);
 
     private final int bytes;
 
@@ -12,12 +27,12 @@ public enum ElementType {
         this.bytes = bytes;
     }
 
-    /** Size of one element in bytes. */
+    /** {@return size of one element in bytes} */
     public int byteSize() {
         return bytes;
     }
 
-    /** The Java layout an element of this type is read with on the host (HALF and BFLOAT16 as raw shorts). */
+    /** {@return the Java layout an element of this type is read with on the host (HALF and BFLOAT16 as raw shorts)} */
     public ValueLayout hostLayout() {
         return switch (this) {
             case BYTE -> ValueLayout.JAVA_BYTE;

@@ -99,15 +99,17 @@ public final class Event extends Owner {
         return new Event(context, Origin.IMPORTED, context.state().calls().ipc().openEvent(handle.driverHandle()));
     }
 
+    /** {@return the context this event belongs to} */
     public CudaContext context() {
         return context;
     }
 
+    /** {@return whether this event records timestamps ({@link CudaContext#createTimingEvent()})} */
     public boolean isTiming() {
         return timing;
     }
 
-    /** Whether this event was opened from another process's handle ({@link CudaContext#importEvent}). */
+    /** {@return whether this event was opened from another process's handle ({@link CudaContext#importEvent})} */
     public boolean isImported() {
         return resource.origin == Origin.IMPORTED;
     }
@@ -119,6 +121,7 @@ public final class Event extends Owner {
      * importer has closed its import (the driver leaves operations on an imported event whose
      * exporter destroyed it undefined).
      *
+     * @return the handle to send to the other process
      * @throws IllegalStateException when the event is closed, was not made with
      *     {@link CudaContext#createInterprocessEvent()}, or was itself imported
      */
@@ -132,7 +135,11 @@ public final class Event extends Owner {
         return new IpcEventHandle(state.calls().ipc().eventHandle(resource.handle));
     }
 
-    /** Records this event after the work queued so far on {@code stream}. */
+    /**
+     * Records this event after the work queued so far on {@code stream}.
+     *
+     * @param stream a stream of this event's context
+     */
     public void record(Stream stream) {
         resource.checkOpen();
         StreamState s = stream.openState();
@@ -153,9 +160,9 @@ public final class Event extends Owner {
     }
 
     /**
-     * A future completed once the work before this event's last record (made before this call)
+     * {@return a future completed once the work before this event's last record (made before this call)
      * has completed, with the default executor {@link ForkJoinPool#commonPool()}; see
-     * {@link #onComplete(Executor)}.
+     * {@link #onComplete(Executor)}}
      */
     public CompletableFuture<Void> onComplete() {
         return onComplete(ForkJoinPool.commonPool());
@@ -177,6 +184,8 @@ public final class Event extends Owner {
      * poisoned or closed context fails it, as for {@link Stream#onComplete(Executor)}. The event
      * may be closed while the future is pending: its destroy waits for the watch.
      *
+     * @param executor where the future is completed, and so where its dependent actions run
+     * @return a future completed once the recorded work has completed
      * @throws IllegalStateException when the event is closed
      * @throws CaptureActiveException when its last record went into a stream capture: it marks a
      *     point of the graph, not of work that runs, and a wait on it would join the capture
@@ -207,7 +216,7 @@ public final class Event extends Owner {
         return capturedIn;
     }
 
-    /** Whether the work before the last record has completed (true if never recorded). Does not block. */
+    /** {@return whether the work before the last record has completed (true if never recorded)} Does not block. */
     public boolean query() {
         resource.checkOpen();
         return state.calls().events().query(resource.handle);
@@ -223,6 +232,9 @@ public final class Event extends Owner {
     /**
      * GPU milliseconds from {@code start}'s last record to this event's, both timing events of
      * this context whose records have completed (resolution about half a microsecond).
+     *
+     * @param start the event recorded at the start of the interval
+     * @return the elapsed GPU time in milliseconds
      */
     public float elapsedMillis(Event start) {
         resource.checkOpen();

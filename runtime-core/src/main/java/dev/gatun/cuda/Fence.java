@@ -77,7 +77,7 @@ public final class Fence implements AutoCloseable {
         }
     }
 
-    /** Whether the work before the fence has completed; true once consumed. Does not block. */
+    /** {@return whether the work before the fence has completed; true once consumed} Does not block. */
     public boolean isComplete() {
         MemorySegment e = event.get();
         if (e == null) {
@@ -86,14 +86,14 @@ public final class Fence implements AutoCloseable {
         return context.state().calls().events().query(e);
     }
 
-    /** Whether a wait has consumed this fence (or it was closed). */
+    /** {@return whether a wait has consumed this fence (or it was closed)} */
     public boolean isConsumed() {
         return event.get() == null;
     }
 
     /**
-     * A future completed once the work queued before this fence on its stream has completed,
-     * with the default executor {@link ForkJoinPool#commonPool()}; see {@link #onComplete(Executor)}.
+     * {@return a future completed once the work queued before this fence on its stream has completed,
+     * with the default executor {@link ForkJoinPool#commonPool()}; see {@link #onComplete(Executor)}}
      */
     public CompletableFuture<Void> onComplete() {
         return onComplete(ForkJoinPool.commonPool());
@@ -106,6 +106,8 @@ public final class Fence implements AutoCloseable {
      * at once). Does not consume the fence: a stream may still wait on it, and any number of
      * futures may be asked for until then.
      *
+     * @param executor where the future is completed, and so where its dependent actions run
+     * @return a future completed once the fenced work has completed
      * @throws IllegalStateException when the fence was consumed by a wait or closed: its event is
      *     back in the context's pool (ask before the wait, or ask the waiting stream's
      *     {@link Stream#onComplete(Executor) onComplete} after it), or when its context is closed

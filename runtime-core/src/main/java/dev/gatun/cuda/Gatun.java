@@ -16,8 +16,8 @@ public final class Gatun {
     }
 
     /**
-     * The version of Gatun this jar was built as, e.g. {@code 0.1.0}, or {@code 0.1.0-SNAPSHOT}
-     * for a build between releases: the Maven project version, recorded at build time.
+     * {@return the version of Gatun this jar was built as, e.g. {@code 0.1.0}, or {@code 0.1.0-SNAPSHOT}
+     * for a build between releases: the Maven project version, recorded at build time}
      *
      * @throws IllegalStateException when this copy was compiled without Maven's resource
      *     filtering (some IDE builds), so it does not know its version; build it with Maven

@@ -18,10 +18,21 @@ package dev.gatun.cuda;
 public class GatunException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception without a cause.
+     *
+     * @param message what failed, and what to do
+     */
     public GatunException(String message) {
         super(message);
     }
 
+    /**
+     * An exception caused by another.
+     *
+     * @param message what failed, and what to do
+     * @param cause the failure behind it
+     */
     public GatunException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -193,9 +193,9 @@ public final class Graph extends Owner {
     }
 
     /**
-     * The buffers {@link Stream#allocate} made inside this graph's capture and that were still
+     * {@return the buffers {@link Stream#allocate} made inside this graph's capture and that were still
      * open when it ended, in allocation order: each is an allocation node of this graph, at the
-     * same address on every launch. Their memory exists from the first launch of an executable
+     * same address on every launch} Their memory exists from the first launch of an executable
      * of this graph on (each launch frees the previous launch's first, so replays repeat): read
      * them after a launch, in stream order or with a synchronous copy. Closing one lets Gatun free
      * it once this graph and its executable are gone. Empty for a graph built node by node, a body,
@@ -205,18 +205,19 @@ public final class Graph extends Owner {
         return allocations;
     }
 
-    /** Whether this graph has memory allocation or free nodes (its capture allocated on its stream). */
+    /** {@return whether this graph has memory allocation or free nodes (its capture allocated on its stream)} */
     public boolean hasMemoryNodes() {
         return resource.memory != null;
     }
 
+    /** {@return the context this graph belongs to} */
     public CudaContext context() {
         return context;
     }
 
     /**
-     * A new executable of this graph ({@code cuGraphInstantiate}), holding everything this graph
-     * holds, and this graph itself.
+     * {@return a new executable of this graph ({@code cuGraphInstantiate}), holding everything this graph
+     * holds, and this graph itself}
      *
      * <p>An executable of a graph with {@linkplain #hasMemoryNodes() memory nodes} is made with
      * {@code CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH}: each launch frees what the previous
@@ -251,6 +252,8 @@ public final class Graph extends Owner {
      * arguments name.
      *
      * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @param launch a prepared launch of a kernel of this graph's context
+     * @return the new node
      * @throws IllegalArgumentException for a cooperative launch or one with launch attributes
      *     (cluster, programmatic stream serialization, scheduling policy, priority: a kernel node
      *     carries grid, block and shared memory only: capture such a launch instead), a kernel of
@@ -280,6 +283,10 @@ public final class Graph extends Owner {
      * Adds a node that sets every byte of {@code destination} to {@code value}. The graph then
      * holds the view's buffer.
      *
+     * @param destination the bytes to set
+     * @param value the byte every byte is set to
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
      * @throws IllegalArgumentException for an empty view, a buffer of another context, or a
      *     dependency that is not a node of this graph
      * @throws IllegalStateException when this graph or the buffer is closed
@@ -300,6 +307,10 @@ public final class Graph extends Owner {
      * Adds a node that sets every 32-bit word of {@code destination} to {@code value} (e.g. a
      * float's raw bits). The view must start at a 4-byte aligned address and span whole words.
      *
+     * @param destination the words to set
+     * @param value the 32-bit pattern every word is set to
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
      * @throws IllegalArgumentException as {@link #addMemset}, and for a misaligned view
      * @throws IllegalStateException when this graph or the buffer is closed
      */
@@ -320,6 +331,10 @@ public final class Graph extends Owner {
      * Adds a node that copies {@code source} to {@code destination}, device to device, both of
      * this graph's context and of the same byte length. The graph then holds both buffers.
      *
+     * @param destination where the bytes go
+     * @param source where they come from
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
      * @throws IllegalArgumentException when the lengths differ, a view is empty or of another
      *     context, or a dependency is not a node of this graph
      * @throws IllegalStateException when this graph or a buffer is closed
@@ -346,6 +361,9 @@ public final class Graph extends Owner {
      * or the host {@linkplain Event#synchronize() for the event}. The graph then holds the event,
      * so closing it defers its destroy until the graph and its executables are gone.
      *
+     * @param event an event of this graph's context
+     * @param dependencies nodes of this graph that must complete before the record (none: it may record at once)
+     * @return the new node
      * @throws IllegalArgumentException for an event of another context, or a dependency that is
      *     not a node of this graph
      * @throws IllegalStateException when this graph or the event is closed, or this graph is a
@@ -362,6 +380,9 @@ public final class Graph extends Owner {
      * node) before launching an executable made from this graph. An event never recorded is
      * complete, and the node waits for nothing. The graph then holds the event.
      *
+     * @param event an event of this graph's context
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
      * @throws IllegalArgumentException for an event of another context, or a dependency that is
      *     not a node of this graph
      * @throws IllegalStateException when this graph or the event is closed, or this graph is a
@@ -393,9 +414,9 @@ public final class Graph extends Owner {
     }
 
     /**
-     * A new conditional handle of this graph ({@code cuGraphConditionalHandleCreate}) that every
+     * {@return a new conditional handle of this graph ({@code cuGraphConditionalHandleCreate}) that every
      * launch of an executable sets to {@code defaultValue} before any node runs
-     * ({@code CU_GRAPH_COND_ASSIGN_DEFAULT}); kernels change it from there. The conditional
+     * ({@code CU_GRAPH_COND_ASSIGN_DEFAULT}); kernels change it from there} The conditional
      * nodes of this graph, and of bodies inside it, may use it; one must before instantiation.
      *
      * @param defaultValue read as unsigned, as the device reads it
@@ -407,8 +428,8 @@ public final class Graph extends Owner {
     }
 
     /**
-     * A new conditional handle of this graph whose value no launch resets: it keeps what a kernel
-     * set last, also from one launch to the next, and is undefined until a kernel sets it. Set
+     * {@return a new conditional handle of this graph whose value no launch resets: it keeps what a kernel
+     * set last, also from one launch to the next, and is undefined until a kernel sets it} Set
      * it in a node that every conditional node using it depends on. Otherwise as
      * {@link #createConditionalHandle(int)}.
      */
@@ -431,6 +452,8 @@ public final class Graph extends Owner {
      * {@code handle}'s value is not 0 as the node starts, and not at all otherwise.
      *
      * @param handle a handle of this graph or of a graph this body is inside
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node, with its body to build
      * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
      * @throws IllegalArgumentException for a handle of another graph, or a dependency that is
      *     not a node of this graph
@@ -444,6 +467,9 @@ public final class Graph extends Owner {
      * Adds an IF node with an ELSE body: {@code bodies().get(0)} runs when {@code handle}'s value
      * is not 0, {@code bodies().get(1)} when it is 0. Otherwise as {@link #addIf}.
      *
+     * @param handle a handle of this graph or of a graph this body is inside
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node, with its two bodies to build
      * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
      */
     public ConditionalNode addIfElse(ConditionalHandle handle, GraphNode... dependencies) {
@@ -455,6 +481,10 @@ public final class Graph extends Owner {
      * {@linkplain ConditionalNode#body() body} runs, and runs again as long as the value is not
      * 0 after a run. A kernel of the body must set it to 0 at some point: the loop has no other
      * end. Otherwise as {@link #addIf}.
+     *
+     * @param handle a handle of this graph or of a graph this body is inside
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node, with its body to build
      */
     public ConditionalNode addWhile(ConditionalHandle handle, GraphNode... dependencies) {
         return addConditional(handle, ConditionalNode.Type.WHILE, 1, dependencies);
@@ -464,6 +494,10 @@ public final class Graph extends Owner {
      * Adds a SWITCH node with {@code cases} bodies: body number {@code value} runs when
      * {@code handle}'s value is below {@code cases}, none otherwise. Otherwise as {@link #addIf}.
      *
+     * @param handle a handle of this graph or of a graph this body is inside
+     * @param cases how many bodies the node has, at least 1
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node, with its {@code cases} bodies to build
      * @throws IllegalArgumentException also when {@code cases} is less than 1
      * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
      */
@@ -524,8 +558,8 @@ public final class Graph extends Owner {
     }
 
     /**
-     * A copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
-     * this graph holds. Nodes added to either later do not change the other; the copy's nodes
+     * {@return a copy of this graph ({@code cuGraphClone}): the same nodes and dependencies, holding what
+     * this graph holds} Nodes added to either later do not change the other; the copy's nodes
      * are its own, so the {@link GraphNode}s of this graph do not name them. A graph with
      * conditional nodes is not copied: build it again.
      *
@@ -557,6 +591,7 @@ public final class Graph extends Owner {
      * Writes this graph in Graphviz DOT ({@code cuGraphDebugDotPrint}, verbose: node types and
      * parameters) to {@code file}, replacing it; render it with {@code dot -Tsvg}.
      *
+     * @param file where to write the DOT text
      * @throws IllegalArgumentException when {@code file} is not on the default file system or
      *     its directory does not exist
      * @throws CudaException when the driver cannot write it

@@ -178,6 +178,7 @@ public final class GraphExec extends Owner {
         }
     }
 
+    /** {@return the context this executable belongs to} */
     public CudaContext context() {
         return context;
     }
@@ -186,6 +187,7 @@ public final class GraphExec extends Owner {
      * Launches this executable on {@code stream}: a replay of its graph. Allocates nothing once
      * warmed.
      *
+     * @param stream a stream of this executable's context
      * @throws CudaException when the driver refuses; the launch may have been queued anyway
      */
     public void launch(Stream stream) {
@@ -226,6 +228,8 @@ public final class GraphExec extends Owner {
     /**
      * Uploads this executable to the device in {@code stream}'s order, so that its first launch
      * does not pay for it.
+     *
+     * @param stream a stream of this executable's context
      */
     public void upload(Stream stream) {
         StreamState s = checked(stream);
@@ -257,6 +261,7 @@ public final class GraphExec extends Owner {
      * applied in place: each graph's allocations have addresses of their own, which an update
      * would hand to this executable. Instantiate the new graph instead.
      *
+     * @param graph a graph of this executable's context
      * @return false when the topologies differ, or either graph has memory nodes; this executable
      *     is then unchanged
      * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
@@ -330,6 +335,8 @@ public final class GraphExec extends Owner {
      * block and shared memory of the graph this executable runs now. This executable then holds
      * the buffers the new arguments name. Works the same after any number of in-place updates.
      *
+     * @param occurrence which of the nodes that launch the kernel, counted from 0
+     * @param arguments the kernel and its new argument values
      * @throws IllegalArgumentException when no such node exists
      */
     public void updateKernelNode(int occurrence, KernelLaunch arguments) {
@@ -361,6 +368,8 @@ public final class GraphExec extends Owner {
      * instantiated from, added before it was; after an in-place {@linkplain #update update} it
      * addresses the node in the same position of the graph this executable runs now.
      *
+     * @param node the node to switch, of the graph this executable was instantiated from
+     * @param enabled false to make the node do nothing, true to make it run again
      * @throws IllegalArgumentException when {@code node} is of another graph or inside a
      *     conditional node's body, was added after this executable was instantiated, or is an
      *     event or conditional node (the driver enables and disables only kernel, memset and copy
@@ -389,6 +398,8 @@ public final class GraphExec extends Owner {
      * This executable then holds the kernel's module and the buffers the arguments name. The
      * graph the node belongs to is unchanged. {@code node} is addressed as in {@link #setEnabled}.
      *
+     * @param node the kernel node to change
+     * @param launch the kernel, configuration and argument values the node launches from now on
      * @throws IllegalArgumentException when {@code node} is not a kernel node, is of another graph
      *     or was added after this executable was instantiated; for a cooperative or clustered
      *     launch, or a kernel of another context
@@ -418,6 +429,8 @@ public final class GraphExec extends Owner {
      * {@code cuGraphExecEventWaitNodeSetEvent}). This executable then holds {@code event}; the
      * graph the node belongs to is unchanged. {@code node} is addressed as in {@link #setEnabled}.
      *
+     * @param node the event record or event wait node to change
+     * @param event the event the node records or waits for from now on
      * @throws IllegalArgumentException when {@code node} is not an event node, is of another graph
      *     or was added after this executable was instantiated, or {@code event} is of another context
      * @throws IllegalStateException when this executable or {@code event} is closed

@@ -17,7 +17,16 @@ public final class GraphNode {
 
     /** What a node does, for messages and {@link #toString()}. */
     public enum Kind {
-        KERNEL, MEMSET, COPY, EVENT_RECORD, EVENT_WAIT,
+        /** Launches a kernel ({@link Graph#addKernel}). */
+        KERNEL,
+        /** Sets memory to a value ({@link Graph#addMemset}, {@link Graph#addFill}). */
+        MEMSET,
+        /** Copies device to device ({@link Graph#addCopy}). */
+        COPY,
+        /** Records an event ({@link Graph#addEventRecord}). */
+        EVENT_RECORD,
+        /** Waits for an event ({@link Graph#addEventWait}). */
+        EVENT_WAIT,
         /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
         CONDITIONAL
     }
@@ -34,16 +43,17 @@ public final class GraphNode {
         this.index = index;
     }
 
-    /** The graph this node belongs to. */
+    /** {@return the graph this node belongs to} */
     public Graph graph() {
         return graph;
     }
 
+    /** {@return what the node does} */
     public Kind kind() {
         return kind;
     }
 
-    /** Its position among the nodes added to its graph by hand, from 0. */
+    /** {@return its position among the nodes added to its graph by hand, from 0} */
     public int index() {
         return index;
     }

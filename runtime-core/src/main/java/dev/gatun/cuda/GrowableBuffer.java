@@ -107,29 +107,30 @@ public final class GrowableBuffer extends Owner {
         return r < bytes ? Long.MAX_VALUE / unit * unit : r; // no overflow past the largest whole number of units
     }
 
+    /** {@return the context this buffer's memory belongs to} */
     public CudaContext context() {
         return context;
     }
 
-    /** The first byte of the reserved range ({@code CUdeviceptr}); the same for the buffer's whole life. */
+    /** {@return the first byte of the reserved range ({@code CUdeviceptr}); the same for the buffer's whole life} */
     public long baseAddress() {
         resource.checkOpen();
         return resource.base();
     }
 
-    /** The bytes usable now: [0, size) is mapped. */
+    /** {@return the bytes usable now: [0, size) is mapped} */
     public long size() {
         synchronized (resource.lock()) {
             return resource.size();
         }
     }
 
-    /** The reserved maximum: the most {@link #grow} can reach. */
+    /** {@return the reserved maximum: the most {@link #grow} can reach} */
     public long reservedBytes() {
         return resource.reservedBytes();
     }
 
-    /** The size of each physical chunk; growth maps, and shrinking unmaps, whole chunks. */
+    /** {@return the size of each physical chunk; growth maps, and shrinking unmaps, whole chunks} */
     public long chunkBytes() {
         return resource.chunkBytes();
     }
@@ -140,6 +141,7 @@ public final class GrowableBuffer extends Owner {
      * device). The new bytes are not initialized; the base address and existing bytes stay.
      * Nothing changes when {@code newSize} is the current size, or falls inside the chunks mapped.
      *
+     * @param newSize the usable size asked for, in bytes
      * @throws ReservationExceededException when {@code newSize} exceeds {@link #reservedBytes()}
      * @throws IllegalArgumentException when {@code newSize} is below the current size (use {@link #shrink})
      * @throws OutOfDeviceMemoryException when the chunks do not fit even after the out-of-memory
@@ -186,6 +188,7 @@ public final class GrowableBuffer extends Owner {
      * for other devices' work on its views, since any of it may touch the chunks unmapped. Views
      * that end past {@code newSize} are closed; the bytes below it stay as they are.
      *
+     * @param newSize the usable size to keep, in bytes
      * @throws IllegalArgumentException when {@code newSize} is negative or above the current size
      * @throws IllegalStateException when a captured graph holds a view that ends past {@code newSize}
      *     (nothing is unmapped then)
@@ -221,9 +224,9 @@ public final class GrowableBuffer extends Owner {
     }
 
     /**
-     * The usable range [0, {@link #size()}) as a device buffer, for copies, memsets, kernels and
+     * {@return the usable range [0, {@link #size()}) as a device buffer, for copies, memsets, kernels and
      * graphs: it stays valid while this buffer grows, and is closed by a {@link #shrink} below its
-     * end or by closing this buffer (after which using it throws {@link IllegalStateException}).
+     * end or by closing this buffer (after which using it throws {@link IllegalStateException})}
      * Closing it ends the view early and frees nothing. Calls at the same size return the same view.
      */
     public DeviceBuffer mapped() {
@@ -237,7 +240,10 @@ public final class GrowableBuffer extends Owner {
         }
     }
 
-    /** Reserved, mapped and high-water bytes, chunks, and the growth and shrink counts. Readable after close. */
+    /**
+     * {@return reserved, mapped and high-water bytes, chunks, and the growth and shrink counts} Readable
+     * after close.
+     */
     public GrowableBufferCounters counters() {
         return resource.counters();
     }

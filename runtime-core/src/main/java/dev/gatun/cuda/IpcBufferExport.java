@@ -23,15 +23,17 @@ public sealed interface IpcBufferExport permits IpcMemoryHandle, IpcPoolAllocati
     /** The length of {@link #toBytes()}: the case, the driver's 64 bytes, the size as a big-endian long. */
     int BYTES = IpcExportBytes.BYTES;
 
-    /** The size of the exported buffer, which the imported one has too. */
+    /** {@return the size of the exported buffer, which the imported one has too} */
     long byteSize();
 
-    /** The {@value #BYTES} bytes to send to the importing process. */
+    /** {@return the {@value #BYTES} bytes to send to the importing process} */
     byte[] toBytes();
 
     /**
      * The export {@link #toBytes()} wrote, of whichever case it is.
      *
+     * @param bytes the bytes the other process received
+     * @return the export, as an {@link IpcMemoryHandle} or an {@link IpcPoolAllocation}
      * @throws IllegalArgumentException when {@code bytes} did not come from {@link #toBytes()}
      */
     static IpcBufferExport fromBytes(byte[] bytes) {

@@ -26,6 +26,8 @@ public final class IpcEventHandle {
     /**
      * The handle {@link #toBytes()} wrote.
      *
+     * @param bytes the bytes the other process received
+     * @return the handle, to pass to {@link CudaContext#importEvent}
      * @throws IllegalArgumentException when {@code bytes} is not {@value #BYTES} bytes
      */
     public static IpcEventHandle fromBytes(byte[] bytes) {
@@ -37,7 +39,7 @@ public final class IpcEventHandle {
         return new IpcEventHandle(bytes.clone());
     }
 
-    /** The {@value #BYTES} bytes to send to the importing process. */
+    /** {@return the {@value #BYTES} bytes to send to the importing process} */
     public byte[] toBytes() {
         return handle.clone();
     }

@@ -24,6 +24,8 @@ public final class IpcMemoryHandle implements IpcBufferExport {
     /**
      * The export {@link #toBytes()} wrote.
      *
+     * @param bytes the bytes the other process received
+     * @return the handle, to pass to {@link CudaContext#importBuffer}
      * @throws IllegalArgumentException when {@code bytes} are not {@value IpcBufferExport#BYTES}
      *     bytes of this case, or name a size of 0 or less
      */

@@ -24,6 +24,8 @@ public final class IpcPoolAllocation implements IpcBufferExport {
     /**
      * The export {@link #toBytes()} wrote.
      *
+     * @param bytes the bytes the other process received
+     * @return the export, to pass to {@link MemoryPool#importAllocation}
      * @throws IllegalArgumentException when {@code bytes} are not {@value IpcBufferExport#BYTES}
      *     bytes of this case, or name a size of 0 or less
      */

@@ -73,34 +73,42 @@ public final class Kernel extends Owner {
         this.resource = r;
     }
 
+    /** {@return the context this kernel was loaded in} */
     public CudaContext context() {
         return context;
     }
 
+    /** {@return the kernel's function name, as it was looked up in its module} */
     public String name() {
         return resource.name;
     }
 
-    /** The registry name of the module this kernel came from; empty for a {@linkplain #isBorrowed() borrowed} kernel. */
+    /**
+     * {@return the registry name of the module this kernel came from; empty for a
+     * {@linkplain #isBorrowed() borrowed} kernel}
+     */
     public String moduleName() {
         return resource.module.name();
     }
 
-    /** Hex SHA-256 of the exact image this kernel runs; empty for a {@linkplain #isBorrowed() borrowed} kernel (Gatun never saw its image). */
+    /**
+     * {@return hex SHA-256 of the exact image this kernel runs; empty for a {@linkplain #isBorrowed()
+     * borrowed} kernel (Gatun never saw its image)}
+     */
     public String moduleSha256() {
         return resource.module.sha256();
     }
 
     /**
-     * Whether this kernel is {@linkplain LiveOwner#borrowed() borrowed}: it comes from another
-     * library's module ({@link CudaContext#borrowKernel}), which Gatun never unloads.
+     * {@return whether this kernel is {@linkplain LiveOwner#borrowed() borrowed}: it comes from another
+     * library's module ({@link CudaContext#borrowKernel}), which Gatun never unloads}
      */
     public boolean isBorrowed() {
         return resource.module.borrowed();
     }
 
     /**
-     * The raw {@code CUfunction}, for interop. Valid while this kernel is open: Gatun unloads its
+     * {@return the raw {@code CUfunction}, for interop} Valid while this kernel is open: Gatun unloads its
      * own modules once nothing holds them and their launches completed, so other code must not
      * unload the module, nor launch the function after {@link #close()} (Gatun does not see
      * launches made through the raw handle, and cannot wait for them).
@@ -109,7 +117,7 @@ public final class Kernel extends Owner {
         return function();
     }
 
-    /** The raw {@code CUmodule} this kernel's function belongs to; valid, and owned, as {@link #handle()}. */
+    /** {@return the raw {@code CUmodule} this kernel's function belongs to; valid, and owned, as {@link #handle()}} */
     public MemorySegment moduleHandle() {
         resource.checkOpen();
         return resource.module.handle();
@@ -128,20 +136,30 @@ public final class Kernel extends Owner {
         resource.checkOpen();
     }
 
-    /** One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}). */
+    /**
+     * One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}).
+     *
+     * @param attribute a {@code CU_FUNC_ATTRIBUTE_*} number
+     * @return the attribute's value
+     */
     public int attribute(int attribute) {
         resource.checkOpen();
         return contextState.calls().modules().attribute(resource.function, attribute);
     }
 
-    /** Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout. */
+    /**
+     * Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout.
+     *
+     * @param attribute a {@code CU_FUNC_ATTRIBUTE_*} number the driver lets callers set
+     * @param value the new value
+     */
     public void setAttribute(int attribute, int value) {
         resource.checkOpen();
         contextState.calls().modules().setAttribute(resource.function, attribute, value);
         attributes = null;
     }
 
-    /** Registers, shared/constant/local memory, thread limit and versions. */
+    /** {@return registers, shared/constant/local memory, thread limit and versions} */
     public KernelAttributes attributes() {
         KernelAttributes a = attributes;
         if (a == null) {
@@ -158,13 +176,18 @@ public final class Kernel extends Owner {
         return a;
     }
 
-    /** One parameter's place in the kernel's argument buffer. */
+    /**
+     * One parameter's place in the kernel's argument buffer.
+     *
+     * @param offset where the parameter starts, in bytes
+     * @param size the parameter's size in bytes
+     */
     public record Parameter(long offset, long size) {
     }
 
     /**
-     * The kernel's parameters ({@code cuFuncGetParamInfo}); empty when the driver is older than
-     * CUDA 12.4 and cannot tell.
+     * {@return the kernel's parameters ({@code cuFuncGetParamInfo}); empty when the driver is older than
+     * CUDA 12.4 and cannot tell}
      */
     public Optional<List<Parameter>> parameters() {
         List<ModuleCalls.Parameter> params = parameterInfo();
@@ -183,18 +206,35 @@ public final class Kernel extends Owner {
         return contextState.calls().modules().parameters(resource.function);
     }
 
-    /** How many blocks of this size can be resident on one multiprocessor. */
+    /**
+     * How many blocks of this size can be resident on one multiprocessor.
+     *
+     * @param blockThreads threads per block
+     * @param dynamicSharedBytes dynamic shared memory per block, in bytes
+     * @return the number of resident blocks ({@code cuOccupancyMaxActiveBlocksPerMultiprocessor})
+     */
     public int maxActiveBlocksPerMultiprocessor(int blockThreads, long dynamicSharedBytes) {
         resource.checkOpen();
         return contextState.calls().modules().maxActiveBlocksPerMultiprocessor(resource.function, blockThreads,
                 dynamicSharedBytes);
     }
 
-    /** A block size that maximizes occupancy, and the smallest grid that reaches it. */
+    /**
+     * A block size that maximizes occupancy, and the smallest grid that reaches it.
+     *
+     * @param minGridSize the smallest grid that reaches full occupancy with that block size
+     * @param blockSize the suggested threads per block
+     */
     public record BlockSizeSuggestion(int minGridSize, int blockSize) {
     }
 
-    /** Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size). */
+    /**
+     * Suggests a block size for a fixed amount of dynamic shared memory per block (0 = no limit on block size).
+     *
+     * @param dynamicSharedBytes dynamic shared memory per block, in bytes
+     * @param blockSizeLimit the largest block size to consider; 0 for no limit
+     * @return the block size and grid size ({@code cuOccupancyMaxPotentialBlockSize})
+     */
     public BlockSizeSuggestion suggestBlockSize(long dynamicSharedBytes, int blockSizeLimit) {
         resource.checkOpen();
         ModuleCalls.BlockSize s = contextState.calls().modules().suggestBlockSize(resource.function, dynamicSharedBytes,
@@ -202,7 +242,12 @@ public final class Kernel extends Owner {
         return new BlockSizeSuggestion(s.minGridSize(), s.blockSize());
     }
 
-    /** How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+). */
+    /**
+     * How many clusters of {@code config}'s shape can be co-resident (compute capability 9.0+).
+     *
+     * @param config a configuration with a cluster shape
+     * @return the number of clusters ({@code cuOccupancyMaxActiveClusters})
+     */
     public int maxActiveClusters(LaunchConfig config) {
         resource.checkOpen();
         if (!config.hasCluster()) {
@@ -267,6 +312,9 @@ public final class Kernel extends Owner {
      * device, and builds the native argument block once. The returned launch can be submitted
      * any number of times, and its arguments updated in place, without allocating.
      *
+     * @param config grid, block, shared memory and launch attributes
+     * @param args the kernel's arguments, in parameter order
+     * @return the prepared launch
      * @throws IllegalArgumentException when the configuration or arguments cannot work
      * @throws ContextPoisonedException when a sticky error poisoned the context
      */
@@ -278,7 +326,13 @@ public final class Kernel extends Owner {
         return new KernelLaunch(this, config, args);
     }
 
-    /** Prepares and submits one launch (allocates; prefer {@link #prepare} on hot paths). */
+    /**
+     * Prepares and submits one launch (allocates; prefer {@link #prepare} on hot paths).
+     *
+     * @param stream the stream the launch is queued on
+     * @param config grid, block, shared memory and launch attributes
+     * @param args the kernel's arguments, in parameter order
+     */
     public void launch(Stream stream, LaunchConfig config, KernelArg... args) {
         prepare(config, args).launch(stream);
     }

@@ -6,13 +6,16 @@ package dev.gatun.cuda;
  */
 public sealed interface KernelArg {
 
-    /** Size in bytes of the argument as the kernel receives it. */
+    /** {@return size in bytes of the argument as the kernel receives it} */
     int byteSize();
 
     /**
      * A device pointer: to the start of {@code view} (its buffer is tracked: it cannot be freed
      * under the launch), or, when {@code view} is null, the raw {@code address} (see
      * {@link #address(long)}).
+     *
+     * @param view the view the pointer points at the start of; null for a raw address
+     * @param address the raw device address, used when {@code view} is null
      */
     record Pointer(DeviceView view, long address) implements KernelArg {
         @Override
@@ -21,6 +24,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * An 8-bit integer ({@code char}, {@code int8_t}).
+     *
+     * @param value the value the kernel receives
+     */
     record I8(byte value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -28,6 +36,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A 16-bit integer ({@code short}, {@code int16_t}).
+     *
+     * @param value the value the kernel receives
+     */
     record I16(short value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -35,6 +48,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A 32-bit integer ({@code int}).
+     *
+     * @param value the value the kernel receives
+     */
     record I32(int value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -42,6 +60,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A 64-bit integer ({@code long long}).
+     *
+     * @param value the value the kernel receives
+     */
     record I64(long value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -49,6 +72,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A 32-bit float ({@code float}).
+     *
+     * @param value the value the kernel receives
+     */
     record F32(float value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -56,6 +84,11 @@ public sealed interface KernelArg {
         }
     }
 
+    /**
+     * A 64-bit float ({@code double}).
+     *
+     * @param value the value the kernel receives
+     */
     record F64(double value) implements KernelArg {
         @Override
         public int byteSize() {
@@ -66,6 +99,8 @@ public sealed interface KernelArg {
     /**
      * A pointer to the start of {@code view}.
      *
+     * @param view the view whose first byte the kernel receives the address of
+     * @return the argument
      * @throws NullPointerException when {@code view} is null: a kernel would receive a NULL device
      *     pointer; pass {@link #address(long) address(0)} when that is what it expects
      */
@@ -76,6 +111,8 @@ public sealed interface KernelArg {
     /**
      * A pointer to the start of {@code buffer}.
      *
+     * @param buffer the buffer whose first byte the kernel receives the address of
+     * @return the argument
      * @throws NullPointerException when {@code buffer} is null (see {@link #pointer(DeviceView)})
      */
     static KernelArg pointer(DeviceBuffer buffer) {
@@ -86,6 +123,9 @@ public sealed interface KernelArg {
      * A raw device address that Gatun does not own (interop); its lifetime is the caller's. This is
      * also the one way to pass a NULL device pointer on purpose ({@code address(0)}), for a
      * kernel that takes an optional pointer.
+     *
+     * @param deviceAddress the address the kernel receives; 0 for NULL
+     * @return the argument
      */
     static KernelArg address(long deviceAddress) {
         return new Pointer(null, deviceAddress);
@@ -99,26 +139,56 @@ public sealed interface KernelArg {
         return viewOrBuffer;
     }
 
+    /**
+     * {@return an 8-bit integer argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg i8(byte v) {
         return new I8(v);
     }
 
+    /**
+     * {@return a 16-bit integer argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg i16(short v) {
         return new I16(v);
     }
 
+    /**
+     * {@return a 32-bit integer argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg i32(int v) {
         return new I32(v);
     }
 
+    /**
+     * {@return a 64-bit integer argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg i64(long v) {
         return new I64(v);
     }
 
+    /**
+     * {@return a 32-bit float argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg f32(float v) {
         return new F32(v);
     }
 
+    /**
+     * {@return a 64-bit float argument}
+     *
+     * @param v the value the kernel receives
+     */
     static KernelArg f64(double v) {
         return new F64(v);
     }

@@ -145,15 +145,21 @@ public final class KernelLaunch {
         params.set(index, arg, pointer);
     }
 
+    /** {@return the kernel this launch runs} */
     public Kernel kernel() {
         return kernel;
     }
 
+    /** {@return the grid, block, shared memory and launch attributes this launch uses} */
     public LaunchConfig config() {
         return config;
     }
 
-    /** Submits the launch on {@code stream}. Allocates nothing once warmed. */
+    /**
+     * Submits the launch on {@code stream}. Allocates nothing once warmed.
+     *
+     * @param stream a stream of the kernel's context
+     */
     public void launch(Stream stream) {
         StreamState s = stream.openState();
         if (stream.context() != context) {
@@ -232,36 +238,78 @@ public final class KernelLaunch {
         }
     }
 
+    /**
+     * Sets argument {@code index}, prepared as an {@code int}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setInt(int index, int value) {
         checkKind(index, KernelArg.I32.class);
         params.setInt(index, value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index}, prepared as a {@code long}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setLong(int index, long value) {
         checkKind(index, KernelArg.I64.class);
         params.setLong(index, value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index}, prepared as a {@code float}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setFloat(int index, float value) {
         checkKind(index, KernelArg.F32.class);
         params.setFloat(index, value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index}, prepared as a {@code double}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setDouble(int index, double value) {
         checkKind(index, KernelArg.F64.class);
         params.setDouble(index, value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index}, prepared as a {@code short}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setShort(int index, short value) {
         checkKind(index, KernelArg.I16.class);
         params.setShort(index, value);
         return this;
     }
 
+    /**
+     * Sets argument {@code index}, prepared as a {@code byte}, for the launches that follow.
+     *
+     * @param index the argument's position, from 0
+     * @param value the new value
+     * @return this launch
+     */
     public KernelLaunch setByte(int index, byte value) {
         checkKind(index, KernelArg.I8.class);
         params.setByte(index, value);
@@ -271,6 +319,9 @@ public final class KernelLaunch {
     /**
      * Points argument {@code index} (prepared as a pointer) at another view.
      *
+     * @param index the argument's position, from 0
+     * @param view the view the kernel receives the start address of
+     * @return this launch
      * @throws NullPointerException when {@code view} is null; the argument is then unchanged
      */
     public KernelLaunch setPointer(int index, DeviceView view) {
@@ -279,7 +330,7 @@ public final class KernelLaunch {
         return this;
     }
 
-    /** Whether a failed launch is still unproven (see the class comment). */
+    /** {@return whether a failed launch is still unproven (see the class comment)} */
     public Optional<String> uncertainFailure() {
         return Optional.ofNullable(uncertainError);
     }

@@ -18,7 +18,16 @@ import java.util.OptionalInt;
  * closed; each launch counts as a use of the event on its stream, so the event is destroyed only
  * after that launch has completed.
  *
+ * @param gridX blocks in x
+ * @param gridY blocks in y
+ * @param gridZ blocks in z
+ * @param blockX threads per block in x
+ * @param blockY threads per block in y
+ * @param blockZ threads per block in z
+ * @param sharedMemoryBytes dynamic shared memory per block, in bytes
  * @param clusterX cluster dimensions; 0 (all three) means no cluster
+ * @param clusterY see {@code clusterX}
+ * @param clusterZ see {@code clusterX}
  * @param cooperative launch with {@code cuLaunchCooperativeKernel} semantics: all blocks are
  *     co-resident, so grid-wide synchronization is legal; the grid must fit the occupancy
  * @param programmaticStreamSerialization programmatic dependent launch (compute capability
@@ -49,6 +58,14 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
         ClusterSchedulingPolicy clusterSchedulingPolicy, OptionalInt priority, Optional<Event> programmaticEvent,
         boolean triggerAtBlockStart, Optional<Event> launchCompletionEvent) {
 
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException when the policy, the priority or an event option is null
+     * @throws IllegalArgumentException when a grid or block dimension is below 1, the shared memory is negative,
+     *     the cluster dimensions are neither all 0 nor all at least 1, or {@code triggerAtBlockStart} is set
+     *     without a programmatic event
+     */
     public LaunchConfig {
         Objects.requireNonNull(clusterSchedulingPolicy, "the cluster scheduling policy is null; pass "
                 + "ClusterSchedulingPolicy.DEFAULT for the driver's own");
@@ -73,27 +90,57 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
         }
     }
 
-    /** A configuration without launch attributes, as the record had before it gained them. */
+    /**
+     * A configuration without launch attributes, as the record had before it gained them.
+     *
+     * @param gridX as the record component of that name
+     * @param gridY as the record component of that name
+     * @param gridZ as the record component of that name
+     * @param blockX as the record component of that name
+     * @param blockY as the record component of that name
+     * @param blockZ as the record component of that name
+     * @param sharedMemoryBytes as the record component of that name
+     * @param clusterX as the record component of that name
+     * @param clusterY as the record component of that name
+     * @param clusterZ as the record component of that name
+     * @param cooperative as the record component of that name
+     */
     public LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
             int clusterX, int clusterY, int clusterZ, boolean cooperative) {
         this(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY, clusterZ, cooperative,
                 false, ClusterSchedulingPolicy.DEFAULT, OptionalInt.empty(), Optional.empty(), false, Optional.empty());
     }
 
-    /** A one-dimensional launch: {@code grid} blocks of {@code block} threads. */
+    /**
+     * A one-dimensional launch: {@code grid} blocks of {@code block} threads.
+     *
+     * @param grid blocks in x
+     * @param block threads per block in x
+     * @return the configuration, without shared memory or a cluster
+     */
     public static LaunchConfig of(int grid, int block) {
         return new LaunchConfig(grid, 1, 1, block, 1, 1, 0, 0, 0, 0, false);
     }
 
-    /** A three-dimensional launch. */
+    /**
+     * A three-dimensional launch.
+     *
+     * @param gridX blocks in x
+     * @param gridY blocks in y
+     * @param gridZ blocks in z
+     * @param blockX threads per block in x
+     * @param blockY threads per block in y
+     * @param blockZ threads per block in z
+     * @return the configuration, without shared memory or a cluster
+     */
     public static LaunchConfig of(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, 0, 0, 0, 0, false);
     }
 
     /**
-     * Enough blocks of {@code block} threads to cover {@code elements}, one thread each: a
+     * {@return enough blocks of {@code block} threads to cover {@code elements}, one thread each: a
      * one-dimensional grid of ceil(elements / block) blocks, whose kernel skips the indices past
-     * the end of the last block.
+     * the end of the last block}
      *
      * <p>Zero elements are refused rather than rounded up to one block: a grid cannot be empty,
      * and a block over no elements would only run threads that must all do nothing (or, in a
@@ -128,18 +175,35 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
         return of((int) grid, block);
     }
 
+    /**
+     * {@return the same configuration with another amount of dynamic shared memory}
+     *
+     * @param bytes dynamic shared memory per block, in bytes
+     */
     public LaunchConfig withSharedMemory(int bytes) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, bytes, clusterX, clusterY, clusterZ,
                 cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
                 triggerAtBlockStart, launchCompletionEvent);
     }
 
+    /**
+     * {@return the same configuration with a cluster shape (compute capability 9.0+)}
+     *
+     * @param x cluster dimension in x, in blocks
+     * @param y cluster dimension in y
+     * @param z cluster dimension in z
+     */
     public LaunchConfig withCluster(int x, int y, int z) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, x, y, z, cooperative,
                 programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
                 triggerAtBlockStart, launchCompletionEvent);
     }
 
+    /**
+     * {@return the same configuration as a cooperative launch or not (see {@link #cooperative()})}
+     *
+     * @param on whether all blocks must be co-resident
+     */
     public LaunchConfig withCooperative(boolean on) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
                 clusterZ, on, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
@@ -149,6 +213,9 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
     /**
      * Programmatic dependent launch on or off (compute capability 9.0+): see
      * {@link #programmaticStreamSerialization()} for what the kernels must do.
+     *
+     * @param on whether the kernel may start before the kernel ahead of it on the stream completes
+     * @return the same configuration with the attribute set
      */
     public LaunchConfig withProgrammaticStreamSerialization(boolean on) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
@@ -156,7 +223,12 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
                 triggerAtBlockStart, launchCompletionEvent);
     }
 
-    /** Where the clusters of this (cluster) launch go; {@code DEFAULT} leaves it to the driver. */
+    /**
+     * Where the clusters of this (cluster) launch go; {@code DEFAULT} leaves it to the driver.
+     *
+     * @param policy how the driver places the clusters
+     * @return the same configuration with that policy
+     */
     public LaunchConfig withClusterSchedulingPolicy(ClusterSchedulingPolicy policy) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
                 clusterZ, cooperative, programmaticStreamSerialization, policy, priority, programmaticEvent,
@@ -166,6 +238,9 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
     /**
      * This launch's priority, in place of its stream's: lower numbers mean higher priority,
      * within the context's stream priority range (checked when the launch is prepared).
+     *
+     * @param value the priority; lower numbers mean higher priority
+     * @return the same configuration with that priority
      */
     public LaunchConfig withPriority(int value) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
@@ -173,7 +248,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
                 programmaticEvent, triggerAtBlockStart, launchCompletionEvent);
     }
 
-    /** The same configuration with its stream's priority. */
+    /** {@return the same configuration with its stream's priority} */
     public LaunchConfig withoutPriority() {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
                 clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, OptionalInt.empty(),
@@ -188,6 +263,8 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      *
      * @param triggerAtBlockStart each block triggers as it starts, so the event fires once every
      *     block has begun
+     * @param event the event the kernel records
+     * @return the same configuration with that event
      */
     public LaunchConfig withProgrammaticEvent(Event event, boolean triggerAtBlockStart) {
         Objects.requireNonNull(event, "the programmatic event is null; use withoutProgrammaticEvent() for none");
@@ -196,7 +273,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
                 Optional.of(event), triggerAtBlockStart, launchCompletionEvent);
     }
 
-    /** The same configuration without a programmatic event. */
+    /** {@return the same configuration without a programmatic event} */
     public LaunchConfig withoutProgrammaticEvent() {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
                 clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
@@ -208,6 +285,9 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      * {@link #launchCompletionEvent()}). {@code event} must be a fence event
      * ({@link CudaContext#createEvent()}) of the launch's context, checked when the launch is
      * prepared.
+     *
+     * @param event the event the kernel records
+     * @return the same configuration with that event
      */
     public LaunchConfig withLaunchCompletionEvent(Event event) {
         Objects.requireNonNull(event, "the launch completion event is null; use withoutLaunchCompletionEvent() for none");
@@ -216,30 +296,33 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
                 programmaticEvent, triggerAtBlockStart, Optional.of(event));
     }
 
-    /** The same configuration without a launch completion event. */
+    /** {@return the same configuration without a launch completion event} */
     public LaunchConfig withoutLaunchCompletionEvent() {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
                 clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
                 programmaticEvent, triggerAtBlockStart, Optional.empty());
     }
 
+    /** {@return whether this launch has a cluster shape} */
     public boolean hasCluster() {
         return clusterX != 0;
     }
 
     /**
-     * Whether this launch needs {@code cuLaunchKernelEx}: a cluster, programmatic stream
-     * serialization, a scheduling policy other than {@code DEFAULT}, a priority, or an event.
+     * {@return whether this launch needs {@code cuLaunchKernelEx}: a cluster, programmatic stream
+     * serialization, a scheduling policy other than {@code DEFAULT}, a priority, or an event}
      */
     public boolean hasExtendedAttributes() {
         return hasCluster() || programmaticStreamSerialization || clusterSchedulingPolicy != ClusterSchedulingPolicy.DEFAULT
                 || priority.isPresent() || programmaticEvent.isPresent() || launchCompletionEvent.isPresent();
     }
 
+    /** {@return the threads in one block: {@code blockX * blockY * blockZ}} */
     public long threadsPerBlock() {
         return (long) blockX * blockY * blockZ;
     }
 
+    /** {@return the blocks in the grid: {@code gridX * gridY * gridZ}} */
     public long blocks() {
         return (long) gridX * gridY * gridZ;
     }

@@ -28,6 +28,11 @@ import java.util.Objects;
 public record LiveOwner(OwnerKind kind, long id, String identity, List<StackTraceElement> allocationSite,
         boolean borrowed) {
 
+    /**
+     * Checks the components and copies the allocation site.
+     *
+     * @throws NullPointerException when {@code kind} or {@code identity} is null
+     */
     public LiveOwner {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(identity, "identity");

@@ -106,23 +106,24 @@ public final class MemoryPool extends Owner {
         return new PoolCaps(PoolCaps.NONE, PoolCaps.NONE);
     }
 
+    /** {@return the context this pool belongs to} */
     public CudaContext context() {
         return context;
     }
 
-    /** Whether this pool was imported from another process ({@link CudaContext#importMemoryPool}). */
+    /** {@return whether this pool was imported from another process ({@link CudaContext#importMemoryPool})} */
     public boolean isImported() {
         return resource.imported();
     }
 
-    /** How this pool can be exported to other processes ({@link MemoryPoolOptions#withExportHandle}). */
+    /** {@return how this pool can be exported to other processes ({@link MemoryPoolOptions#withExportHandle})} */
     public PoolExportHandle exportHandle() {
         return resource.exportHandle();
     }
 
     /**
-     * A new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
-     * another process's {@link CudaContext#importMemoryPool}. Call it before exporting any
+     * {@return a new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
+     * another process's {@link CudaContext#importMemoryPool}} Call it before exporting any
      * allocation from the pool ({@link DeviceBuffer#exportForIpc()}): the driver refuses to export
      * an allocation of a pool never exported, and Gatun refuses it first. The descriptor is the caller's:
      * pass it to the other process (a descriptor is not a number another process can use: send
@@ -151,6 +152,8 @@ public final class MemoryPool extends Owner {
      * completed, which is the order the driver requires (every importer frees before the
      * exporter does); close it, and tell the exporter, before the exporter closes its buffer.
      *
+     * @param allocation the export the other process sent, of an allocation from the pool this one imports
+     * @return the mapped buffer, to close before the exporter closes its own
      * @throws IllegalStateException when this pool is closed or was not imported
      */
     public DeviceBuffer importAllocation(IpcPoolAllocation allocation) {
@@ -163,7 +166,7 @@ public final class MemoryPool extends Owner {
         return DeviceBuffer.importFromPool(context, resource, allocation);
     }
 
-    /** Whether this is the device's default pool ({@link CudaContext#defaultMemoryPool()}). */
+    /** {@return whether this is the device's default pool ({@link CudaContext#defaultMemoryPool()})} */
     public boolean isDeviceDefault() {
         return resource.deviceDefault();
     }
@@ -175,6 +178,9 @@ public final class MemoryPool extends Owner {
      * stream order on the last stream that used it, as for {@link Stream#allocate}. A request of
      * 0 bytes gives a 0-byte buffer with no native allocation.
      *
+     * @param stream the stream whose order the allocation follows
+     * @param bytes how many bytes to allocate; 0 or more
+     * @return the new buffer, to close when done
      * @throws IllegalStateException when this pool or the stream is closed, or a Gatun capture is
      *     open on the stream (allocate with {@link Stream#allocate} inside a capture: a graph
      *     allocation)
@@ -220,7 +226,10 @@ public final class MemoryPool extends Owner {
         }
     }
 
-    /** Bytes of freed memory the pool keeps reserved across synchronizations ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}). */
+    /**
+     * {@return bytes of freed memory the pool keeps reserved across synchronizations
+     * ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD})}
+     */
     public long releaseThreshold() {
         checkOpen();
         return state.calls().pools().attribute64(resource.handle(), RELEASE_THRESHOLD);
@@ -230,6 +239,8 @@ public final class MemoryPool extends Owner {
      * Sets how many bytes of freed memory the pool keeps reserved when a stream, event or context
      * synchronizes, instead of returning them to the device. 0 (the driver's default) returns
      * everything; {@link Long#MAX_VALUE} keeps everything until {@link #trimTo}.
+     *
+     * @param bytes the bytes to keep reserved; 0 or more
      */
     public void setReleaseThreshold(long bytes) {
         if (bytes < 0) {
@@ -240,14 +251,24 @@ public final class MemoryPool extends Owner {
         state.calls().pools().setAttribute64(resource.handle(), RELEASE_THRESHOLD, bytes);
     }
 
-    /** Whether the reuse policy {@code policy} is on. */
+    /**
+     * Whether the reuse policy {@code policy} is on.
+     *
+     * @param policy the policy to ask about
+     * @return whether it is on
+     */
     public boolean reuse(PoolReuse policy) {
         Objects.requireNonNull(policy, "policy");
         checkOpen();
         return state.calls().pools().flag(resource.handle(), policy.attribute);
     }
 
-    /** Switches the reuse policy {@code policy} on or off, for allocations from now on. */
+    /**
+     * Switches the reuse policy {@code policy} on or off, for allocations from now on.
+     *
+     * @param policy the policy to switch
+     * @param on true to switch it on, false to switch it off
+     */
     public void setReuse(PoolReuse policy, boolean on) {
         Objects.requireNonNull(policy, "policy");
         checkOpen();
@@ -258,6 +279,8 @@ public final class MemoryPool extends Owner {
      * Returns reserved memory the pool does not use to the device, keeping at least
      * {@code keepBytes} reserved ({@code cuMemPoolTrimTo}). Memory of live allocations, and of
      * frees still queued, is never released: close buffers and synchronize their streams first.
+     *
+     * @param keepBytes the least the pool keeps reserved, in bytes
      */
     public void trimTo(long keepBytes) {
         if (keepBytes < 0) {
@@ -267,7 +290,10 @@ public final class MemoryPool extends Owner {
         state.calls().pools().trimTo(resource.handle(), keepBytes);
     }
 
-    /** The pool's reserved and used memory, current and high-water, as the driver counts it (four driver calls). */
+    /**
+     * {@return the pool's reserved and used memory, current and high-water, as the driver counts it (four
+     * driver calls)}
+     */
     public MemoryPoolUsage usage() {
         checkOpen();
         MemoryPoolCalls calls = state.calls().pools();
@@ -292,6 +318,8 @@ public final class MemoryPool extends Owner {
      * <p>On an {@linkplain #isImported imported} pool this may name its own context: access to an
      * imported pool is the importing process's to set.
      *
+     * @param peer the context whose device gets the access
+     * @param access the access it gets; {@link MemoryAccess#NONE} takes it away
      * @throws IllegalArgumentException when {@code peer} is this pool's own context (its device
      *     always has read-write access) and the pool is not imported, belongs to another Cuda, or its device cannot access
      *     this one's memory
@@ -313,7 +341,13 @@ public final class MemoryPool extends Owner {
         state.calls().pools().setAccess(resource.handle(), peer.device().ordinal(), access.flags);
     }
 
-    /** How {@code peer}'s device may access this pool's memory ({@code cuMemPoolGetAccess}); its own context's is {@link MemoryAccess#READ_WRITE}. */
+    /**
+     * How {@code peer}'s device may access this pool's memory ({@code cuMemPoolGetAccess}); its own context's is
+     * {@link MemoryAccess#READ_WRITE}.
+     *
+     * @param peer the context whose device's access is asked for
+     * @return that device's access to this pool's memory
+     */
     public MemoryAccess access(CudaContext peer) {
         checkOpen();
         peer.checkOpen();
@@ -321,7 +355,7 @@ public final class MemoryPool extends Owner {
         return MemoryAccess.of(state.calls().pools().access(resource.handle(), peer.device().ordinal()));
     }
 
-    /** What Gatun counted for this pool: allocations, frees, live bytes. */
+    /** {@return what Gatun counted for this pool: allocations, frees, live bytes} */
     public MemoryPoolCounters counters() {
         return resource.counters();
     }

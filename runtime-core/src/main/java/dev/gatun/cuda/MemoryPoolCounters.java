@@ -16,7 +16,13 @@ package dev.gatun.cuda;
  */
 public record MemoryPoolCounters(long allocations, long frees, long bytesLive, long capRefusals, long softLimitTrims) {
 
-    /** Counters of a pool without cap events. */
+    /**
+     * Counters of a pool without cap events.
+     *
+     * @param allocations as the record component of that name
+     * @param frees as the record component of that name
+     * @param bytesLive as the record component of that name
+     */
     public MemoryPoolCounters(long allocations, long frees, long bytesLive) {
         this(allocations, frees, bytesLive, 0, 0);
     }

@@ -29,6 +29,13 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
     /** No hard cap, or no soft limit. */
     public static final long NO_CAP = Long.MAX_VALUE;
 
+    /**
+     * Checks the components and copies the reuse set.
+     *
+     * @throws NullPointerException when {@code reuse} or {@code exportHandle} is null
+     * @throws IllegalArgumentException when the release threshold is negative, a cap or limit is not positive, or
+     *     the soft limit is above the hard cap
+     */
     public MemoryPoolOptions {
         if (releaseThreshold < 0) {
             throw new IllegalArgumentException("releaseThreshold is " + releaseThreshold
@@ -44,26 +51,48 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
         }
     }
 
-    /** Options of a pool without a hard cap or soft limit. */
+    /**
+     * Options of a pool without a hard cap or soft limit.
+     *
+     * @param releaseThreshold as the record component of that name
+     * @param reuse as the record component of that name
+     * @param exportHandle as the record component of that name
+     */
     public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
         this(releaseThreshold, reuse, exportHandle, NO_CAP, NO_CAP);
     }
 
-    /** Options of a pool that is not exported, without a hard cap or soft limit. */
+    /**
+     * Options of a pool that is not exported, without a hard cap or soft limit.
+     *
+     * @param releaseThreshold as the record component of that name
+     * @param reuse as the record component of that name
+     */
     public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
         this(releaseThreshold, reuse, PoolExportHandle.NONE);
     }
 
-    /** The driver's defaults: release threshold 0, every reuse policy on. */
+    /** {@return the driver's defaults: release threshold 0, every reuse policy on} */
     public static MemoryPoolOptions defaults() {
         return new MemoryPoolOptions(0, EnumSet.allOf(PoolReuse.class));
     }
 
+    /**
+     * {@return these options with another release threshold}
+     *
+     * @param bytes the new {@link #releaseThreshold()}
+     */
     public MemoryPoolOptions withReleaseThreshold(long bytes) {
         return new MemoryPoolOptions(bytes, reuse, exportHandle, hardCapBytes, softLimitBytes);
     }
 
-    /** These options with {@code policy} switched on or off. */
+    /**
+     * These options with {@code policy} switched on or off.
+     *
+     * @param policy the reuse policy to switch
+     * @param on true to switch it on, false to switch it off
+     * @return the new options
+     */
     public MemoryPoolOptions withReuse(PoolReuse policy, boolean on) {
         EnumSet<PoolReuse> next = reuse.isEmpty() ? EnumSet.noneOf(PoolReuse.class) : EnumSet.copyOf(reuse);
         if (on) {
@@ -77,17 +106,30 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
     /**
      * These options with the pool exportable through {@code handle}
      * ({@link MemoryPool#exportFileDescriptor()}; its allocations with {@link DeviceBuffer#exportForIpc()}).
+     *
+     * @param handle the kind of shareable handle the pool is exported as
+     * @return the new options
      */
     public MemoryPoolOptions withExportHandle(PoolExportHandle handle) {
         return new MemoryPoolOptions(releaseThreshold, reuse, handle, hardCapBytes, softLimitBytes);
     }
 
-    /** These options with a hard cap of {@code bytes} ({@link #NO_CAP}: none). */
+    /**
+     * These options with a hard cap of {@code bytes} ({@link #NO_CAP}: none).
+     *
+     * @param bytes the new {@link #hardCapBytes()}
+     * @return the new options
+     */
     public MemoryPoolOptions withHardCap(long bytes) {
         return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, bytes, softLimitBytes);
     }
 
-    /** These options with a soft limit of {@code bytes} ({@link #NO_CAP}: none). */
+    /**
+     * These options with a soft limit of {@code bytes} ({@link #NO_CAP}: none).
+     *
+     * @param bytes the new {@link #softLimitBytes()}
+     * @return the new options
+     */
     public MemoryPoolOptions withSoftLimit(long bytes) {
         return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, hardCapBytes, bytes);
     }

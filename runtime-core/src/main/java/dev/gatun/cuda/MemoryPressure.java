@@ -25,20 +25,20 @@ public final class MemoryPressure {
         this.ladder = ladder;
     }
 
-    /** Whether allocations of this context climb the out-of-memory ladder. */
+    /** {@return whether allocations of this context climb the out-of-memory ladder} */
     public boolean ladderEnabled() {
         return ladder.enabled();
     }
 
-    /** What the ladder did so far. Readable after the context closed. */
+    /** {@return what the ladder did so far} Readable after the context closed. */
     public OutOfMemoryCounters counters() {
         return ladder.counters();
     }
 
     /**
-     * Where the context's memory is now: the device's free and total memory, Gatun's live bytes by
+     * {@return where the context's memory is now: the device's free and total memory, Gatun's live bytes by
      * kind, each memory pool's reserved and used bytes, the device's graph memory and, with leak
-     * tracking, the largest live allocations and their sites. Makes driver calls (a few per pool).
+     * tracking, the largest live allocations and their sites} Makes driver calls (a few per pool).
      */
     public MemoryReport report() {
         context.checkOpen();

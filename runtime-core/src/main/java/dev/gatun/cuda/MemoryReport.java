@@ -31,6 +31,7 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
         long devicePoolRetainedBytes, long streamOrderedBytes, long graphAllocationBytes, long pinnedBytes,
         long growableBytes, List<Pool> pools, GraphMemoryUsage graphMemory, List<Allocation> largestAllocations) {
 
+    /** Copies the lists, so that the report does not change with them. */
     public MemoryReport {
         pools = List.copyOf(pools);
         largestAllocations = List.copyOf(largestAllocations);
@@ -61,6 +62,11 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
      */
     public record Allocation(String owner, long bytes, StackTraceElement caller, List<StackTraceElement> site) {
 
+        /**
+         * Copies the site, so that the record does not change with it.
+         *
+         * @throws NullPointerException when {@code owner} is null
+         */
         public Allocation {
             Objects.requireNonNull(owner, "owner");
             site = List.copyOf(site);

@@ -35,7 +35,12 @@ public final class ModuleImage {
 
     /** What kind of image the bytes are. */
     public enum Kind {
-        PTX, CUBIN, FATBIN
+        /** PTX text, which the driver compiles for the device when it loads it. */
+        PTX,
+        /** A CUBIN: an ELF binary for one architecture. */
+        CUBIN,
+        /** A fatbin: a container of CUBINs and PTX for several architectures. */
+        FATBIN
     }
 
     private static final byte[] ELF_MAGIC = {0x7f, 'E', 'L', 'F'};
@@ -70,12 +75,18 @@ public final class ModuleImage {
      * This image, with the lowered (mangled) names of C++ name expressions, so that kernels can
      * be looked up by expression ({@code ModuleRegistry.kernel(name, "scale<float>")}); a
      * compiler that lowered them (NVRTC) supplies the map.
+     *
+     * @param loweredNames each name expression to its lowered name
+     * @return a copy of this image that carries the names
      */
     public ModuleImage withLoweredNames(Map<String, String> loweredNames) {
         return new ModuleImage(this, loweredNames);
     }
 
-    /** Name expression to lowered name; empty for an image that was not compiled with name expressions. */
+    /**
+     * {@return the map from name expression to lowered name; empty for an image that was not compiled
+     * with name expressions}
+     */
     public Map<String, String> loweredNames() {
         return loweredNames;
     }
@@ -103,6 +114,9 @@ public final class ModuleImage {
     /**
      * PTX source text.
      *
+     * @param artifact where the text came from, for logs and {@link ModuleInfo}
+     * @param ptx the PTX text
+     * @return the image
      * @throws IllegalArgumentException when the text lacks {@code .version} or {@code .target},
      *     or holds a NUL before its end
      */
@@ -114,6 +128,9 @@ public final class ModuleImage {
      * Bytes whose kind is recognized from their first bytes: ELF is a CUBIN, the fatbin magic a
      * fatbin, else PTX.
      *
+     * @param artifact where the bytes came from, for logs and {@link ModuleInfo}
+     * @param bytes the image bytes
+     * @return the image
      * @throws IllegalArgumentException when the bytes are not a well-formed image of that kind
      */
     public static ModuleImage of(String artifact, byte[] bytes) {
@@ -124,6 +141,8 @@ public final class ModuleImage {
     /**
      * A file: PTX, CUBIN or fatbin, recognized from its contents.
      *
+     * @param file the file to read
+     * @return the image, with the file's path as its artifact
      * @throws IllegalArgumentException when the file is not a well-formed image
      */
     public static ModuleImage fromFile(Path file) {
@@ -134,7 +153,13 @@ public final class ModuleImage {
         }
     }
 
-    /** A class-path resource, resolved like {@link Class#getResourceAsStream(String)} on {@code anchor}. */
+    /**
+     * A class-path resource, resolved like {@link Class#getResourceAsStream(String)} on {@code anchor}.
+     *
+     * @param anchor the class the resource name is resolved against
+     * @param resource the resource name
+     * @return the image, with the resource's name as its artifact
+     */
     public static ModuleImage fromResource(Class<?> anchor, String resource) {
         try (InputStream in = anchor.getResourceAsStream(resource)) {
             if (in == null) {
@@ -160,20 +185,22 @@ public final class ModuleImage {
         return bytes.length >= prefix.length && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
     }
 
+    /** {@return what kind of image the bytes are} */
     public Kind kind() {
         return kind;
     }
 
-    /** Where the image came from (a file, a resource, a compiler), for logs and {@link ModuleInfo}. */
+    /** {@return where the image came from (a file, a resource, a compiler), for logs and {@link ModuleInfo}} */
     public String artifact() {
         return artifact;
     }
 
-    /** Hex SHA-256 of the image bytes. */
+    /** {@return hex SHA-256 of the image bytes} */
     public String sha256() {
         return sha256;
     }
 
+    /** {@return the image's length in bytes} */
     public int byteSize() {
         return bytes.length;
     }

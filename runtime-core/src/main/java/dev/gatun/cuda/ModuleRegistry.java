@@ -48,6 +48,9 @@ public final class ModuleRegistry {
      *
      * @param requiredKernels functions that must exist in the image; if one is missing the load
      *     fails with {@link IllegalArgumentException} and the previous entry stays
+     * @param name the registry name; replaces any entry of that name
+     * @param image the image to load
+     * @return what was loaded under the name
      * @throws CudaException when the driver rejects the image (e.g.
      *     {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}, {@code CUDA_ERROR_INVALID_IMAGE})
      */
@@ -56,8 +59,8 @@ public final class ModuleRegistry {
     }
 
     /**
-     * Whether the driver has rejected a PTX image's ISA in this context
-     * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}): PTX newer than the driver knows. A compiler
+     * {@return whether the driver has rejected a PTX image's ISA in this context
+     * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}): PTX newer than the driver knows} A compiler
      * that can emit CUBIN instead (NVRTC) then does so for this context.
      */
     public boolean ptxRejected() {
@@ -138,6 +141,9 @@ public final class ModuleRegistry {
      * The kernel keeps that exact module alive, even if the name is later replaced; close it
      * when done.
      *
+     * @param name the registry name
+     * @param function the function name or name expression
+     * @return the kernel, to close when done
      * @throws IllegalArgumentException when the name is not registered or has no such kernel
      */
     public Kernel kernel(String name, String function) {
@@ -166,7 +172,12 @@ public final class ModuleRegistry {
         }
     }
 
-    /** What {@code name} refers to now. */
+    /**
+     * What {@code name} refers to now.
+     *
+     * @param name the registry name
+     * @return the entry, or empty when the name is not registered
+     */
     public Optional<ModuleInfo> info(String name) {
         synchronized (entries) {
             Entry e = entries.get(name);
@@ -178,14 +189,19 @@ public final class ModuleRegistry {
         return new ModuleInfo(name, e.kind, e.module.artifact(), e.module.sha256(), e.generation);
     }
 
-    /** The registered names, sorted. */
+    /** {@return the registered names, sorted} */
     public Set<String> names() {
         synchronized (entries) {
             return new TreeSet<>(entries.keySet());
         }
     }
 
-    /** Removes {@code name}; its module is unloaded once no kernel or graph uses it. Returns whether it existed. */
+    /**
+     * Removes {@code name}; its module is unloaded once no kernel or graph uses it. Returns whether it existed.
+     *
+     * @param name the registry name
+     * @return whether the name was registered
+     */
     public boolean unload(String name) {
         Entry e;
         synchronized (entries) {

@@ -17,10 +17,13 @@ package dev.gatun.cuda;
 public final class OutOfDeviceMemoryException extends CudaException {
     private static final long serialVersionUID = 1L;
 
+    /** The bytes the failed allocation asked for; 0 where the driver decides. */
     private final long requestedBytes;
     private final transient MemoryReport report;
 
     /**
+     * Restates the last out-of-memory failure of an allocation, with where the memory was.
+     *
      * @param failure the last out-of-memory failure of the allocation, kept as the cause
      * @param what the allocation, e.g. {@code "stream-ordered allocation of 1048576 bytes"}
      * @param requestedBytes the bytes asked for (0 where the driver decides, as for an instantiation)
@@ -33,12 +36,12 @@ public final class OutOfDeviceMemoryException extends CudaException {
         this.report = report;
     }
 
-    /** The bytes the failed allocation asked for; 0 where the driver decides (a graph's instantiation). */
+    /** {@return the bytes the failed allocation asked for; 0 where the driver decides (a graph's instantiation)} */
     public long requestedBytes() {
         return requestedBytes;
     }
 
-    /** Where the memory was when the allocation finally failed. */
+    /** {@return where the memory was when the allocation finally failed} */
     public MemoryReport report() {
         return report;
     }

@@ -50,7 +50,10 @@ abstract class Owner implements AutoCloseable {
         }
     }
 
-    /** Whether this owner has been closed (its handle handed to retirement); a view also when it was closed itself. */
+    /**
+     * {@return whether this owner has been closed (its handle handed to retirement); a view also when it
+     * was closed itself}
+     */
     public boolean isClosed() {
         return viewClosed || resource.isClosed();
     }

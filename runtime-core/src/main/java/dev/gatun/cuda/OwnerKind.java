@@ -2,7 +2,22 @@ package dev.gatun.cuda;
 
 /** The kinds of native owner Gatun counts (see {@link CudaContext#liveOwners(OwnerKind)}). */
 public enum OwnerKind {
-    STREAM, EVENT, DEVICE_BUFFER, PINNED_BUFFER, MODULE, KERNEL, GRAPH, GRAPH_EXEC,
+    /** Streams ({@link Stream}), the context's own two included. */
+    STREAM,
+    /** Events ({@link Event}). */
+    EVENT,
+    /** Device buffers ({@link DeviceBuffer}), whatever their memory came from. */
+    DEVICE_BUFFER,
+    /** Page-locked host buffers ({@link PinnedBuffer}). */
+    PINNED_BUFFER,
+    /** Loaded modules, held by the context's {@link ModuleRegistry} and by kernels and graphs. */
+    MODULE,
+    /** Kernels ({@link Kernel}). */
+    KERNEL,
+    /** Graphs ({@link Graph}), captured or built node by node. */
+    GRAPH,
+    /** Executable graphs ({@link GraphExec}). */
+    GRAPH_EXEC,
     /** Memory pools: those made with {@link CudaContext#createMemoryPool}, and each context's view of its device's default pool. */
     MEMORY_POOL,
     /**

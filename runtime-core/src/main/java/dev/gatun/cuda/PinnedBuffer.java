@@ -37,16 +37,18 @@ public final class PinnedBuffer extends Owner {
         return new PinnedBuffer(context, PinnedMemory.allocate(context.state(), bytes, writeCombined, context.ladder()));
     }
 
+    /** {@return the context this buffer was allocated in} */
     public CudaContext context() {
         return context;
     }
 
+    /** {@return the buffer's size in bytes} */
     public long byteSize() {
         return resource.size();
     }
 
     /**
-     * The host bytes, after waiting for the last transfer through this buffer. Do not hold on to
+     * {@return the host bytes, after waiting for the last transfer through this buffer} Do not hold on to
      * the segment across a later transfer: ask again after queueing one.
      */
     public MemorySegment segment() {
@@ -62,7 +64,7 @@ public final class PinnedBuffer extends Owner {
         }
     }
 
-    /** The state of the last transfer (COMPLETE, UNFENCED or EVENT_RECORDED); does not wait. */
+    /** {@return the state of the last transfer (COMPLETE, UNFENCED or EVENT_RECORDED); does not wait} */
     public String transferState() {
         synchronized (resource) {
             return resource.state().name();

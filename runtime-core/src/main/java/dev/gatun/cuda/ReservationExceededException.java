@@ -9,9 +9,18 @@ package dev.gatun.cuda;
 public final class ReservationExceededException extends GatunException {
     private static final long serialVersionUID = 1L;
 
+    /** The size growth was asked for. */
     private final long requestedBytes;
+    /** The buffer's reserved maximum. */
     private final long reservedBytes;
 
+    /**
+     * Reports a refused growth.
+     *
+     * @param owner the buffer's identity, for the message
+     * @param requestedBytes the size growth was asked for
+     * @param reservedBytes the buffer's reserved maximum
+     */
     public ReservationExceededException(String owner, long requestedBytes, long reservedBytes) {
         super(owner + " cannot grow to " + requestedBytes + " bytes: it reserved " + reservedBytes
                 + " bytes of address space, its maximum. Reserve more when making it (GrowableBufferOptions.maxBytes; "
@@ -20,12 +29,12 @@ public final class ReservationExceededException extends GatunException {
         this.reservedBytes = reservedBytes;
     }
 
-    /** The size growth was asked for. */
+    /** {@return the size growth was asked for} */
     public long requestedBytes() {
         return requestedBytes;
     }
 
-    /** The buffer's reserved maximum. */
+    /** {@return the buffer's reserved maximum} */
     public long reservedBytes() {
         return reservedBytes;
     }

@@ -128,25 +128,26 @@ public final class Stream extends Owner {
         return s;
     }
 
+    /** {@return the context this stream belongs to} */
     public CudaContext context() {
         return context;
     }
 
-    /** This stream's priority: lower numbers mean higher priority. */
+    /** {@return this stream's priority: lower numbers mean higher priority} */
     public int priority() {
         return priority;
     }
 
     /**
-     * Whether this is a view of another library's stream ({@link CudaContext#borrowStream}):
-     * Gatun fences its own work on it but never destroys it.
+     * {@return whether this is a view of another library's stream ({@link CudaContext#borrowStream}):
+     * Gatun fences its own work on it but never destroys it}
      */
     public boolean isBorrowed() {
         return resource.borrowed;
     }
 
     /**
-     * The raw {@code CUstream}, for interop with other CUDA code. Valid while this stream is
+     * {@return the raw {@code CUstream}, for interop with other CUDA code} Valid while this stream is
      * open: Gatun destroys its own streams once closed and drained, so the other code must not
      * destroy it, nor use it after {@link #close()}. From this call on, every synchronous
      * operation of the context orders after the work queued on it, Gatun's or not.
@@ -171,7 +172,7 @@ public final class Stream extends Owner {
         return resource.stream;
     }
 
-    /** Whether every operation queued so far has completed. Does not block. */
+    /** {@return whether every operation queued so far has completed} Does not block. */
     public boolean query() {
         resource.checkOpen();
         return contextState.calls().streams().query(resource.stream.handle());
@@ -195,8 +196,8 @@ public final class Stream extends Owner {
     }
 
     /**
-     * A future completed once every operation queued on this stream so far has completed, on
-     * {@link ForkJoinPool#commonPool()}; see {@link #onComplete(Executor)}.
+     * {@return a future completed once every operation queued on this stream so far has completed, on
+     * {@link ForkJoinPool#commonPool()}; see {@link #onComplete(Executor)}}
      */
     public CompletableFuture<Void> onComplete() {
         return onComplete(ForkJoinPool.commonPool());
@@ -217,6 +218,8 @@ public final class Stream extends Owner {
      * function after one; Gatun notices within about 100 ms even when no other call fails). When
      * the context closes, futures whose work completed complete, and any other fails.
      *
+     * @param executor where the future is completed, and so where its non-async dependents run
+     * @return a future completed once the work queued so far has completed
      * @throws CaptureActiveException when the stream is capturing a graph: the host function would
      *     become a node of the graph instead of observing this work (end or abort the capture first)
      * @throws ContextPoisonedException when the context is poisoned already
@@ -244,6 +247,7 @@ public final class Stream extends Owner {
      * like the work of the stream that began it, until that capture ends. Join it back before
      * the end (the capturing stream waits on an event recorded here), as the driver requires.
      *
+     * @param event an event of this stream's context
      * @throws IllegalStateException when this stream is capturing another graph, which the
      *     driver cannot merge with the event's
      */
@@ -281,6 +285,8 @@ public final class Stream extends Owner {
      * Makes later work on this stream wait for the work that preceded {@code fence} on its
      * stream, without blocking the host. A fence is consumed by its first wait; a second wait
      * on it does nothing.
+     *
+     * @param fence a fence recorded on a stream of this stream's context
      */
     public void waitFor(Fence fence) {
         StreamState s = openState();
@@ -291,7 +297,12 @@ public final class Stream extends Owner {
         }
     }
 
-    /** Records a one-shot fence after the work queued so far, for another stream to {@link #waitFor(Fence)}. */
+    /**
+     * Records a one-shot fence after the work queued so far, for another stream to
+     * {@link #waitFor(Fence)}.
+     *
+     * @return the fence; the first wait on it consumes it
+     */
     public Fence recordFence() {
         StreamState s = openState();
         synchronized (s.lock()) {
@@ -306,6 +317,9 @@ public final class Stream extends Owner {
      * stream belongs to one of the two; the driver copies over the peer link when peer access
      * is enabled and stages through the host otherwise. Order it against the other device's
      * work with a {@link Fence} from that device's stream.
+     *
+     * @param destination where the bytes go
+     * @param source where they come from
      */
     public void copy(DeviceView destination, DeviceView source) {
         StreamState s = openState();
@@ -361,6 +375,10 @@ public final class Stream extends Owner {
      * Copies {@code destination.byteLength()} bytes from {@code source} at {@code sourceOffset}
      * to the device, asynchronously. The pinned buffer's host bytes are unusable until the copy
      * completes (its segment waits for it).
+     *
+     * @param destination where the bytes go on the device
+     * @param source the pinned buffer they come from
+     * @param sourceOffset where in {@code source} they start, in bytes
      */
     public void upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
         StreamState s = openState();
@@ -370,6 +388,10 @@ public final class Stream extends Owner {
     /**
      * Copies {@code source} from the device into {@code destination} at {@code destinationOffset},
      * asynchronously. The pinned buffer's host bytes are unusable until the copy completes.
+     *
+     * @param destination the pinned buffer the bytes go to
+     * @param destinationOffset where in {@code destination} they go, in bytes
+     * @param source where they come from on the device
      */
     public void download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
         StreamState s = openState();
@@ -380,6 +402,9 @@ public final class Stream extends Owner {
      * Copies any host segment (the Java heap included) to the device, asynchronously. The bytes
      * are first copied into Gatun's pinned staging, so {@code source} can be reused as soon as
      * this returns. {@code source.byteSize()} must equal {@code destination.byteLength()}.
+     *
+     * @param destination where the bytes go on the device
+     * @param source the host bytes to copy
      */
     public void upload(DeviceView destination, MemorySegment source) {
         StreamState s = openState();
@@ -391,7 +416,12 @@ public final class Stream extends Owner {
         }
     }
 
-    /** Sets every byte of {@code destination} to {@code value}, asynchronously. */
+    /**
+     * Sets every byte of {@code destination} to {@code value}, asynchronously.
+     *
+     * @param destination the bytes to set
+     * @param value the byte every byte is set to
+     */
     public void memset(DeviceView destination, byte value) {
         StreamState s = openState();
         synchronized (s.lock()) {
@@ -410,6 +440,9 @@ public final class Stream extends Owner {
     /**
      * Sets every 32-bit word of {@code destination} to {@code value} (e.g. a float's raw bits),
      * asynchronously. The view must start at a 4-byte aligned address and span whole words.
+     *
+     * @param destination the words to set
+     * @param value the 32-bit pattern every word is set to
      */
     public void fill(DeviceView destination, int value) {
         StreamState s = openState();
@@ -438,6 +471,9 @@ public final class Stream extends Owner {
      * graph runs: use it in the capture, close it there to record a free node, or leave it open
      * to make it the graph's ({@link Graph#allocations()}), usable after each launch. Synchronous
      * host copies of it are refused until an executable of its graph has launched.
+     *
+     * @param bytes how many bytes to allocate; 0 or more
+     * @return the new buffer, to close when done
      */
     public DeviceBuffer allocate(long bytes) {
         if (bytes < 0) {
@@ -488,6 +524,8 @@ public final class Stream extends Owner {
      * run, until {@link StreamCapture#end()}. A {@linkplain CaptureMode#GLOBAL global-mode}
      * capture holds the context's capture gate while it lasts.
      *
+     * @param mode the driver's capture mode, which decides what other threads may do while it lasts
+     * @return the capture, to end or abort
      * @throws CaptureActiveException when a global-mode capture cannot enter the gate in time
      * @throws IllegalStateException when this stream is closed or already capturing
      */
@@ -500,6 +538,10 @@ public final class Stream extends Owner {
      * buffer is refused with an {@link IllegalStateException} before it is queued, so no
      * address the caller did not plan for is baked into the graph. Otherwise as
      * {@link #beginCapture(CaptureMode)}.
+     *
+     * @param mode the driver's capture mode
+     * @param only the device buffers the captured work may use
+     * @return the capture, to end or abort
      */
     public StreamCapture beginCapture(CaptureMode mode, Collection<? extends DeviceBuffer> only) {
         return StreamCapture.begin(this, mode, Objects.requireNonNull(only, "only"));

@@ -198,22 +198,25 @@ public final class StreamCapture implements AutoCloseable {
         };
     }
 
+    /** {@return the stream being captured} */
     public Stream stream() {
         return stream;
     }
 
+    /** {@return the capture mode it was begun in} */
     public CaptureMode mode() {
         return mode;
     }
 
-    /** Whether the capture is still recording (neither ended nor aborted). */
+    /** {@return whether the capture is still recording (neither ended nor aborted)} */
     public synchronized boolean isOpen() {
         return open;
     }
 
     /**
-     * Ends the capture and returns what it recorded, holding every owner the recorded work uses.
+     * Ends the capture.
      *
+     * @return the graph it recorded, holding every owner the recorded work uses
      * @throws CaptureInvalidatedException (a {@link CudaException}) when something invalidated the
      *     capture; it is over then, and holds nothing
      * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and

@@ -21,6 +21,6 @@ import java.lang.annotation.Target;
 @Target(ElementType.PARAMETER)
 public @interface OnDevice {
 
-    /** The device's ordinal, as {@link dev.gatun.cuda.Cuda#device(int)} takes it. */
+    /** {@return the device's ordinal, as {@link dev.gatun.cuda.Cuda#device(int)} takes it} */
     int value();
 }

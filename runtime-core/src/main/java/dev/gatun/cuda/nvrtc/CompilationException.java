@@ -16,11 +16,16 @@ import java.util.List;
 public final class CompilationException extends CudaException {
     private static final long serialVersionUID = 1L;
 
+    /** The name NVRTC used for the source in its log. */
     private final String programName;
+    /** Every option NVRTC was given, in order. */
     private final List<String> options;
+    /** The compiler's complete log. */
     private final String log;
 
     /**
+     * Reports a failed compile with everything needed to reproduce it.
+     *
      * @param result the nvrtcResult number
      * @param resultName its name, e.g. {@code NVRTC_ERROR_COMPILATION}
      * @param programName the program's name
@@ -36,17 +41,17 @@ public final class CompilationException extends CudaException {
         this.log = log;
     }
 
-    /** The name NVRTC used for the source in its log ({@link CompileOptions#programName()}). */
+    /** {@return the name NVRTC used for the source in its log ({@link CompileOptions#programName()})} */
     public String programName() {
         return programName;
     }
 
-    /** Every option NVRTC was given, in order, the architecture and include options included. */
+    /** {@return every option NVRTC was given, in order, the architecture and include options included} */
     public List<String> options() {
         return options;
     }
 
-    /** The compiler's complete log, unabridged. */
+    /** {@return the compiler's complete log, unabridged} */
     public String log() {
         return log;
     }

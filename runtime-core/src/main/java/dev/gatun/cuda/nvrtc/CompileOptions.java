@@ -59,7 +59,10 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
         nameExpressions = List.copyOf(new LinkedHashSet<>(nameExpressions));
     }
 
-    /** These options with the target switched to CUBIN for the same architecture (itself when it is CUBIN already). */
+    /**
+     * {@return these options with the target switched to CUBIN for the same architecture (itself when it
+     * is CUBIN already)}
+     */
     public CompileOptions asCubin() {
         if (target.kind() == CompileTarget.Kind.CUBIN) {
             return this;
@@ -68,12 +71,22 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
                 includeDirectories, nameExpressions);
     }
 
-    /** Options with no extras: the default program name, no options, no includes, no names. */
+    /**
+     * Options with no extras: the default program name, no options, no includes, no names.
+     *
+     * @param target what to compile to
+     * @return the options
+     */
     public static CompileOptions of(CompileTarget target) {
         return builder(target).build();
     }
 
-    /** Options for {@code target}, with the default program name and no options, includes or name expressions. */
+    /**
+     * Options for {@code target}, with the default program name and no options, includes or name expressions.
+     *
+     * @param target what to compile to
+     * @return a builder, to add to
+     */
     public static Builder builder(CompileTarget target) {
         return new Builder(target);
     }
@@ -100,13 +113,23 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
             this.target = Objects.requireNonNull(target, "target");
         }
 
-        /** The name NVRTC uses for the source in its log, e.g. {@code gemm.cu}. */
+        /**
+         * The name NVRTC uses for the source in its log, e.g. {@code gemm.cu}.
+         *
+         * @param name the program name
+         * @return this builder
+         */
         public Builder programName(String name) {
             this.programName = name;
             return this;
         }
 
-        /** Appends NVRTC options, in order. */
+        /**
+         * Appends NVRTC options, in order.
+         *
+         * @param more the options, e.g. {@code --use_fast_math}
+         * @return this builder
+         */
         public Builder options(String... more) {
             // Arrays.asList, not List.of: a null element must reach the record's own check and
             // its message, not fail here with a bare NullPointerException.
@@ -114,19 +137,29 @@ public record CompileOptions(CompileTarget target, String programName, List<Stri
             return this;
         }
 
-        /** Appends an include directory, searched after those added before it. */
+        /**
+         * Appends an include directory, searched after those added before it.
+         *
+         * @param directory the directory to search
+         * @return this builder
+         */
         public Builder includeDirectory(Path directory) {
             includeDirectories.add(directory);
             return this;
         }
 
-        /** Asks for the lowered name of a C++ expression, e.g. {@code &reduce<float, 256>}. */
+        /**
+         * Asks for the lowered name of a C++ expression, e.g. {@code &reduce<float, 256>}.
+         *
+         * @param expression the C++ expression
+         * @return this builder
+         */
         public Builder nameExpression(String expression) {
             nameExpressions.add(expression);
             return this;
         }
 
-        /** The options, checked. */
+        /** {@return the options, checked} */
         public CompileOptions build() {
             return new CompileOptions(target, programName, options, includeDirectories, nameExpressions);
         }

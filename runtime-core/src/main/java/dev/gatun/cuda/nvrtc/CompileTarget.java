@@ -32,32 +32,58 @@ public record CompileTarget(Kind kind, int major, int minor) {
         }
     }
 
-    /** PTX for {@code compute_<major><minor>}. */
+    /**
+     * PTX for {@code compute_<major><minor>}.
+     *
+     * @param major the compute capability's major number
+     * @param minor its minor number
+     * @return the target
+     */
     public static CompileTarget ptx(int major, int minor) {
         return new CompileTarget(Kind.PTX, major, minor);
     }
 
-    /** A CUBIN for {@code sm_<major><minor>}. */
+    /**
+     * A CUBIN for {@code sm_<major><minor>}.
+     *
+     * @param major the compute capability's major number
+     * @param minor its minor number
+     * @return the target
+     */
     public static CompileTarget cubin(int major, int minor) {
         return new CompileTarget(Kind.CUBIN, major, minor);
     }
 
-    /** PTX for this device's compute capability. */
+    /**
+     * PTX for this device's compute capability.
+     *
+     * @param device the device's capabilities
+     * @return the target
+     */
     public static CompileTarget ptx(DeviceCapabilities device) {
         return ptx(device.computeMajor(), device.computeMinor());
     }
 
-    /** A CUBIN for this device's compute capability. */
+    /**
+     * A CUBIN for this device's compute capability.
+     *
+     * @param device the device's capabilities
+     * @return the target
+     */
     public static CompileTarget cubin(DeviceCapabilities device) {
         return cubin(device.computeMajor(), device.computeMinor());
     }
 
-    /** {@code compute_90} for PTX, {@code sm_90} for CUBIN. */
+    /**
+     * {@code compute_90} for PTX, {@code sm_90} for CUBIN.
+     *
+     * @return the architecture as NVRTC names it
+     */
     public String architecture() {
         return (kind == Kind.PTX ? "compute_" : "sm_") + major + minor;
     }
 
-    /** The NVRTC option that selects this target, e.g. {@code --gpu-architecture=sm_90}. */
+    /** {@return the NVRTC option that selects this target, e.g. {@code --gpu-architecture=sm_90}} */
     public String gpuArchOption() {
         return "--gpu-architecture=" + architecture();
     }

@@ -26,6 +26,8 @@ public final class CompiledProgram {
     private final String sha256;
 
     /**
+     * A compiled program, as the compiler or the kernel cache hands it over.
+     *
      * @param programName the name the program was compiled under
      * @param target what the image is (PTX or CUBIN) and for which architecture
      * @param image the image; for PTX the text without a trailing NUL
@@ -54,32 +56,36 @@ public final class CompiledProgram {
         this.sha256 = Sha256.hex(this.image);
     }
 
-    /** The name NVRTC used for the source ({@link CompileOptions#programName()}). */
+    /** {@return the name NVRTC used for the source ({@link CompileOptions#programName()})} */
     public String programName() {
         return programName;
     }
 
-    /** What the source was compiled to: PTX or CUBIN, for which architecture. */
+    /** {@return what the source was compiled to: PTX or CUBIN, for which architecture} */
     public CompileTarget target() {
         return target;
     }
 
-    /** PTX or CUBIN. */
+    /** {@return PTX or CUBIN} */
     public CompileTarget.Kind kind() {
         return target.kind();
     }
 
-    /** {@code compute_90} or {@code sm_90}. */
+    /**
+     * {@code compute_90} or {@code sm_90}.
+     *
+     * @return the architecture as NVRTC names it
+     */
     public String architecture() {
         return target.architecture();
     }
 
-    /** A copy of the image; for PTX, the text without a trailing NUL. */
+    /** {@return a copy of the image; for PTX, the text without a trailing NUL} */
     public byte[] image() {
         return image.clone();
     }
 
-    /** The image's length in bytes, without copying it. */
+    /** {@return the image's length in bytes, without copying it} */
     public int imageSize() {
         return image.length;
     }
@@ -87,6 +93,9 @@ public final class CompiledProgram {
     /**
      * The image in native memory, as {@code cuModuleLoadData} reads it: PTX followed by a NUL,
      * a CUBIN as is. The segment lives as long as {@code arena}.
+     *
+     * @param arena the arena that owns the segment
+     * @return the image, NUL-terminated for PTX
      */
     public MemorySegment toNative(Arena arena) {
         boolean text = target.kind() == CompileTarget.Kind.PTX;
@@ -98,17 +107,17 @@ public final class CompiledProgram {
         return segment;
     }
 
-    /** The image as the driver loads it, with the lowered names of its name expressions. */
+    /** {@return the image as the driver loads it, with the lowered names of its name expressions} */
     public ModuleImage moduleImage() {
         return ModuleImage.of("nvrtc:" + programName + " (" + architecture() + ")", image).withLoweredNames(loweredNames());
     }
 
-    /** The compiler's log: warnings and remarks; empty when it wrote none. */
+    /** {@return the compiler's log: warnings and remarks; empty when it wrote none} */
     public String log() {
         return log;
     }
 
-    /** Each requested name expression to its lowered (mangled) name, in request order. */
+    /** {@return each requested name expression to its lowered (mangled) name, in request order} */
     public Map<String, String> loweredNames() {
         return loweredNames;
     }
@@ -116,6 +125,8 @@ public final class CompiledProgram {
     /**
      * The lowered (mangled) name of a name expression, to look the kernel up in the loaded module.
      *
+     * @param nameExpression an expression requested at compile time
+     * @return its lowered name
      * @throws IllegalArgumentException when the expression was not requested at compile time
      */
     public String loweredName(String nameExpression) {
@@ -128,12 +139,12 @@ public final class CompiledProgram {
         return lowered;
     }
 
-    /** The NVRTC version that compiled this image, e.g. {@code 13.0}. */
+    /** {@return the NVRTC version that compiled this image, e.g. {@code 13.0}} */
     public String nvrtcVersion() {
         return nvrtcVersion;
     }
 
-    /** Lower-case hex SHA-256 of {@link #image()}. */
+    /** {@return lower-case hex SHA-256 of {@link #image()}} */
     public String sha256() {
         return sha256;
     }

@@ -104,17 +104,34 @@ public final class KernelCache {
         this.maxBytes = maxBytes;
     }
 
-    /** A cache in {@code directory}, created (0700) on the first write, used only if trusted (see above). */
+    /**
+     * A cache in {@code directory}, created (0700) on the first write, used only if trusted (see above).
+     *
+     * @param directory the cache directory
+     * @return the cache
+     */
     public static KernelCache at(Path directory) {
         return new KernelCache(new CacheDirectory(directory), null, DEFAULT_MAX_BYTES);
     }
 
-    /** A cache in {@code directory} whose entries are authenticated under the key in {@code keyFile} (made if absent). */
+    /**
+     * A cache in {@code directory} whose entries are authenticated under the key in {@code keyFile} (made if
+     * absent).
+     *
+     * @param directory the cache directory
+     * @param keyFile the file that holds the key; made if absent
+     * @return the cache
+     */
     public static KernelCache authenticatedAt(Path directory, Path keyFile) {
         return new KernelCache(new CacheDirectory(directory), keyFile.toAbsolutePath().normalize(), DEFAULT_MAX_BYTES);
     }
 
-    /** This cache, reading and writing entries of at most {@code bytes} (1 to 2^31 - 9). */
+    /**
+     * This cache, reading and writing entries of at most {@code bytes} (1 to 2^31 - 9).
+     *
+     * @param bytes the largest entry size, in bytes
+     * @return the new cache
+     */
     public KernelCache withMaxEntryBytes(long bytes) {
         if (files == null) {
             return this;
@@ -126,6 +143,8 @@ public final class KernelCache {
      * This cache, evicting the least recently used entries after a write until all take at most
      * {@code bytes} together.
      *
+     * @param bytes the most bytes the entries take together
+     * @return the new cache
      * @throws IllegalArgumentException when {@code bytes} is less than 1
      */
     public KernelCache withMaxBytes(long bytes) {
@@ -139,19 +158,19 @@ public final class KernelCache {
         return new KernelCache(files, keyFile, bytes);
     }
 
-    /** No cache: every compile calls NVRTC. */
+    /** {@return a cache that is off: every compile calls NVRTC} */
     public static KernelCache disabled() {
         return DISABLED;
     }
 
     /**
-     * The cache the system properties and environment configure: off when {@value #SWITCH_PROPERTY}
+     * {@return the cache the system properties and environment configure: off when {@value #SWITCH_PROPERTY}
      * is {@code off}; otherwise in {@value #DIRECTORY_PROPERTY}, else in
      * {@code $XDG_CACHE_HOME/gatun/kernels}, else in {@code ~/.cache/gatun/kernels};
      * authenticated when {@value #AUTHENTICATE_PROPERTY} is true, with the key in
      * {@value #KEY_FILE_PROPERTY}, else in {@code gatun/kernel-cache.key} next to the default
      * directory; entries capped at {@value #MAX_ENTRY_BYTES_PROPERTY} bytes each and at
-     * {@value #MAX_BYTES_PROPERTY} bytes together.
+     * {@value #MAX_BYTES_PROPERTY} bytes together}
      *
      * @throws IllegalArgumentException when {@value #SWITCH_PROPERTY} is not on, off, true or
      *     false, a path is not absolute, {@value #AUTHENTICATE_PROPERTY} is not true or false, a
@@ -226,36 +245,37 @@ public final class KernelCache {
         return path.normalize();
     }
 
+    /** {@return whether this cache reads and writes entries; false for {@link #disabled()}} */
     public boolean isEnabled() {
         return files != null;
     }
 
-    /** Where entries live; empty when the cache is disabled. */
+    /** {@return where entries live; empty when the cache is disabled} */
     public Optional<Path> directory() {
         return files == null ? Optional.empty() : Optional.of(files.root());
     }
 
-    /** Whether entries are authenticated ({@link #authenticatedAt}). */
+    /** {@return whether entries are authenticated ({@link #authenticatedAt})} */
     public boolean isAuthenticated() {
         return keyFile != null;
     }
 
-    /** The key file of the authenticated mode; empty otherwise. */
+    /** {@return the key file of the authenticated mode; empty otherwise} */
     public Optional<Path> keyFile() {
         return Optional.ofNullable(keyFile);
     }
 
-    /** The largest entry read or written, in bytes; 0 when disabled. */
+    /** {@return the largest entry read or written, in bytes; 0 when disabled} */
     public long maxEntryBytes() {
         return files == null ? 0 : files.maxEntryBytes();
     }
 
-    /** The most bytes the entries take together after a write; 0 when disabled. */
+    /** {@return the most bytes the entries take together after a write; 0 when disabled} */
     public long maxBytes() {
         return files == null ? 0 : maxBytes;
     }
 
-    /** What this cache has done so far. */
+    /** {@return what this cache has done so far} */
     public KernelCacheCounters counters() {
         return new KernelCacheCounters(hits.sum(), misses.sum(), stores.sum(), rejected.sum(), unauthenticated.sum(),
                 refusedLookups.sum(), evictions.sum());
@@ -263,9 +283,10 @@ public final class KernelCache {
 
     /**
      * Checks now whether this cache can be used, creating its directory (0700) if it does not
-     * exist, as the first write would: why it is not used (its directory, or the authenticated
-     * mode's key, is not trusted), or empty. A disabled cache has no reason.
+     * exist, as the first write would. A disabled cache has no reason.
      *
+     * @return why it is not used (its directory, or the authenticated mode's key, is not trusted),
+     *     or empty
      * @throws IOException when the directory does not exist and cannot be created
      */
     public Optional<String> refusal() throws IOException {

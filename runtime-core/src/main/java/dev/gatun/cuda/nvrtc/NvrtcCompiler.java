@@ -46,6 +46,9 @@ public final class NvrtcCompiler {
      * Compiles {@code source}, or returns the cached result of an identical earlier compile
      * without calling NVRTC.
      *
+     * @param source the CUDA C++ source
+     * @param options the target, program name, NVRTC options, include directories and name expressions
+     * @return the compiled program
      * @throws IllegalArgumentException when the source is null or holds a NUL character
      * @throws CompilationException when NVRTC rejects the program; carries the full log
      * @throws CudaException when another NVRTC call fails
@@ -103,6 +106,11 @@ public final class NvrtcCompiler {
      *
      * @param requiredKernels functions (or name expressions) that must exist; if one is missing
      *     the load fails with {@link IllegalArgumentException} and the previous entry stays
+     * @param modules the registry of the context to load into
+     * @param name the registry name
+     * @param source the CUDA C++ source
+     * @param options the target, program name, NVRTC options, include directories and name expressions
+     * @return what was loaded under the name
      * @throws CompilationException with the full compiler log when the source does not compile
      */
     public ModuleInfo load(ModuleRegistry modules, String name, String source, CompileOptions options,
@@ -119,16 +127,17 @@ public final class NvrtcCompiler {
         }
     }
 
-    /** The toolkit include directories passed to every compile, after the caller's own. */
+    /** {@return the toolkit include directories passed to every compile, after the caller's own} */
     public List<Path> toolkitIncludeDirectories() {
         return toolkitIncludeDirectories;
     }
 
+    /** {@return the kernel cache this compiler reads and writes} */
     public KernelCache cache() {
         return cache;
     }
 
-    /** The NVRTC version, e.g. {@code 13.0}; part of every cache key. */
+    /** {@return the NVRTC version, e.g. {@code 13.0}; part of every cache key} */
     public String nvrtcVersion() {
         return nvrtcVersion;
     }

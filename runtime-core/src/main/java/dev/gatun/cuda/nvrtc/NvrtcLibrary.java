@@ -70,13 +70,13 @@ public final class NvrtcLibrary {
         }
     }
 
-    /** Whether NVRTC could be loaded. Never throws. */
+    /** {@return whether NVRTC could be loaded} Never throws. */
     public static boolean isAvailable() {
         return Holder.STATE instanceof NvrtcLibrary;
     }
 
     /**
-     * The process's NVRTC.
+     * {@return the process's NVRTC}
      *
      * @throws CudaUnavailableException when no NVRTC library could be loaded
      */
@@ -88,27 +88,29 @@ public final class NvrtcLibrary {
         throw ((CudaUnavailableException) state).again();
     }
 
-    /** Where the library was loaded from, and how it was found. */
+    /** {@return where the library was loaded from, and how it was found} */
     public String library() {
         return library;
     }
 
-    /** NVRTC's own version ({@code nvrtcVersion}), e.g. 13.0. */
+    /** {@return NVRTC's own version ({@code nvrtcVersion}), e.g. 13.0} */
     public String version() {
         return major + "." + minor;
     }
 
+    /** {@return NVRTC's major version, e.g. 13 for 13.0} */
     public int majorVersion() {
         return major;
     }
 
+    /** {@return NVRTC's minor version, e.g. 0 for 13.0} */
     public int minorVersion() {
         return minor;
     }
 
     /**
-     * A compiler using the {@link KernelCache#defaultCache() default cache} and the toolkit
-     * headers found now (see {@link NvrtcCompiler}).
+     * {@return a compiler using the {@link KernelCache#defaultCache() default cache} and the toolkit
+     * headers found now (see {@link NvrtcCompiler})}
      *
      * @throws IllegalArgumentException when the kernel cache's system property is malformed
      */
@@ -116,7 +118,12 @@ public final class NvrtcLibrary {
         return compiler(KernelCache.defaultCache());
     }
 
-    /** A compiler using {@code cache}; pass {@link KernelCache#disabled()} for none. */
+    /**
+     * A compiler using {@code cache}; pass {@link KernelCache#disabled()} for none.
+     *
+     * @param cache the cache the compiler reads and writes
+     * @return the compiler
+     */
     public NvrtcCompiler compiler(KernelCache cache) {
         return compiler(cache, ToolkitHeaders.discover());
     }

@@ -30,6 +30,7 @@ public final class ConditionalHeader {
     /**
      * The header's source, e.g. to hand NVRTC as an in-memory header.
      *
+     * @return the text of {@code gatun_conditional.cuh}
      * @throws GatunException when it cannot be read from the module (a broken jar)
      */
     public static String text() {
@@ -40,6 +41,7 @@ public final class ConditionalHeader {
      * A directory holding {@link #FILE_NAME}, for NVRTC's {@code --include-path}; written as
      * {@link LatchHeader#includeDirectory()} is.
      *
+     * @return the directory that holds {@code gatun_conditional.cuh}
      * @throws GatunException when the temporary directory cannot be written
      */
     public static Path includeDirectory() {

@@ -39,38 +39,55 @@ public final class CudaGraphs implements AutoCloseable {
         this.latch = new ValidationLatch(word);
     }
 
-    /** New graph lifecycles and a new validation latch (its 4-byte device word allocated now) for {@code context}. */
+    /**
+     * New graph lifecycles and a new validation latch (its 4-byte device word allocated now) for
+     * {@code context}.
+     *
+     * @param context the context the graphs are captured and replayed in, and where the latch word
+     *     is allocated; it must stay open until this object is closed
+     * @return the new graphs, to be closed by the caller before {@code context}
+     */
     public static CudaGraphs create(CudaContext context) {
         return new CudaGraphs(Objects.requireNonNull(context, "context"));
     }
 
-    /** The context whose graphs these lifecycles manage. */
+    /** {@return the context whose graphs these lifecycles manage} */
     public CudaContext context() {
         return context;
     }
 
-    /** Registers a group of graph slots (for a session, a model, a request type). */
+    /**
+     * Registers a group of graph slots (for a session, a model, a request type).
+     *
+     * @param name the group's name, for messages and logs; two groups may share one
+     * @return the new group, with no slots yet
+     * @throws IllegalStateException when these graphs are closed
+     * @throws IllegalArgumentException when {@code name} is blank
+     */
     public synchronized SlotGroup registerGroup(String name) {
         checkOpen();
         return lifecycles.registerGroup(name);
     }
 
-    /** Counts over every slot, retired groups included. */
+    /** {@return counts over every slot, retired groups included} */
     public GraphCounts totals() {
         return lifecycles.totals();
     }
 
-    /** The validation latch of these graphs. */
+    /** {@return the validation latch of these graphs, whose device word this object owns} */
     public ValidationLatch latch() {
         return latch;
     }
 
-    /** The latch's device word, to pass to kernels as their {@code unsigned int*} latch argument. */
+    /** {@return the latch's device word, to pass to kernels as their {@code unsigned int*} latch argument} */
     public DeviceView latchWord() {
         return word.view();
     }
 
-    /** The directory holding {@code gatun_latch.cuh}, for {@code CompileOptions.Builder.includeDirectory}. */
+    /**
+     * {@return the directory holding {@code gatun_latch.cuh}, for
+     * {@code CompileOptions.Builder.includeDirectory}}
+     */
     public static Path latchIncludeDirectory() {
         return LatchHeader.includeDirectory();
     }
@@ -78,6 +95,8 @@ public final class CudaGraphs implements AutoCloseable {
     /**
      * The directory holding {@code gatun_conditional.cuh} (device helpers for conditional graph
      * nodes, see {@link ConditionalHeader}), for {@code CompileOptions.Builder.includeDirectory}.
+     *
+     * @return the directory that holds {@code gatun_conditional.cuh}
      */
     public static Path conditionalIncludeDirectory() {
         return ConditionalHeader.includeDirectory();

@@ -28,8 +28,17 @@ public final class GraphLifecycles {
     private GraphCounts retiredCounts = GraphCounts.ZERO;
 
     /**
+     * An empty registry. {@link CudaGraphs} makes one per context; a caller that manages the
+     * validation latch itself, or needs none, may make its own.
+     */
+    public GraphLifecycles() {
+    }
+
+    /**
      * Registers a new group. Names are for messages and logs; two groups may share one.
      *
+     * @param name the group's name
+     * @return the new group, with no slots yet
      * @throws IllegalArgumentException when {@code name} is blank
      */
     public SlotGroup registerGroup(String name) {
@@ -43,7 +52,7 @@ public final class GraphLifecycles {
         return group;
     }
 
-    /** Groups registered and not yet retired. */
+    /** {@return how many groups are registered and not yet retired} */
     public int liveGroups() {
         lock.lock();
         try {
@@ -53,7 +62,7 @@ public final class GraphLifecycles {
         }
     }
 
-    /** Counts over every slot this registry has had, retired groups included. */
+    /** {@return counts over every slot this registry has had, retired groups included} */
     public GraphCounts totals() {
         lock.lock();
         try {

@@ -60,32 +60,32 @@ public final class GraphSlot {
         this.name = name;
     }
 
-    /** The slot's name, unique in its group. */
+    /** {@return the slot's name, unique in its group} */
     public String name() {
         return name;
     }
 
-    /** The group that owns this slot and retires it with the others. */
+    /** {@return the group that owns this slot and retires it with the others} */
     public SlotGroup group() {
         return group;
     }
 
-    /** Where the slot is in its lifecycle now (idle, capturing, ready, ...). */
+    /** {@return where the slot is in its lifecycle now (idle, capturing, ready, ...)} */
     public SlotPhase phase() {
         return state.phase;
     }
 
-    /** Installed segments; a capture in progress is not counted until it ends. */
+    /** {@return how many segments are installed}; a capture in progress is not counted until it ends. */
     public int segmentCount() {
         return state.segments.length;
     }
 
-    /** Whether the slot holds at least one instantiated executable. */
+    /** {@return whether the slot holds at least one instantiated executable} */
     public boolean hasExecutable() {
         return state.segments.length > 0;
     }
 
-    /** A snapshot of this slot's counters: captures, replays, segment launches, updates, ... */
+    /** {@return a snapshot of this slot's counters: captures, replays, segment launches, updates, ...} */
     public GraphCounts counts() {
         return counters.snapshot();
     }
@@ -94,6 +94,8 @@ public final class GraphSlot {
      * Begins capturing a new segment on {@code stream}; {@link #endCapture()} appends it after the
      * segments already installed.
      *
+     * @param stream the stream whose work is captured; the new segment belongs to its context
+     * @param mode the driver's capture mode, which decides what other threads may do meanwhile
      * @throws IllegalStateException when a capture is already open or the group is retired
      * @throws CaptureActiveException when a global-mode capture cannot enter the context's gate in
      *     time; the slot is unchanged
@@ -106,6 +108,10 @@ public final class GraphSlot {
     /**
      * As {@link #beginCapture(Stream, CaptureMode)}, for a capture that may use only the device
      * buffers in {@code only} (see {@link Stream#beginCapture(CaptureMode, Collection)}).
+     *
+     * @param stream the stream whose work is captured
+     * @param mode the driver's capture mode
+     * @param only the device buffers the captured work may use
      */
     public void beginCapture(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
         begin(stream, mode, Objects.requireNonNull(only, "only"), APPEND);
@@ -116,6 +122,9 @@ public final class GraphSlot {
      * updates that segment's executable in place when the new capture has the same topology, and
      * instantiates a new executable (closing the old one) when it does not.
      *
+     * @param index the segment to replace, by capture-order index
+     * @param stream the stream whose work is captured
+     * @param mode the driver's capture mode
      * @throws IndexOutOfBoundsException when the slot has no segment {@code index}
      * @throws IllegalStateException when a capture is already open or the group is retired
      * @throws CaptureActiveException as {@link #beginCapture(Stream, CaptureMode)}
@@ -125,7 +134,14 @@ public final class GraphSlot {
         begin(stream, mode, null, index);
     }
 
-    /** As {@link #beginRecapture(int, Stream, CaptureMode)}, using only the device buffers in {@code only}. */
+    /**
+     * As {@link #beginRecapture(int, Stream, CaptureMode)}, using only the device buffers in {@code only}.
+     *
+     * @param index the segment to replace, by capture-order index
+     * @param stream the stream whose work is captured
+     * @param mode the driver's capture mode
+     * @param only the device buffers the captured work may use
+     */
     public void beginRecapture(int index, Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
         begin(stream, mode, Objects.requireNonNull(only, "only"), index);
     }
@@ -299,6 +315,9 @@ public final class GraphSlot {
      * launches either the old arguments or the new ones, and those already launched are not
      * affected.
      *
+     * @param segment the segment holding the node, by capture-order index
+     * @param occurrence which of the segment's nodes that launch the kernel, counted from 0 in node order
+     * @param arguments the kernel and its new argument values
      * @throws IndexOutOfBoundsException when the slot has no such segment
      * @throws IllegalArgumentException when the segment has no such node
      * @throws IllegalStateException while a capture is open or after the group was retired
@@ -320,6 +339,7 @@ public final class GraphSlot {
      * Launches every segment on {@code stream}, in capture order. Takes no slot lock and allocates
      * nothing.
      *
+     * @param stream the stream the segments are launched on
      * @throws IllegalStateException when the slot holds no segment, is being re-captured by
      *     another thread, or its group is retired
      * @throws CudaException when a launch fails; the segments before it were launched and their
@@ -341,6 +361,8 @@ public final class GraphSlot {
     /**
      * Launches one segment, by capture-order index. Takes no slot lock and allocates nothing.
      *
+     * @param index the segment to launch
+     * @param stream the stream it is launched on
      * @throws IndexOutOfBoundsException when there is no such segment (the message gives the count)
      * @throws IllegalStateException as {@link #replay}
      * @throws CudaException when the launch fails

@@ -18,6 +18,8 @@ public interface LatchDeviceWord {
      * Waits for the work submitted so far, then returns the word's bits and clears it. If this
      * throws, the latch publishes nothing and may call it again, so a retry must be harmless (a
      * read that succeeded before the clear failed simply reads the same bits again).
+     *
+     * @return the bits raised since the last clear
      */
     int readAndClear();
 }

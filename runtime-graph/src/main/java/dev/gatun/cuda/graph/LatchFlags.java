@@ -19,6 +19,8 @@ public final class LatchFlags {
     /**
      * Caller-defined bit {@code n}, the host twin of {@code GATUN_LATCH_USER(n)}.
      *
+     * @param n which of the caller's bits, from 0
+     * @return the bit's mask in the validation word
      * @throws IllegalArgumentException unless {@code 0 <= n < USER_BITS}
      */
     public static int user(int n) {

@@ -22,6 +22,7 @@ public final class LatchHeader {
     /**
      * The header's source, e.g. to hand NVRTC as an in-memory header.
      *
+     * @return the text of {@code gatun_latch.cuh}
      * @throws GatunException when it cannot be read from the module (a broken jar)
      */
     public static String text() {
@@ -34,6 +35,7 @@ public final class LatchHeader {
      * one, deleted at exit, when that one is not safely the user's); written at first use in each
      * JVM and again only if something removed it meanwhile.
      *
+     * @return the directory that holds {@code gatun_latch.cuh}
      * @throws GatunException when the temporary directory cannot be written
      */
     public static Path includeDirectory() {

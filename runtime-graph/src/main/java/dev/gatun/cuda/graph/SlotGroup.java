@@ -26,12 +26,12 @@ public final class SlotGroup {
         this.name = name;
     }
 
-    /** The group's name, as registered. */
+    /** {@return the group's name, as registered} */
     public String name() {
         return name;
     }
 
-    /** Whether the group was retired: its slots then neither capture nor replay. */
+    /** {@return whether the group was retired}: its slots then neither capture nor replay. */
     public boolean isRetired() {
         return retired;
     }
@@ -40,6 +40,8 @@ public final class SlotGroup {
      * The slot called {@code slotName}, created IDLE on first use. Finding an existing slot takes
      * no lock, so a caller may look its slot up on every request instead of keeping it.
      *
+     * @param slotName the slot's name, unique in this group
+     * @return the slot of that name, new or existing
      * @throws IllegalStateException when the group has been retired
      * @throws IllegalArgumentException when {@code slotName} is blank
      */
@@ -63,7 +65,7 @@ public final class SlotGroup {
         }
     }
 
-    /** The sum of this group's slot counts. */
+    /** {@return the sum of this group's slot counts} */
     public GraphCounts counts() {
         GraphCounts sum = GraphCounts.ZERO;
         for (GraphSlot slot : slots.values()) {

@@ -62,7 +62,11 @@ public final class ValidationLatch {
     private final AtomicLong cleanups = new AtomicLong();
     private final AtomicLong registered = new AtomicLong();
 
-    /** A latch over {@code word}, with every generation the word's encoding allows. */
+    /**
+     * A latch over {@code word}, with every generation the word's encoding allows.
+     *
+     * @param word the device word kernels raise bits in; the latch uses it but does not close it
+     */
     public ValidationLatch(LatchDeviceWord word) {
         this(word, LatchWords.MAX_GENERATION);
     }
@@ -78,7 +82,13 @@ public final class ValidationLatch {
         this.tag = NEXT_TAG.getAndIncrement() & LatchWords.TAG_MASK;
     }
 
-    /** Registers a recipient, during setup. Names are for messages. */
+    /**
+     * Registers a recipient, during setup. Names are for messages.
+     *
+     * @param name the recipient's name
+     * @return the new recipient, IDLE until it begins or is attached to a generation
+     * @throws IllegalArgumentException when {@code name} is blank
+     */
     public ValidationRecipient register(String name) {
         ValidationRecipient recipient = new ValidationRecipient(this, Names.require(name, "recipient name"));
         registered.incrementAndGet();
@@ -89,6 +99,7 @@ public final class ValidationLatch {
      * Unregisters {@code recipient}. A generation it is still pending on is consumed first, through
      * the same protocol as {@link #consume}, so that the other recipients still get their result.
      *
+     * @param recipient a recipient registered with this latch
      * @throws IllegalStateException when the recipient is already unregistered
      * @throws ValidationLatchException when consuming its pending generation failed to read the
      *     word; the recipient then stays registered and pending, and unregister may be retried
@@ -116,6 +127,7 @@ public final class ValidationLatch {
      * Opens a generation with {@code recipient} as submitter and first recipient: the device word's
      * clear is enqueued, ordered before any kernel submitted afterwards.
      *
+     * @param recipient the submitter, a recipient registered with this latch
      * @return the generation's token, for {@link #attach}, {@link #activate} and {@link #consume}
      * @throws IllegalStateException when a generation is still open (consume it first) or the
      *     recipient is unregistered
@@ -175,6 +187,9 @@ public final class ValidationLatch {
      * Adds {@code recipient} to the generation of {@code token}, which {@code submitter} began.
      * Attaching one that is already a recipient changes nothing.
      *
+     * @param submitter the recipient that began the generation
+     * @param token the generation's token, from {@link #begin}
+     * @param recipient the recipient to add, registered with this latch
      * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
      * @throws IllegalStateException when the generation is already active, or the recipient is
@@ -198,6 +213,8 @@ public final class ValidationLatch {
     /**
      * Seals the generation of {@code token}: its recipients are final and it can be consumed.
      *
+     * @param submitter the recipient that began the generation
+     * @param token the generation's token, from {@link #begin}
      * @throws IllegalArgumentException for a stale or foreign token, or a submitter that did not
      *     begin the generation
      * @throws IllegalStateException when the generation is already active
@@ -215,6 +232,8 @@ public final class ValidationLatch {
      * abandoned submission): the word is read all the same, and the submitter's later attach or
      * activate is rejected as stale.
      *
+     * @param recipient a recipient of the generation
+     * @param token the generation's token, from {@link #begin}
      * @return the bits kernels raised (see {@link LatchFlags}); 0 when none did
      * @throws IllegalArgumentException for a stale or foreign token, or a recipient not in the
      *     generation
@@ -232,17 +251,17 @@ public final class ValidationLatch {
         return (int) flags;
     }
 
-    /** The phase of the current generation. */
+    /** {@return the phase of the current generation} */
     public ValidationPhase phase() {
         return LatchWords.phase(coordinator.get());
     }
 
-    /** The open generation, or while IDLE the last one reserved (0 before the first). */
+    /** {@return the open generation, or while IDLE the last one reserved (0 before the first)} */
     public long generation() {
         return LatchWords.generation(coordinator.get());
     }
 
-    /** A snapshot of the latch's counters: generations begun, cleanups, recipients registered. */
+    /** {@return a snapshot of the latch's counters: generations begun, cleanups, recipients registered} */
     public ValidationCounts counts() {
         return new ValidationCounts(generationsBegun.get(), cleanups.get(), registered.get());
     }

@@ -13,12 +13,18 @@ import dev.gatun.cuda.GatunException;
 public final class ValidationLatchException extends GatunException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message what failed, and what to do */
+    /**
+     * An exception without a driver error behind it (the latch has opened its last generation).
+     *
+     * @param message what failed, and what to do
+     */
     public ValidationLatchException(String message) {
         super(message);
     }
 
     /**
+     * An exception for a driver error that kept the latch from clearing or reading its word.
+     *
      * @param message what failed, and what to do
      * @param cause the driver's error behind it
      */

@@ -31,7 +31,7 @@ public final class ValidationRecipient {
         this.name = name;
     }
 
-    /** The recipient's name, as registered with the latch. */
+    /** {@return the recipient's name, as registered with the latch} */
     public String name() {
         return name;
     }
