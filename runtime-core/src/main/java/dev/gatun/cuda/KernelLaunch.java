@@ -208,10 +208,37 @@ public final class KernelLaunch {
         } catch (CudaException e) {
             uncertainOn = s; // the launch may have been queued although it failed
             uncertainError = e.resultName();
-            throw e;
+            throw explained(e);
         } finally {
             s.submitted(); // even when it failed: its outcome is uncertain
         }
+    }
+
+    /**
+     * A refusal that is not sticky, restated with the kernel's attributes, this launch's
+     * configuration and the driver's occupancy for its block ({@link LaunchRefusedException}); a
+     * sticky error (the context is poisoned) as it is. Only on this failure path does it ask the
+     * driver anything more; what it cannot learn, it leaves out.
+     */
+    private CudaException explained(CudaException refusal) {
+        if (CuResults.isSticky(refusal.result())) {
+            return refusal;
+        }
+        KernelAttributes attributes;
+        try {
+            attributes = kernel.attributes();
+        } catch (CudaException unreadable) {
+            refusal.addSuppressed(unreadable);
+            return refusal;
+        }
+        int blocks = LaunchRefusedException.UNKNOWN;
+        try {
+            blocks = kernel.maxActiveBlocksPerMultiprocessor(config.blockX() * config.blockY() * config.blockZ(),
+                    config.sharedMemoryBytes());
+        } catch (CudaException unknown) {
+            refusal.addSuppressed(unknown);
+        }
+        return new LaunchRefusedException(refusal, attributes, config, blocks);
     }
 
     private void proveUncertainDone() {

@@ -27,6 +27,7 @@ import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.LaunchRefusedException;
 import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
@@ -694,9 +695,10 @@ final class FaultTable {
                         s.memset(earlier.bytes(), (byte) 0);
                         return () -> l.launch(s);
                     },
-                    fails(CudaException.class).and("uncertain until its stream is idle, then it launches again",
+                    // Restated with the kernel's attributes, the configuration and the occupancy.
+                    fails(LaunchRefusedException.class).and("uncertain until its stream is idle, then it launches again",
                             FaultTable::relaunchAfterIdle),
-                    fails(CudaException.class).and("uncertain until its stream is idle, then it launches again",
+                    fails(LaunchRefusedException.class).and("uncertain until its stream is idle, then it launches again",
                             FaultTable::relaunchAfterIdle)),
             call("cuLaunchCooperativeKernel", "a cooperative launch.launch(stream)", ILLEGAL_ADDRESS,
                     w -> {
