@@ -83,6 +83,16 @@ public final class LaunchRefusedException extends CudaException {
         if (config.cooperative()) {
             sb.append(", cooperative");
         }
+        if (config.programmaticStreamSerialization()) {
+            sb.append(", programmatic stream serialization");
+        }
+        config.priority().ifPresent(p -> sb.append(", priority ").append(p));
+        if (config.programmaticEvent().isPresent()) {
+            sb.append(", a programmatic event");
+        }
+        if (config.launchCompletionEvent().isPresent()) {
+            sb.append(", a launch completion event");
+        }
         sb.append(". ").append(verdict(threads));
         return sb.toString();
     }

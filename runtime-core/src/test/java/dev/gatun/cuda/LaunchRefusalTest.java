@@ -66,6 +66,15 @@ class LaunchRefusalTest {
     }
 
     @Test
+    void theLaunchAttributesAreNamedToo() {
+        KernelLaunch l = kernel.prepare(LaunchConfig.of(2, 64).withProgrammaticStreamSerialization(true).withPriority(-1),
+                KernelArg.pointer(buffer), KernelArg.i32(7));
+        sim.faults.replaceOnce("cuLaunchKernelEx", CudaDriver.CUDA_ERROR_INVALID_VALUE());
+        LaunchRefusedException e = assertThrows(LaunchRefusedException.class, () -> l.launch(stream));
+        assertTrue(e.getMessage().contains("programmatic stream serialization, priority -1"), e.getMessage());
+    }
+
+    @Test
     void whenNoBlockFitsTheMessageSaysWhatToShrink() {
         KernelLaunch l = launch(256);
         sim.faults.replaceOnce("cuLaunchKernel", OUT_OF_RESOURCES);
