@@ -24,7 +24,7 @@ class ExceptionTypesTest {
         assertEquals(Set.of(GatunException.class, CudaException.class, ContextPoisonedException.class,
                 CaptureInvalidatedException.class, CompilationException.class, CudaUnavailableException.class,
                 DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class,
-                OutOfDeviceMemoryException.class, LaunchRefusedException.class), declared);
+                OutOfDeviceMemoryException.class, LaunchRefusedException.class, ImageRejectedException.class), declared);
         for (Class<?> type : declared) {
             assertTrue(GatunException.class.isAssignableFrom(type), type + " is a runtime failure outside GatunException");
         }
@@ -40,5 +40,7 @@ class ExceptionTypesTest {
                 "out of memory after the ladder is still the driver's CUDA_ERROR_OUT_OF_MEMORY");
         assertTrue(CudaException.class.isAssignableFrom(LaunchRefusedException.class),
                 "a refused launch keeps the driver's result");
+        assertTrue(CudaException.class.isAssignableFrom(ImageRejectedException.class),
+                "a rejected image keeps the driver's result");
     }
 }

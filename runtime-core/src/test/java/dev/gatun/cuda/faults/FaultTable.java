@@ -26,6 +26,7 @@ import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.ImageRejectedException;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.LaunchRefusedException;
 import dev.gatun.cuda.MemoryAccess;
@@ -645,8 +646,8 @@ final class FaultTable {
                         w.loadModule();
                         return () -> w.ctx.modules().load(FaultWorld.MODULE, FaultWorld.IMAGE);
                     },
-                    fails(CudaException.class).and("the previous entry stays", FaultTable::previousModuleStays),
-                    fails(CudaException.class).and("the previous entry stays", FaultTable::previousModuleStays)
+                    fails(ImageRejectedException.class).and("the previous entry stays", FaultTable::previousModuleStays),
+                    fails(ImageRejectedException.class).and("the previous entry stays", FaultTable::previousModuleStays)
                             .orphaning(Native.MODULE)),
             call("cuModuleUnload", "modules().unload(name) (its retirement unloads it)", INVALID_HANDLE,
                     w -> {
