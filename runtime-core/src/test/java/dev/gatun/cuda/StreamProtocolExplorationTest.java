@@ -72,35 +72,12 @@ class StreamProtocolExplorationTest {
         }
 
         /** A run of {@code steps}, checked by {@code check}, with the context closed after it. */
-        ScheduleExplorer.Run run(List<Step> steps, Check check) {
-            return new ScheduleExplorer.Run() {
-                @Override
-                public Interposer interposer() {
-                    return interposer;
-                }
-
-                @Override
-                public List<Step> steps() {
-                    return steps;
-                }
-
-                @Override
-                public void check(List<Throwable> failures) throws Exception {
-                    check.check(failures);
-                    assertEquals(List.of(), sim.gpu.violations(), "the simulated driver saw misuse");
-                }
-
-                @Override
-                public void close() throws Exception {
-                    World.this.close();
-                }
-            };
+        ScheduleExplorer.Run run(List<Step> steps, ScheduleExplorer.Check check) {
+            return ScheduleExplorer.Run.of(interposer, steps, failures -> {
+                check.check(failures);
+                assertEquals(List.of(), sim.gpu.violations(), "the simulated driver saw misuse");
+            }, this::close);
         }
-    }
-
-    @FunctionalInterface
-    private interface Check {
-        void check(List<Throwable> failures) throws Exception;
     }
 
     /** Fails with the first step's throwable when any step threw. */

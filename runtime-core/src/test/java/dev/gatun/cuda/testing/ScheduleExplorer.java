@@ -71,6 +71,43 @@ public final class ScheduleExplorer {
 
         /** Releases what the run made (after its check, passed or not), so that thousands of runs hold nothing. */
         void close() throws Exception;
+
+        /** A run of {@code steps} on {@code interposer}'s Gatun, checked by {@code check}, released by {@code close}. */
+        static Run of(Interposer interposer, List<Step> steps, Check check, Cleanup close) {
+            return new Run() {
+                @Override
+                public Interposer interposer() {
+                    return interposer;
+                }
+
+                @Override
+                public List<Step> steps() {
+                    return steps;
+                }
+
+                @Override
+                public void check(List<Throwable> failures) throws Exception {
+                    check.check(failures);
+                }
+
+                @Override
+                public void close() throws Exception {
+                    close.close();
+                }
+            };
+        }
+    }
+
+    /** {@link Run#check} as a function. */
+    @FunctionalInterface
+    public interface Check {
+        void check(List<Throwable> failures) throws Exception;
+    }
+
+    /** {@link Run#close} as a function. */
+    @FunctionalInterface
+    public interface Cleanup {
+        void close() throws Exception;
     }
 
     /**

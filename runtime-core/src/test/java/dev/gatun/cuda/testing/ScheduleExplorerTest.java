@@ -29,26 +29,10 @@ class ScheduleExplorerTest {
                 }
             }
         };
-        return new ScheduleExplorer.Run() {
-            @Override
-            public Interposer interposer() {
-                return interposer;
-            }
-
-            @Override
-            public List<ScheduleExplorer.Step> steps() {
-                return List.of(new ScheduleExplorer.Step("T1", increment), new ScheduleExplorer.Step("T2", increment));
-            }
-
-            @Override
-            public void check(List<Throwable> failures) {
-                assertEquals(2, counter[0], "an increment was lost");
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        return ScheduleExplorer.Run.of(interposer,
+                List.of(new ScheduleExplorer.Step("T1", increment), new ScheduleExplorer.Step("T2", increment)),
+                failures -> assertEquals(2, counter[0], "an increment was lost"), () -> {
+                });
     }
 
     private static void incrementAcrossACall(Interposer interposer, int[] counter, MemorySegment out) {
@@ -80,36 +64,23 @@ class ScheduleExplorerTest {
             MemorySegment out = Arena.ofAuto().allocate(4);
             Object a = new Object();
             Object b = new Object();
-            return new ScheduleExplorer.Run() {
-                @Override
-                public Interposer interposer() {
-                    return interposer;
-                }
-
-                @Override
-                public List<ScheduleExplorer.Step> steps() {
-                    return List.of(new ScheduleExplorer.Step("T1", () -> nested(a, b)),
-                            new ScheduleExplorer.Step("T2", () -> nested(b, a)));
-                }
-
-                private void nested(Object first, Object second) {
-                    synchronized (first) {
-                        interposer.api().cuDeviceGetCount(out);
-                        synchronized (second) {
-                            interposer.api().cuDeviceGetCount(out);
-                        }
-                    }
-                }
-
-                @Override
-                public void check(List<Throwable> failures) {
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            return ScheduleExplorer.Run.of(interposer,
+                    List.of(new ScheduleExplorer.Step("T1", () -> nested(interposer, out, a, b)),
+                            new ScheduleExplorer.Step("T2", () -> nested(interposer, out, b, a))),
+                    failures -> {
+                    }, () -> {
+                    });
         }));
         assertTrue(e.getMessage().contains("deadlock"), e.getMessage());
+    }
+
+    /** Takes {@code first}, then {@code second}, with a driver call inside each. */
+    private static void nested(Interposer interposer, MemorySegment out, Object first, Object second) {
+        synchronized (first) {
+            interposer.api().cuDeviceGetCount(out);
+            synchronized (second) {
+                interposer.api().cuDeviceGetCount(out);
+            }
+        }
     }
 }

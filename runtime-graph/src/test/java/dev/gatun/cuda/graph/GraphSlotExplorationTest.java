@@ -51,37 +51,23 @@ class GraphSlotExplorationTest {
             add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
             slot.endCapture();
             KernelLaunch intoC = add.prepare(FOUR, KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7));
-            return new ScheduleExplorer.Run() {
-                @Override
-                public Interposer interposer() {
-                    return interposer;
-                }
-
-                @Override
-                public List<Step> steps() {
-                    return List.of(new Step("T1", () -> slot.replay(stream)),
-                            new Step("T2", () -> slot.updateKernelArguments(0, 0, intoC)));
-                }
-
-                @Override
-                public void check(List<Throwable> failures) {
-                    assertEquals(List.of(), failures.stream().filter(t -> t != null).toList(), "a step threw");
-                    ctx.synchronize();
-                    assertEquals(List.of(), sim.gpu.violations(), "the simulated driver saw misuse");
-                }
-
-                @Override
-                public void close() {
-                    slot.reset();
-                    graphs.close();
-                    add.close();
-                    a.close();
-                    c.close();
-                    stream.close();
-                    ctx.synchronize();
-                    ctx.close();
-                }
-            };
+            return ScheduleExplorer.Run.of(interposer,
+                    List.of(new Step("T1", () -> slot.replay(stream)),
+                            new Step("T2", () -> slot.updateKernelArguments(0, 0, intoC))),
+                    failures -> {
+                        assertEquals(List.of(), failures.stream().filter(t -> t != null).toList(), "a step threw");
+                        ctx.synchronize();
+                        assertEquals(List.of(), sim.gpu.violations(), "the simulated driver saw misuse");
+                    }, () -> {
+                        slot.reset();
+                        graphs.close();
+                        add.close();
+                        a.close();
+                        c.close();
+                        stream.close();
+                        ctx.synchronize();
+                        ctx.close();
+                    });
         });
         reporter.publishEntry("schedules", report.toString());
     }
