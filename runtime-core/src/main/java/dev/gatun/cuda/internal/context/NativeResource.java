@@ -80,14 +80,16 @@ public abstract class NativeResource implements Runnable {
      * handle of its kind made in {@code origin}'s stream order (null: none): open, unused, counted
      * live again. For device memory recycled by its kind (see {@code internal.memory.Recycler});
      * never with leak tracking, whose listing names resource objects. The caller publishes the
-     * resource afterwards through a volatile write (its owner's claim).
+     * resource afterwards through a release store (its owner's claim).
      */
     protected final void reopen(StreamState origin) {
         if (!closed || holds != 0 || retirementDeferred || allocationSite != null) {
             throw new IllegalStateException(identity() + " cannot be reused: it is open, held or tracked");
         }
         usage.reset(origin);
-        closed = false;
+        // A release store, not a volatile one (no fence): no other thread reads this resource
+        // until the owner's claim publishes it, and that claim orders this write before it.
+        CLOSED.setRelease(this, false);
         context.opened(kind);
     }
 
@@ -193,11 +195,16 @@ public abstract class NativeResource implements Runnable {
      *     takes its own holds on what the graph holds)
      */
     public final void hold() {
+        boolean refused;
         synchronized (this) {
-            if (closed && !retirementDeferred) {
-                throw new IllegalStateException(identity() + " is closed");
-            }
+            // Counted before the check, the mirror of close(), which sets closed before it reads
+            // holds: of a hold and a close that race, at least one sees the other's write.
             HOLDS.getAndAdd(this, 1);
+            refused = closed && !retirementDeferred;
+        }
+        if (refused) {
+            unhold(); // outside this monitor: the close may have deferred to this count meanwhile
+            throw new IllegalStateException(identity() + " is closed");
         }
     }
 
@@ -303,10 +310,15 @@ public abstract class NativeResource implements Runnable {
         // graph's hold): a context close that sees no live owners must find every handle queued.
         try {
             beforeRetire();
-            synchronized (this) {
-                if (holds > 0) {
-                    retirementDeferred = true; // a captured graph still needs the handle
-                    return true;
+            // No monitor when nothing holds the handle (the allocate + close hot path): closed was
+            // set above before holds is read here, and hold() counts before it reads closed, so a
+            // hold this read misses sees the close and withdraws.
+            if (holds > 0) {
+                synchronized (this) {
+                    if (holds > 0) {
+                        retirementDeferred = true; // a captured graph still needs the handle
+                        return true;
+                    }
                 }
             }
             retire();

@@ -20,7 +20,7 @@ final class StreamUsage {
     /**
      * The stream the handle was created on, listed from the start; null for a handle made outside
      * any stream. Set before the owner is published (by construction, or by {@link #reset} before
-     * the owner's volatile claim), so no thread sees the handle with no stream, which would free it
+     * the owner's release-store claim), so no thread sees the handle with no stream, which would free it
      * unfenced.
      */
     private StreamState origin;
@@ -46,14 +46,25 @@ final class StreamUsage {
     /**
      * Forgets every use, for a recycled resource about to stand for a new handle made on
      * {@code origin}: called by the one thread that took the resource from its recycler, before
-     * the resource is published again (its owner's volatile claim), so no other thread reads it.
+     * the resource is published again (its owner's release-store claim), so no other thread reads it.
      */
     void reset(StreamState origin) {
         this.origin = origin;
-        last = null;
-        first = null;
-        several = null;
-        foreign = false;
+        // Written only when set: a volatile write costs a full fence, and a buffer used on its
+        // allocation stream alone (the allocation hot path) never set any of them. The owner's
+        // claim publishes what is written here.
+        if (last != null) {
+            last = null;
+        }
+        if (first != null) {
+            first = null;
+        }
+        if (several != null) {
+            several = null;
+        }
+        if (foreign) {
+            foreign = false;
+        }
     }
 
     /** Records use on {@code stream}; {@code owner} is the context the handle belongs to. */

@@ -90,7 +90,9 @@ public abstract sealed class DeviceMemory extends NativeResource
 
     /**
      * Makes {@code handle} stand for this memory, once per allocation, and has the Cleaner watch it
-     * as the kind and the context's leak settings say. The volatile write publishes the range.
+     * as the kind and the context's leak settings say. The release store publishes the range (and
+     * a recycled object's reset state) to every thread that reads the owner; no fence is needed,
+     * since nothing here must be ordered before a later read.
      */
     public final void claimBy(Object handle) {
         Watch how = watch();
@@ -99,10 +101,10 @@ public abstract sealed class DeviceMemory extends NativeResource
         }
         if (how == Watch.ALWAYS || how == Watch.SAMPLED && ThreadLocalRandom.current().nextInt(LEAK_SAMPLING) == 0) {
             LeakWatch token = new LeakWatch(handle, this);
-            owner = token;
+            OWNER.setRelease(this, token);
             watch(handle, token);
         } else {
-            owner = handle;
+            OWNER.setRelease(this, handle);
             if (how == Watch.NEVER) {
                 listWithoutCleaner();
             }
