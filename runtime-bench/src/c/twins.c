@@ -18,6 +18,12 @@
  *   ./twins ROW N twins.ptx          (twins.ptx: nvcc -ptx -arch=sm_90 -o twins.ptx twins.cu)
  *
  * libcuda.so.1 is found at run time by the dynamic loader. Rows: see `./twins` without arguments.
+ *
+ * The same file is also a shared library whose gatun_twin_run runs a row inside the Java twin's
+ * process (dev.gatun.cuda.bench.SameProcess), so that C and Java meet the same driver state:
+ *
+ *   gcc -O2 -shared -fPIC -o libtwins.so twins.c -I/usr/local/cuda/include \
+ *       -L/usr/local/cuda/lib64/stubs -lcuda
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
@@ -291,30 +297,22 @@ static int usage(const char *self) {
     return 2;
 }
 
-int main(int argc, char **argv) {
-    if (argc != 4) {
-        return usage(argv[0]);
-    }
-    const struct row *row = NULL;
+static const struct row *find_row(const char *id) {
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        if (strcmp(rows[r].id, argv[1]) == 0) {
-            row = &rows[r];
+        if (strcmp(rows[r].id, id) == 0) {
+            return &rows[r];
         }
     }
-    if (row == NULL) {
-        fprintf(stderr, "%s: no C twin for row '%s'\n", argv[0], argv[1]);
-        return usage(argv[0]);
-    }
-    char *end;
-    errno = 0;
-    long n = strtol(argv[2], &end, 10);
-    if (*end != '\0' || errno != 0 || n <= 0 || n > 1000000000L || (row->batched && n % BATCH != 0)) {
-        fprintf(stderr, "%s: N is '%s'; give a positive number%s\n", argv[0], argv[2],
-                row->batched ? ", a multiple of 64 for a host-issue row" : "");
-        return usage(argv[0]);
-    }
-    char *ptx = read_ptx(argv[3]);
+    return NULL;
+}
 
+/*
+ * One run of one row: the set-up, N timed operations, the row's check and a tear-down that
+ * leaves nothing behind (every global back to its initial value), so that a process can run
+ * rows one after the other (gatun_twin_run). Stores the timed wall time in *total; returns 0,
+ * or 1 when the check failed (with a line on stderr).
+ */
+static int run_row(const struct row *row, long n, const char *ptx, long long *total) {
     CUdevice device;
     CUcontext context;
     CHECK(cuInit(0));
@@ -333,44 +331,102 @@ int main(int argc, char **argv) {
     arg_n = FOUR_ELEMENTS;
     arg_a = 1.0f;
     arg_in = in_buf;
+    readback = 0;
     if (row->set_up != NULL) {
         row->set_up();
     }
     CHECK(cuStreamSynchronize(stream));
 
-    long long total = row->batched ? time_batches(row->op, n) : time_plain(row->op, n);
+    *total = row->batched ? time_batches(row->op, n) : time_plain(row->op, n);
 
     /* As the Java twin, check that the operations did what the row claims. */
+    int status = 0;
     if (row->op == launch_four && first_output() != 1.0f) {
         fprintf(stderr, "out[0] is %g after the 4-argument launches, not 1\n", first_output());
-        return 1;
+        status = 1;
     }
     if (row->op == launch_four_set && first_output() != (float) (n - 1)) {
         fprintf(stderr, "out[0] is %g after the 4-argument launches, not %ld\n", first_output(), n - 1);
-        return 1;
+        status = 1;
     }
     if (row->op == read_word && readback != READBACK_VALUE) {
         fprintf(stderr, "the readback read %d, not %d\n", readback, READBACK_VALUE);
-        return 1;
+        status = 1;
     }
-    printf("TWIN c %s %ld %lld -\n", row->id, n, total);
 
     if (graph != NULL) {
         CHECK(cuGraphExecDestroy(graph));
+        graph = NULL;
     }
     if (event != NULL) {
         CHECK(cuEventDestroy(event));
+        event = NULL;
     }
     if (pool != NULL) {
         CHECK(cuStreamSynchronize(stream)); /* every free into it has run */
         CHECK(cuMemPoolDestroy(pool));
+        pool = NULL;
     }
     if (pinned != NULL) {
         CHECK(cuMemFreeHost(pinned));
+        pinned = NULL;
+    }
+    CHECK(cuStreamSynchronize(stream));
+    CUdeviceptr *buffers[] = {&in_buf, &out_buf, &device_buf, &word};
+    for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; b++) {
+        if (*buffers[b] != 0) {
+            CHECK(cuMemFree(*buffers[b]));
+            *buffers[b] = 0;
+        }
     }
     CHECK(cuModuleUnload(module));
+    module = NULL;
     CHECK(cuStreamDestroy(stream));
+    stream = NULL;
     CHECK(cuDevicePrimaryCtxRelease(device));
+    return status;
+}
+
+/*
+ * The C twin inside another process (built with -shared -fPIC and loaded by the Java twin's
+ * SameProcess runner): runs row `id` N times on PTX text `ptx` (NUL-terminated) and returns the
+ * timed wall time in nanoseconds; -1 for an unknown row or a bad N, -2 when the row's check
+ * failed. A failed driver call still ends the process, with its line on stderr, as in main.
+ * Running both twins in one process puts them on the same driver and machine state, which
+ * differs from one process start to the next.
+ */
+long long gatun_twin_run(const char *id, long n, const char *ptx) {
+    const struct row *row = find_row(id);
+    if (row == NULL || n <= 0 || (row->batched && n % BATCH != 0)) {
+        return -1;
+    }
+    long long total;
+    return run_row(row, n, ptx, &total) == 0 ? total : -2;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        return usage(argv[0]);
+    }
+    const struct row *row = find_row(argv[1]);
+    if (row == NULL) {
+        fprintf(stderr, "%s: no C twin for row '%s'\n", argv[0], argv[1]);
+        return usage(argv[0]);
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(argv[2], &end, 10);
+    if (*end != '\0' || errno != 0 || n <= 0 || n > 1000000000L || (row->batched && n % BATCH != 0)) {
+        fprintf(stderr, "%s: N is '%s'; give a positive number%s\n", argv[0], argv[2],
+                row->batched ? ", a multiple of 64 for a host-issue row" : "");
+        return usage(argv[0]);
+    }
+    char *ptx = read_ptx(argv[3]);
+    long long total;
+    int status = run_row(row, n, ptx, &total);
+    if (status == 0) {
+        printf("TWIN c %s %ld %lld -\n", row->id, n, total);
+    }
     free(ptx);
-    return 0;
+    return status;
 }

@@ -1,0 +1,160 @@
+package dev.gatun.cuda.bench;
+
+import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.ModuleImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Both twins of some rows in one process: the C twin from {@code libtwins.so} (twins.c built as
+ * a shared library, entry {@code gatun_twin_run}), Gatun's twin ({@link Twin#measure}) and,
+ * optionally, the twin of a baseline jar (an earlier Gatun, in its own class loader), one after
+ * the other for each row, in an order that rotates from row to row. It prints the lines that
+ * {@code compare} collects from separate processes:
+ *
+ * <pre>
+ *     TWIN c|gatun|baseline ROW N TOTAL_NS BYTES|-
+ *     FAIL c ROW ROUND STATUS          (the C twin's check failed, or a bad row or N)
+ * </pre>
+ *
+ * <p>Why: on the H200's machines the time of a sub-microsecond driver call depends on the
+ * process. The C twin's stream-ordered allocate + free runs at about 0.7 µs in some processes
+ * and about 1.1 µs in others, on any CPU it is pinned to, so ratios of runs in separate
+ * processes spread from 0.6 to 2 and medians of five pairs move by 30% between runs. In one
+ * process both twins meet the same driver state, and their ratio measures what differs: the
+ * binding. Usage:
+ *
+ * <pre>
+ *     SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] ROW[:N] ...
+ * </pre>
+ *
+ * ROUND numbers the FAIL lines and picks where the rotation starts; N defaults to the row's.
+ */
+public final class SameProcess {
+
+    private static final int EXIT_USAGE = 2;
+
+    private SameProcess() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** One row to run, with its N. */
+    record Job(TwinRow row, int n) {
+        static Job parse(String spec) {
+            int colon = spec.indexOf(':');
+            TwinRow row = TwinRow.byId(colon < 0 ? spec : spec.substring(0, colon));
+            if (!row.hasC()) {
+                throw new IllegalArgumentException(row.id() + " has no C twin");
+            }
+            return new Job(row, colon < 0 ? row.n() : Integer.parseInt(spec.substring(colon + 1)));
+        }
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        List<String> rest = new ArrayList<>(List.of(args));
+        if (rest.size() < 4) {
+            err.println("usage: SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] ROW[:N] ...");
+            return EXIT_USAGE;
+        }
+        Path library = Path.of(rest.remove(0));
+        Path ptx = Path.of(rest.remove(0));
+        int round = Integer.parseInt(rest.remove(0));
+        Method baseline = null;
+        if (rest.get(0).equals("--baseline")) {
+            rest.remove(0);
+            baseline = baselineTwin(Path.of(rest.remove(0)));
+        }
+        List<Job> jobs = rest.stream().map(Job::parse).toList();
+        ModuleImage kernels = ModuleImage.fromFile(ptx);
+        Arena arena = Arena.ofConfined();
+        try (arena) {
+            MethodHandle c = cTwin(library, arena);
+            MemorySegment ptxText = arena.allocateFrom(Files.readString(ptx));
+            List<String> impls = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
+            for (int j = 0; j < jobs.size(); j++) {
+                Job job = jobs.get(j);
+                for (int k = 0; k < impls.size(); k++) {
+                    String impl = impls.get((round + j + k) % impls.size());
+                    out.println(switch (impl) {
+                        case "c" -> runC(c, arena, ptxText, job, round);
+                        case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
+                                .line(job.row(), job.n());
+                        default -> runBaseline(baseline, job, ptx);
+                    });
+                    out.flush();
+                }
+            }
+        }
+        return 0;
+    }
+
+    private static MethodHandle cTwin(Path library, Arena arena) {
+        SymbolLookup twins = SymbolLookup.libraryLookup(library, arena);
+        // Safety: gatun_twin_run(const char *id, long n, const char *ptx) returns long long; it
+        // reads both strings (NUL-terminated, in the arena, alive for the call) and keeps neither.
+        return Linker.nativeLinker().downcallHandle(twins.findOrThrow("gatun_twin_run"),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                        ValueLayout.ADDRESS));
+    }
+
+    private static String runC(MethodHandle c, Arena arena, MemorySegment ptxText, Job job, int round) {
+        long total;
+        try {
+            total = (long) c.invokeExact(arena.allocateFrom(job.row().id()), (long) job.n(), ptxText);
+        } catch (Throwable t) {
+            throw new IllegalStateException("gatun_twin_run failed", t);
+        }
+        return total >= 0 ? "TWIN c " + job.row().id() + " " + job.n() + " " + total + " -"
+                : "FAIL c " + job.row().id() + " " + round + " " + total;
+    }
+
+    /**
+     * The baseline jar's {@code Twin.run(String[], PrintStream, PrintStream)}, in a class loader
+     * of its own over the platform loader, so that its Gatun (classes, settings, loader of
+     * libcuda) is wholly its own; both Gatuns use the device's one primary context.
+     */
+    private static Method baselineTwin(Path jar) throws IOException, ReflectiveOperationException {
+        URLClassLoader loader = new URLClassLoader(new URL[] {jar.toUri().toURL()}, ClassLoader.getPlatformClassLoader());
+        Method run = loader.loadClass(Twin.class.getName())
+                .getDeclaredMethod("run", String[].class, PrintStream.class, PrintStream.class);
+        run.setAccessible(true); // package-private in both jars; the baseline's Twin is this class's twin
+        return run;
+    }
+
+    private static String runBaseline(Method run, Job job, Path ptx) {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        ByteArrayOutputStream error = new ByteArrayOutputStream();
+        try (PrintStream o = new PrintStream(line, true, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(error, true, StandardCharsets.UTF_8)) {
+            Object status = run.invoke(null, new String[] {job.row().id(), Integer.toString(job.n()), ptx.toString()}, o, e);
+            if (!Integer.valueOf(0).equals(status)) {
+                throw new IllegalStateException("the baseline twin of " + job.row().id() + " exited with " + status + ": "
+                        + error.toString(StandardCharsets.UTF_8));
+            }
+        } catch (IllegalAccessException | InvocationTargetException e) {
+            throw new IllegalStateException("the baseline twin of " + job.row().id() + " failed", e);
+        }
+        // The baseline's twin calls itself gatun.
+        return line.toString(StandardCharsets.UTF_8).strip().replaceFirst("^TWIN gatun ", "TWIN baseline ");
+    }
+}

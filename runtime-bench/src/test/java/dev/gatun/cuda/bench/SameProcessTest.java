@@ -1,0 +1,37 @@
+package dev.gatun.cuda.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** The same-process runner's arguments; its runs need a GPU and the C library (compare, on the GPU host). */
+class SameProcessTest {
+
+    @Test
+    void aRowTakesItsOwnNUnlessOneIsGiven() {
+        assertEquals(new SameProcess.Job(TwinRow.ALLOC_STREAM_ORDERED, TwinRow.ALLOC_STREAM_ORDERED.n()),
+                SameProcess.Job.parse("alloc_stream_ordered"));
+        assertEquals(new SameProcess.Job(TwinRow.EVENT_RECORD_QUERY, 640), SameProcess.Job.parse("event_record_query:640"));
+    }
+
+    @Test
+    void aRowWithoutACTwinIsRefused() {
+        TwinRow alone = java.util.Arrays.stream(TwinRow.values()).filter(r -> !r.hasC()).findFirst().orElseThrow();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SameProcess.Job.parse(alone.id()));
+        assertTrue(e.getMessage().contains("no C twin"), e.getMessage());
+    }
+
+    @Test
+    void tooFewArgumentsPrintTheUsage() throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = SameProcess.run(new String[] {"libtwins.so", "twins.ptx"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, status);
+        assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("usage: SameProcess"));
+    }
+}
