@@ -12,4 +12,7 @@ module dev.gatun.cuda {
     exports dev.gatun.cuda.nvrtc;
     // The JUnit extension reads its switches (gatun.gpu.required) the way runtime-core reads its own.
     exports dev.gatun.cuda.internal.settings to dev.gatun.cuda.junit;
+
+    // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
+    provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;
 }

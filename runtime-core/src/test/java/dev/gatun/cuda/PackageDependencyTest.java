@@ -49,6 +49,7 @@ class PackageDependencyTest {
     private static final String POOL = INTERNAL + "pool";
     private static final String SETTINGS = INTERNAL + "settings";
     private static final String TRANSFER = INTERNAL + "transfer";
+    private static final String BINDINGS_LIBRARIES = "dev.gatun.cuda.bindings";
     private static final String BINDINGS_DRIVER = "dev.gatun.cuda.bindings.driver";
     private static final String BINDINGS_NVRTC = "dev.gatun.cuda.bindings.nvrtc";
 
@@ -57,20 +58,20 @@ class PackageDependencyTest {
             Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
                     BINDINGS_DRIVER)),
             Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
-            Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_DRIVER)),
+            Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
             Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, BINDINGS_DRIVER)),
             Map.entry(CONTEXT, Set.of(DRIVER, EVENTS, BINDINGS_DRIVER)),
             Map.entry(INTERNAL_NVRTC, Set.of(LOAD, BINDINGS_NVRTC)),
-            Map.entry(DRIVER, Set.of(EVENTS, LOAD, BINDINGS_DRIVER)),
+            Map.entry(DRIVER, Set.of(EVENTS, LOAD, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
             Map.entry(EVENTS, Set.of()),
             Map.entry(IMAGE, Set.of()),
-            Map.entry(LOAD, Set.of()),
+            Map.entry(LOAD, Set.of(BINDINGS_LIBRARIES)),
             Map.entry(SETTINGS, Set.of()));
 
     /** The generated bindings (module cuda-bindings): depended on, never depending on runtime-core. */
-    private static final Set<String> BINDINGS = Set.of(BINDINGS_DRIVER, BINDINGS_NVRTC);
+    private static final Set<String> BINDINGS = Set.of(BINDINGS_LIBRARIES, BINDINGS_DRIVER, BINDINGS_NVRTC);
 
     /**
      * The public types internal code may use, besides the API's exceptions (which layer 2

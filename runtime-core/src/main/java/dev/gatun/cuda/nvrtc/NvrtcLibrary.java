@@ -1,9 +1,8 @@
 package dev.gatun.cuda.nvrtc;
 
 import dev.gatun.cuda.CudaUnavailableException;
-import dev.gatun.cuda.internal.load.CudaLibraries;
-import dev.gatun.cuda.internal.load.LibrarySearch;
-import dev.gatun.cuda.internal.load.LibrarySpec;
+import dev.gatun.cuda.bindings.NativeLibrary;
+import dev.gatun.cuda.internal.load.SystemLibraries;
 import dev.gatun.cuda.internal.nvrtc.NativeNvrtcApi;
 import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
 import dev.gatun.cuda.internal.nvrtc.NvrtcResults;
@@ -13,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The process's NVRTC (CUDA's runtime compiler), found and loaded on first use. NVRTC is
@@ -133,22 +133,19 @@ public final class NvrtcLibrary {
     }
 
     private static final class Holder {
-        static final Object STATE = load(LibrarySearch.ofProcess(), CudaLibraries.nvrtc(System::getenv));
+        // The library the raw bindings call too (SystemLibraries is their provider).
+        static final Object STATE = load(() -> SystemLibraries.require(NativeLibrary.NVRTC));
     }
 
     /**
-     * Finds and opens NVRTC with {@code search}: the {@link NvrtcLibrary}, or the
+     * Checks the NVRTC {@code library} opens: the {@link NvrtcLibrary}, or the
      * {@link CudaUnavailableException} that every caller will get. Never throws (see
      * {@code Driver.load}).
      */
-    static Object load(LibrarySearch search, LibrarySpec spec) {
+    static Object load(Supplier<NativeLibrary.Opened> library) {
         try {
-            LibrarySearch.Result found = search.find(spec);
-            if (!found.found()) {
-                return CudaLibraries.unavailable(spec, found);
-            }
-            String library = found.path() + " (" + found.how() + ")";
-            return create(new NativeNvrtcApi(found.symbols(), library), library);
+            NativeLibrary.Opened opened = library.get();
+            return create(new NativeNvrtcApi(opened.symbols(), opened.origin()), opened.origin());
         } catch (CudaUnavailableException e) {
             return e;
         } catch (RuntimeException | Error e) {

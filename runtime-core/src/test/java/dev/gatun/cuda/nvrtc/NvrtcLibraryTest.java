@@ -8,10 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
-import dev.gatun.cuda.internal.load.CudaLibraries;
-import dev.gatun.cuda.internal.load.LibrarySearch;
-import dev.gatun.cuda.internal.load.LibrarySpec;
-import dev.gatun.cuda.testing.BrokenLinkage;
 import dev.gatun.cuda.testing.FakeNvrtcApi;
 import org.junit.jupiter.api.Test;
 
@@ -51,11 +47,10 @@ class NvrtcLibraryTest {
 
     @Test
     void anUnexpectedFailureWhileLoadingKeepsItsCause() {
-        BrokenLinkage broken = new BrokenLinkage();
-        IllegalStateException failure = broken.failure;
-        LibrarySpec spec = CudaLibraries.nvrtc(name -> null);
-        Object state = NvrtcLibrary.load(new LibrarySearch(broken, name -> null, name -> null, LibrarySearch.FileCheck.REAL),
-                spec);
+        IllegalStateException failure = new IllegalStateException("the loader broke");
+        Object state = NvrtcLibrary.load(() -> {
+            throw failure;
+        });
         CudaUnavailableException e = assertInstanceOf(CudaUnavailableException.class, state);
         assertTrue(e.getMessage().startsWith("loading NVRTC failed unexpectedly"), e.getMessage());
         assertSame(failure, e.getCause());

@@ -26,9 +26,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetTexRef");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetTexRef", DESC);
     }
 
     /**
@@ -58,7 +56,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuModuleGetTexRef$address() {
-        return cuModuleGetTexRef.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetTexRef");
     }
 
     /**
@@ -88,9 +86,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetSurfRef");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetSurfRef", DESC);
     }
 
     /**
@@ -120,7 +116,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuModuleGetSurfRef$address() {
-        return cuModuleGetSurfRef.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetSurfRef");
     }
 
     /**
@@ -155,9 +151,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryLoadData");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryLoadData", DESC);
     }
 
     /**
@@ -187,7 +181,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryLoadData$address() {
-        return cuLibraryLoadData.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryLoadData");
     }
 
     /**
@@ -222,9 +216,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryLoadFromFile");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryLoadFromFile", DESC);
     }
 
     /**
@@ -254,7 +246,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryLoadFromFile$address() {
-        return cuLibraryLoadFromFile.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryLoadFromFile");
     }
 
     /**
@@ -282,9 +274,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryUnload");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryUnload", DESC);
     }
 
     /**
@@ -314,7 +304,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryUnload$address() {
-        return cuLibraryUnload.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryUnload");
     }
 
     /**
@@ -344,9 +334,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetKernel");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetKernel", DESC);
     }
 
     /**
@@ -376,7 +364,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetKernel$address() {
-        return cuLibraryGetKernel.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetKernel");
     }
 
     /**
@@ -405,9 +393,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetKernelCount");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetKernelCount", DESC);
     }
 
     /**
@@ -437,7 +423,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetKernelCount$address() {
-        return cuLibraryGetKernelCount.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetKernelCount");
     }
 
     /**
@@ -467,9 +453,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryEnumerateKernels");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryEnumerateKernels", DESC);
     }
 
     /**
@@ -499,7 +483,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryEnumerateKernels$address() {
-        return cuLibraryEnumerateKernels.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryEnumerateKernels");
     }
 
     /**
@@ -528,9 +512,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetModule");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetModule", DESC);
     }
 
     /**
@@ -560,7 +542,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetModule$address() {
-        return cuLibraryGetModule.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetModule");
     }
 
     /**
@@ -589,9 +571,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelGetFunction");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelGetFunction", DESC);
     }
 
     /**
@@ -621,7 +601,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelGetFunction$address() {
-        return cuKernelGetFunction.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelGetFunction");
     }
 
     /**
@@ -650,9 +630,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelGetLibrary");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelGetLibrary", DESC);
     }
 
     /**
@@ -682,7 +660,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelGetLibrary$address() {
-        return cuKernelGetLibrary.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelGetLibrary");
     }
 
     /**
@@ -713,9 +691,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetGlobal");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetGlobal", DESC);
     }
 
     /**
@@ -745,7 +721,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetGlobal$address() {
-        return cuLibraryGetGlobal.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetGlobal");
     }
 
     /**
@@ -776,9 +752,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetManaged");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetManaged", DESC);
     }
 
     /**
@@ -808,7 +782,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetManaged$address() {
-        return cuLibraryGetManaged.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetManaged");
     }
 
     /**
@@ -838,9 +812,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLibraryGetUnifiedFunction");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLibraryGetUnifiedFunction", DESC);
     }
 
     /**
@@ -870,7 +842,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLibraryGetUnifiedFunction$address() {
-        return cuLibraryGetUnifiedFunction.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLibraryGetUnifiedFunction");
     }
 
     /**
@@ -901,9 +873,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelGetAttribute", DESC);
     }
 
     /**
@@ -933,7 +903,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelGetAttribute$address() {
-        return cuKernelGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelGetAttribute");
     }
 
     /**
@@ -964,9 +934,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelSetAttribute", DESC);
     }
 
     /**
@@ -996,7 +964,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelSetAttribute$address() {
-        return cuKernelSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelSetAttribute");
     }
 
     /**
@@ -1026,9 +994,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelSetCacheConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelSetCacheConfig", DESC);
     }
 
     /**
@@ -1058,7 +1024,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelSetCacheConfig$address() {
-        return cuKernelSetCacheConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelSetCacheConfig");
     }
 
     /**
@@ -1087,9 +1053,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelGetName");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelGetName", DESC);
     }
 
     /**
@@ -1119,7 +1083,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelGetName$address() {
-        return cuKernelGetName.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelGetName");
     }
 
     /**
@@ -1150,9 +1114,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuKernelGetParamInfo");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuKernelGetParamInfo", DESC);
     }
 
     /**
@@ -1182,7 +1144,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuKernelGetParamInfo$address() {
-        return cuKernelGetParamInfo.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuKernelGetParamInfo");
     }
 
     /**
@@ -1211,9 +1173,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetInfo_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetInfo_v2", DESC);
     }
 
     /**
@@ -1243,7 +1203,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetInfo_v2$address() {
-        return cuMemGetInfo_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetInfo_v2");
     }
 
     /**
@@ -1272,9 +1232,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAlloc_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAlloc_v2", DESC);
     }
 
     /**
@@ -1304,7 +1262,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAlloc_v2$address() {
-        return cuMemAlloc_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAlloc_v2");
     }
 
     /**
@@ -1336,9 +1294,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAllocPitch_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAllocPitch_v2", DESC);
     }
 
     /**
@@ -1368,7 +1324,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAllocPitch_v2$address() {
-        return cuMemAllocPitch_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAllocPitch_v2");
     }
 
     /**
@@ -1396,9 +1352,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemFree_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemFree_v2", DESC);
     }
 
     /**
@@ -1428,7 +1382,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemFree_v2$address() {
-        return cuMemFree_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemFree_v2");
     }
 
     /**
@@ -1458,9 +1412,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetAddressRange_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetAddressRange_v2", DESC);
     }
 
     /**
@@ -1490,7 +1442,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetAddressRange_v2$address() {
-        return cuMemGetAddressRange_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetAddressRange_v2");
     }
 
     /**
@@ -1519,9 +1471,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAllocHost_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAllocHost_v2", DESC);
     }
 
     /**
@@ -1551,7 +1501,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAllocHost_v2$address() {
-        return cuMemAllocHost_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAllocHost_v2");
     }
 
     /**
@@ -1579,9 +1529,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemFreeHost");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemFreeHost", DESC);
     }
 
     /**
@@ -1611,7 +1559,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemFreeHost$address() {
-        return cuMemFreeHost.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemFreeHost");
     }
 
     /**
@@ -1641,9 +1589,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemHostAlloc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemHostAlloc", DESC);
     }
 
     /**
@@ -1673,7 +1619,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemHostAlloc$address() {
-        return cuMemHostAlloc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemHostAlloc");
     }
 
     /**
@@ -1703,9 +1649,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemHostGetDevicePointer_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemHostGetDevicePointer_v2", DESC);
     }
 
     /**
@@ -1735,7 +1679,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemHostGetDevicePointer_v2$address() {
-        return cuMemHostGetDevicePointer_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemHostGetDevicePointer_v2");
     }
 
     /**
@@ -1764,9 +1708,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemHostGetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemHostGetFlags", DESC);
     }
 
     /**
@@ -1796,7 +1738,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemHostGetFlags$address() {
-        return cuMemHostGetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemHostGetFlags");
     }
 
     /**
@@ -1826,9 +1768,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAllocManaged");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAllocManaged", DESC);
     }
 
     /**
@@ -1858,7 +1798,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAllocManaged$address() {
-        return cuMemAllocManaged.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAllocManaged");
     }
 
     /**
@@ -1889,9 +1829,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceRegisterAsyncNotification");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceRegisterAsyncNotification", DESC);
     }
 
     /**
@@ -1921,7 +1859,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceRegisterAsyncNotification$address() {
-        return cuDeviceRegisterAsyncNotification.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceRegisterAsyncNotification");
     }
 
     /**
@@ -1950,9 +1888,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceUnregisterAsyncNotification");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceUnregisterAsyncNotification", DESC);
     }
 
     /**
@@ -1982,7 +1918,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceUnregisterAsyncNotification$address() {
-        return cuDeviceUnregisterAsyncNotification.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceUnregisterAsyncNotification");
     }
 
     /**
@@ -2011,9 +1947,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetByPCIBusId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetByPCIBusId", DESC);
     }
 
     /**
@@ -2043,7 +1977,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetByPCIBusId$address() {
-        return cuDeviceGetByPCIBusId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetByPCIBusId");
     }
 
     /**
@@ -2073,9 +2007,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetPCIBusId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetPCIBusId", DESC);
     }
 
     /**
@@ -2105,7 +2037,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetPCIBusId$address() {
-        return cuDeviceGetPCIBusId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetPCIBusId");
     }
 
     /**
@@ -2134,9 +2066,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuIpcGetEventHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuIpcGetEventHandle", DESC);
     }
 
     /**
@@ -2166,7 +2096,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuIpcGetEventHandle$address() {
-        return cuIpcGetEventHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuIpcGetEventHandle");
     }
 
     /**
@@ -2195,9 +2125,7 @@ public class CudaDriver extends CudaDriver_1 {
             CUipcEventHandle_st.layout()
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuIpcOpenEventHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuIpcOpenEventHandle", DESC);
     }
 
     /**
@@ -2227,7 +2155,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuIpcOpenEventHandle$address() {
-        return cuIpcOpenEventHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuIpcOpenEventHandle");
     }
 
     /**
@@ -2256,9 +2184,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuIpcGetMemHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuIpcGetMemHandle", DESC);
     }
 
     /**
@@ -2288,7 +2214,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuIpcGetMemHandle$address() {
-        return cuIpcGetMemHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuIpcGetMemHandle");
     }
 
     /**
@@ -2318,9 +2244,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuIpcOpenMemHandle_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuIpcOpenMemHandle_v2", DESC);
     }
 
     /**
@@ -2350,7 +2274,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuIpcOpenMemHandle_v2$address() {
-        return cuIpcOpenMemHandle_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuIpcOpenMemHandle_v2");
     }
 
     /**
@@ -2378,9 +2302,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuIpcCloseMemHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuIpcCloseMemHandle", DESC);
     }
 
     /**
@@ -2410,7 +2332,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuIpcCloseMemHandle$address() {
-        return cuIpcCloseMemHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuIpcCloseMemHandle");
     }
 
     /**
@@ -2440,9 +2362,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemHostRegister_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemHostRegister_v2", DESC);
     }
 
     /**
@@ -2472,7 +2392,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemHostRegister_v2$address() {
-        return cuMemHostRegister_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemHostRegister_v2");
     }
 
     /**
@@ -2500,9 +2420,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemHostUnregister");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemHostUnregister", DESC);
     }
 
     /**
@@ -2532,7 +2450,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemHostUnregister$address() {
-        return cuMemHostUnregister.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemHostUnregister");
     }
 
     /**
@@ -2562,9 +2480,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy", DESC);
     }
 
     /**
@@ -2594,7 +2510,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy$address() {
-        return cuMemcpy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy");
     }
 
     /**
@@ -2626,9 +2542,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyPeer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyPeer", DESC);
     }
 
     /**
@@ -2658,7 +2572,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyPeer$address() {
-        return cuMemcpyPeer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyPeer");
     }
 
     /**
@@ -2688,9 +2602,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyHtoD_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyHtoD_v2", DESC);
     }
 
     /**
@@ -2720,7 +2632,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyHtoD_v2$address() {
-        return cuMemcpyHtoD_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyHtoD_v2");
     }
 
     /**
@@ -2750,9 +2662,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyDtoH_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyDtoH_v2", DESC);
     }
 
     /**
@@ -2782,7 +2692,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyDtoH_v2$address() {
-        return cuMemcpyDtoH_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyDtoH_v2");
     }
 
     /**
@@ -2812,9 +2722,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyDtoD_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyDtoD_v2", DESC);
     }
 
     /**
@@ -2844,7 +2752,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyDtoD_v2$address() {
-        return cuMemcpyDtoD_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyDtoD_v2");
     }
 
     /**
@@ -2875,9 +2783,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyDtoA_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyDtoA_v2", DESC);
     }
 
     /**
@@ -2907,7 +2813,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyDtoA_v2$address() {
-        return cuMemcpyDtoA_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyDtoA_v2");
     }
 
     /**
@@ -2938,9 +2844,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyAtoD_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyAtoD_v2", DESC);
     }
 
     /**
@@ -2970,7 +2874,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyAtoD_v2$address() {
-        return cuMemcpyAtoD_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyAtoD_v2");
     }
 
     /**
@@ -3001,9 +2905,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyHtoA_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyHtoA_v2", DESC);
     }
 
     /**
@@ -3033,7 +2935,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyHtoA_v2$address() {
-        return cuMemcpyHtoA_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyHtoA_v2");
     }
 
     /**
@@ -3064,9 +2966,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyAtoH_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyAtoH_v2", DESC);
     }
 
     /**
@@ -3096,7 +2996,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyAtoH_v2$address() {
-        return cuMemcpyAtoH_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyAtoH_v2");
     }
 
     /**
@@ -3128,9 +3028,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyAtoA_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyAtoA_v2", DESC);
     }
 
     /**
@@ -3160,7 +3058,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyAtoA_v2$address() {
-        return cuMemcpyAtoA_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyAtoA_v2");
     }
 
     /**
@@ -3188,9 +3086,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy2D_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy2D_v2", DESC);
     }
 
     /**
@@ -3220,7 +3116,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy2D_v2$address() {
-        return cuMemcpy2D_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy2D_v2");
     }
 
     /**
@@ -3248,9 +3144,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy2DUnaligned_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy2DUnaligned_v2", DESC);
     }
 
     /**
@@ -3280,7 +3174,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy2DUnaligned_v2$address() {
-        return cuMemcpy2DUnaligned_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy2DUnaligned_v2");
     }
 
     /**
@@ -3308,9 +3202,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy3D_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy3D_v2", DESC);
     }
 
     /**
@@ -3340,7 +3232,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy3D_v2$address() {
-        return cuMemcpy3D_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy3D_v2");
     }
 
     /**
@@ -3368,9 +3260,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy3DPeer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy3DPeer", DESC);
     }
 
     /**
@@ -3400,7 +3290,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy3DPeer$address() {
-        return cuMemcpy3DPeer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy3DPeer");
     }
 
     /**
@@ -3431,9 +3321,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyAsync", DESC);
     }
 
     /**
@@ -3463,7 +3351,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyAsync$address() {
-        return cuMemcpyAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyAsync");
     }
 
     /**
@@ -3496,9 +3384,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyPeerAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyPeerAsync", DESC);
     }
 
     /**
@@ -3528,7 +3414,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyPeerAsync$address() {
-        return cuMemcpyPeerAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyPeerAsync");
     }
 
     /**
@@ -3559,9 +3445,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyHtoDAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyHtoDAsync_v2", DESC);
     }
 
     /**
@@ -3591,7 +3475,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyHtoDAsync_v2$address() {
-        return cuMemcpyHtoDAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyHtoDAsync_v2");
     }
 
     /**
@@ -3622,9 +3506,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyDtoHAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyDtoHAsync_v2", DESC);
     }
 
     /**
@@ -3654,7 +3536,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyDtoHAsync_v2$address() {
-        return cuMemcpyDtoHAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyDtoHAsync_v2");
     }
 
     /**
@@ -3685,9 +3567,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyDtoDAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyDtoDAsync_v2", DESC);
     }
 
     /**
@@ -3717,7 +3597,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyDtoDAsync_v2$address() {
-        return cuMemcpyDtoDAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyDtoDAsync_v2");
     }
 
     /**
@@ -3749,9 +3629,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyHtoAAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyHtoAAsync_v2", DESC);
     }
 
     /**
@@ -3781,7 +3659,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyHtoAAsync_v2$address() {
-        return cuMemcpyHtoAAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyHtoAAsync_v2");
     }
 
     /**
@@ -3813,9 +3691,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyAtoHAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyAtoHAsync_v2", DESC);
     }
 
     /**
@@ -3845,7 +3721,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyAtoHAsync_v2$address() {
-        return cuMemcpyAtoHAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyAtoHAsync_v2");
     }
 
     /**
@@ -3874,9 +3750,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy2DAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy2DAsync_v2", DESC);
     }
 
     /**
@@ -3906,7 +3780,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy2DAsync_v2$address() {
-        return cuMemcpy2DAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy2DAsync_v2");
     }
 
     /**
@@ -3935,9 +3809,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy3DAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy3DAsync_v2", DESC);
     }
 
     /**
@@ -3967,7 +3839,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy3DAsync_v2$address() {
-        return cuMemcpy3DAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy3DAsync_v2");
     }
 
     /**
@@ -3996,9 +3868,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy3DPeerAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy3DPeerAsync", DESC);
     }
 
     /**
@@ -4028,7 +3898,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy3DPeerAsync$address() {
-        return cuMemcpy3DPeerAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy3DPeerAsync");
     }
 
     /**
@@ -4063,9 +3933,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpyBatchAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpyBatchAsync_v2", DESC);
     }
 
     /**
@@ -4095,7 +3963,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpyBatchAsync_v2$address() {
-        return cuMemcpyBatchAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpyBatchAsync_v2");
     }
 
     /**
@@ -4126,9 +3994,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemcpy3DBatchAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemcpy3DBatchAsync_v2", DESC);
     }
 
     /**
@@ -4158,7 +4024,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemcpy3DBatchAsync_v2$address() {
-        return cuMemcpy3DBatchAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemcpy3DBatchAsync_v2");
     }
 
     /**
@@ -4188,9 +4054,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD8_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD8_v2", DESC);
     }
 
     /**
@@ -4220,7 +4084,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD8_v2$address() {
-        return cuMemsetD8_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD8_v2");
     }
 
     /**
@@ -4250,9 +4114,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD16_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD16_v2", DESC);
     }
 
     /**
@@ -4282,7 +4144,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD16_v2$address() {
-        return cuMemsetD16_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD16_v2");
     }
 
     /**
@@ -4312,9 +4174,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD32_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD32_v2", DESC);
     }
 
     /**
@@ -4344,7 +4204,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD32_v2$address() {
-        return cuMemsetD32_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD32_v2");
     }
 
     /**
@@ -4376,9 +4236,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D8_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D8_v2", DESC);
     }
 
     /**
@@ -4408,7 +4266,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D8_v2$address() {
-        return cuMemsetD2D8_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D8_v2");
     }
 
     /**
@@ -4440,9 +4298,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D16_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D16_v2", DESC);
     }
 
     /**
@@ -4472,7 +4328,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D16_v2$address() {
-        return cuMemsetD2D16_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D16_v2");
     }
 
     /**
@@ -4504,9 +4360,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D32_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D32_v2", DESC);
     }
 
     /**
@@ -4536,7 +4390,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D32_v2$address() {
-        return cuMemsetD2D32_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D32_v2");
     }
 
     /**
@@ -4567,9 +4421,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD8Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD8Async", DESC);
     }
 
     /**
@@ -4599,7 +4451,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD8Async$address() {
-        return cuMemsetD8Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD8Async");
     }
 
     /**
@@ -4630,9 +4482,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD16Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD16Async", DESC);
     }
 
     /**
@@ -4662,7 +4512,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD16Async$address() {
-        return cuMemsetD16Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD16Async");
     }
 
     /**
@@ -4693,9 +4543,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD32Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD32Async", DESC);
     }
 
     /**
@@ -4725,7 +4573,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD32Async$address() {
-        return cuMemsetD32Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD32Async");
     }
 
     /**
@@ -4758,9 +4606,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D8Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D8Async", DESC);
     }
 
     /**
@@ -4790,7 +4636,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D8Async$address() {
-        return cuMemsetD2D8Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D8Async");
     }
 
     /**
@@ -4823,9 +4669,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D16Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D16Async", DESC);
     }
 
     /**
@@ -4855,7 +4699,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D16Async$address() {
-        return cuMemsetD2D16Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D16Async");
     }
 
     /**
@@ -4888,9 +4732,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemsetD2D32Async");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemsetD2D32Async", DESC);
     }
 
     /**
@@ -4920,7 +4762,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemsetD2D32Async$address() {
-        return cuMemsetD2D32Async.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemsetD2D32Async");
     }
 
     /**
@@ -4949,9 +4791,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayCreate_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayCreate_v2", DESC);
     }
 
     /**
@@ -4981,7 +4821,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayCreate_v2$address() {
-        return cuArrayCreate_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayCreate_v2");
     }
 
     /**
@@ -5010,9 +4850,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayGetDescriptor_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayGetDescriptor_v2", DESC);
     }
 
     /**
@@ -5042,7 +4880,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayGetDescriptor_v2$address() {
-        return cuArrayGetDescriptor_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayGetDescriptor_v2");
     }
 
     /**
@@ -5071,9 +4909,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayGetSparseProperties");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayGetSparseProperties", DESC);
     }
 
     /**
@@ -5103,7 +4939,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayGetSparseProperties$address() {
-        return cuArrayGetSparseProperties.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayGetSparseProperties");
     }
 
     /**
@@ -5132,9 +4968,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMipmappedArrayGetSparseProperties");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMipmappedArrayGetSparseProperties", DESC);
     }
 
     /**
@@ -5164,7 +4998,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMipmappedArrayGetSparseProperties$address() {
-        return cuMipmappedArrayGetSparseProperties.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMipmappedArrayGetSparseProperties");
     }
 
     /**
@@ -5194,9 +5028,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayGetMemoryRequirements");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayGetMemoryRequirements", DESC);
     }
 
     /**
@@ -5226,7 +5058,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayGetMemoryRequirements$address() {
-        return cuArrayGetMemoryRequirements.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayGetMemoryRequirements");
     }
 
     /**
@@ -5256,9 +5088,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMipmappedArrayGetMemoryRequirements");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMipmappedArrayGetMemoryRequirements", DESC);
     }
 
     /**
@@ -5288,7 +5118,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMipmappedArrayGetMemoryRequirements$address() {
-        return cuMipmappedArrayGetMemoryRequirements.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMipmappedArrayGetMemoryRequirements");
     }
 
     /**
@@ -5318,9 +5148,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayGetPlane");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayGetPlane", DESC);
     }
 
     /**
@@ -5350,7 +5178,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayGetPlane$address() {
-        return cuArrayGetPlane.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayGetPlane");
     }
 
     /**
@@ -5378,9 +5206,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArrayDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArrayDestroy", DESC);
     }
 
     /**
@@ -5410,7 +5236,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArrayDestroy$address() {
-        return cuArrayDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArrayDestroy");
     }
 
     /**
@@ -5439,9 +5265,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArray3DCreate_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArray3DCreate_v2", DESC);
     }
 
     /**
@@ -5471,7 +5295,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArray3DCreate_v2$address() {
-        return cuArray3DCreate_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArray3DCreate_v2");
     }
 
     /**
@@ -5500,9 +5324,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuArray3DGetDescriptor_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuArray3DGetDescriptor_v2", DESC);
     }
 
     /**
@@ -5532,7 +5354,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuArray3DGetDescriptor_v2$address() {
-        return cuArray3DGetDescriptor_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuArray3DGetDescriptor_v2");
     }
 
     /**
@@ -5562,9 +5384,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMipmappedArrayCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMipmappedArrayCreate", DESC);
     }
 
     /**
@@ -5594,7 +5414,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMipmappedArrayCreate$address() {
-        return cuMipmappedArrayCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMipmappedArrayCreate");
     }
 
     /**
@@ -5624,9 +5444,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMipmappedArrayGetLevel");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMipmappedArrayGetLevel", DESC);
     }
 
     /**
@@ -5656,7 +5474,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMipmappedArrayGetLevel$address() {
-        return cuMipmappedArrayGetLevel.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMipmappedArrayGetLevel");
     }
 
     /**
@@ -5684,9 +5502,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMipmappedArrayDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMipmappedArrayDestroy", DESC);
     }
 
     /**
@@ -5716,7 +5532,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMipmappedArrayDestroy$address() {
-        return cuMipmappedArrayDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMipmappedArrayDestroy");
     }
 
     /**
@@ -5748,9 +5564,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetHandleForAddressRange");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetHandleForAddressRange", DESC);
     }
 
     /**
@@ -5780,7 +5594,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetHandleForAddressRange$address() {
-        return cuMemGetHandleForAddressRange.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetHandleForAddressRange");
     }
 
     /**
@@ -5848,9 +5662,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemBatchDecompressAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemBatchDecompressAsync", DESC);
     }
 
     /**
@@ -5880,7 +5692,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemBatchDecompressAsync$address() {
-        return cuMemBatchDecompressAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemBatchDecompressAsync");
     }
 
     /**
@@ -5912,9 +5724,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAddressReserve");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAddressReserve", DESC);
     }
 
     /**
@@ -5944,7 +5754,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAddressReserve$address() {
-        return cuMemAddressReserve.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAddressReserve");
     }
 
     /**
@@ -5973,9 +5783,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAddressFree");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAddressFree", DESC);
     }
 
     /**
@@ -6005,7 +5813,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAddressFree$address() {
-        return cuMemAddressFree.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAddressFree");
     }
 
     /**
@@ -6036,9 +5844,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemCreate", DESC);
     }
 
     /**
@@ -6068,7 +5874,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemCreate$address() {
-        return cuMemCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemCreate");
     }
 
     /**
@@ -6096,9 +5902,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemRelease");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemRelease", DESC);
     }
 
     /**
@@ -6128,7 +5932,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemRelease$address() {
-        return cuMemRelease.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemRelease");
     }
 
     /**
@@ -6160,9 +5964,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemMap");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemMap", DESC);
     }
 
     /**
@@ -6192,7 +5994,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemMap$address() {
-        return cuMemMap.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemMap");
     }
 
     /**
@@ -6222,9 +6024,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemMapArrayAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemMapArrayAsync", DESC);
     }
 
     /**
@@ -6254,7 +6054,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemMapArrayAsync$address() {
-        return cuMemMapArrayAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemMapArrayAsync");
     }
 
     /**
@@ -6283,9 +6083,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemUnmap");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemUnmap", DESC);
     }
 
     /**
@@ -6315,7 +6113,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemUnmap$address() {
-        return cuMemUnmap.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemUnmap");
     }
 
     /**
@@ -6346,9 +6144,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemSetAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemSetAccess", DESC);
     }
 
     /**
@@ -6378,7 +6174,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemSetAccess$address() {
-        return cuMemSetAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemSetAccess");
     }
 
     /**
@@ -6408,9 +6204,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetAccess", DESC);
     }
 
     /**
@@ -6440,7 +6234,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetAccess$address() {
-        return cuMemGetAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetAccess");
     }
 
     /**
@@ -6471,9 +6265,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemExportToShareableHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemExportToShareableHandle", DESC);
     }
 
     /**
@@ -6503,7 +6295,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemExportToShareableHandle$address() {
-        return cuMemExportToShareableHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemExportToShareableHandle");
     }
 
     /**
@@ -6533,9 +6325,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemImportFromShareableHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemImportFromShareableHandle", DESC);
     }
 
     /**
@@ -6565,7 +6355,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemImportFromShareableHandle$address() {
-        return cuMemImportFromShareableHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemImportFromShareableHandle");
     }
 
     /**
@@ -6595,9 +6385,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetAllocationGranularity");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetAllocationGranularity", DESC);
     }
 
     /**
@@ -6627,7 +6415,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetAllocationGranularity$address() {
-        return cuMemGetAllocationGranularity.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetAllocationGranularity");
     }
 
     /**
@@ -6656,9 +6444,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetAllocationPropertiesFromHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetAllocationPropertiesFromHandle", DESC);
     }
 
     /**
@@ -6688,7 +6474,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetAllocationPropertiesFromHandle$address() {
-        return cuMemGetAllocationPropertiesFromHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetAllocationPropertiesFromHandle");
     }
 
     /**
@@ -6717,9 +6503,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemRetainAllocationHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemRetainAllocationHandle", DESC);
     }
 
     /**
@@ -6749,7 +6533,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemRetainAllocationHandle$address() {
-        return cuMemRetainAllocationHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemRetainAllocationHandle");
     }
 
     /**
@@ -6778,9 +6562,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemFreeAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemFreeAsync", DESC);
     }
 
     /**
@@ -6810,7 +6592,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemFreeAsync$address() {
-        return cuMemFreeAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemFreeAsync");
     }
 
     /**
@@ -6840,9 +6622,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAllocAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAllocAsync", DESC);
     }
 
     /**
@@ -6872,7 +6652,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAllocAsync$address() {
-        return cuMemAllocAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAllocAsync");
     }
 
     /**
@@ -6901,9 +6681,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolTrimTo");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolTrimTo", DESC);
     }
 
     /**
@@ -6933,7 +6711,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolTrimTo$address() {
-        return cuMemPoolTrimTo.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolTrimTo");
     }
 
     /**
@@ -6963,9 +6741,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolSetAttribute", DESC);
     }
 
     /**
@@ -6995,7 +6771,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolSetAttribute$address() {
-        return cuMemPoolSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolSetAttribute");
     }
 
     /**
@@ -7025,9 +6801,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolGetAttribute", DESC);
     }
 
     /**
@@ -7057,7 +6831,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolGetAttribute$address() {
-        return cuMemPoolGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolGetAttribute");
     }
 
     /**
@@ -7087,9 +6861,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolSetAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolSetAccess", DESC);
     }
 
     /**
@@ -7119,7 +6891,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolSetAccess$address() {
-        return cuMemPoolSetAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolSetAccess");
     }
 
     /**
@@ -7149,9 +6921,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolGetAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolGetAccess", DESC);
     }
 
     /**
@@ -7181,7 +6951,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolGetAccess$address() {
-        return cuMemPoolGetAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolGetAccess");
     }
 
     /**
@@ -7210,9 +6980,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolCreate", DESC);
     }
 
     /**
@@ -7242,7 +7010,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolCreate$address() {
-        return cuMemPoolCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolCreate");
     }
 
     /**
@@ -7270,9 +7038,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolDestroy", DESC);
     }
 
     /**
@@ -7302,7 +7068,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolDestroy$address() {
-        return cuMemPoolDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolDestroy");
     }
 
     /**
@@ -7332,9 +7098,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetDefaultMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetDefaultMemPool", DESC);
     }
 
     /**
@@ -7364,7 +7128,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetDefaultMemPool$address() {
-        return cuMemGetDefaultMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetDefaultMemPool");
     }
 
     /**
@@ -7394,9 +7158,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemGetMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemGetMemPool", DESC);
     }
 
     /**
@@ -7426,7 +7188,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemGetMemPool$address() {
-        return cuMemGetMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemGetMemPool");
     }
 
     /**
@@ -7456,9 +7218,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemSetMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemSetMemPool", DESC);
     }
 
     /**
@@ -7488,7 +7248,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemSetMemPool$address() {
-        return cuMemSetMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemSetMemPool");
     }
 
     /**
@@ -7519,9 +7279,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAllocFromPoolAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAllocFromPoolAsync", DESC);
     }
 
     /**
@@ -7551,7 +7309,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAllocFromPoolAsync$address() {
-        return cuMemAllocFromPoolAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAllocFromPoolAsync");
     }
 
     /**
@@ -7582,9 +7340,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolExportToShareableHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolExportToShareableHandle", DESC);
     }
 
     /**
@@ -7614,7 +7370,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolExportToShareableHandle$address() {
-        return cuMemPoolExportToShareableHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolExportToShareableHandle");
     }
 
     /**
@@ -7645,9 +7401,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolImportFromShareableHandle");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolImportFromShareableHandle", DESC);
     }
 
     /**
@@ -7677,7 +7431,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolImportFromShareableHandle$address() {
-        return cuMemPoolImportFromShareableHandle.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolImportFromShareableHandle");
     }
 
     /**
@@ -7706,9 +7460,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolExportPointer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolExportPointer", DESC);
     }
 
     /**
@@ -7738,7 +7490,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolExportPointer$address() {
-        return cuMemPoolExportPointer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolExportPointer");
     }
 
     /**
@@ -7768,9 +7520,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPoolImportPointer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPoolImportPointer", DESC);
     }
 
     /**
@@ -7800,7 +7550,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPoolImportPointer$address() {
-        return cuMemPoolImportPointer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPoolImportPointer");
     }
 
     /**
@@ -7829,9 +7579,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastCreate", DESC);
     }
 
     /**
@@ -7861,7 +7609,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastCreate$address() {
-        return cuMulticastCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastCreate");
     }
 
     /**
@@ -7890,9 +7638,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastAddDevice");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastAddDevice", DESC);
     }
 
     /**
@@ -7922,7 +7668,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastAddDevice$address() {
-        return cuMulticastAddDevice.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastAddDevice");
     }
 
     /**
@@ -7955,9 +7701,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastBindMem");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastBindMem", DESC);
     }
 
     /**
@@ -7987,7 +7731,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastBindMem$address() {
-        return cuMulticastBindMem.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastBindMem");
     }
 
     /**
@@ -8019,9 +7763,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastBindAddr");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastBindAddr", DESC);
     }
 
     /**
@@ -8051,7 +7793,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastBindAddr$address() {
-        return cuMulticastBindAddr.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastBindAddr");
     }
 
     /**
@@ -8082,9 +7824,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastUnbind");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastUnbind", DESC);
     }
 
     /**
@@ -8114,7 +7854,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastUnbind$address() {
-        return cuMulticastUnbind.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastUnbind");
     }
 
     /**
@@ -8144,9 +7884,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMulticastGetGranularity");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMulticastGetGranularity", DESC);
     }
 
     /**
@@ -8176,7 +7914,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMulticastGetGranularity$address() {
-        return cuMulticastGetGranularity.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMulticastGetGranularity");
     }
 
     /**
@@ -8206,9 +7944,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuPointerGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuPointerGetAttribute", DESC);
     }
 
     /**
@@ -8238,7 +7974,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuPointerGetAttribute$address() {
-        return cuPointerGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuPointerGetAttribute");
     }
 
     /**
@@ -8270,9 +8006,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPrefetchAsync_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPrefetchAsync_v2", DESC);
     }
 
     /**
@@ -8302,7 +8036,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPrefetchAsync_v2$address() {
-        return cuMemPrefetchAsync_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPrefetchAsync_v2");
     }
 
     /**
@@ -8333,9 +8067,7 @@ public class CudaDriver extends CudaDriver_1 {
             CUmemLocation_st.layout()
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemAdvise_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemAdvise_v2", DESC);
     }
 
     /**
@@ -8365,7 +8097,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemAdvise_v2$address() {
-        return cuMemAdvise_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemAdvise_v2");
     }
 
     /**
@@ -8400,9 +8132,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemPrefetchBatchAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemPrefetchBatchAsync", DESC);
     }
 
     /**
@@ -8432,7 +8162,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemPrefetchBatchAsync$address() {
-        return cuMemPrefetchBatchAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemPrefetchBatchAsync");
     }
 
     /**
@@ -8464,9 +8194,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemDiscardBatchAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemDiscardBatchAsync", DESC);
     }
 
     /**
@@ -8496,7 +8224,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemDiscardBatchAsync$address() {
-        return cuMemDiscardBatchAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemDiscardBatchAsync");
     }
 
     /**
@@ -8531,9 +8259,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemDiscardAndPrefetchBatchAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemDiscardAndPrefetchBatchAsync", DESC);
     }
 
     /**
@@ -8563,7 +8289,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemDiscardAndPrefetchBatchAsync$address() {
-        return cuMemDiscardAndPrefetchBatchAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemDiscardAndPrefetchBatchAsync");
     }
 
     /**
@@ -8595,9 +8321,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemRangeGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemRangeGetAttribute", DESC);
     }
 
     /**
@@ -8627,7 +8351,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemRangeGetAttribute$address() {
-        return cuMemRangeGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemRangeGetAttribute");
     }
 
     /**
@@ -8660,9 +8384,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuMemRangeGetAttributes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuMemRangeGetAttributes", DESC);
     }
 
     /**
@@ -8692,7 +8414,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuMemRangeGetAttributes$address() {
-        return cuMemRangeGetAttributes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuMemRangeGetAttributes");
     }
 
     /**
@@ -8722,9 +8444,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuPointerSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuPointerSetAttribute", DESC);
     }
 
     /**
@@ -8754,7 +8474,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuPointerSetAttribute$address() {
-        return cuPointerSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuPointerSetAttribute");
     }
 
     /**
@@ -8785,9 +8505,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuPointerGetAttributes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuPointerGetAttributes", DESC);
     }
 
     /**
@@ -8817,7 +8535,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuPointerGetAttributes$address() {
-        return cuPointerGetAttributes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuPointerGetAttributes");
     }
 
     /**
@@ -8846,9 +8564,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamCreate", DESC);
     }
 
     /**
@@ -8878,7 +8594,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamCreate$address() {
-        return cuStreamCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamCreate");
     }
 
     /**
@@ -8908,9 +8624,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamCreateWithPriority");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamCreateWithPriority", DESC);
     }
 
     /**
@@ -8940,7 +8654,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamCreateWithPriority$address() {
-        return cuStreamCreateWithPriority.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamCreateWithPriority");
     }
 
     /**
@@ -8969,9 +8683,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetPriority");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetPriority", DESC);
     }
 
     /**
@@ -9001,7 +8713,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetPriority$address() {
-        return cuStreamGetPriority.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetPriority");
     }
 
     /**
@@ -9030,9 +8742,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetDevice");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetDevice", DESC);
     }
 
     /**
@@ -9062,7 +8772,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetDevice$address() {
-        return cuStreamGetDevice.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetDevice");
     }
 
     /**
@@ -9091,9 +8801,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetFlags", DESC);
     }
 
     /**
@@ -9123,7 +8831,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetFlags$address() {
-        return cuStreamGetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetFlags");
     }
 
     /**
@@ -9152,9 +8860,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetId", DESC);
     }
 
     /**
@@ -9184,7 +8890,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetId$address() {
-        return cuStreamGetId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetId");
     }
 
     /**
@@ -9213,9 +8919,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetCtx");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetCtx", DESC);
     }
 
     /**
@@ -9245,7 +8949,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetCtx$address() {
-        return cuStreamGetCtx.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetCtx");
     }
 
     /**
@@ -9275,9 +8979,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetCtx_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetCtx_v2", DESC);
     }
 
     /**
@@ -9307,7 +9009,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetCtx_v2$address() {
-        return cuStreamGetCtx_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetCtx_v2");
     }
 
     /**
@@ -9337,9 +9039,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWaitEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamWaitEvent", DESC);
     }
 
     /**
@@ -9369,7 +9069,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamWaitEvent$address() {
-        return cuStreamWaitEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamWaitEvent");
     }
 
     /**
@@ -9400,9 +9100,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamAddCallback");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamAddCallback", DESC);
     }
 
     /**
@@ -9432,7 +9130,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamAddCallback$address() {
-        return cuStreamAddCallback.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamAddCallback");
     }
 
     /**
@@ -9461,9 +9159,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamBeginCapture_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamBeginCapture_v2", DESC);
     }
 
     /**
@@ -9493,7 +9189,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamBeginCapture_v2$address() {
-        return cuStreamBeginCapture_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamBeginCapture_v2");
     }
 
     /**
@@ -9526,9 +9222,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamBeginCaptureToGraph");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamBeginCaptureToGraph", DESC);
     }
 
     /**
@@ -9558,7 +9252,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamBeginCaptureToGraph$address() {
-        return cuStreamBeginCaptureToGraph.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamBeginCaptureToGraph");
     }
 
     /**
@@ -9586,9 +9280,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuThreadExchangeStreamCaptureMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuThreadExchangeStreamCaptureMode", DESC);
     }
 
     /**
@@ -9618,7 +9310,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuThreadExchangeStreamCaptureMode$address() {
-        return cuThreadExchangeStreamCaptureMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuThreadExchangeStreamCaptureMode");
     }
 
     /**
@@ -9647,9 +9339,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamEndCapture");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamEndCapture", DESC);
     }
 
     /**
@@ -9679,7 +9369,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamEndCapture$address() {
-        return cuStreamEndCapture.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamEndCapture");
     }
 
     /**
@@ -9708,9 +9398,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamIsCapturing");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamIsCapturing", DESC);
     }
 
     /**
@@ -9740,7 +9428,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamIsCapturing$address() {
-        return cuStreamIsCapturing.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamIsCapturing");
     }
 
     /**
@@ -9774,9 +9462,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetCaptureInfo_v3");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetCaptureInfo_v3", DESC);
     }
 
     /**
@@ -9806,7 +9492,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetCaptureInfo_v3$address() {
-        return cuStreamGetCaptureInfo_v3.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetCaptureInfo_v3");
     }
 
     /**
@@ -9838,9 +9524,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamUpdateCaptureDependencies_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamUpdateCaptureDependencies_v2", DESC);
     }
 
     /**
@@ -9870,7 +9554,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamUpdateCaptureDependencies_v2$address() {
-        return cuStreamUpdateCaptureDependencies_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamUpdateCaptureDependencies_v2");
     }
 
     /**
@@ -9901,9 +9585,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamAttachMemAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamAttachMemAsync", DESC);
     }
 
     /**
@@ -9933,7 +9615,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamAttachMemAsync$address() {
-        return cuStreamAttachMemAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamAttachMemAsync");
     }
 
     /**
@@ -9961,9 +9643,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamQuery");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamQuery", DESC);
     }
 
     /**
@@ -9993,7 +9673,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamQuery$address() {
-        return cuStreamQuery.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamQuery");
     }
 
     /**
@@ -10021,9 +9701,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamSynchronize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamSynchronize", DESC);
     }
 
     /**
@@ -10053,7 +9731,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamSynchronize$address() {
-        return cuStreamSynchronize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamSynchronize");
     }
 
     /**
@@ -10081,9 +9759,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamDestroy_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamDestroy_v2", DESC);
     }
 
     /**
@@ -10113,7 +9789,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamDestroy_v2$address() {
-        return cuStreamDestroy_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamDestroy_v2");
     }
 
     /**
@@ -10142,9 +9818,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamCopyAttributes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamCopyAttributes", DESC);
     }
 
     /**
@@ -10174,7 +9848,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamCopyAttributes$address() {
-        return cuStreamCopyAttributes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamCopyAttributes");
     }
 
     /**
@@ -10204,9 +9878,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetAttribute", DESC);
     }
 
     /**
@@ -10236,7 +9908,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetAttribute$address() {
-        return cuStreamGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetAttribute");
     }
 
     /**
@@ -10266,9 +9938,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamSetAttribute", DESC);
     }
 
     /**
@@ -10298,7 +9968,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamSetAttribute$address() {
-        return cuStreamSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamSetAttribute");
     }
 
     /**
@@ -10327,9 +9997,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventCreate", DESC);
     }
 
     /**
@@ -10359,7 +10027,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventCreate$address() {
-        return cuEventCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventCreate");
     }
 
     /**
@@ -10388,9 +10056,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventRecord");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventRecord", DESC);
     }
 
     /**
@@ -10420,7 +10086,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventRecord$address() {
-        return cuEventRecord.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventRecord");
     }
 
     /**
@@ -10450,9 +10116,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventRecordWithFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventRecordWithFlags", DESC);
     }
 
     /**
@@ -10482,7 +10146,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventRecordWithFlags$address() {
-        return cuEventRecordWithFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventRecordWithFlags");
     }
 
     /**
@@ -10510,9 +10174,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventQuery");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventQuery", DESC);
     }
 
     /**
@@ -10542,7 +10204,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventQuery$address() {
-        return cuEventQuery.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventQuery");
     }
 
     /**
@@ -10570,9 +10232,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventSynchronize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventSynchronize", DESC);
     }
 
     /**
@@ -10602,7 +10262,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventSynchronize$address() {
-        return cuEventSynchronize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventSynchronize");
     }
 
     /**
@@ -10630,9 +10290,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventDestroy_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventDestroy_v2", DESC);
     }
 
     /**
@@ -10662,7 +10320,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventDestroy_v2$address() {
-        return cuEventDestroy_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventDestroy_v2");
     }
 
     /**
@@ -10692,9 +10350,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuEventElapsedTime_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuEventElapsedTime_v2", DESC);
     }
 
     /**
@@ -10724,7 +10380,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuEventElapsedTime_v2$address() {
-        return cuEventElapsedTime_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuEventElapsedTime_v2");
     }
 
     /**
@@ -10753,9 +10409,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuImportExternalMemory");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuImportExternalMemory", DESC);
     }
 
     /**
@@ -10785,7 +10439,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuImportExternalMemory$address() {
-        return cuImportExternalMemory.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuImportExternalMemory");
     }
 
     /**
@@ -10815,9 +10469,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuExternalMemoryGetMappedBuffer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuExternalMemoryGetMappedBuffer", DESC);
     }
 
     /**
@@ -10847,7 +10499,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuExternalMemoryGetMappedBuffer$address() {
-        return cuExternalMemoryGetMappedBuffer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuExternalMemoryGetMappedBuffer");
     }
 
     /**
@@ -10877,9 +10529,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuExternalMemoryGetMappedMipmappedArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuExternalMemoryGetMappedMipmappedArray", DESC);
     }
 
     /**
@@ -10909,7 +10559,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuExternalMemoryGetMappedMipmappedArray$address() {
-        return cuExternalMemoryGetMappedMipmappedArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuExternalMemoryGetMappedMipmappedArray");
     }
 
     /**
@@ -10937,9 +10587,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDestroyExternalMemory");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDestroyExternalMemory", DESC);
     }
 
     /**
@@ -10969,7 +10617,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDestroyExternalMemory$address() {
-        return cuDestroyExternalMemory.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDestroyExternalMemory");
     }
 
     /**
@@ -10998,9 +10646,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuImportExternalSemaphore");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuImportExternalSemaphore", DESC);
     }
 
     /**
@@ -11030,7 +10676,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuImportExternalSemaphore$address() {
-        return cuImportExternalSemaphore.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuImportExternalSemaphore");
     }
 
     /**
@@ -11061,9 +10707,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSignalExternalSemaphoresAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSignalExternalSemaphoresAsync", DESC);
     }
 
     /**
@@ -11093,7 +10737,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSignalExternalSemaphoresAsync$address() {
-        return cuSignalExternalSemaphoresAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSignalExternalSemaphoresAsync");
     }
 
     /**
@@ -11124,9 +10768,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuWaitExternalSemaphoresAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuWaitExternalSemaphoresAsync", DESC);
     }
 
     /**
@@ -11156,7 +10798,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuWaitExternalSemaphoresAsync$address() {
-        return cuWaitExternalSemaphoresAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuWaitExternalSemaphoresAsync");
     }
 
     /**
@@ -11184,9 +10826,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDestroyExternalSemaphore");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDestroyExternalSemaphore", DESC);
     }
 
     /**
@@ -11216,7 +10856,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDestroyExternalSemaphore$address() {
-        return cuDestroyExternalSemaphore.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDestroyExternalSemaphore");
     }
 
     /**
@@ -11247,9 +10887,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWaitValue32_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamWaitValue32_v2", DESC);
     }
 
     /**
@@ -11279,7 +10917,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamWaitValue32_v2$address() {
-        return cuStreamWaitValue32_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamWaitValue32_v2");
     }
 
     /**
@@ -11310,9 +10948,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWaitValue64_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamWaitValue64_v2", DESC);
     }
 
     /**
@@ -11342,7 +10978,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamWaitValue64_v2$address() {
-        return cuStreamWaitValue64_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamWaitValue64_v2");
     }
 
     /**
@@ -11373,9 +11009,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWriteValue32_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamWriteValue32_v2", DESC);
     }
 
     /**
@@ -11405,7 +11039,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamWriteValue32_v2$address() {
-        return cuStreamWriteValue32_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamWriteValue32_v2");
     }
 
     /**
@@ -11436,9 +11070,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWriteValue64_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamWriteValue64_v2", DESC);
     }
 
     /**
@@ -11468,7 +11100,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamWriteValue64_v2$address() {
-        return cuStreamWriteValue64_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamWriteValue64_v2");
     }
 
     /**
@@ -11499,9 +11131,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamBatchMemOp_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamBatchMemOp_v2", DESC);
     }
 
     /**
@@ -11531,7 +11161,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamBatchMemOp_v2$address() {
-        return cuStreamBatchMemOp_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamBatchMemOp_v2");
     }
 
     /**
@@ -11561,9 +11191,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncGetAttribute", DESC);
     }
 
     /**
@@ -11593,7 +11221,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncGetAttribute$address() {
-        return cuFuncGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncGetAttribute");
     }
 
     /**
@@ -11623,9 +11251,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncSetAttribute", DESC);
     }
 
     /**
@@ -11655,7 +11281,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncSetAttribute$address() {
-        return cuFuncSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncSetAttribute");
     }
 
     /**
@@ -11684,9 +11310,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncSetCacheConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncSetCacheConfig", DESC);
     }
 
     /**
@@ -11716,7 +11340,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncSetCacheConfig$address() {
-        return cuFuncSetCacheConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncSetCacheConfig");
     }
 
     /**
@@ -11745,9 +11369,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncGetModule");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncGetModule", DESC);
     }
 
     /**
@@ -11777,7 +11399,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncGetModule$address() {
-        return cuFuncGetModule.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncGetModule");
     }
 
     /**
@@ -11806,9 +11428,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncGetName");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncGetName", DESC);
     }
 
     /**
@@ -11838,7 +11458,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncGetName$address() {
-        return cuFuncGetName.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncGetName");
     }
 
     /**
@@ -11869,9 +11489,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncGetParamInfo");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncGetParamInfo", DESC);
     }
 
     /**
@@ -11901,7 +11519,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncGetParamInfo$address() {
-        return cuFuncGetParamInfo.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncGetParamInfo");
     }
 
     /**
@@ -11957,9 +11575,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncIsLoaded");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncIsLoaded", DESC);
     }
 
     /**
@@ -11989,7 +11605,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncIsLoaded$address() {
-        return cuFuncIsLoaded.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncIsLoaded");
     }
 
     /**
@@ -12017,9 +11633,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncLoad");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncLoad", DESC);
     }
 
     /**
@@ -12049,7 +11663,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncLoad$address() {
-        return cuFuncLoad.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncLoad");
     }
 
     /**
@@ -12087,9 +11701,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchKernel");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchKernel", DESC);
     }
 
     /**
@@ -12119,7 +11731,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchKernel$address() {
-        return cuLaunchKernel.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchKernel");
     }
 
     /**
@@ -12150,9 +11762,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchKernelEx");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchKernelEx", DESC);
     }
 
     /**
@@ -12182,7 +11792,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchKernelEx$address() {
-        return cuLaunchKernelEx.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchKernelEx");
     }
 
     /**
@@ -12219,9 +11829,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchCooperativeKernel");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchCooperativeKernel", DESC);
     }
 
     /**
@@ -12251,7 +11859,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchCooperativeKernel$address() {
-        return cuLaunchCooperativeKernel.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchCooperativeKernel");
     }
 
     /**
@@ -12281,9 +11889,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchCooperativeKernelMultiDevice");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchCooperativeKernelMultiDevice", DESC);
     }
 
     /**
@@ -12313,7 +11919,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchCooperativeKernelMultiDevice$address() {
-        return cuLaunchCooperativeKernelMultiDevice.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchCooperativeKernelMultiDevice");
     }
 
     /**
@@ -12343,9 +11949,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchHostFunc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchHostFunc", DESC);
     }
 
     /**
@@ -12375,7 +11979,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchHostFunc$address() {
-        return cuLaunchHostFunc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchHostFunc");
     }
 
     /**
@@ -12406,9 +12010,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncSetBlockShape");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncSetBlockShape", DESC);
     }
 
     /**
@@ -12438,7 +12040,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncSetBlockShape$address() {
-        return cuFuncSetBlockShape.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncSetBlockShape");
     }
 
     /**
@@ -12467,9 +12069,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncSetSharedSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncSetSharedSize", DESC);
     }
 
     /**
@@ -12499,7 +12099,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncSetSharedSize$address() {
-        return cuFuncSetSharedSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncSetSharedSize");
     }
 
     /**
@@ -12528,9 +12128,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuParamSetSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuParamSetSize", DESC);
     }
 
     /**
@@ -12560,7 +12158,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuParamSetSize$address() {
-        return cuParamSetSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuParamSetSize");
     }
 
     /**
@@ -12590,9 +12188,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuParamSeti");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuParamSeti", DESC);
     }
 
     /**
@@ -12622,7 +12218,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuParamSeti$address() {
-        return cuParamSeti.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuParamSeti");
     }
 
     /**
@@ -12652,9 +12248,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_FLOAT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuParamSetf");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuParamSetf", DESC);
     }
 
     /**
@@ -12684,7 +12278,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuParamSetf$address() {
-        return cuParamSetf.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuParamSetf");
     }
 
     /**
@@ -12715,9 +12309,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuParamSetv");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuParamSetv", DESC);
     }
 
     /**
@@ -12747,7 +12339,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuParamSetv$address() {
-        return cuParamSetv.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuParamSetv");
     }
 
     /**
@@ -12775,9 +12367,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunch");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunch", DESC);
     }
 
     /**
@@ -12807,7 +12397,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunch$address() {
-        return cuLaunch.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunch");
     }
 
     /**
@@ -12837,9 +12427,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchGrid");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchGrid", DESC);
     }
 
     /**
@@ -12869,7 +12457,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchGrid$address() {
-        return cuLaunchGrid.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchGrid");
     }
 
     /**
@@ -12900,9 +12488,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLaunchGridAsync");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLaunchGridAsync", DESC);
     }
 
     /**
@@ -12932,7 +12518,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLaunchGridAsync$address() {
-        return cuLaunchGridAsync.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLaunchGridAsync");
     }
 
     /**
@@ -12962,9 +12548,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuParamSetTexRef");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuParamSetTexRef", DESC);
     }
 
     /**
@@ -12994,7 +12578,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuParamSetTexRef$address() {
-        return cuParamSetTexRef.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuParamSetTexRef");
     }
 
     /**
@@ -13023,9 +12607,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFuncSetSharedMemConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFuncSetSharedMemConfig", DESC);
     }
 
     /**
@@ -13055,7 +12637,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuFuncSetSharedMemConfig$address() {
-        return cuFuncSetSharedMemConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFuncSetSharedMemConfig");
     }
 
     /**
@@ -13084,9 +12666,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphCreate", DESC);
     }
 
     /**
@@ -13116,7 +12696,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphCreate$address() {
-        return cuGraphCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphCreate");
     }
 
     /**
@@ -13148,9 +12728,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddKernelNode_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddKernelNode_v2", DESC);
     }
 
     /**
@@ -13180,7 +12758,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddKernelNode_v2$address() {
-        return cuGraphAddKernelNode_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddKernelNode_v2");
     }
 
     /**
@@ -13209,9 +12787,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphKernelNodeGetParams_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphKernelNodeGetParams_v2", DESC);
     }
 
     /**
@@ -13241,7 +12817,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphKernelNodeGetParams_v2$address() {
-        return cuGraphKernelNodeGetParams_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphKernelNodeGetParams_v2");
     }
 
     /**
@@ -13270,9 +12846,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphKernelNodeSetParams_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphKernelNodeSetParams_v2", DESC);
     }
 
     /**
@@ -13302,7 +12876,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphKernelNodeSetParams_v2$address() {
-        return cuGraphKernelNodeSetParams_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphKernelNodeSetParams_v2");
     }
 
     /**
@@ -13335,9 +12909,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddMemcpyNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddMemcpyNode", DESC);
     }
 
     /**
@@ -13367,7 +12939,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddMemcpyNode$address() {
-        return cuGraphAddMemcpyNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddMemcpyNode");
     }
 
     /**
@@ -13396,9 +12968,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemcpyNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemcpyNodeGetParams", DESC);
     }
 
     /**
@@ -13428,7 +12998,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemcpyNodeGetParams$address() {
-        return cuGraphMemcpyNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemcpyNodeGetParams");
     }
 
     /**
@@ -13457,9 +13027,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemcpyNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemcpyNodeSetParams", DESC);
     }
 
     /**
@@ -13489,7 +13057,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemcpyNodeSetParams$address() {
-        return cuGraphMemcpyNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemcpyNodeSetParams");
     }
 
     /**
@@ -13522,9 +13090,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddMemsetNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddMemsetNode", DESC);
     }
 
     /**
@@ -13554,7 +13120,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddMemsetNode$address() {
-        return cuGraphAddMemsetNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddMemsetNode");
     }
 
     /**
@@ -13583,9 +13149,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemsetNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemsetNodeGetParams", DESC);
     }
 
     /**
@@ -13615,7 +13179,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemsetNodeGetParams$address() {
-        return cuGraphMemsetNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemsetNodeGetParams");
     }
 
     /**
@@ -13644,9 +13208,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemsetNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemsetNodeSetParams", DESC);
     }
 
     /**
@@ -13676,7 +13238,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemsetNodeSetParams$address() {
-        return cuGraphMemsetNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemsetNodeSetParams");
     }
 
     /**
@@ -13708,9 +13270,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddHostNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddHostNode", DESC);
     }
 
     /**
@@ -13740,7 +13300,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddHostNode$address() {
-        return cuGraphAddHostNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddHostNode");
     }
 
     /**
@@ -13769,9 +13329,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphHostNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphHostNodeGetParams", DESC);
     }
 
     /**
@@ -13801,7 +13359,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphHostNodeGetParams$address() {
-        return cuGraphHostNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphHostNodeGetParams");
     }
 
     /**
@@ -13830,9 +13388,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphHostNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphHostNodeSetParams", DESC);
     }
 
     /**
@@ -13862,7 +13418,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphHostNodeSetParams$address() {
-        return cuGraphHostNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphHostNodeSetParams");
     }
 
     /**
@@ -13894,9 +13450,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddChildGraphNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddChildGraphNode", DESC);
     }
 
     /**
@@ -13926,7 +13480,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddChildGraphNode$address() {
-        return cuGraphAddChildGraphNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddChildGraphNode");
     }
 
     /**
@@ -13955,9 +13509,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphChildGraphNodeGetGraph");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphChildGraphNodeGetGraph", DESC);
     }
 
     /**
@@ -13987,7 +13539,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphChildGraphNodeGetGraph$address() {
-        return cuGraphChildGraphNodeGetGraph.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphChildGraphNodeGetGraph");
     }
 
     /**
@@ -14018,9 +13570,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddEmptyNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddEmptyNode", DESC);
     }
 
     /**
@@ -14050,7 +13600,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddEmptyNode$address() {
-        return cuGraphAddEmptyNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddEmptyNode");
     }
 
     /**
@@ -14082,9 +13632,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddEventRecordNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddEventRecordNode", DESC);
     }
 
     /**
@@ -14114,7 +13662,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddEventRecordNode$address() {
-        return cuGraphAddEventRecordNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddEventRecordNode");
     }
 
     /**
@@ -14143,9 +13691,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphEventRecordNodeGetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphEventRecordNodeGetEvent", DESC);
     }
 
     /**
@@ -14175,7 +13721,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphEventRecordNodeGetEvent$address() {
-        return cuGraphEventRecordNodeGetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphEventRecordNodeGetEvent");
     }
 
     /**
@@ -14204,9 +13750,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphEventRecordNodeSetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphEventRecordNodeSetEvent", DESC);
     }
 
     /**
@@ -14236,7 +13780,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphEventRecordNodeSetEvent$address() {
-        return cuGraphEventRecordNodeSetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphEventRecordNodeSetEvent");
     }
 
     /**
@@ -14268,9 +13812,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddEventWaitNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddEventWaitNode", DESC);
     }
 
     /**
@@ -14300,7 +13842,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddEventWaitNode$address() {
-        return cuGraphAddEventWaitNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddEventWaitNode");
     }
 
     /**
@@ -14329,9 +13871,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphEventWaitNodeGetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphEventWaitNodeGetEvent", DESC);
     }
 
     /**
@@ -14361,7 +13901,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphEventWaitNodeGetEvent$address() {
-        return cuGraphEventWaitNodeGetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphEventWaitNodeGetEvent");
     }
 
     /**
@@ -14390,9 +13930,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphEventWaitNodeSetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphEventWaitNodeSetEvent", DESC);
     }
 
     /**
@@ -14422,7 +13960,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphEventWaitNodeSetEvent$address() {
-        return cuGraphEventWaitNodeSetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphEventWaitNodeSetEvent");
     }
 
     /**
@@ -14454,9 +13992,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddExternalSemaphoresSignalNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddExternalSemaphoresSignalNode", DESC);
     }
 
     /**
@@ -14486,7 +14022,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddExternalSemaphoresSignalNode$address() {
-        return cuGraphAddExternalSemaphoresSignalNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddExternalSemaphoresSignalNode");
     }
 
     /**
@@ -14515,9 +14051,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExternalSemaphoresSignalNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExternalSemaphoresSignalNodeGetParams", DESC);
     }
 
     /**
@@ -14547,7 +14081,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExternalSemaphoresSignalNodeGetParams$address() {
-        return cuGraphExternalSemaphoresSignalNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExternalSemaphoresSignalNodeGetParams");
     }
 
     /**
@@ -14576,9 +14110,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExternalSemaphoresSignalNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExternalSemaphoresSignalNodeSetParams", DESC);
     }
 
     /**
@@ -14608,7 +14140,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExternalSemaphoresSignalNodeSetParams$address() {
-        return cuGraphExternalSemaphoresSignalNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExternalSemaphoresSignalNodeSetParams");
     }
 
     /**
@@ -14640,9 +14172,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddExternalSemaphoresWaitNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddExternalSemaphoresWaitNode", DESC);
     }
 
     /**
@@ -14672,7 +14202,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddExternalSemaphoresWaitNode$address() {
-        return cuGraphAddExternalSemaphoresWaitNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddExternalSemaphoresWaitNode");
     }
 
     /**
@@ -14701,9 +14231,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExternalSemaphoresWaitNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExternalSemaphoresWaitNodeGetParams", DESC);
     }
 
     /**
@@ -14733,7 +14261,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExternalSemaphoresWaitNodeGetParams$address() {
-        return cuGraphExternalSemaphoresWaitNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExternalSemaphoresWaitNodeGetParams");
     }
 
     /**
@@ -14762,9 +14290,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExternalSemaphoresWaitNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExternalSemaphoresWaitNodeSetParams", DESC);
     }
 
     /**
@@ -14794,7 +14320,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExternalSemaphoresWaitNodeSetParams$address() {
-        return cuGraphExternalSemaphoresWaitNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExternalSemaphoresWaitNodeSetParams");
     }
 
     /**
@@ -14826,9 +14352,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddBatchMemOpNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddBatchMemOpNode", DESC);
     }
 
     /**
@@ -14858,7 +14382,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddBatchMemOpNode$address() {
-        return cuGraphAddBatchMemOpNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddBatchMemOpNode");
     }
 
     /**
@@ -14887,9 +14411,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphBatchMemOpNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphBatchMemOpNodeGetParams", DESC);
     }
 
     /**
@@ -14919,7 +14441,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphBatchMemOpNodeGetParams$address() {
-        return cuGraphBatchMemOpNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphBatchMemOpNodeGetParams");
     }
 
     /**
@@ -14948,9 +14470,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphBatchMemOpNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphBatchMemOpNodeSetParams", DESC);
     }
 
     /**
@@ -14980,7 +14500,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphBatchMemOpNodeSetParams$address() {
-        return cuGraphBatchMemOpNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphBatchMemOpNodeSetParams");
     }
 
     /**
@@ -15010,9 +14530,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecBatchMemOpNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecBatchMemOpNodeSetParams", DESC);
     }
 
     /**
@@ -15042,7 +14560,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecBatchMemOpNodeSetParams$address() {
-        return cuGraphExecBatchMemOpNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecBatchMemOpNodeSetParams");
     }
 
     /**
@@ -15074,9 +14592,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddMemAllocNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddMemAllocNode", DESC);
     }
 
     /**
@@ -15106,7 +14622,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddMemAllocNode$address() {
-        return cuGraphAddMemAllocNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddMemAllocNode");
     }
 
     /**
@@ -15135,9 +14651,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemAllocNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemAllocNodeGetParams", DESC);
     }
 
     /**
@@ -15167,7 +14681,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemAllocNodeGetParams$address() {
-        return cuGraphMemAllocNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemAllocNodeGetParams");
     }
 
     /**
@@ -15199,9 +14713,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddMemFreeNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddMemFreeNode", DESC);
     }
 
     /**
@@ -15231,7 +14743,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddMemFreeNode$address() {
-        return cuGraphAddMemFreeNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddMemFreeNode");
     }
 
     /**
@@ -15260,9 +14772,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphMemFreeNodeGetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphMemFreeNodeGetParams", DESC);
     }
 
     /**
@@ -15292,7 +14802,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphMemFreeNodeGetParams$address() {
-        return cuGraphMemFreeNodeGetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphMemFreeNodeGetParams");
     }
 
     /**
@@ -15320,9 +14830,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGraphMemTrim");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGraphMemTrim", DESC);
     }
 
     /**
@@ -15352,7 +14860,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGraphMemTrim$address() {
-        return cuDeviceGraphMemTrim.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGraphMemTrim");
     }
 
     /**
@@ -15382,9 +14890,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetGraphMemAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetGraphMemAttribute", DESC);
     }
 
     /**
@@ -15414,7 +14920,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetGraphMemAttribute$address() {
-        return cuDeviceGetGraphMemAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetGraphMemAttribute");
     }
 
     /**
@@ -15444,9 +14950,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceSetGraphMemAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceSetGraphMemAttribute", DESC);
     }
 
     /**
@@ -15476,7 +14980,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceSetGraphMemAttribute$address() {
-        return cuDeviceSetGraphMemAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceSetGraphMemAttribute");
     }
 
     /**
@@ -15505,9 +15009,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphClone");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphClone", DESC);
     }
 
     /**
@@ -15537,7 +15039,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphClone$address() {
-        return cuGraphClone.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphClone");
     }
 
     /**
@@ -15567,9 +15069,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeFindInClone");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeFindInClone", DESC);
     }
 
     /**
@@ -15599,7 +15099,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeFindInClone$address() {
-        return cuGraphNodeFindInClone.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeFindInClone");
     }
 
     /**
@@ -15628,9 +15128,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeGetType");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeGetType", DESC);
     }
 
     /**
@@ -15660,7 +15158,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeGetType$address() {
-        return cuGraphNodeGetType.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeGetType");
     }
 
     /**
@@ -15690,9 +15188,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphGetNodes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphGetNodes", DESC);
     }
 
     /**
@@ -15722,7 +15218,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphGetNodes$address() {
-        return cuGraphGetNodes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphGetNodes");
     }
 
     /**
@@ -15752,9 +15248,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphGetRootNodes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphGetRootNodes", DESC);
     }
 
     /**
@@ -15784,7 +15278,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphGetRootNodes$address() {
-        return cuGraphGetRootNodes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphGetRootNodes");
     }
 
     /**
@@ -15816,9 +15310,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphGetEdges_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphGetEdges_v2", DESC);
     }
 
     /**
@@ -15848,7 +15340,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphGetEdges_v2$address() {
-        return cuGraphGetEdges_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphGetEdges_v2");
     }
 
     /**
@@ -15879,9 +15371,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeGetDependencies_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeGetDependencies_v2", DESC);
     }
 
     /**
@@ -15911,7 +15401,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeGetDependencies_v2$address() {
-        return cuGraphNodeGetDependencies_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeGetDependencies_v2");
     }
 
     /**
@@ -15942,9 +15432,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeGetDependentNodes_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeGetDependentNodes_v2", DESC);
     }
 
     /**
@@ -15974,7 +15462,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeGetDependentNodes_v2$address() {
-        return cuGraphNodeGetDependentNodes_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeGetDependentNodes_v2");
     }
 
     /**
@@ -16006,9 +15494,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddDependencies_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddDependencies_v2", DESC);
     }
 
     /**
@@ -16038,7 +15524,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddDependencies_v2$address() {
-        return cuGraphAddDependencies_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddDependencies_v2");
     }
 
     /**
@@ -16070,9 +15556,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphRemoveDependencies_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphRemoveDependencies_v2", DESC);
     }
 
     /**
@@ -16102,7 +15586,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphRemoveDependencies_v2$address() {
-        return cuGraphRemoveDependencies_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphRemoveDependencies_v2");
     }
 
     /**
@@ -16130,9 +15614,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphDestroyNode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphDestroyNode", DESC);
     }
 
     /**
@@ -16162,7 +15644,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphDestroyNode$address() {
-        return cuGraphDestroyNode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphDestroyNode");
     }
 
     /**
@@ -16192,9 +15674,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphInstantiateWithFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphInstantiateWithFlags", DESC);
     }
 
     /**
@@ -16224,7 +15704,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphInstantiateWithFlags$address() {
-        return cuGraphInstantiateWithFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphInstantiateWithFlags");
     }
 
     /**
@@ -16254,9 +15734,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphInstantiateWithParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphInstantiateWithParams", DESC);
     }
 
     /**
@@ -16286,7 +15764,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphInstantiateWithParams$address() {
-        return cuGraphInstantiateWithParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphInstantiateWithParams");
     }
 
     /**
@@ -16315,9 +15793,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecGetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecGetFlags", DESC);
     }
 
     /**
@@ -16347,7 +15823,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecGetFlags$address() {
-        return cuGraphExecGetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecGetFlags");
     }
 
     /**
@@ -16377,9 +15853,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecKernelNodeSetParams_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecKernelNodeSetParams_v2", DESC);
     }
 
     /**
@@ -16409,7 +15883,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecKernelNodeSetParams_v2$address() {
-        return cuGraphExecKernelNodeSetParams_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecKernelNodeSetParams_v2");
     }
 
     /**
@@ -16440,9 +15914,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecMemcpyNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecMemcpyNodeSetParams", DESC);
     }
 
     /**
@@ -16472,7 +15944,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecMemcpyNodeSetParams$address() {
-        return cuGraphExecMemcpyNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecMemcpyNodeSetParams");
     }
 
     /**
@@ -16503,9 +15975,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecMemsetNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecMemsetNodeSetParams", DESC);
     }
 
     /**
@@ -16535,7 +16005,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecMemsetNodeSetParams$address() {
-        return cuGraphExecMemsetNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecMemsetNodeSetParams");
     }
 
     /**
@@ -16565,9 +16035,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecHostNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecHostNodeSetParams", DESC);
     }
 
     /**
@@ -16597,7 +16065,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecHostNodeSetParams$address() {
-        return cuGraphExecHostNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecHostNodeSetParams");
     }
 
     /**
@@ -16627,9 +16095,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecChildGraphNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecChildGraphNodeSetParams", DESC);
     }
 
     /**
@@ -16659,7 +16125,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecChildGraphNodeSetParams$address() {
-        return cuGraphExecChildGraphNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecChildGraphNodeSetParams");
     }
 
     /**
@@ -16689,9 +16155,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecEventRecordNodeSetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecEventRecordNodeSetEvent", DESC);
     }
 
     /**
@@ -16721,7 +16185,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecEventRecordNodeSetEvent$address() {
-        return cuGraphExecEventRecordNodeSetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecEventRecordNodeSetEvent");
     }
 
     /**
@@ -16751,9 +16215,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecEventWaitNodeSetEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecEventWaitNodeSetEvent", DESC);
     }
 
     /**
@@ -16783,7 +16245,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecEventWaitNodeSetEvent$address() {
-        return cuGraphExecEventWaitNodeSetEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecEventWaitNodeSetEvent");
     }
 
     /**
@@ -16813,9 +16275,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecExternalSemaphoresSignalNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecExternalSemaphoresSignalNodeSetParams", DESC);
     }
 
     /**
@@ -16845,7 +16305,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecExternalSemaphoresSignalNodeSetParams$address() {
-        return cuGraphExecExternalSemaphoresSignalNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecExternalSemaphoresSignalNodeSetParams");
     }
 
     /**
@@ -16875,9 +16335,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecExternalSemaphoresWaitNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecExternalSemaphoresWaitNodeSetParams", DESC);
     }
 
     /**
@@ -16907,7 +16365,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecExternalSemaphoresWaitNodeSetParams$address() {
-        return cuGraphExecExternalSemaphoresWaitNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecExternalSemaphoresWaitNodeSetParams");
     }
 
     /**
@@ -16937,9 +16395,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeSetEnabled");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeSetEnabled", DESC);
     }
 
     /**
@@ -16969,7 +16425,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeSetEnabled$address() {
-        return cuGraphNodeSetEnabled.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeSetEnabled");
     }
 
     /**
@@ -16999,9 +16455,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeGetEnabled");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeGetEnabled", DESC);
     }
 
     /**
@@ -17031,7 +16485,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeGetEnabled$address() {
-        return cuGraphNodeGetEnabled.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeGetEnabled");
     }
 
     /**
@@ -17060,9 +16514,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphUpload");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphUpload", DESC);
     }
 
     /**
@@ -17092,7 +16544,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphUpload$address() {
-        return cuGraphUpload.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphUpload");
     }
 
     /**
@@ -17121,9 +16573,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphLaunch");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphLaunch", DESC);
     }
 
     /**
@@ -17153,7 +16603,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphLaunch$address() {
-        return cuGraphLaunch.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphLaunch");
     }
 
     /**
@@ -17181,9 +16631,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecDestroy", DESC);
     }
 
     /**
@@ -17213,7 +16661,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecDestroy$address() {
-        return cuGraphExecDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecDestroy");
     }
 
     /**
@@ -17241,9 +16689,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphDestroy", DESC);
     }
 
     /**
@@ -17273,7 +16719,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphDestroy$address() {
-        return cuGraphDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphDestroy");
     }
 
     /**
@@ -17303,9 +16749,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecUpdate_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecUpdate_v2", DESC);
     }
 
     /**
@@ -17335,7 +16779,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecUpdate_v2$address() {
-        return cuGraphExecUpdate_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecUpdate_v2");
     }
 
     /**
@@ -17364,9 +16808,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphKernelNodeCopyAttributes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphKernelNodeCopyAttributes", DESC);
     }
 
     /**
@@ -17396,7 +16838,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphKernelNodeCopyAttributes$address() {
-        return cuGraphKernelNodeCopyAttributes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphKernelNodeCopyAttributes");
     }
 
     /**
@@ -17426,9 +16868,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphKernelNodeGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphKernelNodeGetAttribute", DESC);
     }
 
     /**
@@ -17458,7 +16898,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphKernelNodeGetAttribute$address() {
-        return cuGraphKernelNodeGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphKernelNodeGetAttribute");
     }
 
     /**
@@ -17488,9 +16928,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphKernelNodeSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphKernelNodeSetAttribute", DESC);
     }
 
     /**
@@ -17520,7 +16958,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphKernelNodeSetAttribute$address() {
-        return cuGraphKernelNodeSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphKernelNodeSetAttribute");
     }
 
     /**
@@ -17550,9 +16988,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphDebugDotPrint");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphDebugDotPrint", DESC);
     }
 
     /**
@@ -17582,7 +17018,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphDebugDotPrint$address() {
-        return cuGraphDebugDotPrint.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphDebugDotPrint");
     }
 
     /**
@@ -17614,9 +17050,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuUserObjectCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuUserObjectCreate", DESC);
     }
 
     /**
@@ -17646,7 +17080,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuUserObjectCreate$address() {
-        return cuUserObjectCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuUserObjectCreate");
     }
 
     /**
@@ -17675,9 +17109,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuUserObjectRetain");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuUserObjectRetain", DESC);
     }
 
     /**
@@ -17707,7 +17139,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuUserObjectRetain$address() {
-        return cuUserObjectRetain.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuUserObjectRetain");
     }
 
     /**
@@ -17736,9 +17168,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuUserObjectRelease");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuUserObjectRelease", DESC);
     }
 
     /**
@@ -17768,7 +17198,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuUserObjectRelease$address() {
-        return cuUserObjectRelease.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuUserObjectRelease");
     }
 
     /**
@@ -17799,9 +17229,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphRetainUserObject");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphRetainUserObject", DESC);
     }
 
     /**
@@ -17831,7 +17259,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphRetainUserObject$address() {
-        return cuGraphRetainUserObject.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphRetainUserObject");
     }
 
     /**
@@ -17861,9 +17289,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphReleaseUserObject");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphReleaseUserObject", DESC);
     }
 
     /**
@@ -17893,7 +17319,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphReleaseUserObject$address() {
-        return cuGraphReleaseUserObject.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphReleaseUserObject");
     }
 
     /**
@@ -17926,9 +17352,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphAddNode_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphAddNode_v2", DESC);
     }
 
     /**
@@ -17958,7 +17382,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphAddNode_v2$address() {
-        return cuGraphAddNode_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphAddNode_v2");
     }
 
     /**
@@ -17987,9 +17411,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphNodeSetParams", DESC);
     }
 
     /**
@@ -18019,7 +17441,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphNodeSetParams$address() {
-        return cuGraphNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphNodeSetParams");
     }
 
     /**
@@ -18049,9 +17471,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphExecNodeSetParams");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphExecNodeSetParams", DESC);
     }
 
     /**
@@ -18081,7 +17501,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphExecNodeSetParams$address() {
-        return cuGraphExecNodeSetParams.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphExecNodeSetParams");
     }
 
     /**
@@ -18113,9 +17533,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphConditionalHandleCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphConditionalHandleCreate", DESC);
     }
 
     /**
@@ -18145,7 +17563,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphConditionalHandleCreate$address() {
-        return cuGraphConditionalHandleCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphConditionalHandleCreate");
     }
 
     /**
@@ -18176,9 +17594,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxActiveBlocksPerMultiprocessor");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxActiveBlocksPerMultiprocessor", DESC);
     }
 
     /**
@@ -18208,7 +17624,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxActiveBlocksPerMultiprocessor$address() {
-        return cuOccupancyMaxActiveBlocksPerMultiprocessor.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxActiveBlocksPerMultiprocessor");
     }
 
     /**
@@ -18240,9 +17656,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", DESC);
     }
 
     /**
@@ -18272,7 +17686,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags$address() {
-        return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     }
 
     /**
@@ -18305,9 +17719,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxPotentialBlockSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxPotentialBlockSize", DESC);
     }
 
     /**
@@ -18337,7 +17749,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxPotentialBlockSize$address() {
-        return cuOccupancyMaxPotentialBlockSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxPotentialBlockSize");
     }
 
     /**
@@ -18371,9 +17783,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxPotentialBlockSizeWithFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxPotentialBlockSizeWithFlags", DESC);
     }
 
     /**
@@ -18403,7 +17813,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxPotentialBlockSizeWithFlags$address() {
-        return cuOccupancyMaxPotentialBlockSizeWithFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxPotentialBlockSizeWithFlags");
     }
 
     /**
@@ -18434,9 +17844,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyAvailableDynamicSMemPerBlock");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyAvailableDynamicSMemPerBlock", DESC);
     }
 
     /**
@@ -18466,7 +17874,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyAvailableDynamicSMemPerBlock$address() {
-        return cuOccupancyAvailableDynamicSMemPerBlock.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyAvailableDynamicSMemPerBlock");
     }
 
     /**
@@ -18496,9 +17904,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxPotentialClusterSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxPotentialClusterSize", DESC);
     }
 
     /**
@@ -18528,7 +17934,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxPotentialClusterSize$address() {
-        return cuOccupancyMaxPotentialClusterSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxPotentialClusterSize");
     }
 
     /**
@@ -18558,9 +17964,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuOccupancyMaxActiveClusters");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuOccupancyMaxActiveClusters", DESC);
     }
 
     /**
@@ -18590,7 +17994,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuOccupancyMaxActiveClusters$address() {
-        return cuOccupancyMaxActiveClusters.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuOccupancyMaxActiveClusters");
     }
 
     /**
@@ -18620,9 +18024,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetArray", DESC);
     }
 
     /**
@@ -18652,7 +18054,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetArray$address() {
-        return cuTexRefSetArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetArray");
     }
 
     /**
@@ -18682,9 +18084,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetMipmappedArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetMipmappedArray", DESC);
     }
 
     /**
@@ -18714,7 +18114,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetMipmappedArray$address() {
-        return cuTexRefSetMipmappedArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetMipmappedArray");
     }
 
     /**
@@ -18745,9 +18145,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetAddress_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetAddress_v2", DESC);
     }
 
     /**
@@ -18777,7 +18175,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetAddress_v2$address() {
-        return cuTexRefSetAddress_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetAddress_v2");
     }
 
     /**
@@ -18808,9 +18206,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetAddress2D_v3");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetAddress2D_v3", DESC);
     }
 
     /**
@@ -18840,7 +18236,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetAddress2D_v3$address() {
-        return cuTexRefSetAddress2D_v3.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetAddress2D_v3");
     }
 
     /**
@@ -18870,9 +18266,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetFormat");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetFormat", DESC);
     }
 
     /**
@@ -18902,7 +18296,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetFormat$address() {
-        return cuTexRefSetFormat.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetFormat");
     }
 
     /**
@@ -18932,9 +18326,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetAddressMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetAddressMode", DESC);
     }
 
     /**
@@ -18964,7 +18356,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetAddressMode$address() {
-        return cuTexRefSetAddressMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetAddressMode");
     }
 
     /**
@@ -18993,9 +18385,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetFilterMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetFilterMode", DESC);
     }
 
     /**
@@ -19025,7 +18415,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetFilterMode$address() {
-        return cuTexRefSetFilterMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetFilterMode");
     }
 
     /**
@@ -19054,9 +18444,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetMipmapFilterMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetMipmapFilterMode", DESC);
     }
 
     /**
@@ -19086,7 +18474,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetMipmapFilterMode$address() {
-        return cuTexRefSetMipmapFilterMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetMipmapFilterMode");
     }
 
     /**
@@ -19115,9 +18503,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_FLOAT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetMipmapLevelBias");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetMipmapLevelBias", DESC);
     }
 
     /**
@@ -19147,7 +18533,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetMipmapLevelBias$address() {
-        return cuTexRefSetMipmapLevelBias.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetMipmapLevelBias");
     }
 
     /**
@@ -19177,9 +18563,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_FLOAT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetMipmapLevelClamp");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetMipmapLevelClamp", DESC);
     }
 
     /**
@@ -19209,7 +18593,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetMipmapLevelClamp$address() {
-        return cuTexRefSetMipmapLevelClamp.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetMipmapLevelClamp");
     }
 
     /**
@@ -19238,9 +18622,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetMaxAnisotropy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetMaxAnisotropy", DESC);
     }
 
     /**
@@ -19270,7 +18652,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetMaxAnisotropy$address() {
-        return cuTexRefSetMaxAnisotropy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetMaxAnisotropy");
     }
 
     /**
@@ -19299,9 +18681,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetBorderColor");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetBorderColor", DESC);
     }
 
     /**
@@ -19331,7 +18711,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetBorderColor$address() {
-        return cuTexRefSetBorderColor.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetBorderColor");
     }
 
     /**
@@ -19360,9 +18740,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefSetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefSetFlags", DESC);
     }
 
     /**
@@ -19392,7 +18770,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefSetFlags$address() {
-        return cuTexRefSetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefSetFlags");
     }
 
     /**
@@ -19421,9 +18799,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetAddress_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetAddress_v2", DESC);
     }
 
     /**
@@ -19453,7 +18829,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetAddress_v2$address() {
-        return cuTexRefGetAddress_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetAddress_v2");
     }
 
     /**
@@ -19482,9 +18858,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetArray", DESC);
     }
 
     /**
@@ -19514,7 +18888,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetArray$address() {
-        return cuTexRefGetArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetArray");
     }
 
     /**
@@ -19543,9 +18917,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetMipmappedArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetMipmappedArray", DESC);
     }
 
     /**
@@ -19575,7 +18947,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetMipmappedArray$address() {
-        return cuTexRefGetMipmappedArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetMipmappedArray");
     }
 
     /**
@@ -19605,9 +18977,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetAddressMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetAddressMode", DESC);
     }
 
     /**
@@ -19637,7 +19007,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetAddressMode$address() {
-        return cuTexRefGetAddressMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetAddressMode");
     }
 
     /**
@@ -19666,9 +19036,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetFilterMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetFilterMode", DESC);
     }
 
     /**
@@ -19698,7 +19066,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetFilterMode$address() {
-        return cuTexRefGetFilterMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetFilterMode");
     }
 
     /**
@@ -19728,9 +19096,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetFormat");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetFormat", DESC);
     }
 
     /**
@@ -19760,7 +19126,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetFormat$address() {
-        return cuTexRefGetFormat.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetFormat");
     }
 
     /**
@@ -19789,9 +19155,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetMipmapFilterMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetMipmapFilterMode", DESC);
     }
 
     /**
@@ -19821,7 +19185,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetMipmapFilterMode$address() {
-        return cuTexRefGetMipmapFilterMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetMipmapFilterMode");
     }
 
     /**
@@ -19850,9 +19214,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetMipmapLevelBias");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetMipmapLevelBias", DESC);
     }
 
     /**
@@ -19882,7 +19244,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetMipmapLevelBias$address() {
-        return cuTexRefGetMipmapLevelBias.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetMipmapLevelBias");
     }
 
     /**
@@ -19912,9 +19274,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetMipmapLevelClamp");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetMipmapLevelClamp", DESC);
     }
 
     /**
@@ -19944,7 +19304,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetMipmapLevelClamp$address() {
-        return cuTexRefGetMipmapLevelClamp.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetMipmapLevelClamp");
     }
 
     /**
@@ -19973,9 +19333,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetMaxAnisotropy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetMaxAnisotropy", DESC);
     }
 
     /**
@@ -20005,7 +19363,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetMaxAnisotropy$address() {
-        return cuTexRefGetMaxAnisotropy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetMaxAnisotropy");
     }
 
     /**
@@ -20034,9 +19392,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetBorderColor");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetBorderColor", DESC);
     }
 
     /**
@@ -20066,7 +19422,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetBorderColor$address() {
-        return cuTexRefGetBorderColor.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetBorderColor");
     }
 
     /**
@@ -20095,9 +19451,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefGetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefGetFlags", DESC);
     }
 
     /**
@@ -20127,7 +19481,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefGetFlags$address() {
-        return cuTexRefGetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefGetFlags");
     }
 
     /**
@@ -20155,9 +19509,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefCreate", DESC);
     }
 
     /**
@@ -20187,7 +19539,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefCreate$address() {
-        return cuTexRefCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefCreate");
     }
 
     /**
@@ -20215,9 +19567,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexRefDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexRefDestroy", DESC);
     }
 
     /**
@@ -20247,7 +19597,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexRefDestroy$address() {
-        return cuTexRefDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexRefDestroy");
     }
 
     /**
@@ -20277,9 +19627,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSurfRefSetArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSurfRefSetArray", DESC);
     }
 
     /**
@@ -20309,7 +19657,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSurfRefSetArray$address() {
-        return cuSurfRefSetArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSurfRefSetArray");
     }
 
     /**
@@ -20338,9 +19686,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSurfRefGetArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSurfRefGetArray", DESC);
     }
 
     /**
@@ -20370,7 +19716,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSurfRefGetArray$address() {
-        return cuSurfRefGetArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSurfRefGetArray");
     }
 
     /**
@@ -20401,9 +19747,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexObjectCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexObjectCreate", DESC);
     }
 
     /**
@@ -20433,7 +19777,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexObjectCreate$address() {
-        return cuTexObjectCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexObjectCreate");
     }
 
     /**
@@ -20461,9 +19805,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexObjectDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexObjectDestroy", DESC);
     }
 
     /**
@@ -20493,7 +19835,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexObjectDestroy$address() {
-        return cuTexObjectDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexObjectDestroy");
     }
 
     /**
@@ -20522,9 +19864,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexObjectGetResourceDesc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexObjectGetResourceDesc", DESC);
     }
 
     /**
@@ -20554,7 +19894,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexObjectGetResourceDesc$address() {
-        return cuTexObjectGetResourceDesc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexObjectGetResourceDesc");
     }
 
     /**
@@ -20583,9 +19923,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexObjectGetTextureDesc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexObjectGetTextureDesc", DESC);
     }
 
     /**
@@ -20615,7 +19953,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexObjectGetTextureDesc$address() {
-        return cuTexObjectGetTextureDesc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexObjectGetTextureDesc");
     }
 
     /**
@@ -20644,9 +19982,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTexObjectGetResourceViewDesc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTexObjectGetResourceViewDesc", DESC);
     }
 
     /**
@@ -20676,7 +20012,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTexObjectGetResourceViewDesc$address() {
-        return cuTexObjectGetResourceViewDesc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTexObjectGetResourceViewDesc");
     }
 
     /**
@@ -20705,9 +20041,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSurfObjectCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSurfObjectCreate", DESC);
     }
 
     /**
@@ -20737,7 +20071,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSurfObjectCreate$address() {
-        return cuSurfObjectCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSurfObjectCreate");
     }
 
     /**
@@ -20765,9 +20099,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSurfObjectDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSurfObjectDestroy", DESC);
     }
 
     /**
@@ -20797,7 +20129,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSurfObjectDestroy$address() {
-        return cuSurfObjectDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSurfObjectDestroy");
     }
 
     /**
@@ -20826,9 +20158,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_LONG_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuSurfObjectGetResourceDesc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuSurfObjectGetResourceDesc", DESC);
     }
 
     /**
@@ -20858,7 +20188,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuSurfObjectGetResourceDesc$address() {
-        return cuSurfObjectGetResourceDesc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuSurfObjectGetResourceDesc");
     }
 
     /**
@@ -20897,9 +20227,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTensorMapEncodeTiled");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTensorMapEncodeTiled", DESC);
     }
 
     /**
@@ -20929,7 +20257,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTensorMapEncodeTiled$address() {
-        return cuTensorMapEncodeTiled.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTensorMapEncodeTiled");
     }
 
     /**
@@ -20971,9 +20299,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTensorMapEncodeIm2col");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTensorMapEncodeIm2col", DESC);
     }
 
     /**
@@ -21003,7 +20329,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTensorMapEncodeIm2col$address() {
-        return cuTensorMapEncodeIm2col.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTensorMapEncodeIm2col");
     }
 
     /**
@@ -21046,9 +20372,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTensorMapEncodeIm2colWide");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTensorMapEncodeIm2colWide", DESC);
     }
 
     /**
@@ -21078,7 +20402,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTensorMapEncodeIm2colWide$address() {
-        return cuTensorMapEncodeIm2colWide.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTensorMapEncodeIm2colWide");
     }
 
     /**
@@ -21107,9 +20431,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuTensorMapReplaceAddress");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuTensorMapReplaceAddress", DESC);
     }
 
     /**
@@ -21139,7 +20461,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuTensorMapReplaceAddress$address() {
-        return cuTensorMapReplaceAddress.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuTensorMapReplaceAddress");
     }
 
     /**
@@ -21169,9 +20491,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceCanAccessPeer");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceCanAccessPeer", DESC);
     }
 
     /**
@@ -21201,7 +20521,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceCanAccessPeer$address() {
-        return cuDeviceCanAccessPeer.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceCanAccessPeer");
     }
 
     /**
@@ -21230,9 +20550,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxEnablePeerAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxEnablePeerAccess", DESC);
     }
 
     /**
@@ -21262,7 +20580,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCtxEnablePeerAccess$address() {
-        return cuCtxEnablePeerAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxEnablePeerAccess");
     }
 
     /**
@@ -21290,9 +20608,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxDisablePeerAccess");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxDisablePeerAccess", DESC);
     }
 
     /**
@@ -21322,7 +20638,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCtxDisablePeerAccess$address() {
-        return cuCtxDisablePeerAccess.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxDisablePeerAccess");
     }
 
     /**
@@ -21353,9 +20669,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetP2PAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetP2PAttribute", DESC);
     }
 
     /**
@@ -21385,7 +20699,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetP2PAttribute$address() {
-        return cuDeviceGetP2PAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetP2PAttribute");
     }
 
     /**
@@ -21417,9 +20731,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetP2PAtomicCapabilities");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetP2PAtomicCapabilities", DESC);
     }
 
     /**
@@ -21449,7 +20761,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetP2PAtomicCapabilities$address() {
-        return cuDeviceGetP2PAtomicCapabilities.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetP2PAtomicCapabilities");
     }
 
     /**
@@ -21477,9 +20789,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsUnregisterResource");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsUnregisterResource", DESC);
     }
 
     /**
@@ -21509,7 +20819,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsUnregisterResource$address() {
-        return cuGraphicsUnregisterResource.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsUnregisterResource");
     }
 
     /**
@@ -21540,9 +20850,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsSubResourceGetMappedArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsSubResourceGetMappedArray", DESC);
     }
 
     /**
@@ -21572,7 +20880,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsSubResourceGetMappedArray$address() {
-        return cuGraphicsSubResourceGetMappedArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsSubResourceGetMappedArray");
     }
 
     /**
@@ -21601,9 +20909,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsResourceGetMappedMipmappedArray");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsResourceGetMappedMipmappedArray", DESC);
     }
 
     /**
@@ -21633,7 +20939,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsResourceGetMappedMipmappedArray$address() {
-        return cuGraphicsResourceGetMappedMipmappedArray.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsResourceGetMappedMipmappedArray");
     }
 
     /**
@@ -21663,9 +20969,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsResourceGetMappedPointer_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsResourceGetMappedPointer_v2", DESC);
     }
 
     /**
@@ -21695,7 +20999,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsResourceGetMappedPointer_v2$address() {
-        return cuGraphicsResourceGetMappedPointer_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsResourceGetMappedPointer_v2");
     }
 
     /**
@@ -21724,9 +21028,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsResourceSetMapFlags_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsResourceSetMapFlags_v2", DESC);
     }
 
     /**
@@ -21756,7 +21058,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsResourceSetMapFlags_v2$address() {
-        return cuGraphicsResourceSetMapFlags_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsResourceSetMapFlags_v2");
     }
 
     /**
@@ -21786,9 +21088,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsMapResources");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsMapResources", DESC);
     }
 
     /**
@@ -21818,7 +21118,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsMapResources$address() {
-        return cuGraphicsMapResources.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsMapResources");
     }
 
     /**
@@ -21848,9 +21148,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGraphicsUnmapResources");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGraphicsUnmapResources", DESC);
     }
 
     /**
@@ -21880,7 +21178,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGraphicsUnmapResources$address() {
-        return cuGraphicsUnmapResources.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGraphicsUnmapResources");
     }
 
     /**
@@ -21912,9 +21210,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGetProcAddress_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGetProcAddress_v2", DESC);
     }
 
     /**
@@ -21944,7 +21240,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGetProcAddress_v2$address() {
-        return cuGetProcAddress_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGetProcAddress_v2");
     }
 
     /**
@@ -22118,9 +21414,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCoredumpGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCoredumpGetAttribute", DESC);
     }
 
     /**
@@ -22150,7 +21444,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCoredumpGetAttribute$address() {
-        return cuCoredumpGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCoredumpGetAttribute");
     }
 
     /**
@@ -22180,9 +21474,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCoredumpGetAttributeGlobal");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCoredumpGetAttributeGlobal", DESC);
     }
 
     /**
@@ -22212,7 +21504,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCoredumpGetAttributeGlobal$address() {
-        return cuCoredumpGetAttributeGlobal.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCoredumpGetAttributeGlobal");
     }
 
     /**
@@ -22242,9 +21534,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCoredumpSetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCoredumpSetAttribute", DESC);
     }
 
     /**
@@ -22274,7 +21564,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCoredumpSetAttribute$address() {
-        return cuCoredumpSetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCoredumpSetAttribute");
     }
 
     /**
@@ -22304,9 +21594,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCoredumpSetAttributeGlobal");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCoredumpSetAttributeGlobal", DESC);
     }
 
     /**
@@ -22336,7 +21624,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCoredumpSetAttributeGlobal$address() {
-        return cuCoredumpSetAttributeGlobal.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCoredumpSetAttributeGlobal");
     }
 
     /**
@@ -22365,9 +21653,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGetExportTable");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGetExportTable", DESC);
     }
 
     /**
@@ -22397,7 +21683,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGetExportTable$address() {
-        return cuGetExportTable.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGetExportTable");
     }
 
     /**
@@ -22479,9 +21765,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxCreate", DESC);
     }
 
     /**
@@ -22511,7 +21795,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxCreate$address() {
-        return cuGreenCtxCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxCreate");
     }
 
     /**
@@ -22539,9 +21823,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxDestroy", DESC);
     }
 
     /**
@@ -22571,7 +21853,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxDestroy$address() {
-        return cuGreenCtxDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxDestroy");
     }
 
     /**
@@ -22600,9 +21882,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxFromGreenCtx");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxFromGreenCtx", DESC);
     }
 
     /**
@@ -22632,7 +21912,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCtxFromGreenCtx$address() {
-        return cuCtxFromGreenCtx.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxFromGreenCtx");
     }
 
     /**
@@ -22662,9 +21942,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetDevResource");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetDevResource", DESC);
     }
 
     /**
@@ -22694,7 +21972,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDeviceGetDevResource$address() {
-        return cuDeviceGetDevResource.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetDevResource");
     }
 
     /**
@@ -22724,9 +22002,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetDevResource");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetDevResource", DESC);
     }
 
     /**
@@ -22756,7 +22032,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCtxGetDevResource$address() {
-        return cuCtxGetDevResource.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetDevResource");
     }
 
     /**
@@ -22786,9 +22062,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxGetDevResource");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxGetDevResource", DESC);
     }
 
     /**
@@ -22818,7 +22092,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxGetDevResource$address() {
-        return cuGreenCtxGetDevResource.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxGetDevResource");
     }
 
     /**
@@ -22851,9 +22125,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevSmResourceSplitByCount");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevSmResourceSplitByCount", DESC);
     }
 
     /**
@@ -22883,7 +22155,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDevSmResourceSplitByCount$address() {
-        return cuDevSmResourceSplitByCount.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevSmResourceSplitByCount");
     }
 
     /**
@@ -22913,9 +22185,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevResourceGenerateDesc");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevResourceGenerateDesc", DESC);
     }
 
     /**
@@ -22945,7 +22215,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuDevResourceGenerateDesc$address() {
-        return cuDevResourceGenerateDesc.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevResourceGenerateDesc");
     }
 
     /**
@@ -22974,9 +22244,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxRecordEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxRecordEvent", DESC);
     }
 
     /**
@@ -23006,7 +22274,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxRecordEvent$address() {
-        return cuGreenCtxRecordEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxRecordEvent");
     }
 
     /**
@@ -23035,9 +22303,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxWaitEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxWaitEvent", DESC);
     }
 
     /**
@@ -23067,7 +22333,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxWaitEvent$address() {
-        return cuGreenCtxWaitEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxWaitEvent");
     }
 
     /**
@@ -23096,9 +22362,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamGetGreenCtx");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuStreamGetGreenCtx", DESC);
     }
 
     /**
@@ -23128,7 +22392,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuStreamGetGreenCtx$address() {
-        return cuStreamGetGreenCtx.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuStreamGetGreenCtx");
     }
 
     /**
@@ -23159,9 +22423,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxStreamCreate");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxStreamCreate", DESC);
     }
 
     /**
@@ -23191,7 +22453,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxStreamCreate$address() {
-        return cuGreenCtxStreamCreate.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxStreamCreate");
     }
 
     /**
@@ -23220,9 +22482,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGreenCtxGetId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGreenCtxGetId", DESC);
     }
 
     /**
@@ -23252,7 +22512,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuGreenCtxGetId$address() {
-        return cuGreenCtxGetId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGreenCtxGetId");
     }
 
     /**
@@ -23312,9 +22572,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLogsRegisterCallback");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLogsRegisterCallback", DESC);
     }
 
     /**
@@ -23344,7 +22602,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLogsRegisterCallback$address() {
-        return cuLogsRegisterCallback.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLogsRegisterCallback");
     }
 
     /**
@@ -23372,9 +22630,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLogsUnregisterCallback");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLogsUnregisterCallback", DESC);
     }
 
     /**
@@ -23404,7 +22660,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLogsUnregisterCallback$address() {
-        return cuLogsUnregisterCallback.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLogsUnregisterCallback");
     }
 
     /**
@@ -23433,9 +22689,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLogsCurrent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLogsCurrent", DESC);
     }
 
     /**
@@ -23465,7 +22719,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLogsCurrent$address() {
-        return cuLogsCurrent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLogsCurrent");
     }
 
     /**
@@ -23495,9 +22749,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLogsDumpToFile");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLogsDumpToFile", DESC);
     }
 
     /**
@@ -23527,7 +22779,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLogsDumpToFile$address() {
-        return cuLogsDumpToFile.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLogsDumpToFile");
     }
 
     /**
@@ -23558,9 +22810,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLogsDumpToMemory");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLogsDumpToMemory", DESC);
     }
 
     /**
@@ -23590,7 +22840,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuLogsDumpToMemory$address() {
-        return cuLogsDumpToMemory.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLogsDumpToMemory");
     }
 
     /**
@@ -23619,9 +22869,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessGetRestoreThreadId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessGetRestoreThreadId", DESC);
     }
 
     /**
@@ -23651,7 +22899,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessGetRestoreThreadId$address() {
-        return cuCheckpointProcessGetRestoreThreadId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessGetRestoreThreadId");
     }
 
     /**
@@ -23680,9 +22928,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessGetState");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessGetState", DESC);
     }
 
     /**
@@ -23712,7 +22958,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessGetState$address() {
-        return cuCheckpointProcessGetState.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessGetState");
     }
 
     /**
@@ -23741,9 +22987,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessLock");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessLock", DESC);
     }
 
     /**
@@ -23773,7 +23017,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessLock$address() {
-        return cuCheckpointProcessLock.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessLock");
     }
 
     /**
@@ -23802,9 +23046,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessCheckpoint");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessCheckpoint", DESC);
     }
 
     /**
@@ -23834,7 +23076,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessCheckpoint$address() {
-        return cuCheckpointProcessCheckpoint.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessCheckpoint");
     }
 
     /**
@@ -23863,9 +23105,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessRestore");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessRestore", DESC);
     }
 
     /**
@@ -23895,7 +23135,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessRestore$address() {
-        return cuCheckpointProcessRestore.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessRestore");
     }
 
     /**
@@ -23924,9 +23164,7 @@ public class CudaDriver extends CudaDriver_1 {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCheckpointProcessUnlock");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCheckpointProcessUnlock", DESC);
     }
 
     /**
@@ -23956,7 +23194,7 @@ public class CudaDriver extends CudaDriver_1 {
      * }
      */
     public static MemorySegment cuCheckpointProcessUnlock$address() {
-        return cuCheckpointProcessUnlock.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCheckpointProcessUnlock");
     }
 
     /**

@@ -20,8 +20,7 @@ class CudaDriver_1 extends CudaDriver$shared {
 
     static final Arena LIBRARY_ARENA = Arena.ofAuto();
 
-    static final SymbolLookup SYMBOL_LOOKUP = SymbolLookup.loaderLookup()
-            .or(Linker.nativeLinker().defaultLookup());
+    static final SymbolLookup SYMBOL_LOOKUP = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.lookup();
 
     private static final int CUDA_VERSION = (int)13000L;
     /**
@@ -8293,9 +8292,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGetErrorString");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGetErrorString", DESC);
     }
 
     /**
@@ -8325,7 +8322,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuGetErrorString$address() {
-        return cuGetErrorString.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGetErrorString");
     }
 
     /**
@@ -8354,9 +8351,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuGetErrorName");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuGetErrorName", DESC);
     }
 
     /**
@@ -8386,7 +8381,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuGetErrorName$address() {
-        return cuGetErrorName.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuGetErrorName");
     }
 
     /**
@@ -8414,9 +8409,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuInit");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuInit", DESC);
     }
 
     /**
@@ -8446,7 +8439,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuInit$address() {
-        return cuInit.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuInit");
     }
 
     /**
@@ -8474,9 +8467,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDriverGetVersion");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDriverGetVersion", DESC);
     }
 
     /**
@@ -8506,7 +8497,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDriverGetVersion$address() {
-        return cuDriverGetVersion.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDriverGetVersion");
     }
 
     /**
@@ -8535,9 +8526,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGet");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGet", DESC);
     }
 
     /**
@@ -8567,7 +8556,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGet$address() {
-        return cuDeviceGet.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGet");
     }
 
     /**
@@ -8595,9 +8584,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetCount");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetCount", DESC);
     }
 
     /**
@@ -8627,7 +8614,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetCount$address() {
-        return cuDeviceGetCount.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetCount");
     }
 
     /**
@@ -8657,9 +8644,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetName");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetName", DESC);
     }
 
     /**
@@ -8689,7 +8674,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetName$address() {
-        return cuDeviceGetName.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetName");
     }
 
     /**
@@ -8718,9 +8703,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetUuid_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetUuid_v2", DESC);
     }
 
     /**
@@ -8750,7 +8733,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetUuid_v2$address() {
-        return cuDeviceGetUuid_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetUuid_v2");
     }
 
     /**
@@ -8780,9 +8763,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetLuid");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetLuid", DESC);
     }
 
     /**
@@ -8812,7 +8793,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetLuid$address() {
-        return cuDeviceGetLuid.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetLuid");
     }
 
     /**
@@ -8841,9 +8822,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceTotalMem_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceTotalMem_v2", DESC);
     }
 
     /**
@@ -8873,7 +8852,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceTotalMem_v2$address() {
-        return cuDeviceTotalMem_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceTotalMem_v2");
     }
 
     /**
@@ -8904,9 +8883,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetTexture1DLinearMaxWidth");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetTexture1DLinearMaxWidth", DESC);
     }
 
     /**
@@ -8936,7 +8913,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetTexture1DLinearMaxWidth$address() {
-        return cuDeviceGetTexture1DLinearMaxWidth.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetTexture1DLinearMaxWidth");
     }
 
     /**
@@ -8966,9 +8943,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetAttribute");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetAttribute", DESC);
     }
 
     /**
@@ -8998,7 +8973,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetAttribute$address() {
-        return cuDeviceGetAttribute.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetAttribute");
     }
 
     /**
@@ -9029,9 +9004,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetHostAtomicCapabilities");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetHostAtomicCapabilities", DESC);
     }
 
     /**
@@ -9061,7 +9034,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetHostAtomicCapabilities$address() {
-        return cuDeviceGetHostAtomicCapabilities.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetHostAtomicCapabilities");
     }
 
     /**
@@ -9091,9 +9064,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetNvSciSyncAttributes");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetNvSciSyncAttributes", DESC);
     }
 
     /**
@@ -9123,7 +9094,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetNvSciSyncAttributes$address() {
-        return cuDeviceGetNvSciSyncAttributes.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetNvSciSyncAttributes");
     }
 
     /**
@@ -9152,9 +9123,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceSetMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceSetMemPool", DESC);
     }
 
     /**
@@ -9184,7 +9153,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceSetMemPool$address() {
-        return cuDeviceSetMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceSetMemPool");
     }
 
     /**
@@ -9213,9 +9182,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetMemPool", DESC);
     }
 
     /**
@@ -9245,7 +9212,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetMemPool$address() {
-        return cuDeviceGetMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetMemPool");
     }
 
     /**
@@ -9274,9 +9241,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetDefaultMemPool");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetDefaultMemPool", DESC);
     }
 
     /**
@@ -9306,7 +9271,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetDefaultMemPool$address() {
-        return cuDeviceGetDefaultMemPool.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetDefaultMemPool");
     }
 
     /**
@@ -9336,9 +9301,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetExecAffinitySupport");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetExecAffinitySupport", DESC);
     }
 
     /**
@@ -9368,7 +9331,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetExecAffinitySupport$address() {
-        return cuDeviceGetExecAffinitySupport.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetExecAffinitySupport");
     }
 
     /**
@@ -9397,9 +9360,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuFlushGPUDirectRDMAWrites");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuFlushGPUDirectRDMAWrites", DESC);
     }
 
     /**
@@ -9429,7 +9390,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuFlushGPUDirectRDMAWrites$address() {
-        return cuFlushGPUDirectRDMAWrites.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuFlushGPUDirectRDMAWrites");
     }
 
     /**
@@ -9458,9 +9419,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceGetProperties");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceGetProperties", DESC);
     }
 
     /**
@@ -9490,7 +9449,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceGetProperties$address() {
-        return cuDeviceGetProperties.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceGetProperties");
     }
 
     /**
@@ -9520,9 +9479,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDeviceComputeCapability");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDeviceComputeCapability", DESC);
     }
 
     /**
@@ -9552,7 +9509,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDeviceComputeCapability$address() {
-        return cuDeviceComputeCapability.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDeviceComputeCapability");
     }
 
     /**
@@ -9581,9 +9538,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevicePrimaryCtxRetain");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevicePrimaryCtxRetain", DESC);
     }
 
     /**
@@ -9613,7 +9568,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDevicePrimaryCtxRetain$address() {
-        return cuDevicePrimaryCtxRetain.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevicePrimaryCtxRetain");
     }
 
     /**
@@ -9641,9 +9596,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevicePrimaryCtxRelease_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevicePrimaryCtxRelease_v2", DESC);
     }
 
     /**
@@ -9673,7 +9626,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDevicePrimaryCtxRelease_v2$address() {
-        return cuDevicePrimaryCtxRelease_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevicePrimaryCtxRelease_v2");
     }
 
     /**
@@ -9702,9 +9655,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevicePrimaryCtxSetFlags_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevicePrimaryCtxSetFlags_v2", DESC);
     }
 
     /**
@@ -9734,7 +9685,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDevicePrimaryCtxSetFlags_v2$address() {
-        return cuDevicePrimaryCtxSetFlags_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevicePrimaryCtxSetFlags_v2");
     }
 
     /**
@@ -9764,9 +9715,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevicePrimaryCtxGetState");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevicePrimaryCtxGetState", DESC);
     }
 
     /**
@@ -9796,7 +9745,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDevicePrimaryCtxGetState$address() {
-        return cuDevicePrimaryCtxGetState.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevicePrimaryCtxGetState");
     }
 
     /**
@@ -9824,9 +9773,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuDevicePrimaryCtxReset_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuDevicePrimaryCtxReset_v2", DESC);
     }
 
     /**
@@ -9856,7 +9803,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuDevicePrimaryCtxReset_v2$address() {
-        return cuDevicePrimaryCtxReset_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuDevicePrimaryCtxReset_v2");
     }
 
     /**
@@ -9887,9 +9834,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxCreate_v4");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxCreate_v4", DESC);
     }
 
     /**
@@ -9919,7 +9864,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxCreate_v4$address() {
-        return cuCtxCreate_v4.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxCreate_v4");
     }
 
     /**
@@ -9947,9 +9892,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxDestroy_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxDestroy_v2", DESC);
     }
 
     /**
@@ -9979,7 +9922,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxDestroy_v2$address() {
-        return cuCtxDestroy_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxDestroy_v2");
     }
 
     /**
@@ -10007,9 +9950,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxPushCurrent_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxPushCurrent_v2", DESC);
     }
 
     /**
@@ -10039,7 +9980,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxPushCurrent_v2$address() {
-        return cuCtxPushCurrent_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxPushCurrent_v2");
     }
 
     /**
@@ -10067,9 +10008,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxPopCurrent_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxPopCurrent_v2", DESC);
     }
 
     /**
@@ -10099,7 +10038,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxPopCurrent_v2$address() {
-        return cuCtxPopCurrent_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxPopCurrent_v2");
     }
 
     /**
@@ -10127,9 +10066,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSetCurrent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSetCurrent", DESC);
     }
 
     /**
@@ -10159,7 +10096,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSetCurrent$address() {
-        return cuCtxSetCurrent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSetCurrent");
     }
 
     /**
@@ -10187,9 +10124,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetCurrent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetCurrent", DESC);
     }
 
     /**
@@ -10219,7 +10154,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetCurrent$address() {
-        return cuCtxGetCurrent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetCurrent");
     }
 
     /**
@@ -10247,9 +10182,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetDevice");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetDevice", DESC);
     }
 
     /**
@@ -10279,7 +10212,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetDevice$address() {
-        return cuCtxGetDevice.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetDevice");
     }
 
     /**
@@ -10308,9 +10241,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetDevice_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetDevice_v2", DESC);
     }
 
     /**
@@ -10340,7 +10271,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetDevice_v2$address() {
-        return cuCtxGetDevice_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetDevice_v2");
     }
 
     /**
@@ -10368,9 +10299,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetFlags", DESC);
     }
 
     /**
@@ -10400,7 +10329,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetFlags$address() {
-        return cuCtxGetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetFlags");
     }
 
     /**
@@ -10428,9 +10357,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSetFlags");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSetFlags", DESC);
     }
 
     /**
@@ -10460,7 +10387,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSetFlags$address() {
-        return cuCtxSetFlags.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSetFlags");
     }
 
     /**
@@ -10489,9 +10416,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetId");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetId", DESC);
     }
 
     /**
@@ -10521,7 +10446,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetId$address() {
-        return cuCtxGetId.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetId");
     }
 
     /**
@@ -10547,9 +10472,7 @@ class CudaDriver_1 extends CudaDriver$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             CudaDriver.C_INT    );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSynchronize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSynchronize", DESC);
     }
 
     /**
@@ -10579,7 +10502,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSynchronize$address() {
-        return cuCtxSynchronize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSynchronize");
     }
 
     /**
@@ -10607,9 +10530,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSynchronize_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSynchronize_v2", DESC);
     }
 
     /**
@@ -10639,7 +10560,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSynchronize_v2$address() {
-        return cuCtxSynchronize_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSynchronize_v2");
     }
 
     /**
@@ -10668,9 +10589,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSetLimit");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSetLimit", DESC);
     }
 
     /**
@@ -10700,7 +10619,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSetLimit$address() {
-        return cuCtxSetLimit.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSetLimit");
     }
 
     /**
@@ -10729,9 +10648,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetLimit");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetLimit", DESC);
     }
 
     /**
@@ -10761,7 +10678,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetLimit$address() {
-        return cuCtxGetLimit.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetLimit");
     }
 
     /**
@@ -10789,9 +10706,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetCacheConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetCacheConfig", DESC);
     }
 
     /**
@@ -10821,7 +10736,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetCacheConfig$address() {
-        return cuCtxGetCacheConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetCacheConfig");
     }
 
     /**
@@ -10849,9 +10764,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSetCacheConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSetCacheConfig", DESC);
     }
 
     /**
@@ -10881,7 +10794,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSetCacheConfig$address() {
-        return cuCtxSetCacheConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSetCacheConfig");
     }
 
     /**
@@ -10910,9 +10823,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetApiVersion");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetApiVersion", DESC);
     }
 
     /**
@@ -10942,7 +10853,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetApiVersion$address() {
-        return cuCtxGetApiVersion.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetApiVersion");
     }
 
     /**
@@ -10971,9 +10882,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetStreamPriorityRange");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetStreamPriorityRange", DESC);
     }
 
     /**
@@ -11003,7 +10912,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetStreamPriorityRange$address() {
-        return cuCtxGetStreamPriorityRange.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetStreamPriorityRange");
     }
 
     /**
@@ -11029,9 +10938,7 @@ class CudaDriver_1 extends CudaDriver$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             CudaDriver.C_INT    );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxResetPersistingL2Cache");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxResetPersistingL2Cache", DESC);
     }
 
     /**
@@ -11061,7 +10968,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxResetPersistingL2Cache$address() {
-        return cuCtxResetPersistingL2Cache.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxResetPersistingL2Cache");
     }
 
     /**
@@ -11090,9 +10997,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetExecAffinity");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetExecAffinity", DESC);
     }
 
     /**
@@ -11122,7 +11027,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetExecAffinity$address() {
-        return cuCtxGetExecAffinity.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetExecAffinity");
     }
 
     /**
@@ -11151,9 +11056,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxRecordEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxRecordEvent", DESC);
     }
 
     /**
@@ -11183,7 +11086,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxRecordEvent$address() {
-        return cuCtxRecordEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxRecordEvent");
     }
 
     /**
@@ -11212,9 +11115,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxWaitEvent");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxWaitEvent", DESC);
     }
 
     /**
@@ -11244,7 +11145,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxWaitEvent$address() {
-        return cuCtxWaitEvent.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxWaitEvent");
     }
 
     /**
@@ -11273,9 +11174,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxAttach");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxAttach", DESC);
     }
 
     /**
@@ -11305,7 +11204,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxAttach$address() {
-        return cuCtxAttach.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxAttach");
     }
 
     /**
@@ -11333,9 +11232,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxDetach");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxDetach", DESC);
     }
 
     /**
@@ -11365,7 +11262,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxDetach$address() {
-        return cuCtxDetach.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxDetach");
     }
 
     /**
@@ -11393,9 +11290,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxGetSharedMemConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxGetSharedMemConfig", DESC);
     }
 
     /**
@@ -11425,7 +11320,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxGetSharedMemConfig$address() {
-        return cuCtxGetSharedMemConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxGetSharedMemConfig");
     }
 
     /**
@@ -11453,9 +11348,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuCtxSetSharedMemConfig");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuCtxSetSharedMemConfig", DESC);
     }
 
     /**
@@ -11485,7 +11378,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuCtxSetSharedMemConfig$address() {
-        return cuCtxSetSharedMemConfig.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuCtxSetSharedMemConfig");
     }
 
     /**
@@ -11514,9 +11407,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleLoad");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleLoad", DESC);
     }
 
     /**
@@ -11546,7 +11437,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleLoad$address() {
-        return cuModuleLoad.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleLoad");
     }
 
     /**
@@ -11575,9 +11466,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleLoadData");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleLoadData", DESC);
     }
 
     /**
@@ -11607,7 +11496,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleLoadData$address() {
-        return cuModuleLoadData.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleLoadData");
     }
 
     /**
@@ -11639,9 +11528,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleLoadDataEx");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleLoadDataEx", DESC);
     }
 
     /**
@@ -11671,7 +11558,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleLoadDataEx$address() {
-        return cuModuleLoadDataEx.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleLoadDataEx");
     }
 
     /**
@@ -11700,9 +11587,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleLoadFatBinary");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleLoadFatBinary", DESC);
     }
 
     /**
@@ -11732,7 +11617,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleLoadFatBinary$address() {
-        return cuModuleLoadFatBinary.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleLoadFatBinary");
     }
 
     /**
@@ -11760,9 +11645,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleUnload");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleUnload", DESC);
     }
 
     /**
@@ -11792,7 +11675,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleUnload$address() {
-        return cuModuleUnload.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleUnload");
     }
 
     /**
@@ -11838,9 +11721,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetLoadingMode");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetLoadingMode", DESC);
     }
 
     /**
@@ -11870,7 +11751,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleGetLoadingMode$address() {
-        return cuModuleGetLoadingMode.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetLoadingMode");
     }
 
     /**
@@ -11900,9 +11781,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetFunction");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetFunction", DESC);
     }
 
     /**
@@ -11932,7 +11811,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleGetFunction$address() {
-        return cuModuleGetFunction.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetFunction");
     }
 
     /**
@@ -11961,9 +11840,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetFunctionCount");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetFunctionCount", DESC);
     }
 
     /**
@@ -11993,7 +11870,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleGetFunctionCount$address() {
-        return cuModuleGetFunctionCount.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetFunctionCount");
     }
 
     /**
@@ -12023,9 +11900,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleEnumerateFunctions");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleEnumerateFunctions", DESC);
     }
 
     /**
@@ -12055,7 +11930,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleEnumerateFunctions$address() {
-        return cuModuleEnumerateFunctions.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleEnumerateFunctions");
     }
 
     /**
@@ -12086,9 +11961,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuModuleGetGlobal_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuModuleGetGlobal_v2", DESC);
     }
 
     /**
@@ -12118,7 +11991,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuModuleGetGlobal_v2$address() {
-        return cuModuleGetGlobal_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuModuleGetGlobal_v2");
     }
 
     /**
@@ -12149,9 +12022,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLinkCreate_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLinkCreate_v2", DESC);
     }
 
     /**
@@ -12181,7 +12052,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuLinkCreate_v2$address() {
-        return cuLinkCreate_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLinkCreate_v2");
     }
 
     /**
@@ -12216,9 +12087,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLinkAddData_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLinkAddData_v2", DESC);
     }
 
     /**
@@ -12248,7 +12117,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuLinkAddData_v2$address() {
-        return cuLinkAddData_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLinkAddData_v2");
     }
 
     /**
@@ -12281,9 +12150,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLinkAddFile_v2");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLinkAddFile_v2", DESC);
     }
 
     /**
@@ -12313,7 +12180,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuLinkAddFile_v2$address() {
-        return cuLinkAddFile_v2.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLinkAddFile_v2");
     }
 
     /**
@@ -12343,9 +12210,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLinkComplete");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLinkComplete", DESC);
     }
 
     /**
@@ -12375,7 +12240,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuLinkComplete$address() {
-        return cuLinkComplete.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLinkComplete");
     }
 
     /**
@@ -12403,9 +12268,7 @@ class CudaDriver_1 extends CudaDriver$shared {
             CudaDriver.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuLinkDestroy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.DRIVER.downcall("cuLinkDestroy", DESC);
     }
 
     /**
@@ -12435,7 +12298,7 @@ class CudaDriver_1 extends CudaDriver$shared {
      * }
      */
     public static MemorySegment cuLinkDestroy$address() {
-        return cuLinkDestroy.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.DRIVER.address("cuLinkDestroy");
     }
 
     /**

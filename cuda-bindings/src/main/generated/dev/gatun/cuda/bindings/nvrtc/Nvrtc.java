@@ -20,8 +20,7 @@ public class Nvrtc extends Nvrtc$shared {
 
     static final Arena LIBRARY_ARENA = Arena.ofAuto();
 
-    static final SymbolLookup SYMBOL_LOOKUP = SymbolLookup.loaderLookup()
-            .or(Linker.nativeLinker().defaultLookup());
+    static final SymbolLookup SYMBOL_LOOKUP = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.lookup();
 
     private static final int NVRTC_SUCCESS = (int)0L;
     /**
@@ -192,9 +191,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_INT
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetErrorString");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetErrorString", DESC);
     }
 
     /**
@@ -224,7 +221,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetErrorString$address() {
-        return nvrtcGetErrorString.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetErrorString");
     }
 
     /**
@@ -253,9 +250,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcVersion");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcVersion", DESC);
     }
 
     /**
@@ -285,7 +280,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcVersion$address() {
-        return nvrtcVersion.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcVersion");
     }
 
     /**
@@ -313,9 +308,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetNumSupportedArchs");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetNumSupportedArchs", DESC);
     }
 
     /**
@@ -345,7 +338,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetNumSupportedArchs$address() {
-        return nvrtcGetNumSupportedArchs.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetNumSupportedArchs");
     }
 
     /**
@@ -373,9 +366,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetSupportedArchs");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetSupportedArchs", DESC);
     }
 
     /**
@@ -405,7 +396,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetSupportedArchs$address() {
-        return nvrtcGetSupportedArchs.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetSupportedArchs");
     }
 
     /**
@@ -444,9 +435,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcCreateProgram");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcCreateProgram", DESC);
     }
 
     /**
@@ -476,7 +465,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcCreateProgram$address() {
-        return nvrtcCreateProgram.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcCreateProgram");
     }
 
     /**
@@ -504,9 +493,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcDestroyProgram");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcDestroyProgram", DESC);
     }
 
     /**
@@ -536,7 +523,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcDestroyProgram$address() {
-        return nvrtcDestroyProgram.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcDestroyProgram");
     }
 
     /**
@@ -566,9 +553,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcCompileProgram");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcCompileProgram", DESC);
     }
 
     /**
@@ -598,7 +583,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcCompileProgram$address() {
-        return nvrtcCompileProgram.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcCompileProgram");
     }
 
     /**
@@ -627,9 +612,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetPTXSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetPTXSize", DESC);
     }
 
     /**
@@ -659,7 +642,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetPTXSize$address() {
-        return nvrtcGetPTXSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetPTXSize");
     }
 
     /**
@@ -688,9 +671,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetPTX");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetPTX", DESC);
     }
 
     /**
@@ -720,7 +701,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetPTX$address() {
-        return nvrtcGetPTX.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetPTX");
     }
 
     /**
@@ -749,9 +730,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetCUBINSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetCUBINSize", DESC);
     }
 
     /**
@@ -781,7 +760,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetCUBINSize$address() {
-        return nvrtcGetCUBINSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetCUBINSize");
     }
 
     /**
@@ -810,9 +789,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetCUBIN");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetCUBIN", DESC);
     }
 
     /**
@@ -842,7 +819,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetCUBIN$address() {
-        return nvrtcGetCUBIN.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetCUBIN");
     }
 
     /**
@@ -871,9 +848,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetLTOIRSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetLTOIRSize", DESC);
     }
 
     /**
@@ -903,7 +878,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetLTOIRSize$address() {
-        return nvrtcGetLTOIRSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetLTOIRSize");
     }
 
     /**
@@ -932,9 +907,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetLTOIR");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetLTOIR", DESC);
     }
 
     /**
@@ -964,7 +937,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetLTOIR$address() {
-        return nvrtcGetLTOIR.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetLTOIR");
     }
 
     /**
@@ -993,9 +966,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetOptiXIRSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetOptiXIRSize", DESC);
     }
 
     /**
@@ -1025,7 +996,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetOptiXIRSize$address() {
-        return nvrtcGetOptiXIRSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetOptiXIRSize");
     }
 
     /**
@@ -1054,9 +1025,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetOptiXIR");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetOptiXIR", DESC);
     }
 
     /**
@@ -1086,7 +1055,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetOptiXIR$address() {
-        return nvrtcGetOptiXIR.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetOptiXIR");
     }
 
     /**
@@ -1115,9 +1084,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetProgramLogSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetProgramLogSize", DESC);
     }
 
     /**
@@ -1147,7 +1114,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetProgramLogSize$address() {
-        return nvrtcGetProgramLogSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetProgramLogSize");
     }
 
     /**
@@ -1176,9 +1143,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetProgramLog");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetProgramLog", DESC);
     }
 
     /**
@@ -1208,7 +1173,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetProgramLog$address() {
-        return nvrtcGetProgramLog.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetProgramLog");
     }
 
     /**
@@ -1237,9 +1202,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcAddNameExpression");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcAddNameExpression", DESC);
     }
 
     /**
@@ -1269,7 +1232,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcAddNameExpression$address() {
-        return nvrtcAddNameExpression.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcAddNameExpression");
     }
 
     /**
@@ -1299,9 +1262,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetLoweredName");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetLoweredName", DESC);
     }
 
     /**
@@ -1331,7 +1292,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetLoweredName$address() {
-        return nvrtcGetLoweredName.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetLoweredName");
     }
 
     /**
@@ -1359,9 +1320,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetPCHHeapSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetPCHHeapSize", DESC);
     }
 
     /**
@@ -1391,7 +1350,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetPCHHeapSize$address() {
-        return nvrtcGetPCHHeapSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetPCHHeapSize");
     }
 
     /**
@@ -1419,9 +1378,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_LONG
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcSetPCHHeapSize");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcSetPCHHeapSize", DESC);
     }
 
     /**
@@ -1451,7 +1408,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcSetPCHHeapSize$address() {
-        return nvrtcSetPCHHeapSize.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcSetPCHHeapSize");
     }
 
     /**
@@ -1479,9 +1436,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetPCHCreateStatus");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetPCHCreateStatus", DESC);
     }
 
     /**
@@ -1511,7 +1466,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetPCHCreateStatus$address() {
-        return nvrtcGetPCHCreateStatus.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetPCHCreateStatus");
     }
 
     /**
@@ -1540,9 +1495,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcGetPCHHeapSizeRequired");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcGetPCHHeapSizeRequired", DESC);
     }
 
     /**
@@ -1572,7 +1525,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcGetPCHHeapSizeRequired$address() {
-        return nvrtcGetPCHHeapSizeRequired.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcGetPCHHeapSizeRequired");
     }
 
     /**
@@ -1602,9 +1555,7 @@ public class Nvrtc extends Nvrtc$shared {
             Nvrtc.C_POINTER
         );
 
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("nvrtcSetFlowCallback");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+        public static final MethodHandle HANDLE = dev.gatun.cuda.bindings.NativeLibrary.NVRTC.downcall("nvrtcSetFlowCallback", DESC);
     }
 
     /**
@@ -1634,7 +1585,7 @@ public class Nvrtc extends Nvrtc$shared {
      * }
      */
     public static MemorySegment nvrtcSetFlowCallback$address() {
-        return nvrtcSetFlowCallback.ADDR;
+        return dev.gatun.cuda.bindings.NativeLibrary.NVRTC.address("nvrtcSetFlowCallback");
     }
 
     /**

@@ -4,14 +4,15 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.CudaVersion;
 import dev.gatun.cuda.DriverTooOldException;
-import dev.gatun.cuda.internal.load.CudaLibraries;
-import dev.gatun.cuda.internal.load.LibrarySearch;
+import dev.gatun.cuda.bindings.NativeLibrary;
+import dev.gatun.cuda.internal.load.SystemLibraries;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * A loaded, initialized CUDA driver: the {@link DriverApi} to call, the CUDA version it
@@ -81,23 +82,23 @@ public final class Driver {
     }
 
     private static final class SystemDriver {
-        static final Object STATE = load(LibrarySearch.ofProcess());
+        // The library the raw bindings call too (SystemLibraries is their provider).
+        static final Object STATE = load(() -> SystemLibraries.require(NativeLibrary.DRIVER));
     }
 
     /**
-     * Finds, opens and initializes the driver with {@code search}: the {@link Driver}, or the
+     * Initializes the driver {@code library} opens: the {@link Driver}, or the
      * {@link CudaUnavailableException} that every caller will get. Never throws: a class
      * initializer must not, or callers would see ExceptionInInitializerError once and
      * NoClassDefFoundError after.
+     *
+     * @param library supplies the opened driver library, or throws the
+     *     {@link CudaUnavailableException} that says why there is none
      */
-    static Object load(LibrarySearch search) {
+    static Object load(Supplier<NativeLibrary.Opened> library) {
         try {
-            LibrarySearch.Result found = search.find(CudaLibraries.DRIVER);
-            if (!found.found()) {
-                return CudaLibraries.unavailable(CudaLibraries.DRIVER, found);
-            }
-            String library = found.path() + " (" + found.how() + ")";
-            return create(new NativeDriverApi(found.symbols(), library), library);
+            NativeLibrary.Opened opened = library.get();
+            return create(new NativeDriverApi(opened.symbols(), opened.origin()), opened.origin());
         } catch (CudaUnavailableException e) {
             return e;
         } catch (RuntimeException | Error e) {

@@ -19,14 +19,12 @@ import java.util.stream.Collectors;
 /**
  * Downcall handles into one opened library, with the C signatures jextract generated.
  *
- * <p>Each function is resolved in the library's own {@link SymbolLookup}. The generated
- * bindings cannot be used for the calls themselves: they resolve every symbol in
- * {@code SymbolLookup.loaderLookup()}, which sees only libraries registered with
- * {@link System#load} by their own class loader, and a library can be registered by one class
- * loader per process. Their descriptors cannot be borrowed either, since reading one
- * initializes the holder that resolves the symbol. So the descriptor of each function is read
- * off the generated static method of the same name: its parameter and return types are the
- * carriers jextract chose for the C types, and on LP64 Linux each carrier has one layout, with
+ * <p>Each function is resolved in the {@link SymbolLookup} this instance is given, not through
+ * the generated bindings' handles: those resolve in the process's library
+ * ({@link SystemLibraries}), while a {@code Downcalls} serves whichever library it is made for
+ * (tests open others). The descriptor of each function is read off the generated static method
+ * of the same name: its parameter and return types are the carriers jextract chose for the C
+ * types, and on LP64 Linux each carrier has one layout, with
  * one exception: jextract gives a struct passed by value the same {@code MemorySegment} carrier
  * as a pointer, and passing it as a pointer would hand the driver an address where it reads the
  * struct's bytes. The caller names those parameters with their layouts (for the driver,

@@ -2,8 +2,11 @@ package dev.gatun.cuda.internal.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.bindings.NativeLibrary;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Path;
@@ -97,6 +100,24 @@ class LibrarySearchTest {
         assertTrue(message.contains("/usr/lib64/libcuda.so.1 does not exist"), message);
         assertTrue(message.contains("GATUN_CUDA_DRIVER"), message);
         assertTrue(message.contains("Install the NVIDIA GPU driver"), message);
+    }
+
+    @Test
+    void systemLibrariesHandOnTheLibraryFoundWithWhereItCameFrom() {
+        linkage.loadableNames.put("libcuda.so.1", Path.of("/lib/x86_64-linux-gnu/libcuda.so.1"));
+        Object state = SystemLibraries.open(new LibrarySearch(linkage, env::get, props::get, files), CudaLibraries.DRIVER);
+        NativeLibrary.Opened opened = assertInstanceOf(NativeLibrary.Opened.class, state);
+        assertEquals("/lib/x86_64-linux-gnu/libcuda.so.1 (dynamic loader (libcuda.so.1))", opened.origin());
+        assertTrue(opened.symbols().find("cuInit").isPresent());
+    }
+
+    @Test
+    void systemLibrariesHandOnTheReportOfASearchThatFoundNothing() {
+        LibrarySpec nvrtc = CudaLibraries.nvrtc(name -> null);
+        Object state = SystemLibraries.open(new LibrarySearch(linkage, env::get, props::get, files), nvrtc);
+        CudaUnavailableException e = assertInstanceOf(CudaUnavailableException.class, state);
+        assertEquals(CudaLibraries.unavailable(nvrtc, find(nvrtc)).getMessage(), e.getMessage());
+        assertTrue(e.getMessage().contains("/usr/local/cuda/lib64/libnvrtc.so.13 does not exist"), e.getMessage());
     }
 
     @Test
