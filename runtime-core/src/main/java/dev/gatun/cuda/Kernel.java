@@ -271,7 +271,8 @@ public final class Kernel extends Owner {
         LaunchChecks.Target t = launchTarget;
         if (t == null) {
             t = new LaunchChecks.Target("kernel '" + name() + "' on device " + context.device().ordinal(),
-                    context.device().capabilities(), attributes().maxThreadsPerBlock(), parameterInfo(),
+                    context.device().capabilities(), attributes().maxThreadsPerBlock(),
+                    attributes().registersPerThread(), parameterInfo(),
                     contextState.calls().modules(), function(), context.greatestStreamPriority(),
                     context.leastStreamPriority());
             launchTarget = t; // a race builds an equal one twice

@@ -41,6 +41,23 @@ class LaunchRefusalTest {
         stream.close();
     }
 
+    @Test
+    void aBlockTooLargeForTheKernelsRegistersIsRefusedAtPrepareNamingThemAndTheLimit() {
+        sim.gpu.registersPerThread("heavy", 96);
+        ctx.modules().load("h", ModuleImage.ptx("heavy.ptx", Ptx.module("heavy", "u64", "u32")));
+        Kernel heavy = ctx.modules().kernel("h", "heavy");
+        try {
+            assertEquals(672, heavy.attributes().maxThreadsPerBlock());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> heavy.prepare(LaunchConfig.of(1, 1024), KernelArg.pointer(buffer), KernelArg.i32(7)));
+            assertTrue(e.getMessage().contains("a block of 1024 threads is more than the 672 this kernel can run per block: "
+                    + "it uses 96 registers per thread"), e.getMessage());
+            assertTrue(e.getMessage().contains("__launch_bounds__(1024)"), e.getMessage());
+        } finally {
+            heavy.close();
+        }
+    }
+
     private KernelLaunch launch(int blockThreads) {
         return kernel.prepare(LaunchConfig.of(2, blockThreads), KernelArg.pointer(buffer), KernelArg.i32(7));
     }

@@ -320,6 +320,16 @@ public final class FakeDriverApi {
         return this;
     }
 
+    /**
+     * Registers per thread that kernel {@code name} reports (default 32); its thread limit per
+     * block follows, as the driver derives it: a multiprocessor's 65,536 registers shared by whole
+     * warps of 32 threads, at most 1,024.
+     */
+    public synchronized FakeDriverApi registersPerThread(String name, int registers) {
+        modules.registers.put(name, registers);
+        return this;
+    }
+
     /** Rejects every PTX image with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (a driver older than the compiler). */
     public synchronized FakeDriverApi rejectPtx(boolean reject) {
         modules.rejectPtx = reject;

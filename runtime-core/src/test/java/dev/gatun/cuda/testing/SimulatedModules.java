@@ -57,6 +57,7 @@ final class SimulatedModules {
     // Configuration, set through FakeDriverApi's controls.
     final Map<String, FakeKernel> bodies = new HashMap<>();
     final Map<String, Integer> staticShared = new HashMap<>();
+    final Map<String, Integer> registers = new HashMap<>();
     boolean rejectPtx;
     boolean anyFunction;
 
@@ -152,12 +153,13 @@ final class SimulatedModules {
             return INVALID_HANDLE;
         }
         int v;
+        int regs = registers.getOrDefault(f.name, 32);
         if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS()) {
-            v = 32;
+            v = regs;
         } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES()) {
             v = staticShared.getOrDefault(f.name, 0);
         } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK()) {
-            v = 1024;
+            v = Math.min(1024, 65_536 / regs / 32 * 32);
         } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
             v = f.maxDynamicShared;
         } else if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_PTX_VERSION() || attrib == CudaDriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION()) {

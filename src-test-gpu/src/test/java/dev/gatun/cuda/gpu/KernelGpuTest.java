@@ -42,6 +42,44 @@ class KernelGpuTest {
             }
             """;
 
+    /** 128 values live at once in each thread: the compiler keeps them in registers (no cap given), over 64 of them. */
+    private static final String HEAVY = """
+            extern "C" __global__ void heavy(float* out, const float* in, int n) {
+                float acc[128];
+                #pragma unroll
+                for (int k = 0; k < 128; k++) acc[k] = in[(threadIdx.x + k) % n];
+                #pragma unroll
+                for (int r = 0; r < 8; r++) {
+                    #pragma unroll
+                    for (int k = 0; k < 128; k++) acc[k] = acc[k] * acc[(k + r + 1) % 128] + 1.0f;
+                }
+                float s = 0.0f;
+                #pragma unroll
+                for (int k = 0; k < 128; k++) s += acc[k];
+                out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+            }
+            """;
+
+    @Test
+    void aBlockTooLargeForTheKernelsRegistersIsRefusedNamingTheRegistersAndTheLimit() {
+        CudaContext ctx = Gpu.context();
+        try (Kernel k = Gpu.kernel(HEAVY, "heavy"); DeviceBuffer in = ctx.allocate(4L * 1024);
+                DeviceBuffer out = ctx.allocate(4L * 1024)) {
+            KernelAttributes a = k.attributes();
+            assertTrue(a.registersPerThread() > 64 && a.maxThreadsPerBlock() < 1024,
+                    "the kernel was meant to need over 64 registers: " + a);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> k.prepare(
+                    LaunchConfig.of(1, 1024), KernelArg.pointer(out), KernelArg.pointer(in), KernelArg.i32(1024)));
+            assertTrue(e.getMessage().contains("a block of 1024 threads is more than the " + a.maxThreadsPerBlock()
+                    + " this kernel can run per block: it uses " + a.registersPerThread() + " registers per thread"),
+                    e.getMessage());
+            // The limit it names is the driver's: a block of that size runs.
+            k.prepare(LaunchConfig.of(1, a.maxThreadsPerBlock()), KernelArg.pointer(out), KernelArg.pointer(in),
+                    KernelArg.i32(1024)).launch(ctx.computeStream());
+            ctx.computeStream().synchronize();
+        }
+    }
+
     @Test
     void saxpyMatchesTheCpuAndScalarUpdatesInPlaceTakeEffect() {
         int n = (1 << 22) + 17;

@@ -23,6 +23,8 @@ public final class LaunchChecks {
      * @param who names the kernel and its device in messages, e.g. {@code kernel 'saxpy' on device 0}
      * @param device the device's limits
      * @param maxThreadsPerBlock the kernel's own limit (registers, or the device's)
+     * @param registersPerThread the registers each of the kernel's threads uses, for the message
+     *     that says why a block is too large
      * @param parameters the kernel's parameters, or null when the driver cannot tell (before CUDA 12.4)
      * @param modules layer 2's module calls, for the occupancy of a cooperative launch
      * @param function the kernel's {@code CUfunction}, whose module the caller holds
@@ -30,7 +32,7 @@ public final class LaunchChecks {
      *     once when the context opened; a launch priority must lie in greatest .. least
      * @param leastPriority the context's lowest stream priority (the largest number)
      */
-    public record Target(String who, DeviceCapabilities device, int maxThreadsPerBlock,
+    public record Target(String who, DeviceCapabilities device, int maxThreadsPerBlock, int registersPerThread,
             List<ModuleCalls.Parameter> parameters, ModuleCalls modules, MemorySegment function, int greatestPriority,
             int leastPriority) {
     }
@@ -54,10 +56,16 @@ public final class LaunchChecks {
         checkAxis(who, "block", 'x', c.blockX(), caps.maxBlockDimX());
         checkAxis(who, "block", 'y', c.blockY(), caps.maxBlockDimY());
         checkAxis(who, "block", 'z', c.blockZ(), caps.maxBlockDimZ());
-        int maxThreads = Math.min(caps.maxThreadsPerBlock(), kernel.maxThreadsPerBlock());
-        if (c.threadsPerBlock() > maxThreads) {
+        if (c.threadsPerBlock() > caps.maxThreadsPerBlock()) {
             throw new IllegalArgumentException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
-                    + maxThreads + " this kernel can run per block (registers or device limit)");
+                    + caps.maxThreadsPerBlock() + " the device runs per block; use at most that many");
+        }
+        if (c.threadsPerBlock() > kernel.maxThreadsPerBlock()) {
+            throw new IllegalArgumentException(who + ": a block of " + c.threadsPerBlock() + " threads is more than the "
+                    + kernel.maxThreadsPerBlock() + " this kernel can run per block: it uses " + kernel.registersPerThread()
+                    + " registers per thread, and a block's threads share one multiprocessor's registers. Use at most "
+                    + kernel.maxThreadsPerBlock() + " threads per block, or compile the kernel for this block size "
+                    + "(__launch_bounds__(" + c.threadsPerBlock() + ") or -maxrregcount), which caps its registers");
         }
         checkAxis(who, "grid", 'x', c.gridX(), caps.maxGridDimX());
         checkAxis(who, "grid", 'y', c.gridY(), caps.maxGridDimY());
