@@ -255,15 +255,11 @@ public final class GraphExec extends Owner {
     /**
      * Updates this executable in place ({@code cuGraphExecUpdate}) so that later launches run
      * {@code graph}, when {@code graph} has the topology of the graph this executable runs now.
-     * It then holds what {@code graph} holds, and {@code graph} itself until it runs another.
-     *
-     * <p>An executable of a graph with memory nodes, or an update to such a graph, is never
-     * applied in place: each graph's allocations have addresses of their own, which an update
-     * would hand to this executable. Instantiate the new graph instead.
+     * As {@link #tryUpdate(Graph)}, which also says why an update was refused.
      *
      * @param graph a graph of this executable's context
-     * @return false when the topologies differ, or either graph has memory nodes; this executable
-     *     is then unchanged
+     * @return false when the update was refused ({@link #tryUpdate(Graph)} says why); this
+     *     executable is then unchanged
      * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
      *     the graph that holds the node)
      * @throws IllegalStateException for what {@link Graph#instantiate()} refuses in {@code graph}
@@ -272,6 +268,33 @@ public final class GraphExec extends Owner {
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public boolean update(Graph graph) {
+        return tryUpdate(graph).applied();
+    }
+
+    /**
+     * Updates this executable in place ({@code cuGraphExecUpdate}) so that later launches run
+     * {@code graph}, or says why it cannot: the driver's reason ({@code CUgraphExecUpdateResult}:
+     * the topology, a node's type, function, parameters or attributes changed), or Gatun's. On
+     * success it then holds what {@code graph} holds, and {@code graph} itself until it runs
+     * another. The usual policy, update and instantiate where refused, is
+     * {@code GraphSlot}'s re-capture, which counts both paths and every reason.
+     *
+     * <p>An executable of a graph with memory nodes, or an update to such a graph, is never
+     * applied in place ({@link GraphUpdateResult#MEMORY_NODES}, no driver call): each graph's
+     * allocations have addresses of their own, which an update would hand to this executable.
+     * Instantiate the new graph instead.
+     *
+     * @param graph a graph of this executable's context
+     * @return {@link GraphUpdateResult#APPLIED}, or why the update was refused; this executable
+     *     is then unchanged
+     * @throws IllegalArgumentException when {@code graph} is a conditional node's body (update to
+     *     the graph that holds the node)
+     * @throws IllegalStateException for what {@link Graph#instantiate()} refuses in {@code graph}
+     *     (a conditional body without nodes, an unused conditional handle)
+     * @throws CudaException when the driver fails otherwise; the update may have been applied
+     *     all the same, so this executable then holds the buffers and modules of both graphs
+     */
+    public GraphUpdateResult tryUpdate(Graph graph) {
         resource.checkOpen();
         context.checkSame(graph.context(), "the graph");
         if (graph.isBody()) {
@@ -283,31 +306,30 @@ public final class GraphExec extends Owner {
         synchronized (next.building) {
             next.checkConditionals(); // what instantiate refuses, the driver's update would too
         }
-        if (resource.memory != null || next.memory != null) {
-            return false; // see above: no driver call
-        }
         GraphUpdateEvent event = GraphUpdateEvent.start();
-        boolean updated = false;
+        GraphUpdateResult result = GraphUpdateResult.REFUSED;
         try {
-            updated = updateLocked(next);
-            return updated;
+            // Memory nodes: see above; no driver call.
+            result = resource.memory != null || next.memory != null ? GraphUpdateResult.MEMORY_NODES : updateLocked(next);
+            return result;
         } finally {
             if (event != null) {
                 event.device = context.device().ordinal();
-                event.updated = updated;
+                event.updated = result.applied();
+                event.result = result.name();
                 event.commit();
             }
         }
     }
 
-    private boolean updateLocked(Graph.Resource next) {
+    private GraphUpdateResult updateLocked(Graph.Resource next) {
         next.hold();
         Graph.Resource released = next; // the hold dropped after the lock (a drop may retire, which takes stream locks)
         try {
             synchronized (resource.lock) {
-                boolean applied;
+                GraphUpdateResult result;
                 try {
-                    applied = calls.update(resource.handle, next.handle);
+                    result = GraphUpdateResult.ofDriver(calls.update(resource.handle, next.handle));
                 } catch (RuntimeException e) {
                     // The driver may have applied the update before it failed (the outcome is
                     // uncertain): later launches may run either graph's kernels and addresses, so
@@ -315,13 +337,13 @@ public final class GraphExec extends Owner {
                     resource.holds.addAll(next.holds);
                     throw e;
                 }
-                if (!applied) {
-                    return false;
+                if (!result.applied()) {
+                    return result;
                 }
                 resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses
                 released = resource.current; // launches before the update ran it; this executable holds what it baked in
                 resource.current = next;
-                return true;
+                return result;
             }
         } finally {
             released.unhold();

@@ -290,11 +290,22 @@ final class SimulatedCaptureAndGraphs {
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
         }
         if (ops.size() != current.size()) {
-            return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE(); // topology changed
+            reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED());
+            return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
         }
+        reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS());
         execs.put(exec.address(), gpu.conditionals.resolved(ops));
         execOrders.put(exec.address(), launchOrder(graph.address()));
         return SUCCESS;
+    }
+
+    /** Fills a CUgraphExecUpdateResultInfo (its reason, then the node at fault: none here) when one was passed. */
+    private static void reportUpdate(MemorySegment info, int result) {
+        if (info.byteSize() >= 24) {
+            info.set(ValueLayout.JAVA_INT, 0, result);
+            info.set(ValueLayout.JAVA_LONG, 8, 0L);
+            info.set(ValueLayout.JAVA_LONG, 16, 0L);
+        }
     }
 
     /**

@@ -7,11 +7,13 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -88,6 +90,18 @@ public final class GraphSlot {
     /** {@return a snapshot of this slot's counters: captures, replays, segment launches, updates, ...} */
     public GraphCounts counts() {
         return counters.snapshot();
+    }
+
+    /**
+     * {@return why re-captures of this slot's segments could not update their executables in
+     * place, each reason with how often (the driver's, such as
+     * {@link GraphUpdateResult#TOPOLOGY_CHANGED}, or {@link GraphUpdateResult#MEMORY_NODES});
+     * each such re-capture was instantiated anew, counted as a re-instantiation in
+     * {@link #counts()}} A shape that keeps changing here costs an instantiation per capture:
+     * give each shape a slot of its own.
+     */
+    public Map<GraphUpdateResult, Long> updateRefusals() {
+        return counters.refusals();
     }
 
     /**
@@ -211,18 +225,20 @@ public final class GraphSlot {
         GraphExec old = prior.segments[index];
         state = prior.updating();
         awaitLaunches();
-        boolean updated;
+        GraphUpdateResult update;
         try {
-            updated = old.update(graph);
+            update = old.tryUpdate(graph);
         } catch (RuntimeException e) {
             state = prior;
             throw e;
         }
-        if (updated) {
+        if (update.applied()) {
             state = prior;
             counters.add(SlotCounters.UPDATES_IN_PLACE, 1);
             return List.of();
         }
+        counters.refused(update);
+        LOG.debug("{}: segment {} re-instantiated, since the update in place was refused: {}", describe(), index, update);
         GraphExec exec = instantiate(prior, graph);
         upload(prior, exec, stream);
         state = prior.replaced(index, exec);

@@ -1,5 +1,8 @@
 package dev.gatun.cuda.graph;
 
+import dev.gatun.cuda.GraphUpdateResult;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -17,9 +20,27 @@ final class SlotCounters {
     static final int RESETS = 6;
 
     private final AtomicLongArray counts = new AtomicLongArray(7);
+    /** Refused in-place updates, by reason (indexed by {@link GraphUpdateResult#ordinal()}). */
+    private final AtomicLongArray refusals = new AtomicLongArray(GraphUpdateResult.values().length);
 
     void add(int counter, long delta) {
         counts.getAndAdd(counter, delta);
+    }
+
+    void refused(GraphUpdateResult reason) {
+        refusals.getAndIncrement(reason.ordinal());
+    }
+
+    /** The refused updates by reason, each reason that occurred once or more. */
+    Map<GraphUpdateResult, Long> refusals() {
+        Map<GraphUpdateResult, Long> byReason = new EnumMap<>(GraphUpdateResult.class);
+        for (GraphUpdateResult r : GraphUpdateResult.values()) {
+            long n = refusals.get(r.ordinal());
+            if (n > 0) {
+                byReason.put(r, n);
+            }
+        }
+        return byReason;
     }
 
     GraphCounts snapshot() {

@@ -12,6 +12,7 @@ import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -23,6 +24,7 @@ import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterEach;
@@ -182,6 +184,7 @@ class CudaGraphsTest {
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
             slot.endCapture();
             assertEquals(1, slot.counts().reinstantiations(), "a new topology is instantiated anew");
+            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), slot.updateRefusals(), "and the driver's reason is kept");
             slot.replay(stream);
             assertArrayEquals(new int[] {102, 102, 102, 102}, read(v, 4));
             slot.reset();
@@ -224,6 +227,7 @@ class CudaGraphsTest {
             assertArrayEquals(new int[] {6, 6, 6, 6}, read(c, 4), "it writes c with the new value");
             assertEquals(List.of(1 + recaptures, 1 + recaptures), grids, "the re-captured grid is kept");
             assertEquals(0, slot.counts().reinstantiations());
+            assertEquals(Map.of(), slot.updateRefusals());
 
             slot.reset();
             ctx.reap();

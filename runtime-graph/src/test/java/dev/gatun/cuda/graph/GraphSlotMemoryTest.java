@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
@@ -12,6 +13,7 @@ import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import java.util.Map;
 
 /**
  * A slot whose capture allocates (a graph allocation, see runtime-core's README): the slot keeps
@@ -58,6 +60,7 @@ class GraphSlotMemoryTest {
         DeviceBuffer second = captureFill(true, 9);
         assertNotEquals(first.address(), second.address(), "a new graph allocates at addresses of its own");
         assertEquals(1, slot.counts().reinstantiations(), "not updated in place");
+        assertEquals(Map.of(GraphUpdateResult.MEMORY_NODES, 1L), slot.updateRefusals());
         assertEquals(0, slot.counts().updatesInPlace());
         slot.replay(stream);
         assertArrayEquals(new int[] {9, 9, 9, 9}, read(second));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Tag;
@@ -426,6 +428,8 @@ class GraphGpuTest {
             long reinstantiateNanos = System.nanoTime() - t1;
             assertEquals(rounds, slot.counts().updatesInPlace(), "a same-shape re-capture is updated in place");
             assertEquals(rounds, slot.counts().reinstantiations(), "a changed topology is instantiated anew");
+            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, (long) rounds), slot.updateRefusals(),
+                    "the driver said why each time");
             report.publishEntry("recapture", String.format(Locale.ROOT,
                     "20-kernel re-capture with update in place %.1f us, 18/19-kernel re-capture with re-instantiation %.1f us (mean of %d)",
                     updateNanos / 1e3 / rounds, reinstantiateNanos / 1e3 / rounds, rounds));

@@ -89,22 +89,24 @@ public final class GraphCalls {
     /**
      * Updates {@code exec} in place so that its later launches run {@code graph}.
      *
-     * @return false when the driver refuses because the topologies differ; {@code exec} is then
-     *     unchanged
+     * @return {@code CU_GRAPH_EXEC_UPDATE_SUCCESS}, or the driver's reason
+     *     ({@code CUgraphExecUpdateResult}) when it refused the update; {@code exec} is then unchanged
      */
-    public boolean update(MemorySegment exec, MemorySegment graph) {
+    public int update(MemorySegment exec, MemorySegment graph) {
         c.current(UPDATE);
         c.require("cuGraphExecUpdate_v2", 12000);
         MemorySegment info = c.out();
         // Safety: both handles are live and of this context, and no launch of exec is in
         // progress (the caller's contract); info (64 bytes) holds the 24-byte
         // CUgraphExecUpdateResultInfo the driver fills in.
+        info.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()); // unclassified, should it stay unwritten
         int r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
         if (r == UPDATE_FAILURE) {
-            return false;
+            // CUgraphExecUpdateResultInfo: the result (an int) comes first.
+            return info.get(ValueLayout.JAVA_INT, 0);
         }
         c.check(r, UPDATE);
-        return true;
+        return CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS();
     }
 
     /** Launches {@code exec} on {@code stream}. Allocates nothing. */

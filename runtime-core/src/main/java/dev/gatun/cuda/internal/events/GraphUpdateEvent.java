@@ -22,6 +22,9 @@ public final class GraphUpdateEvent extends Event {
     @Label("Updated In Place")
     @Description("False when the topologies differ (the caller then instantiates anew) or the driver failed")
     public boolean updated;
+    @Label("Result")
+    @Description("APPLIED, or why not: the driver's CUgraphExecUpdateResult (TOPOLOGY_CHANGED, ...) or MEMORY_NODES")
+    public String result;
 
     /** A begun event, or null (nothing allocated) while no recording enables it. */
     public static GraphUpdateEvent start() {

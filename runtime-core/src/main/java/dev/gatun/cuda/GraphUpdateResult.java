@@ -1,0 +1,59 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+
+/**
+ * Why an executable was, or was not, updated in place from another graph
+ * ({@link GraphExec#tryUpdate(Graph)}): the driver's {@code CUgraphExecUpdateResult}, plus the
+ * one refusal Gatun makes before the driver. Every result but {@link #APPLIED} leaves the
+ * executable unchanged; instantiating the new graph ({@link Graph#instantiate()}) always works
+ * where the graph is valid, at the cost of an instantiation (milliseconds, where an update takes
+ * about a tenth of one).
+ */
+public enum GraphUpdateResult {
+
+    /** Updated: launches from now on run the new graph. */
+    APPLIED(CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS()),
+    /** The driver refused for a reason it did not classify. */
+    REFUSED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()),
+    /** Nodes or edges were added or removed: the shape of the work changed (a new batch size, another branch). */
+    TOPOLOGY_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED()),
+    /** A node at the same place is of another type (a copy where a kernel was). */
+    NODE_TYPE_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED()),
+    /** A kernel node runs another function in a way an update cannot change (another context, or a cooperative switch). */
+    FUNCTION_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED()),
+    /** A node's parameters changed in a way an update cannot apply (for example a copy's memory type). */
+    PARAMETERS_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED()),
+    /** Something about the graph cannot be updated at all (some node kinds and settings). */
+    NOT_SUPPORTED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED()),
+    /** A kernel node's function changed to one the driver cannot swap in (for example with other launch properties). */
+    UNSUPPORTED_FUNCTION_CHANGE(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE()),
+    /** A node's attributes (for example a kernel's cluster or priority) changed in a way an update cannot apply. */
+    ATTRIBUTES_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED()),
+    /**
+     * Refused by Gatun before the driver: one of the graphs has memory nodes, whose allocations
+     * have addresses of their own that an update would hand to this executable.
+     */
+    MEMORY_NODES(-1);
+
+    private final int code;
+
+    GraphUpdateResult(int code) {
+        this.code = code;
+    }
+
+    /** {@return whether the executable now runs the new graph} */
+    public boolean applied() {
+        return this == APPLIED;
+    }
+
+    /** The result for the driver's {@code CUgraphExecUpdateResult} {@code code}; {@link #REFUSED} for one this release does not know. */
+    static GraphUpdateResult ofDriver(int code) {
+        for (GraphUpdateResult r : values()) {
+            if (r.code == code && r != MEMORY_NODES) {
+                return r;
+            }
+        }
+        return REFUSED;
+    }
+}
