@@ -19,6 +19,7 @@ public final class CaptureInvalidatedException extends CudaException {
      * @param cause the driver's {@code CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}
      */
     public CaptureInvalidatedException(String explanation, CudaException cause) {
-        super(cause.result(), cause.resultName(), explanation, cause.operation(), cause.device().orElse(-1), cause);
+        super(cause.result(), cause.resultName(), explanation, cause.operation(), cause.device().orElse(-1),
+                cause.driverLog(), cause);
     }
 }

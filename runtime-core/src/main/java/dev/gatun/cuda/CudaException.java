@@ -1,10 +1,13 @@
 package dev.gatun.cuda;
 
+import java.util.List;
 import java.util.OptionalInt;
 
 /**
  * A CUDA driver or NVRTC call returned an error. Carries the result's name and number, the
- * library's own description, the operation Gatun was performing and, where known, the device.
+ * library's own description, the operation Gatun was performing, where known the device, and
+ * the lines the driver logged about the failed call ({@link #driverLog()}, from drivers for
+ * CUDA 12.9 on), which often name the argument it refused.
  * What to do depends on {@link #resultName()}: {@code CUDA_ERROR_OUT_OF_MEMORY} asks for less
  * memory (or closing owners first; an allocation that still ran out after the out-of-memory ladder
  * throws an {@link OutOfDeviceMemoryException}, which says where the memory is); a sticky error such as {@code CUDA_ERROR_ILLEGAL_ADDRESS}
@@ -23,6 +26,8 @@ public class CudaException extends GatunException {
     private final String operation;
     /** The device ordinal, or -1 when the call was not tied to one device. */
     private final int device;
+    /** What the driver logged about the failed call, oldest first; an immutable (serializable) list. */
+    private final List<String> driverLog;
 
     /**
      * An exception for a failed call, without a cause.
@@ -34,7 +39,22 @@ public class CudaException extends GatunException {
      * @param device the device ordinal, or -1 when the call is not tied to one device
      */
     public CudaException(int result, String resultName, String description, String operation, int device) {
-        this(result, resultName, description, operation, device, null);
+        this(result, resultName, description, operation, device, List.of(), null);
+    }
+
+    /**
+     * An exception for a failed driver call, with what the driver logged about it.
+     *
+     * @param result the CUresult number
+     * @param resultName its symbolic name, e.g. {@code CUDA_ERROR_INVALID_VALUE}
+     * @param description the driver's description of the result ({@code cuGetErrorString})
+     * @param operation what Gatun was doing
+     * @param device the device ordinal, or -1 when the call is not tied to one device
+     * @param driverLog the driver's log lines for the call, oldest first; empty when it logged none
+     */
+    public CudaException(int result, String resultName, String description, String operation, int device,
+            List<String> driverLog) {
+        this(result, resultName, description, operation, device, driverLog, null);
     }
 
     /**
@@ -50,15 +70,34 @@ public class CudaException extends GatunException {
      */
     protected CudaException(int result, String resultName, String description, String operation, int device,
             Throwable cause) {
-        super(format(result, resultName, description, operation, device), cause);
+        this(result, resultName, description, operation, device, List.of(), cause);
+    }
+
+    /**
+     * For subclasses that restate a failed driver call with more to say about it (a refused
+     * launch, a rejected image) and keep it as their cause: they carry its driver log too.
+     *
+     * @param result the CUresult number
+     * @param resultName its symbolic name
+     * @param description the driver's description of the result
+     * @param operation what Gatun was doing
+     * @param device the device ordinal, or -1 when the call is not tied to one device
+     * @param driverLog the driver's log lines for the call, oldest first; empty when it logged none
+     * @param cause the error behind this one, or null
+     */
+    protected CudaException(int result, String resultName, String description, String operation, int device,
+            List<String> driverLog, Throwable cause) {
+        super(format(result, resultName, description, operation, device, driverLog), cause);
         this.result = result;
         this.resultName = resultName;
         this.description = description;
         this.operation = operation;
         this.device = device;
+        this.driverLog = List.copyOf(driverLog);
     }
 
-    private static String format(int result, String name, String description, String operation, int device) {
+    private static String format(int result, String name, String description, String operation, int device,
+            List<String> driverLog) {
         StringBuilder sb = new StringBuilder(operation).append(" failed: ").append(name).append(" (").append(result)
                 .append(')');
         if (description != null && !description.isEmpty()) {
@@ -66,6 +105,10 @@ public class CudaException extends GatunException {
         }
         if (device >= 0) {
             sb.append(" [device ").append(device).append(']');
+        }
+        if (!driverLog.isEmpty()) {
+            // Quoted, so that a subclass's own sentences after them stay apart from the driver's words.
+            sb.append("; driver log: \"").append(String.join("\", \"", driverLog)).append('"');
         }
         return sb.toString();
     }
@@ -88,6 +131,19 @@ public class CudaException extends GatunException {
     /** {@return the operation that failed, as Gatun named it} */
     public String operation() {
         return operation;
+    }
+
+    /**
+     * {@return the lines the driver logged about the failed call, oldest first} Empty when it
+     * logged none: a driver older than CUDA 12.9 keeps no log, many results come without a line,
+     * NVRTC logs nothing here (a {@code CompilationException} carries the compiler's log), and a
+     * {@link ContextPoisonedException} made no driver call (its cause carries the first error's
+     * lines). The lines are the ones the driver logged on the calling thread since the last
+     * {@code CudaException} Gatun made on it; each line is also logged to SLF4J (logger
+     * {@code dev.gatun.cuda.driver}) and recorded as a {@code dev.gatun.DriverLog} JFR event.
+     */
+    public List<String> driverLog() {
+        return driverLog;
     }
 
     /** {@return the device the operation ran on, if it ran on one} */

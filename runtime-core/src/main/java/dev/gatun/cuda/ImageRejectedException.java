@@ -40,7 +40,7 @@ public final class ImageRejectedException extends CudaException {
      */
     public ImageRejectedException(CudaException rejection, ModuleImage image, String savedCopy) {
         super(rejection.result(), rejection.resultName(), rejection.description(), rejection.operation(),
-                rejection.device().orElse(-1), rejection);
+                rejection.device().orElse(-1), rejection.driverLog(), rejection);
         this.artifact = image.artifact();
         this.kind = image.kind();
         this.sha256 = image.sha256();

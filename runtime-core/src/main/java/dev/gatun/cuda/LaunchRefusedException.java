@@ -40,7 +40,7 @@ public final class LaunchRefusedException extends CudaException {
     public LaunchRefusedException(CudaException refusal, KernelAttributes attributes, LaunchConfig config,
             int blocksPerMultiprocessor) {
         super(refusal.result(), refusal.resultName(), refusal.description(), refusal.operation(),
-                refusal.device().orElse(-1), refusal);
+                refusal.device().orElse(-1), refusal.driverLog(), refusal);
         this.attributes = attributes;
         this.config = config;
         this.blocksPerMultiprocessor = blocksPerMultiprocessor;

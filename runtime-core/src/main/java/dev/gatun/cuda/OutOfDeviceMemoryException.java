@@ -31,7 +31,7 @@ public final class OutOfDeviceMemoryException extends CudaException {
      */
     public OutOfDeviceMemoryException(CudaException failure, String what, long requestedBytes, MemoryReport report) {
         super(failure.result(), failure.resultName(), failure.description(), failure.operation() + " (" + what + ")",
-                failure.device().orElse(-1), failure);
+                failure.device().orElse(-1), failure.driverLog(), failure);
         this.requestedBytes = requestedBytes;
         this.report = report;
     }

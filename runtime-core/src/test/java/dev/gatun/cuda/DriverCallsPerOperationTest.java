@@ -1,7 +1,9 @@
 package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.Map;
@@ -10,8 +12,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Each warmed hot-path operation makes exactly the driver calls its C equivalent makes: no
- * cuCtxGetCurrent, no extra record or query. Every operation is done once to warm it (pooled
- * events, a pinned buffer's own fence event, the stream lists of the buffers), then counted.
+ * cuCtxGetCurrent, no extra record or query, nothing for the driver's error log (whose lines
+ * come through a callback, and are taken only when a call fails). Every operation is done once
+ * to warm it (pooled events, a pinned buffer's own fence event, the stream lists of the
+ * buffers), then counted.
  */
 class DriverCallsPerOperationTest {
 
@@ -52,6 +56,38 @@ class DriverCallsPerOperationTest {
                     KernelArg.pointer(b), KernelArg.i32(7));
             launch.launch(stream);
             assertEquals(Map.of("cuLaunchKernelEx", 1), callsOf(() -> launch.launch(stream)));
+        }
+    }
+
+    @Test
+    void aRefusalTakesTheDriversLogLinesWithoutADriverCall() {
+        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        try (Kernel k = ctx.modules().kernel("m", "fill")) {
+            int maxDynamicShared = CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES();
+            CudaException[] refused = new CudaException[1];
+            Map<String, Integer> calls = callsOf(() -> refused[0] = assertThrows(CudaException.class,
+                    () -> k.setAttribute(maxDynamicShared, 300_000)));
+            assertEquals(1, refused[0].driverLog().size(), "the simulated driver explains this refusal");
+            assertEquals(Map.of("cuCtxGetCurrent", 1, "cuFuncSetAttribute", 1, "cuGetErrorString", 1), calls,
+                    "the refused call, and its description; the lines came through the callback");
+        }
+    }
+
+    @Test
+    void aWarmedLaunchEventRecordAndQueryAfterALoggedRefusalMakeNoOtherCall() {
+        ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128); Event e = ctx.createEvent()) {
+            KernelLaunch launch = k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b), KernelArg.i32(7));
+            launch.launch(stream);
+            e.record(stream);
+            e.query();
+            assertThrows(CudaException.class, () -> k.setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES(),
+                    300_000));
+            assertEquals(Map.of("cuLaunchKernel", 1, "cuEventRecord", 1, "cuEventQuery", 1), callsOf(() -> {
+                launch.launch(stream);
+                e.record(stream);
+                e.query();
+            }));
         }
     }
 

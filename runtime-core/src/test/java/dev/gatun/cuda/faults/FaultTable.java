@@ -105,6 +105,13 @@ final class FaultTable {
                     fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())
                             .and("the original error, without the driver's description", FaultTable::noDescription))
                     .withoutFault(fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())),
+            call("cuLogsRegisterCallback", "a new Cuda over the driver", INVALID_VALUE,
+                    w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
+                    recovers("a WARN says Gatun goes on without the driver's error log", FaultTable::noDriverLogWarned)
+                            .and("a later Cuda initializes", FaultTable::newCudaWorks),
+                    recovers("a WARN says Gatun goes on without the driver's error log (the driver registered the "
+                            + "callback anyway: its lines reach SLF4J, which is harmless)", FaultTable::noDriverLogWarned)
+                            .and("a later Cuda initializes", FaultTable::newCudaWorks)),
 
             // ---- Devices ----
             call("cuDeviceGetCount", "a new Cuda over the driver", INVALID_VALUE,
@@ -1000,6 +1007,11 @@ final class FaultTable {
 
     private static void noDescription(FaultWorld w, Throwable e) {
         assertEquals("", ((CudaException) e).description(), "no description when cuGetErrorString fails");
+    }
+
+    private static void noDriverLogWarned(FaultWorld w, Throwable e) {
+        LogCapture.expect(Level.WARN, "dev.gatun.cuda.internal.driver.DriverLog",
+                "cuLogsRegisterCallback failed with CUDA_ERROR_INVALID_VALUE; going on without the driver's error log");
     }
 
     private static void secondContextOpens(FaultWorld w, Throwable e) {

@@ -8,7 +8,8 @@ import org.slf4j.helpers.MessageFormatter;
 /**
  * A logger of {@link CapturingLogProvider}: records INFO and above in {@link LogCapture}.
  * DEBUG and TRACE stay disabled, as with slf4j-simple's default level, so that the tests run
- * the library's code paths as a default deployment does.
+ * the library's code paths as a default deployment does; a test that asserts a DEBUG line turns
+ * DEBUG on for its logger alone ({@link LogCapture#enableDebug}).
  */
 final class CapturingLogger extends LegacyAbstractLogger {
 
@@ -23,7 +24,7 @@ final class CapturingLogger extends LegacyAbstractLogger {
 
     @Override
     public boolean isDebugEnabled() {
-        return false;
+        return LogCapture.debugEnabled(name);
     }
 
     @Override

@@ -23,7 +23,8 @@ import java.util.List;
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
- * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}; {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
+ * {@link SimulatedLogs} (the error log); {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -51,12 +52,14 @@ public final class FakeDriverApi {
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
+    final SimulatedLogs logs = new SimulatedLogs(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory);
+        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
+                logs);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -106,6 +109,22 @@ public final class FakeDriverApi {
     /** How many times a primary context was retained (Gatun retains once per device). */
     public synchronized int primaryContextRetains() {
         return devices.retainedContexts;
+    }
+
+    // ---- the error log ----
+
+    /**
+     * The driver logs {@code line} at {@code level} ({@code CU_LOG_LEVEL_*}) on the calling thread,
+     * as it does for a warning or for a refusal of a call outside Gatun: every registered callback
+     * gets it.
+     */
+    public synchronized void driverLogs(int level, String line) {
+        logs.log(level, line);
+    }
+
+    /** Callbacks registered with {@code cuLogsRegisterCallback}. */
+    public synchronized int logCallbacks() {
+        return logs.callbacks();
     }
 
     // ---- streams and events ----

@@ -15,7 +15,8 @@ public final class FlightRecording {
     /** Every event runtime-core defines (dev.gatun.cuda.internal.events). */
     public static final List<String> NAMES = List.of("dev.gatun.ModuleLoad", "dev.gatun.NvrtcCompile",
             "dev.gatun.GraphCapture", "dev.gatun.GraphInstantiate", "dev.gatun.GraphUpdate", "dev.gatun.SynchronousCopy",
-            "dev.gatun.RetirementBacklog", "dev.gatun.PoolMiss", "dev.gatun.ContextPoisoned");
+            "dev.gatun.RetirementBacklog", "dev.gatun.PoolMiss", "dev.gatun.ContextPoisoned",
+            "dev.gatun.DriverLog");
 
     private FlightRecording() {
     }

@@ -44,6 +44,8 @@ public final class LogCapture {
     private static final ConcurrentLinkedQueue<Event> EVENTS = new ConcurrentLinkedQueue<>();
     /** The events a test asserted with {@link #expect}. */
     private static final Set<Event> EXPECTED = ConcurrentHashMap.newKeySet();
+    /** The loggers whose DEBUG events are recorded. */
+    private static final Set<String> DEBUG = ConcurrentHashMap.newKeySet();
 
     private LogCapture() {}
 
@@ -56,10 +58,20 @@ public final class LogCapture {
         return List.copyOf(EVENTS);
     }
 
-    /** Forgets every event recorded so far. */
+    /** Forgets every event recorded so far, and records DEBUG events of no logger. */
     public static void clear() {
         EVENTS.clear();
         EXPECTED.clear();
+        DEBUG.clear();
+    }
+
+    /** Records the DEBUG events of the logger named {@code logger} too, until the next {@link #clear()}. */
+    public static void enableDebug(String logger) {
+        DEBUG.add(logger);
+    }
+
+    static boolean debugEnabled(String logger) {
+        return DEBUG.contains(logger);
     }
 
     /** The ERROR events recorded since the last {@link #clear()} that no {@link #expect} matched. */

@@ -85,6 +85,7 @@ final class SimulatedDevices {
 
     public int cuDeviceGetAttribute(MemorySegment pi, int attrib, int dev) {
         if (failingAttributes.contains(attrib)) {
+            gpu.logs.refused("cuDeviceGetAttribute", "attrib " + attrib + " is not an attribute this device reports");
             return INVALID_VALUE;
         }
         pi.set(ValueLayout.JAVA_INT, 0, attributes.getOrDefault(attrib, defaultAttribute(attrib)));

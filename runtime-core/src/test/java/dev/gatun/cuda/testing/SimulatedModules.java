@@ -81,6 +81,7 @@ final class SimulatedModules {
             return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
         }
         if (!cubin && (rejectPtx || text.contains(".version 99."))) {
+            gpu.logs.refused("cuModuleLoadData", "the PTX ISA version of image is newer than this driver supports");
             return CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
         }
         long h = gpu.newHandle();
@@ -177,8 +178,12 @@ final class SimulatedModules {
             return INVALID_HANDLE;
         }
         if (attrib == CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()) {
-            if (value + staticShared.getOrDefault(f.name, 0) > SimulatedDevices.defaultAttribute(
-                    CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN())) {
+            int most = SimulatedDevices.defaultAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN())
+                    - staticShared.getOrDefault(f.name, 0);
+            if (value > most) {
+                gpu.logs.refused("cuFuncSetAttribute", "value " + value + " for attrib "
+                        + "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is more than the " + most
+                        + " bytes of dynamic shared memory a block of this function can opt in to");
                 return INVALID_VALUE;
             }
             f.maxDynamicShared = value;
@@ -212,12 +217,12 @@ final class SimulatedModules {
 
     public int cuLaunchKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz, int smem,
             MemorySegment stream, MemorySegment params, MemorySegment extra) {
-        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, false);
+        return launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, smem, stream, params, false);
     }
 
     public int cuLaunchCooperativeKernel(MemorySegment f, int gx, int gy, int gz, int bx, int by, int bz, int smem,
             MemorySegment stream, MemorySegment params) {
-        return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, true);
+        return launch("cuLaunchCooperativeKernel", f, gx, gy, gz, bx, by, bz, smem, stream, params, true);
     }
 
     public int cuLaunchKernelEx(MemorySegment config, MemorySegment f, MemorySegment params, MemorySegment extra) {
@@ -227,6 +232,8 @@ final class SimulatedModules {
         for (FakeDriverApi.LaunchAttribute a : attributes) {
             // The simulated device's stream priority range is 0 (lowest) .. -5 (highest).
             if (a.id() == CudaDriver.CU_LAUNCH_ATTRIBUTE_PRIORITY() && (a.values().get(0) < -5 || a.values().get(0) > 0)) {
+                gpu.logs.refused("cuLaunchKernelEx", "launch attribute CU_LAUNCH_ATTRIBUTE_PRIORITY value "
+                        + a.values().get(0) + " is outside the priority range [-5, 0]");
                 return INVALID_VALUE;
             }
             if (a.event() != 0) {
@@ -240,7 +247,7 @@ final class SimulatedModules {
                 events.add(e);
             }
         }
-        int r = launch(f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
+        int r = launch("cuLaunchKernelEx", f, CUlaunchConfig_st.gridDimX(c), CUlaunchConfig_st.gridDimY(c), CUlaunchConfig_st.gridDimZ(c),
                 CUlaunchConfig_st.blockDimX(c), CUlaunchConfig_st.blockDimY(c), CUlaunchConfig_st.blockDimZ(c),
                 CUlaunchConfig_st.sharedMemBytes(c), CUlaunchConfig_st.hStream(c), params, false);
         if (r == SUCCESS) {
@@ -288,14 +295,21 @@ final class SimulatedModules {
         return List.copyOf(out);
     }
 
-    private int launch(MemorySegment fn, int gx, int gy, int gz, int bx, int by, int bz, int smem, MemorySegment stream,
-            MemorySegment params, boolean cooperative) {
+    private int launch(String function, MemorySegment fn, int gx, int gy, int gz, int bx, int by, int bz, int smem,
+            MemorySegment stream, MemorySegment params, boolean cooperative) {
         Function f = functions.get(fn.address());
         SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
         if (f == null || s == null) {
             return INVALID_HANDLE;
         }
-        if ((long) bx * by * bz > 1024 || smem > Math.max(48 * 1024 - staticShared.getOrDefault(f.name, 0), f.maxDynamicShared)) {
+        if ((long) bx * by * bz > 1024) {
+            gpu.logs.refused(function, "blockDim (" + bx + ", " + by + ", " + bz + ") is more than 1024 threads per block");
+            return INVALID_VALUE;
+        }
+        int sharedMost = Math.max(48 * 1024 - staticShared.getOrDefault(f.name, 0), f.maxDynamicShared);
+        if (smem > sharedMost) {
+            gpu.logs.refused(function, "sharedMemBytes " + smem + " is more than the " + sharedMost + " bytes of "
+                    + "dynamic shared memory this function may use (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)");
             return INVALID_VALUE;
         }
         if (cooperative && (long) gx * gy * gz > 132L * Math.max(1, 2048 / (bx * by * bz))) {

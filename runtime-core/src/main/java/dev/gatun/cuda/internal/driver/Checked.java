@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The choke point of layer 2 for one context: every typed call ({@link DriverCalls}) reaches
  * the driver through the {@link DriverApi} held here, and turns its result into a typed
- * exception here, poisoning the context on a sticky error. Owners never see the raw API: it is
+ * exception here (with the lines the driver logged about the call, see {@link DriverLog}),
+ * poisoning the context on a sticky error. Owners never see the raw API: it is
  * visible to this package only.
  *
  * <p>Out-parameters live in one {@value #OUT_BYTES}-byte native block per thread that only this

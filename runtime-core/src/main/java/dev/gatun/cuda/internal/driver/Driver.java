@@ -40,7 +40,8 @@ public final class Driver {
     }
 
     /**
-     * Initializes a driver reached through {@code api}: {@code cuInit(0)}, then the version.
+     * Initializes a driver reached through {@code api}: {@code cuInit(0)}, the version, then the
+     * callback of its error log ({@code DriverLog}, where the driver keeps one).
      *
      * @param library where the driver came from, for messages (a path, or "simulated")
      * @throws CudaUnavailableException when cuInit fails or the driver is older than 12.0
@@ -64,6 +65,7 @@ public final class Driver {
             throw unavailable(library + " supports CUDA " + CudaVersion.of(encoded) + "; Gatun needs a driver for CUDA "
                     + CudaVersion.of(MINIMUM_VERSION) + " or newer. Update the NVIDIA driver.");
         }
+        DriverLog.register(api, library);
         return new Driver(api, CudaVersion.of(encoded), library);
     }
 
@@ -149,10 +151,15 @@ public final class Driver {
         }
     }
 
-    /** The typed exception for a failed result, with the driver's own description. */
+    /**
+     * The typed exception for a failed result, with the driver's own description and the lines it
+     * logged about the call on this thread ({@code DriverLog}).
+     */
     public CudaException error(int result, String operation, int device) {
-        return new CudaException(result, CuResults.name(result), describe(api, result),
-                operation, device);
+        String description = describe(api, result);
+        // The lines are taken after cuGetErrorString, so that whatever it logged stays with this
+        // failure instead of riding along with the thread's next one.
+        return new CudaException(result, CuResults.name(result), description, operation, device, DriverLog.take());
     }
 
     private static String suffixed(String description) {

@@ -1,0 +1,200 @@
+package dev.gatun.cuda;
+
+import static dev.gatun.cuda.testing.FlightRecording.named;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.events.DriverLogEvent;
+import dev.gatun.cuda.testing.FakeCuda;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FaultPlan;
+import dev.gatun.cuda.testing.FlightRecording;
+import dev.gatun.cuda.testing.LogCapture;
+import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.Simulated;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import jdk.jfr.EventType;
+import jdk.jfr.SettingDescriptor;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.event.Level;
+
+/**
+ * The driver's error log on the simulated driver, which explains some of its refusals in a line
+ * naming the argument (testing/SimulatedLogs): the exception of the refused call carries its
+ * line, every line reaches SLF4J and JFR, and a driver without the log is said so once at DEBUG
+ * and works as before.
+ */
+class DriverLogTest {
+
+    private static final String DRIVER_LOGGER = "dev.gatun.cuda.driver";
+    private static final String DRIVER_LOG_CLASS = "dev.gatun.cuda.internal.driver.DriverLog";
+    private static final int ERROR = CudaDriver.CU_LOG_LEVEL_ERROR();
+    private static final int WARNING = CudaDriver.CU_LOG_LEVEL_WARNING();
+    private static final int MAX_DYNAMIC_SHARED = CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES();
+    /** What the simulated driver logs when it refuses {@link #refuseSharedMemory()}. */
+    private static final String SHARED_REFUSED = "cuFuncSetAttribute: value 300000 for attrib "
+            + "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is more than the 232448 bytes of dynamic shared memory a "
+            + "block of this function can opt in to";
+
+    private final Simulated sim = new Simulated();
+    private final CudaContext ctx = sim.context();
+    private final Kernel kernel = kernel(ctx);
+
+    private static Kernel kernel(CudaContext context) {
+        context.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
+        return context.modules().kernel("m", "fill");
+    }
+
+    @AfterEach
+    void close() {
+        kernel.close();
+    }
+
+    /** A refusal the simulated driver explains: more dynamic shared memory than a block can opt in to. */
+    private CudaException refuseSharedMemory() {
+        return assertThrows(CudaException.class, () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 300_000));
+    }
+
+    @Test
+    void aRefusalCarriesTheDriversLineNamingTheArgument() {
+        CudaException e = refuseSharedMemory();
+        assertEquals(List.of(SHARED_REFUSED), e.driverLog());
+        assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
+        assertTrue(e.getMessage().endsWith("[device 0]; driver log: \"" + SHARED_REFUSED + "\""), e.getMessage());
+    }
+
+    @Test
+    void aRefusedLaunchAndARejectedImageCarryTheirLines() {
+        try (Stream stream = ctx.createStream(); DeviceBuffer buffer = ctx.allocate(256)) {
+            KernelLaunch launch = kernel.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(buffer), KernelArg.i32(7));
+            // Gatun checks every launch the simulated driver would refuse, so the refusal is
+            // injected, and its line logged on this thread first, as the driver logs it inside the call.
+            String line = "cuLaunchKernel: too many resources requested for launch";
+            sim.gpu.driverLogs(ERROR, line);
+            sim.faults.replaceOnce("cuLaunchKernel", CudaDriver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES());
+            LaunchRefusedException refused = assertThrows(LaunchRefusedException.class, () -> launch.launch(stream));
+            assertEquals(List.of(line), refused.driverLog());
+            assertEquals(refused.driverLog(), ((CudaException) refused.getCause()).driverLog());
+            assertTrue(refused.getMessage().contains("[device 0]; driver log: \"" + line + "\". The kernel: "),
+                    refused.getMessage());
+        }
+        sim.gpu.rejectPtx(true);
+        ImageRejectedException rejected = assertThrows(ImageRejectedException.class,
+                () -> ctx.modules().load("n", ModuleImage.ptx("n.ptx", Ptx.module("n", "u32"))));
+        assertEquals(List.of("cuModuleLoadData: the PTX ISA version of image is newer than this driver supports"),
+                rejected.driverLog());
+    }
+
+    @Test
+    void aFailureTheDriverDidNotExplainCarriesNoLine() {
+        sim.faults.replaceOnce("cuFuncSetAttribute", CudaDriver.CUDA_ERROR_INVALID_VALUE()); // never reaches the driver
+        CudaException e = assertThrows(CudaException.class, () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 1024));
+        assertEquals(List.of(), e.driverLog());
+        assertFalse(e.getMessage().contains("driver log"), e.getMessage());
+    }
+
+    @Test
+    void anExceptionCarriesOnlyTheLinesOfItsThreadSinceItsLastException() throws InterruptedException {
+        Thread other = Thread.ofPlatform().start(() -> sim.gpu.driverLogs(ERROR, "cuMemcpy2D: invalid pitch 3"));
+        other.join();
+        assertEquals(List.of(SHARED_REFUSED), refuseSharedMemory().driverLog(), "another thread's line stays out");
+
+        sim.gpu.failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
+        CudaException next = assertThrows(CudaException.class,
+                () -> ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()));
+        assertEquals(List.of("cuDeviceGetAttribute: attrib " + CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()
+                + " is not an attribute this device reports"), next.driverLog(), "the earlier exception took its line");
+    }
+
+    @Test
+    void aThreadKeepsItsNewestSixteenLinesAndCutsALongOne() {
+        for (int i = 0; i < 40; i++) {
+            sim.gpu.driverLogs(WARNING, "line " + i);
+        }
+        sim.gpu.driverLogs(WARNING, "x".repeat(10_000));
+        List<String> lines = refuseSharedMemory().driverLog();
+        assertEquals(16, lines.size());
+        assertEquals("line 26", lines.getFirst(), "lines 0 to 25 were dropped: " + lines);
+        assertEquals("x".repeat(4096) + " [cut at 4096 bytes]", lines.get(14));
+        assertEquals(SHARED_REFUSED, lines.getLast());
+    }
+
+    @Test
+    void everyLineGoesToSlf4jErrorsAtWarnAndWarningsAtInfo() {
+        sim.gpu.driverLogs(WARNING, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+        refuseSharedMemory();
+        LogCapture.expect(Level.INFO, DRIVER_LOGGER, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+        LogCapture.expect(Level.WARN, DRIVER_LOGGER, SHARED_REFUSED);
+        assertEquals(List.of(), LogCapture.find(Level.ERROR, DRIVER_LOGGER), "the refused call throws; its caller judges");
+    }
+
+    @Test
+    void everyLineIsAFlightRecorderEventWithoutAStackTraceByDefault() {
+        List<RecordedEvent> events = named(FlightRecording.of(() -> {
+            sim.gpu.driverLogs(WARNING, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+            refuseSharedMemory();
+        }), "dev.gatun.DriverLog");
+        assertEquals(List.of("warning", "error"), events.stream().map(e -> e.getString("level")).toList());
+        assertEquals(List.of("cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored", SHARED_REFUSED),
+                events.stream().map(e -> e.getString("message")).toList());
+        Map<String, String> defaults = EventType.getEventType(DriverLogEvent.class).getSettingDescriptors().stream()
+                .collect(Collectors.toMap(SettingDescriptor::getName, SettingDescriptor::getDefaultValue));
+        assertEquals("false", defaults.get("stackTrace"), defaults.toString());
+    }
+
+    @Test
+    void theCallbackIsRegisteredOnceWhenTheDriverIsCreated() {
+        FakeDriverApi gpu = new FakeDriverApi();
+        FaultPlan plan = new FaultPlan().countCalls();
+        CudaContext context = FakeCuda.over(gpu, plan).device(0).context();
+        try (Kernel k = kernel(context); Stream stream = context.createStream()) {
+            k.launch(stream, LaunchConfig.of(1, 32), KernelArg.address(0), KernelArg.i32(7));
+            stream.synchronize();
+        }
+        assertEquals(1, plan.calls("cuLogsRegisterCallback"));
+        assertEquals(1, gpu.logCallbacks());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "CUDA_ERROR_NOT_SUPPORTED", "CUDA_ERROR_NOT_FOUND"})
+    void aDriverWithoutTheLogSaysSoOnceAtDebugAndWorksAsBefore(String answer) {
+        LogCapture.enableDebug(DRIVER_LOG_CLASS);
+        FakeDriverApi gpu = new FakeDriverApi();
+        FaultPlan plan = new FaultPlan().countCalls();
+        if (answer.isEmpty()) {
+            gpu.withoutSymbol("cuLogsRegisterCallback"); // older than 12.9
+        } else {
+            plan.replaceAlways("cuLogsRegisterCallback", answer.equals("CUDA_ERROR_NOT_SUPPORTED")
+                    ? CudaDriver.CUDA_ERROR_NOT_SUPPORTED() : CudaDriver.CUDA_ERROR_NOT_FOUND());
+        }
+        Cuda cuda = FakeCuda.over(gpu, plan);
+        CudaContext context = cuda.device(0).context();
+
+        List<LogCapture.Event> said = LogCapture.find(Level.DEBUG, DRIVER_LOG_CLASS,
+                "keeps no error log (cuLogsRegisterCallback " + (answer.isEmpty() ? "needs a driver for CUDA 12.9"
+                        : "answered " + answer));
+        assertEquals(1, said.size(), LogCapture.events().toString());
+        assertEquals(answer.isEmpty() ? 0 : 1, plan.calls("cuLogsRegisterCallback"));
+        assertEquals(0, gpu.logCallbacks());
+
+        try (Kernel k = kernel(context); DeviceBuffer b = context.allocate(16)) {
+            CudaException e = assertThrows(CudaException.class, () -> k.setAttribute(MAX_DYNAMIC_SHARED, 300_000));
+            assertEquals(List.of(), e.driverLog());
+            assertFalse(e.getMessage().contains("driver log"), e.getMessage());
+            b.asInts().copyFrom(new int[] {1, 2, 3, 4});
+            int[] back = new int[4];
+            b.asInts().copyTo(back);
+            assertArrayEquals(new int[] {1, 2, 3, 4}, back);
+        }
+    }
+}
