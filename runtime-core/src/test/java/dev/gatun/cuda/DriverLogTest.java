@@ -117,6 +117,17 @@ class DriverLogTest {
     }
 
     @Test
+    void aRefusalGatunAsksForAsAnAnswerIsNotAttachedToTheNextException() {
+        // Preparing a launch reads the kernel's parameters until the driver refuses the index past
+        // the last, and logs that refusal (as the real driver does): an answer, not a failure.
+        try (DeviceBuffer buffer = ctx.allocate(256)) {
+            kernel.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(buffer), KernelArg.i32(7));
+        }
+        LogCapture.expect(Level.WARN, DRIVER_LOGGER, "cuFuncGetParamInfo: paramIndex 2 outside of kernel parameter count 2");
+        assertEquals(List.of(SHARED_REFUSED), refuseSharedMemory().driverLog());
+    }
+
+    @Test
     void aThreadKeepsItsNewestSixteenLinesAndCutsALongOne() {
         for (int i = 0; i < 40; i++) {
             sim.gpu.driverLogs(WARNING, "line " + i);

@@ -197,6 +197,9 @@ final class SimulatedModules {
             return INVALID_HANDLE;
         }
         if (index < 0 || index >= f.paramSizes.size()) {
+            // As the real driver logs the probe past the last parameter (seen on the H200).
+            gpu.logs.refused("cuFuncGetParamInfo", "paramIndex " + index + " outside of kernel parameter count "
+                    + f.paramSizes.size());
             return INVALID_VALUE;
         }
         long at = 0;

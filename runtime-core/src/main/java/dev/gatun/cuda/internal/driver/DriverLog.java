@@ -116,6 +116,17 @@ final class DriverLog {
         return PENDING.get().take();
     }
 
+    /**
+     * Forgets this thread's lines: called where Gatun asked the driver a question whose "no" is
+     * an answer, not a failure (the parameter past a kernel's last, an update refused for its
+     * topology, a symbol a module lacks). The driver logs such refusals too (on the H200:
+     * "paramIndex 4 outside of kernel parameter count 4"), and kept, they would be attached to
+     * the thread's next exception as if they explained it.
+     */
+    static void discard() {
+        PENDING.get().take();
+    }
+
     /** The callback: one line, forwarded and kept for this thread. */
     private static void received(MemorySegment data, int level, MemorySegment message, long length) {
         try {

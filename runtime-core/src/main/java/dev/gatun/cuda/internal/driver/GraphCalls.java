@@ -102,6 +102,7 @@ public final class GraphCalls {
         info.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()); // unclassified, should it stay unwritten
         int r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
         if (r == UPDATE_FAILURE) {
+            DriverLog.discard(); // the refusal is an answer (its reason is returned), not a failure to explain
             // CUgraphExecUpdateResultInfo: the result (an int) comes first.
             return info.get(ValueLayout.JAVA_INT, 0);
         }

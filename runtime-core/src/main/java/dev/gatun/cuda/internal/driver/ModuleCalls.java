@@ -77,6 +77,7 @@ public final class ModuleCalls {
             // NUL-terminated copy alive for the call; out receives the CUfunction.
             int r = c.api.cuModuleGetFunction(out, module, arena.allocateFrom(name));
             if (r == NOT_FOUND) {
+                DriverLog.discard(); // the caller says which function is missing, and where it looked
                 return null;
             }
             if (r != 0) {
@@ -124,6 +125,7 @@ public final class ModuleCalls {
             // Safety: out holds the two size_t results; the function's module is retained.
             int r = c.api.cuFuncGetParamInfo(function, i, out, out.asSlice(8));
             if (r == INVALID_VALUE) {
+                DriverLog.discard(); // the driver logs the probe past the last parameter: an answer, not a failure
                 return List.copyOf(params); // past the last parameter
             }
             if (r != 0) {
