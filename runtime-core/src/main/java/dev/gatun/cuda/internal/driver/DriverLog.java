@@ -62,6 +62,7 @@ final class DriverLog {
     private static final int NOT_SUPPORTED = CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
     private static final int NOT_FOUND = CudaDriver.CUDA_ERROR_NOT_FOUND();
     private static final ThreadLocal<Lines> PENDING = ThreadLocal.withInitial(Lines::new);
+    private static final ThreadLocal<boolean[]> ASKING = ThreadLocal.withInitial(() -> new boolean[1]);
 
     private DriverLog() {
     }
@@ -127,11 +128,24 @@ final class DriverLog {
         PENDING.get().take();
     }
 
+    /**
+     * Marks (true) or unmarks this thread's driver calls as questions whose refusal is an answer
+     * (see {@link #discard()}): while marked, their lines go to SLF4J at DEBUG, not WARN, since
+     * every kernel's first launch would otherwise log two warnings for a probe that is normal.
+     */
+    static void answering(boolean asking) {
+        ASKING.get()[0] = asking;
+    }
+
     /** The callback: one line, forwarded and kept for this thread. */
     private static void received(MemorySegment data, int level, MemorySegment message, long length) {
         try {
             String line = text(message, length);
             if (line.isEmpty()) {
+                return;
+            }
+            if (ASKING.get()[0]) {
+                DRIVER.debug("{} (a refusal Gatun asked for as an answer)", line);
                 return;
             }
             forward(level, line);

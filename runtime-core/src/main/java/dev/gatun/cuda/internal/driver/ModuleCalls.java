@@ -123,9 +123,14 @@ public final class ModuleCalls {
         MemorySegment out = c.out();
         for (long i = 0;; i++) {
             // Safety: out holds the two size_t results; the function's module is retained.
-            int r = c.api.cuFuncGetParamInfo(function, i, out, out.asSlice(8));
+            DriverLog.answering(true); // the probe past the last parameter is refused, and logged: an answer
+            int r;
+            try {
+                r = c.api.cuFuncGetParamInfo(function, i, out, out.asSlice(8));
+            } finally {
+                DriverLog.answering(false);
+            }
             if (r == INVALID_VALUE) {
-                DriverLog.discard(); // the driver logs the probe past the last parameter: an answer, not a failure
                 return List.copyOf(params); // past the last parameter
             }
             if (r != 0) {
