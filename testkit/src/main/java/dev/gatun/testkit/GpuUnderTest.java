@@ -41,6 +41,8 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
     private final Faults faults;
     private ContextOptions options = ContextOptions.defaults().withLeakTracking(true);
     private CudaContext context;
+    /** The ids of the owners the context made for itself as it opened (its streams, its view of the default pool). */
+    private Set<Long> own;
     private boolean closed;
 
     GpuUnderTest(Cuda cuda, FaultPlan plan) {
@@ -105,6 +107,8 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
         }
         if (context == null) {
             context = cuda.device(0).context(options);
+            own = options.leakTracking() ? context.liveOwners().stream().map(LiveOwner::id).collect(Collectors.toSet())
+                    : Set.of();
         }
         return context;
     }
@@ -176,7 +180,7 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
         try {
             ctx.close();
         } catch (IllegalStateException refused) {
-            throw new IllegalStateException(refused.getMessage() + openOwners(ctx), refused);
+            throw new IllegalStateException(refused.getMessage() + openOwners(ctx, own), refused);
         }
         List<String> problems = afterContextClosed(ctx.poisonedBy().isPresent());
         if (!problems.isEmpty()) {
@@ -194,16 +198,18 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
      */
     abstract List<String> afterContextClosed(boolean poisoned);
 
-    /** The owners a refused close left open, named, without the context's own. */
-    private static String openOwners(CudaContext ctx) {
+    /**
+     * The owners a refused close left open, named, without the context's own ({@code own}) and
+     * its registry's modules, which its close retires itself.
+     */
+    private static String openOwners(CudaContext ctx, Set<Long> own) {
         if (!ctx.options().leakTracking()) {
             return " (open the context with leak tracking to see where each was made)";
         }
-        Set<String> own = Set.of(ctx.computeStream().toString(), ctx.copyStream().toString(),
-                ctx.defaultMemoryPool().toString());
+        ctx.reap(); // owners closed but not yet retired are listed until their work is known done
         List<String> open = new ArrayList<>();
         for (LiveOwner owner : ctx.liveOwners()) {
-            if (owner.kind() != OwnerKind.MODULE && !own.contains(owner.identity())) {
+            if (owner.kind() != OwnerKind.MODULE && !own.contains(owner.id())) {
                 open.add(owner.identity() + site(owner));
             }
         }
@@ -213,7 +219,8 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
     /** Where an owner was made: the first frames past Gatun's and the testkit's own. */
     private static String site(LiveOwner owner) {
         return owner.allocationSite().stream().dropWhile(f -> LIBRARY.contains(packageOf(f))
-                || packageOf(f).startsWith("dev.gatun.cuda.internal") || TESTKIT.contains(f.getClassName())).limit(4)
+                || packageOf(f).startsWith("dev.gatun.cuda.internal") || TESTKIT.contains(f.getClassName()))
+                .takeWhile(f -> !packageOf(f).startsWith("org.junit.") && !packageOf(f).endsWith(".reflect")).limit(4)
                 .map(f -> "\n      at " + f).collect(Collectors.joining());
     }
 
