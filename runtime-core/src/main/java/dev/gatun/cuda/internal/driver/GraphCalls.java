@@ -100,9 +100,14 @@ public final class GraphCalls {
         // progress (the caller's contract); info (64 bytes) holds the 24-byte
         // CUgraphExecUpdateResultInfo the driver fills in.
         info.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()); // unclassified, should it stay unwritten
-        int r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
+        DriverLog.answering(true); // a refusal is an answer (its reason is returned), not a failure to explain
+        int r;
+        try {
+            r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
+        } finally {
+            DriverLog.answering(false);
+        }
         if (r == UPDATE_FAILURE) {
-            DriverLog.discard(); // the refusal is an answer (its reason is returned), not a failure to explain
             // CUgraphExecUpdateResultInfo: the result (an int) comes first.
             return info.get(ValueLayout.JAVA_INT, 0);
         }
