@@ -10,6 +10,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -62,7 +63,7 @@ final class DriverLog {
     private static final int NOT_SUPPORTED = CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
     private static final int NOT_FOUND = CudaDriver.CUDA_ERROR_NOT_FOUND();
     private static final ThreadLocal<Lines> PENDING = ThreadLocal.withInitial(Lines::new);
-    private static final ThreadLocal<boolean[]> ASKING = ThreadLocal.withInitial(() -> new boolean[1]);
+    private static final ThreadLocal<Asked> ASKED = ThreadLocal.withInitial(Asked::new);
 
     private DriverLog() {
     }
@@ -118,23 +119,42 @@ final class DriverLog {
     }
 
     /**
-     * Forgets this thread's lines: called where Gatun asked the driver a question whose "no" is
-     * an answer, not a failure (the parameter past a kernel's last, an update refused for its
-     * topology, a symbol a module lacks). The driver logs such refusals too (on the H200:
-     * "paramIndex 4 outside of kernel parameter count 4"), and kept, they would be attached to
-     * the thread's next exception as if they explained it.
+     * Marks this thread's next driver call as a question whose refusal is an answer, not a
+     * failure: the parameter past a kernel's last, an update refused for its topology, a symbol a
+     * module lacks. The driver logs such refusals too (on the H200: "paramIndex 4 outside of
+     * kernel parameter count 4", for every kernel's first launch), so the call's lines are held
+     * until {@link #answered} says which it was. Always paired with {@link #answered}.
      */
-    static void discard() {
-        PENDING.get().take();
+    static void asking() {
+        ASKED.get().asking = true;
     }
 
     /**
-     * Marks (true) or unmarks this thread's driver calls as questions whose refusal is an answer
-     * (see {@link #discard()}): while marked, their lines go to SLF4J at DEBUG, not WARN, since
-     * every kernel's first launch would otherwise log two warnings for a probe that is normal.
+     * Ends a call marked by {@link #asking()}. Its lines go to SLF4J at DEBUG and are dropped when
+     * the refusal was the answer; otherwise (success, or another failure) they are what the call
+     * logged, forwarded and kept for the thread's next exception as any line is.
      */
-    static void answering(boolean asking) {
-        ASKING.get()[0] = asking;
+    static void answered(boolean refusalWasTheAnswer) {
+        Asked asked = ASKED.get();
+        asked.asking = false;
+        for (int k = 0; k < asked.lines.size(); k++) {
+            String line = asked.lines.get(k);
+            if (refusalWasTheAnswer) {
+                DRIVER.debug("{} (a refusal Gatun asked for as an answer)", line);
+            } else {
+                forward(asked.levels.get(k), line);
+                PENDING.get().add(line);
+            }
+        }
+        asked.lines.clear();
+        asked.levels.clear();
+    }
+
+    /** A thread's call marked by {@link #asking()}, and the lines it logged so far. */
+    private static final class Asked {
+        boolean asking;
+        final List<String> lines = new ArrayList<>(2);
+        final List<Integer> levels = new ArrayList<>(2);
     }
 
     /** The callback: one line, forwarded and kept for this thread. */
@@ -144,8 +164,10 @@ final class DriverLog {
             if (line.isEmpty()) {
                 return;
             }
-            if (ASKING.get()[0]) {
-                DRIVER.debug("{} (a refusal Gatun asked for as an answer)", line);
+            Asked asked = ASKED.get();
+            if (asked.asking) {
+                asked.lines.add(line);
+                asked.levels.add(level);
                 return;
             }
             forward(level, line);

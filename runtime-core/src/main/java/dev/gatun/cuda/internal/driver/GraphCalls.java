@@ -100,12 +100,12 @@ public final class GraphCalls {
         // progress (the caller's contract); info (64 bytes) holds the 24-byte
         // CUgraphExecUpdateResultInfo the driver fills in.
         info.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()); // unclassified, should it stay unwritten
-        DriverLog.answering(true); // a refusal is an answer (its reason is returned), not a failure to explain
-        int r;
+        DriverLog.asking(); // a refusal is an answer (its reason is returned), not a failure to explain
+        int r = -1;
         try {
             r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
         } finally {
-            DriverLog.answering(false);
+            DriverLog.answered(r == UPDATE_FAILURE);
         }
         if (r == UPDATE_FAILURE) {
             // CUgraphExecUpdateResultInfo: the result (an int) comes first.

@@ -75,9 +75,14 @@ public final class ModuleCalls {
             MemorySegment out = c.out();
             // Safety: the caller holds a reference on the loaded module; the name is a
             // NUL-terminated copy alive for the call; out receives the CUfunction.
-            int r = c.api.cuModuleGetFunction(out, module, arena.allocateFrom(name));
+            DriverLog.asking(); // the caller says which function is missing, and where it looked
+            int r = -1;
+            try {
+                r = c.api.cuModuleGetFunction(out, module, arena.allocateFrom(name));
+            } finally {
+                DriverLog.answered(r == NOT_FOUND);
+            }
             if (r == NOT_FOUND) {
-                DriverLog.discard(); // the caller says which function is missing, and where it looked
                 return null;
             }
             if (r != 0) {
@@ -123,12 +128,12 @@ public final class ModuleCalls {
         MemorySegment out = c.out();
         for (long i = 0;; i++) {
             // Safety: out holds the two size_t results; the function's module is retained.
-            DriverLog.answering(true); // the probe past the last parameter is refused, and logged: an answer
-            int r;
+            DriverLog.asking(); // the probe past the last parameter is refused, and logged: an answer
+            int r = -1;
             try {
                 r = c.api.cuFuncGetParamInfo(function, i, out, out.asSlice(8));
             } finally {
-                DriverLog.answering(false);
+                DriverLog.answered(r == INVALID_VALUE);
             }
             if (r == INVALID_VALUE) {
                 return List.copyOf(params); // past the last parameter
