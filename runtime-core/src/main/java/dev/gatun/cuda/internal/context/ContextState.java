@@ -39,7 +39,7 @@ public final class ContextState implements RetirementQueue.Host {
     private final WatchStreams watches = new WatchStreams(this);
     private final SyncOrdering ordering = new SyncOrdering(this);
     private final PeerAccess peers = new PeerAccess(this);
-    private final ContextStats stats = new ContextStats();
+    private final ContextStats stats = new ContextStats(ordering);
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     /** With leak tracking, the resources counted in {@link #live} themselves, so a leak can be named; else null. */
     private final Set<NativeResource> tracked;
