@@ -32,7 +32,7 @@ import java.lang.invoke.VarHandle;
  * memory; device memory is read through Gatun's copies, which order themselves after queued work.
  *
  * <p>One lifecycle as every owner: {@link #close()} hands it to retirement, which frees it once
- * the work queued on every stream that used it has completed (and a graph that names it holds
+ * the stream memory operations queued on it have completed (and a graph that names it holds
  * it until its last launch completed); the host view is closed first, so a read after close is
  * an {@link IllegalStateException}, never a read of freed memory.
  */
@@ -62,8 +62,11 @@ public final class MappedWord extends Owner {
     }
 
     /**
-     * {@return the word's device address, for a kernel argument} Valid while this word is open; a
-     * kernel that writes it must be queued on a Gatun stream (so its close waits for it).
+     * {@return the word's device address, for a kernel argument ({@code KernelArg.address})} Valid
+     * while this word is open. A launch does not see a raw address, so its use is not fenced:
+     * close the word only once the kernels given its address have completed (the host saw the
+     * value they write, or their stream was synchronized). Stream memory operations on the word
+     * are fenced as usual.
      */
     public long deviceAddress() {
         memory.checkOpen();
