@@ -11,6 +11,7 @@ import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -61,6 +62,33 @@ class StreamMemOpsTest {
             assertEquals(0x1234_5678, got[3]);
             assertEquals(-1, got[2]); // the fill before the write, not after
             assertEquals(-1, got[15]);
+        }
+    }
+
+    /** The exact driver calls {@code operation} makes. */
+    private Map<String, Integer> callsOf(Runnable operation) {
+        sim.faults.clear();
+        sim.faults.countCalls();
+        operation.run();
+        Map<String, Integer> calls = sim.faults.counts();
+        sim.faults.clear();
+        return calls;
+    }
+
+    @Test
+    void aWarmedWriteOrWaitIsExactlyItsOneDriverCall() {
+        try (DeviceBuffer words = ctx.allocate(16); MappedWord word = ctx.allocateMappedWord()) {
+            DeviceView wide = words.asLongs().slice(1, 1);
+            Runnable write = () -> a.memOps().write32(word, 3, WriteFlag.DEFAULT);
+            Runnable write64 = () -> a.memOps().write64(wide, 5L, WriteFlag.DEFAULT);
+            Runnable wait = () -> a.memOps().wait32(word, 3, WaitCondition.EQ, WaitFlag.DEFAULT);
+            write.run(); // warm: the device's support is read once, the stream listed on the owners
+            write64.run();
+            wait.run();
+            assertEquals(Map.of("cuStreamWriteValue32_v2", 1), callsOf(write));
+            assertEquals(Map.of("cuStreamWriteValue64_v2", 1), callsOf(write64));
+            assertEquals(Map.of("cuStreamWaitValue32_v2", 1), callsOf(wait));
+            a.synchronize();
         }
     }
 
