@@ -139,7 +139,9 @@ static void write_mapped_until_seen(long i) {
     uint32_t v = ++written;
     CHECK(cuStreamWriteValue32(stream, mapped_device, v, CU_STREAM_WRITE_VALUE_DEFAULT));
     while (__atomic_load_n((volatile uint32_t *) mapped, __ATOMIC_ACQUIRE) != v) {
+#if defined(__x86_64__)
         __builtin_ia32_pause(); /* as Thread.onSpinWait */
+#endif
     }
 }
 
