@@ -64,6 +64,10 @@ static CUgraphExec graph;
 static void *pinned;
 static CUdeviceptr device_buf, word;
 static int readback;
+/* The mapped-word row: 8 bytes of pinned host memory mapped into the device, its device address, the last value written. */
+static void *mapped;
+static CUdeviceptr mapped_device;
+static uint32_t written;
 
 /* The 4-argument kernel's arguments: cuLaunchKernel reads them through four_args at each call. */
 static CUdeviceptr arg_out, arg_in;
@@ -129,6 +133,18 @@ static void read_word(long i) {
     CHECK(cuMemcpyDtoH(&readback, word, sizeof readback));
 }
 
+/* As the Java twin's MappedWord row: a stream write of the next value, then acquire loads until the host sees it. */
+static void write_mapped_until_seen(long i) {
+    (void) i;
+    uint32_t v = ++written;
+    CHECK(cuStreamWriteValue32(stream, mapped_device, v, CU_STREAM_WRITE_VALUE_DEFAULT));
+    while (__atomic_load_n((volatile uint32_t *) mapped, __ATOMIC_ACQUIRE) != v) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause(); /* as Thread.onSpinWait */
+#endif
+    }
+}
+
 static void alloc_free(long i) {
     (void) i;
     CUdeviceptr d;
@@ -188,6 +204,13 @@ static void set_up_word(void) {
     CHECK(cuMemsetD32Async(word, READBACK_VALUE, 1, stream));
 }
 
+/* A mapped word as Gatun allocates it: DEVICEMAP | PORTABLE, cleared. */
+static void set_up_mapped(void) {
+    CHECK(cuMemHostAlloc(&mapped, 8, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    CHECK(cuMemHostGetDevicePointer(&mapped_device, mapped, 0));
+    memset(mapped, 0, 8);
+}
+
 struct row {
     const char *id;
     void (*set_up)(void); /* NULL: the common set-up is enough */
@@ -214,6 +237,7 @@ static const struct row rows[] = {
     {"issue_launch", NULL, launch_empty, 1},
     {"issue_replay", set_up_graph_1, replay, 1},
     {"issue_event_record", set_up_event, record, 1},
+    {"mapped_word_seen", set_up_mapped, write_mapped_until_seen, 0},
 };
 
 static long long now_ns(void) {
@@ -354,6 +378,12 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         status = 1;
     }
 
+    if (row->op == write_mapped_until_seen
+            && (written != (uint32_t) (n + n / 2) || *(volatile uint32_t *) mapped != written)) {
+        fprintf(stderr, "the host saw %u after %u writes, not %ld\n", *(volatile uint32_t *) mapped, written, n + n / 2);
+        status = 1;
+    }
+
     if (graph != NULL) {
         CHECK(cuGraphExecDestroy(graph));
         graph = NULL;
@@ -372,6 +402,12 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         pinned = NULL;
     }
     CHECK(cuStreamSynchronize(stream));
+    if (mapped != NULL) {
+        CHECK(cuMemFreeHost(mapped));
+        mapped = NULL;
+        mapped_device = 0;
+        written = 0;
+    }
     CUdeviceptr *buffers[] = {&in_buf, &out_buf, &device_buf, &word};
     for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; b++) {
         if (*buffers[b] != 0) {

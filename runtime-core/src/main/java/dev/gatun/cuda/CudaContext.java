@@ -477,6 +477,18 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * Allocates a {@link MappedWord}: 8 bytes of pinned host memory mapped into the device, set
+     * to 0, that the GPU sets and the host polls without a driver call.
+     *
+     * @return the new word, to close when done
+     */
+    public MappedWord allocateMappedWord() {
+        checkOpen();
+        contextState.reap();
+        return MappedWord.allocate(this);
+    }
+
+    /**
      * Lets this context's kernels and copies access {@code peer}'s device memory directly
      * ({@code cuCtxEnablePeerAccess}). Once per ordered pair, idempotent and thread-safe: a
      * second call, or a driver that reports it already enabled, is not an error.

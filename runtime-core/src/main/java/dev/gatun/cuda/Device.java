@@ -15,6 +15,7 @@ public final class Device {
     private final DeviceCalls calls;
     private final int handle;
     private volatile DeviceCapabilities capabilities;
+    private volatile StreamMemOpSupport memOpSupport;
     /** The primary context, retained once and never released (see CudaContext). */
     private MemorySegment primary;
     private CudaContext context;
@@ -80,6 +81,30 @@ public final class Device {
             capabilities = c;
         }
         return c;
+    }
+
+    /**
+     * {@return which stream memory operations this device supports} Read once, then kept: a
+     * refused 64-bit, NOR or FLUSH operation is turned down before the driver sees it.
+     */
+    public StreamMemOpSupport streamMemOpSupport() {
+        StreamMemOpSupport s = memOpSupport;
+        if (s == null) {
+            s = new StreamMemOpSupport(reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS()),
+                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR()),
+                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES()));
+            memOpSupport = s;
+        }
+        return s;
+    }
+
+    /** Whether a yes/no attribute is reported as yes; one the driver fails to report counts as no. */
+    private boolean reports(int attribute) {
+        try {
+            return attribute(attribute) != 0;
+        } catch (CudaException e) {
+            return false;
+        }
     }
 
     private int attributeOrNegative(DeviceCapabilities.Attribute attribute) {

@@ -28,7 +28,9 @@ public final class GraphNode {
         /** Waits for an event ({@link Graph#addEventWait}). */
         EVENT_WAIT,
         /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
-        CONDITIONAL
+        CONDITIONAL,
+        /** Writes and waits on words ({@link Graph#addBatchMemOps}). */
+        BATCH_MEM_OP
     }
 
     private final Graph graph;

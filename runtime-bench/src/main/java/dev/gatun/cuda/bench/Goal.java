@@ -64,7 +64,7 @@ public sealed interface Goal {
         }
     }
 
-    /** Gatun's time per operation at most {@code micros} (median of its runs); there is no C twin. */
+    /** Gatun's time per operation at most {@code micros} (median of its runs): an absolute goal, with or without a C twin. */
     record MicrosAtMost(double micros) implements Goal {
         @Override
         public String text() {

@@ -53,7 +53,15 @@ public enum TwinRow {
     ISSUE_REPLAY("issue_replay", "host issue cost: graph replay, 1 kernel (batches of 64)", 64_000, true,
             new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.replay"),
     ISSUE_EVENT_RECORD("issue_event_record", "host issue cost: event record (batches of 64)", 640_000, true,
-            new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.recordEvent");
+            new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.recordEvent"),
+    /**
+     * Issue 24: a stream write of a {@code MappedWord} ({@code cuStreamWriteValue32}, default
+     * flags) until the host's acquire reads see it; the goal is absolute (within 2 µs of the
+     * write), and C does the same write and spin. Read it beside {@link #READBACK}, the
+     * synchronous 4-byte readback it replaces for a flag.
+     */
+    MAPPED_WORD_SEEN("mapped_word_seen", "stream write of a mapped word until the host sees it (acquire spin)", 50_000,
+            true, new Goal.MicrosAtMost(2.0), 0, "MappedWordBenchmark.writeUntilSeen");
 
     /** {@link #bytesGoal()} of a row without a B/op goal. */
     public static final int NO_BYTES_GOAL = -1;

@@ -9,11 +9,13 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MappedWord;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
 import java.util.ArrayDeque;
@@ -24,7 +26,7 @@ import java.util.Deque;
  * non-blocking stream, the kernels {@code empty} and {@code four} of the shared PTX, the
  * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
  * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
- * device memory, a device word). {@link #run(int)} is one operation; {@link #verify(int)}
+ * device memory, a device word, a mapped word). {@link #run(int)} is one operation; {@link #verify(int)}
  * checks, after a run of {@code n} operations, that they did what they claim.
  */
 final class TwinWorkload implements AutoCloseable {
@@ -54,6 +56,9 @@ final class TwinWorkload implements AutoCloseable {
     private Op op;
     private int[] word;
     private KernelLaunch prepared;
+    private MappedWord mapped;
+    /** The last value the mapped-word row wrote: each operation writes the next, so none is seen early. */
+    private int written;
 
     private TwinWorkload(TwinRow row, CudaContext context) {
         this.row = row;
@@ -165,6 +170,17 @@ final class TwinWorkload implements AutoCloseable {
                 word = host;
                 yield i -> device.copyTo(host);
             }
+            case MAPPED_WORD_SEEN -> {
+                MappedWord m = own(context.allocateMappedWord());
+                mapped = m;
+                yield i -> {
+                    int v = ++written;
+                    s.memOps().write32(m, v, WriteFlag.DEFAULT);
+                    while (m.getInt() != v) {
+                        Thread.onSpinWait();
+                    }
+                };
+            }
             case ALLOC_POOLED, ALLOC_UNPOOLED -> i -> context.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_FROM_POOL -> {
@@ -206,6 +222,12 @@ final class TwinWorkload implements AutoCloseable {
             case READBACK -> {
                 if (word[0] != READBACK_VALUE) {
                     throw new IllegalStateException("the readback read " + word[0] + ", not " + READBACK_VALUE);
+                }
+            }
+            case MAPPED_WORD_SEEN -> {
+                if (written != n + n / 2 || mapped.getInt() != written) {
+                    throw new IllegalStateException("the host saw " + mapped.getInt() + " after " + written + " writes, not "
+                            + (n + n / 2));
                 }
             }
             case PREPARE_FOUR -> {

@@ -33,7 +33,12 @@ import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
 import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.MappedWord;
+import dev.gatun.cuda.MemOp;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.WaitCondition;
+import dev.gatun.cuda.WaitFlag;
+import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.faults.FaultCase.Scenario;
@@ -914,6 +919,59 @@ final class FaultTable {
                         ConditionalHandle h = g.createConditionalHandle(1);
                         return () -> g.addWhile(h);
                     },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWriteValue32_v2", "stream.memOps().write32(word, 5)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        return () -> s.memOps().write32(b.asInts().slice(0, 1), 5, WriteFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWriteValue64_v2", "stream.memOps().write64(mapped word, 5)", INVALID_VALUE,
+                    w -> {
+                        w.sim.gpu.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS(), 1);
+                        Stream s = w.stream();
+                        MappedWord m = w.open(w.ctx.allocateMappedWord());
+                        return () -> s.memOps().write64(m, 5L, WriteFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWaitValue32_v2", "stream.memOps().wait32(word, 0, GEQ)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        b.bytes().copyFrom(new byte[256]);
+                        return () -> s.memOps().wait32(b.asInts().slice(0, 1), 0, WaitCondition.GEQ, WaitFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWaitValue64_v2", "stream.memOps().wait64(word, 0, EQ)", INVALID_VALUE,
+                    w -> {
+                        w.sim.gpu.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS(), 1);
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        b.bytes().copyFrom(new byte[256]);
+                        return () -> s.memOps().wait64(b.asLongs().slice(0, 1), 0L, WaitCondition.EQ, WaitFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamBatchMemOp_v2", "stream.memOps().batch(two writes)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        List<MemOp> ops = List.of(MemOp.write32(b.asInts().slice(0, 1), 1, WriteFlag.DEFAULT),
+                                MemOp.write32(b.asInts().slice(1, 1), 2, WriteFlag.NO_MEMORY_BARRIER));
+                        return () -> s.memOps().batch(ops);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddBatchMemOpNode", "graph.addBatchMemOps(a write)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        DeviceBuffer b = w.buffer(256);
+                        List<MemOp> ops = List.of(MemOp.write32(b.asInts().slice(0, 1), 1, WriteFlag.DEFAULT));
+                        return () -> g.addBatchMemOps(ops);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemHostGetDevicePointer_v2", "ctx.allocateMappedWord() (its mapped allocation is freed again)",
+                    INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.allocateMappedWord()),
                     fails(CudaException.class), fails(CudaException.class)));
 
     private FaultTable() {

@@ -24,7 +24,7 @@ import java.util.List;
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
- * {@link SimulatedLogs} (the error log); {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedLogs} (the error log) and {@link SimulatedMemOps} (stream memory operations); {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -53,13 +53,14 @@ public final class FakeDriverApi {
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
     final SimulatedLogs logs = new SimulatedLogs(this);
+    final SimulatedMemOps memOps = new SimulatedMemOps(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs);
+                logs, memOps);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */

@@ -174,11 +174,12 @@ final class SimulatedCaptureAndGraphs {
             if (usesFreedMemory(op)) {
                 continue; // on a GPU: an illegal address, or a silent write into whatever is there now
             }
-            StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
-            copy.module = op.module;
-            copy.exec = exec.address();
             gpu.graphMemory.launched(op);
-            gpu.streams.submit(s, copy);
+            for (StreamOp queued : op.batch != null ? op.batch : List.of(op)) { // a batch node queues each of its operations
+                StreamOp copy = queued.launchCopy();
+                copy.exec = exec.address();
+                gpu.streams.submit(s, copy);
+            }
         }
         return SUCCESS;
     }
@@ -494,6 +495,12 @@ final class SimulatedCaptureAndGraphs {
                 ? null : gpu.memory.copyOp(CUDA_MEMCPY3D_st.dstDevice(p), CUDA_MEMCPY3D_st.srcDevice(p),
                         CUDA_MEMCPY3D_st.WidthInBytes(p));
         return addNode(node, graph, deps, count, described(op, "MEMCPY"));
+    }
+
+    /** A batch of stream memory operations as a node ({@link SimulatedMemOps}): each launch queues them in order. */
+    public int cuGraphAddBatchMemOpNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params) {
+        return addNode(node, graph, deps, count, described(gpu.memOps.batchNode(params), "BATCH_MEM_OP"));
     }
 
     public int cuGraphAddEventRecordNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,

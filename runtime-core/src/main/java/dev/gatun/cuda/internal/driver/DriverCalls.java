@@ -49,6 +49,11 @@ package dev.gatun.cuda.internal.driver;
  *       probe ran with another context current. The hot path of pool allocation: one driver
  *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
  *       context.)</td></tr>
+ *   <tr><td>stream memory operations: write, wait and batch ({@link MemOpCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>They name their stream, as a memset does (which the probe ran with another context
+ *       current); a write or wait is one driver call. The mapped allocation, its device pointer
+ *       and the batch node make the context current (cold paths).</td></tr>
  *   <tr><td>{@code cuLaunchHostFunc} ({@link CompletionCalls})</td>
  *     <td>{@code live}</td>
  *     <td>Names its stream, as a stream wait does (which the probe ran with another context
@@ -119,6 +124,7 @@ public final class DriverCalls {
     private final ConditionalCalls conditionals;
     private final IpcCalls ipc;
     private final GraphMemoryCalls graphMemory;
+    private final MemOpCalls memOps;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -137,6 +143,7 @@ public final class DriverCalls {
         this.conditionals = new ConditionalCalls(checked);
         this.ipc = new IpcCalls(checked);
         this.graphMemory = new GraphMemoryCalls(checked);
+        this.memOps = new MemOpCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -207,5 +214,9 @@ public final class DriverCalls {
 
     public GraphMemoryCalls graphMemory() {
         return graphMemory;
+    }
+
+    public MemOpCalls memOps() {
+        return memOps;
     }
 }
