@@ -717,10 +717,16 @@ public final class CudaContext implements AutoCloseable {
     /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
     void checkSame(CudaContext other, String what) {
         if (other != this) {
-            throw new IllegalArgumentException(what + " belongs to device " + other.device.ordinal()
-                    + "'s context, but is used with device " + device.ordinal() + "'s; use owners of one context "
-                    + "together (a peer copy moves data between devices)");
+            throw new IllegalArgumentException(what + " belongs to " + other.name() + "'s context, but is used with "
+                    + name() + "'s; use owners of one context together (a peer copy moves data between devices; a "
+                    + "KernelLibrary gives a kernel for each context)");
         }
+    }
+
+    /** The device, and for a green context which one, for messages. */
+    private String name() {
+        return "device " + device.ordinal() + (green == null ? "" : " (green context 0x"
+                + Long.toHexString(green.handle().address()) + ", " + green.smCount() + " SMs)");
     }
 
     /** Throws {@link IllegalArgumentException} unless {@code other} comes from the same driver instance. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.ValueLayout;
@@ -198,5 +199,33 @@ class GreenContextTest {
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveLibraries());
+    }
+
+    @Test
+    void ownersOfOneGroupAreRefusedOnAnotherBeforeAnyDriverCall() {
+        defineFill();
+        try (SmPartition p = device.partitionSms(64, 2); KernelLibrary lib = ctx.loadLibrary(FILL);
+                Kernel k = lib.kernel("fill", p.group(0)); DeviceBuffer b = p.group(0).allocate(64)) {
+            int launches = sim.gpu.launches();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> k.launch(
+                    p.group(1).computeStream(), LaunchConfig.of(1, 16), KernelArg.pointer(b), KernelArg.i32(16),
+                    KernelArg.i32(1)));
+            assertTrue(e.getMessage().contains("green context 0x"), e.getMessage());
+            assertEquals(launches, sim.gpu.launches(), "refused before the driver");
+        }
+    }
+
+    @Test
+    void anOlderDriverIsToldWhatEachNeeds() {
+        Simulated old = new Simulated(new FakeDriverApi().version(12030));
+        CudaContext c = old.context();
+        DriverTooOldException split = assertThrows(DriverTooOldException.class, () -> c.device().partitionSms(8, 2));
+        assertTrue(split.getMessage().contains("cuDeviceGetDevResource"), split.getMessage());
+        assertEquals(0, old.gpu.liveGreenContexts());
+        Simulated older = new Simulated(new FakeDriverApi().withoutSymbol("cuLibraryLoadData"));
+        DriverTooOldException load = assertThrows(DriverTooOldException.class,
+                () -> older.context().loadLibrary(FILL));
+        assertTrue(load.getMessage().contains("cuLibraryLoadData"), load.getMessage());
+        assertEquals(0, older.context().liveOwners(OwnerKind.LIBRARY));
     }
 }
