@@ -12,6 +12,7 @@ import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -227,5 +228,21 @@ class GreenContextTest {
                 () -> older.context().loadLibrary(FILL));
         assertTrue(load.getMessage().contains("cuLibraryLoadData"), load.getMessage());
         assertEquals(0, older.context().liveOwners(OwnerKind.LIBRARY));
+    }
+
+    @Test
+    void aWarmedLaunchOfALibraryKernelOnAGreenStreamIsOneCuLaunchKernel() {
+        defineFill();
+        try (SmPartition p = device.partitionSms(64, 2); KernelLibrary lib = ctx.loadLibrary(FILL);
+                Kernel k = lib.kernel("fill", p.group(0)); DeviceBuffer b = p.group(0).allocate(64)) {
+            Stream s = p.group(0).computeStream();
+            KernelLaunch launch = k.prepare(LaunchConfig.of(1, 16), KernelArg.pointer(b), KernelArg.i32(16), KernelArg.i32(3));
+            launch.launch(s);
+            sim.faults.clear();
+            sim.faults.countCalls();
+            launch.launch(s);
+            assertEquals(Map.of("cuLaunchKernel", 1), sim.faults.counts(), "what C makes: no context made current");
+            sim.faults.clear();
+        }
     }
 }
