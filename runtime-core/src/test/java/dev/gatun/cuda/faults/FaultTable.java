@@ -26,6 +26,8 @@ import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.KernelLibrary;
+import dev.gatun.cuda.SmPartition;
 import dev.gatun.cuda.ImageRejectedException;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.LaunchRefusedException;
@@ -972,7 +974,63 @@ final class FaultTable {
             call("cuMemHostGetDevicePointer_v2", "ctx.allocateMappedWord() (its mapped allocation is freed again)",
                     INVALID_VALUE,
                     w -> () -> w.open(w.ctx.allocateMappedWord()),
-                    fails(CudaException.class), fails(CudaException.class)));
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Green contexts (SM partitions) ----
+            call("cuDeviceGetDevResource", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDevSmResourceSplitByCount", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDevResourceGenerateDesc", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGreenCtxCreate", "device.partitionSms(64, 2)", OUT_OF_MEMORY,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GREEN_CONTEXT)),
+            call("cuCtxFromGreenCtx", "device.partitionSms(64, 2) (the green context made is destroyed again)",
+                    INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGreenCtxStreamCreate", "greenContext.createStream()", OUT_OF_MEMORY,
+                    w -> {
+                        SmPartition p = w.open(w.ctx.device().partitionSms(64, 2));
+                        return () -> w.open(p.group(0).createStream());
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.STREAM)
+                            .flagging("cuGreenCtxDestroy while a stream")),
+            call("cuGreenCtxDestroy", "partition.close() (each group's close destroys its green context)", INVALID_HANDLE,
+                    w -> {
+                        SmPartition p = w.ctx.device().partitionSms(64, 2);
+                        return p::close;
+                    },
+                    fails(CudaException.class).orphaning(Native.GREEN_CONTEXT), fails(CudaException.class)),
+
+            // ---- Kernel libraries ----
+            call("cuLibraryLoadData", "ctx.loadLibrary(image)", INVALID_IMAGE,
+                    w -> () -> w.open(w.ctx.loadLibrary(FaultWorld.IMAGE)),
+                    fails(CudaException.class),
+                    fails(CudaException.class).orphaning(Native.LIBRARY).orphaning(Native.MODULE)),
+            call("cuLibraryGetKernel", "library.kernel(name)", INVALID_HANDLE,
+                    w -> {
+                        KernelLibrary lib = w.open(w.ctx.loadLibrary(FaultWorld.IMAGE));
+                        return () -> w.open(lib.kernel(FaultWorld.KERNEL));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuKernelGetFunction", "library.kernel(name, greenContext)", INVALID_HANDLE,
+                    w -> {
+                        SmPartition p = w.open(w.ctx.device().partitionSms(64, 2));
+                        KernelLibrary lib = w.open(w.ctx.loadLibrary(FaultWorld.IMAGE));
+                        return () -> w.open(lib.kernel(FaultWorld.KERNEL, p.group(1)));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuLibraryUnload", "library.close() (its retirement unloads it)", INVALID_HANDLE,
+                    w -> {
+                        KernelLibrary lib = w.ctx.loadLibrary(FaultWorld.IMAGE);
+                        return lib::close;
+                    },
+                    givenUpAtOnce().orphaning(Native.LIBRARY).orphaning(Native.MODULE), givenUpAtOnce()));
 
     private FaultTable() {
     }

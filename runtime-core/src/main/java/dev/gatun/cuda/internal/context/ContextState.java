@@ -65,10 +65,22 @@ public final class ContextState implements RetirementQueue.Host {
      * @param leakTracking whether owners of this context record where they were allocated, for leak reports
      */
     public ContextState(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
+        this(driver, device, handle, MemorySegment.NULL, gateBound, leakTracking);
+    }
+
+    /**
+     * @param handle the context ({@code CUcontext}): a retained primary context, or one made from {@code green}
+     * @param green the green context ({@code CUgreenCtx}) {@code handle} was made from, or NULL; every
+     *     stream of a green context is made for it ({@code cuGreenCtxStreamCreate})
+     * @param gateBound how long a synchronizing call waits for a global capture to end
+     * @param leakTracking whether owners of this context record where they were allocated, for leak reports
+     */
+    public ContextState(Driver driver, int device, MemorySegment handle, MemorySegment green, Duration gateBound,
+            boolean leakTracking) {
         this.driver = driver;
         this.device = device;
         this.handle = handle;
-        this.checked = new Checked(driver, device, handle);
+        this.checked = new Checked(driver, device, handle, green);
         this.calls = new DriverCalls(checked);
         this.leakTracking = leakTracking;
         this.tracked = leakTracking ? ConcurrentHashMap.newKeySet() : null;

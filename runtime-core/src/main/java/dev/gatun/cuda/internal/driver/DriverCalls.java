@@ -97,6 +97,18 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>{@code cuMemFreeAsync}</td>
  *     <td>neither</td>
  *     <td>Names its stream (see the probe above); a raw result, for retirement.</td></tr>
+ *   <tr><td>kernel libraries: load, kernel lookup ({@link LibraryCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>A library belongs to no context; its unload is a raw result, for retirement.</td></tr>
+ *   <tr><td>{@code cuKernelGetFunction} ({@link LibraryCalls#function})</td>
+ *     <td>{@code current}</td>
+ *     <td>The driver answers with the function for the current context.</td></tr>
+ *   <tr><td>a green context's streams: {@code cuGreenCtxStreamCreate} ({@link StreamCalls#create})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its green context, and ignores the current one.</td></tr>
+ *   <tr><td>green contexts: SM resources, split, descriptors, create, destroy ({@link GreenContextCalls})</td>
+ *     <td>none</td>
+ *     <td>Driver-level: made from the device, not from a current context; they poison none.</td></tr>
  *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
  *     <td>none</td>
  *     <td>Driver-level: they belong to no context, and poison none.</td></tr>
@@ -125,6 +137,7 @@ public final class DriverCalls {
     private final IpcCalls ipc;
     private final GraphMemoryCalls graphMemory;
     private final MemOpCalls memOps;
+    private final LibraryCalls libraries;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -144,6 +157,7 @@ public final class DriverCalls {
         this.ipc = new IpcCalls(checked);
         this.graphMemory = new GraphMemoryCalls(checked);
         this.memOps = new MemOpCalls(checked);
+        this.libraries = new LibraryCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -218,5 +232,9 @@ public final class DriverCalls {
 
     public MemOpCalls memOps() {
         return memOps;
+    }
+
+    public LibraryCalls libraries() {
+        return libraries;
     }
 }
