@@ -445,13 +445,29 @@ final class SimulatedMemory {
     // ---- addresses ----
 
     /** The pinned allocation holding {@code address}, as a use set (empty for pageable memory). */
-    private Set<Long> hostUse(long address) {
+    Set<Long> hostUse(long address) {
         for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
             if (address >= e.getKey() && address < e.getKey() + Math.max(1, e.getValue())) {
                 return Set.of(e.getKey());
             }
         }
         return Set.of();
+    }
+
+    /**
+     * The raw memory of [address, address + n) when it lies inside one live pinned host
+     * allocation ({@code cuMemHostAlloc}), as the DMA engine sees it; null otherwise (pageable
+     * memory, a freed allocation, a range past its end).
+     */
+    MemorySegment resolvePinned(long address, long n) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            long base = e.getKey();
+            if (address >= base && address < base + Math.max(1, e.getValue())) {
+                return n >= 0 && address - base + n <= Math.max(1, e.getValue())
+                        ? MemorySegment.ofAddress(address).reinterpret(n) : null;
+            }
+        }
+        return null;
     }
 
     /** The device allocation at or below {@code address}, or null. */
