@@ -61,21 +61,12 @@ class CopyBatchGpuTest {
     void uploadsAKernelAndDownloadsMatchTheCpu(int count, int fixed, CopyBatch.Submission submission) {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);
-        int[] sizes = new int[count];
-        long[] hostOffsets = new long[count];
-        long total = 0;
-        for (int i = 0; i < count; i++) {
-            sizes[i] = fixed > 0 ? fixed : 1 + random.nextInt(8192);
-            hostOffsets[i] = total;
-            total += sizes[i];
-        }
-        long[] deviceOffsets = new long[count];
-        long deviceBytes = 0;
-        for (int slot = 0; slot < count; slot++) { // slots in order; chunk i sits in slot (i * 7) % count
-            int chunk = chunkInSlot(slot, count);
-            deviceOffsets[chunk] = deviceBytes;
-            deviceBytes += sizes[chunk] + GAP;
-        }
+        Layout l = Layout.random(random, count, fixed);
+        int[] sizes = l.sizes();
+        long[] hostOffsets = l.packed();
+        long total = l.packedBytes();
+        long[] deviceOffsets = l.scattered();
+        long deviceBytes = l.scatteredBytes();
         byte[] data = new byte[(int) total];
         random.nextBytes(data);
         CudaContext ctx = Gpu.context();
@@ -122,6 +113,33 @@ class CopyBatchGpuTest {
         }
     }
 
+    /**
+     * Chunks of {@code sizes}: packed one after another ({@code packed}), and scattered, chunk i
+     * in slot (i * 7) % count with the slots in order, each followed by a poisoned gap of
+     * {@link #GAP} bytes ({@code scattered}).
+     */
+    private record Layout(int[] sizes, long[] packed, long packedBytes, long[] scattered, long scatteredBytes) {
+        /** {@code count} chunks of {@code fixed} bytes, or of 1 to 8192 random bytes when {@code fixed} is 0. */
+        static Layout random(Random random, int count, int fixed) {
+            int[] sizes = new int[count];
+            long[] packed = new long[count];
+            long packedBytes = 0;
+            for (int i = 0; i < count; i++) {
+                sizes[i] = fixed > 0 ? fixed : 1 + random.nextInt(8192);
+                packed[i] = packedBytes;
+                packedBytes += sizes[i];
+            }
+            long[] scattered = new long[count];
+            long scatteredBytes = 0;
+            for (int slot = 0; slot < count; slot++) {
+                int chunk = chunkInSlot(slot, count);
+                scattered[chunk] = scatteredBytes;
+                scatteredBytes += sizes[chunk] + GAP;
+            }
+            return new Layout(sizes, packed, packedBytes, scattered, scatteredBytes);
+        }
+    }
+
     /** The chunk that device slot {@code slot} holds: the inverse of chunk i to slot (i * 7) % count. */
     private static int chunkInSlot(int slot, int count) {
         for (int i = 0; i < count; i++) {
@@ -138,21 +156,12 @@ class CopyBatchGpuTest {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);
         int count = 37;
-        int[] sizes = new int[count];
-        long[] from = new long[count];
-        long total = 0;
-        for (int i = 0; i < count; i++) {
-            sizes[i] = 1 + random.nextInt(8192);
-            from[i] = total;
-            total += sizes[i];
-        }
-        long[] to = new long[count];
-        long toBytes = 0;
-        for (int slot = 0; slot < count; slot++) {
-            int chunk = chunkInSlot(slot, count);
-            to[chunk] = toBytes;
-            toBytes += sizes[chunk] + GAP;
-        }
+        Layout l = Layout.random(random, count, 0);
+        int[] sizes = l.sizes();
+        long[] from = l.packed();
+        long total = l.packedBytes();
+        long[] to = l.scattered();
+        long toBytes = l.scatteredBytes();
         byte[] data = new byte[(int) total];
         random.nextBytes(data);
         CudaContext ctx = Gpu.context();
