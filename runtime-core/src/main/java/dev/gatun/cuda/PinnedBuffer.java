@@ -107,6 +107,11 @@ public final class PinnedBuffer extends Owner {
         }
     }
 
+    /** The memory behind this buffer, for a batch of copies ({@link CopyBatch}) that fences it itself. */
+    PinnedMemory memory() {
+        return resource;
+    }
+
     @Override
     public void close() {
         synchronized (resource) { // not while a transfer through this buffer is being submitted

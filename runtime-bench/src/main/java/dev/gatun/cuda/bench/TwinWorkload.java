@@ -1,6 +1,7 @@
 package dev.gatun.cuda.bench;
 
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceView;
@@ -26,7 +27,7 @@ import java.util.Deque;
  * non-blocking stream, the kernels {@code empty} and {@code four} of the shared PTX, the
  * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
  * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
- * device memory, a device word, a mapped word). {@link #run(int)} is one operation; {@link #verify(int)}
+ * device memory, a device word, a mapped word, the batched-copy rows' buffers and batch). {@link #run(int)} is one operation; {@link #verify(int)}
  * checks, after a run of {@code n} operations, that they did what they claim.
  */
 final class TwinWorkload implements AutoCloseable {
@@ -59,6 +60,7 @@ final class TwinWorkload implements AutoCloseable {
     private MappedWord mapped;
     /** The last value the mapped-word row wrote: each operation writes the next, so none is seen early. */
     private int written;
+    private BatchCopyRun copies;
 
     private TwinWorkload(TwinRow row, CudaContext context) {
         this.row = row;
@@ -188,6 +190,11 @@ final class TwinWorkload implements AutoCloseable {
                 MemoryPool pool = own(context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)));
                 yield i -> pool.allocate(s, TwinRow.ALLOCATION_BYTES).close();
             }
+            case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> {
+                BatchCopyRun run = own(BatchCopyRun.open(context, s, toDevice(), submission()));
+                copies = run;
+                yield run::run;
+            }
             case PREPARE_FOUR -> {
                 Kernel kernel = four;
                 LaunchConfig config = LaunchConfig.of(1, TwinRow.FOUR_ELEMENTS);
@@ -195,6 +202,15 @@ final class TwinWorkload implements AutoCloseable {
                 yield i -> prepared = kernel.prepare(config, arguments);
             }
         };
+    }
+
+    private boolean toDevice() {
+        return row == TwinRow.COPY_EACH_H2D || row == TwinRow.COPY_BATCH_H2D;
+    }
+
+    private CopyBatch.Submission submission() {
+        return row == TwinRow.COPY_BATCH_H2D || row == TwinRow.COPY_BATCH_D2H ? CopyBatch.Submission.BATCHED
+                : CopyBatch.Submission.ONE_AT_A_TIME;
     }
 
     /** A graph of {@code kernels} empty launches, captured thread-locally as twins.c captures its own. */
@@ -230,6 +246,7 @@ final class TwinWorkload implements AutoCloseable {
                             + (n + n / 2));
                 }
             }
+            case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> copies.verify(submission());
             case PREPARE_FOUR -> {
                 if (prepared == null || prepared.kernel() != four) {
                     throw new IllegalStateException("prepare() returned " + prepared);

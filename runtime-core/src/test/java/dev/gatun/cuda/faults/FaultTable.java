@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ConditionalHandle;
+import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
@@ -428,6 +429,14 @@ final class FaultTable {
                         return () -> s.copy(to.bytes(), from.bytes());
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyBatchAsync_v2", "CopyBatch.submit(stream) of an upload and a device copy", INVALID_VALUE,
+                    w -> batchScenario(w, CopyBatch.Submission.BATCHED),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuMemcpyAsync", "CopyBatch.submit(stream), one copy at a time", INVALID_VALUE,
+                    w -> batchScenario(w, CopyBatch.Submission.ONE_AT_A_TIME),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
             call("cuPointerGetAttributes", "ctx.borrowDeviceMemory(another library's 1 MiB allocation)", INVALID_VALUE,
                     w -> {
                         long address = w.foreignDeviceMemory(MiB);
@@ -1177,6 +1186,17 @@ final class FaultTable {
     }
 
     /** The failed transfer's buffer is fenced: its bytes are usable at once, and the next transfer through it works. */
+    /** A batch of an upload from a kept pinned buffer into a kept device buffer, and a copy between two other buffers. */
+    private static Executable batchScenario(FaultWorld w, CopyBatch.Submission submission) {
+        Stream s = w.keep(w.stream());
+        DeviceBuffer b = w.keep(w.buffer(4096));
+        DeviceBuffer to = w.buffer(4096);
+        DeviceBuffer from = w.buffer(4096);
+        PinnedBuffer p = w.keep(w.pinned(4096));
+        CopyBatch batch = w.open(CopyBatch.create(2, submission));
+        return () -> batch.upload(b.bytes(), p, 0).copy(to.bytes(), from.bytes()).submit(s);
+    }
+
     private static void pinnedUsable(FaultWorld w, Throwable e) {
         PinnedBuffer p = w.kept(PinnedBuffer.class);
         Stream s = w.kept(Stream.class);

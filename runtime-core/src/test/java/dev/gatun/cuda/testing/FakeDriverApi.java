@@ -24,8 +24,8 @@ import java.util.List;
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
- * {@link SimulatedLogs} (the error log), {@link SimulatedMemOps} (stream memory operations) and
- * {@link SimulatedGreenContexts} (green contexts and kernel libraries); {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedLogs} (the error log), {@link SimulatedMemOps} (stream memory operations),
+ * {@link SimulatedGreenContexts} (green contexts and kernel libraries) and {@link SimulatedBatchCopies}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -56,13 +56,14 @@ public final class FakeDriverApi {
     final SimulatedLogs logs = new SimulatedLogs(this);
     final SimulatedMemOps memOps = new SimulatedMemOps(this);
     final SimulatedGreenContexts green = new SimulatedGreenContexts(this);
+    final SimulatedBatchCopies batchCopies = new SimulatedBatchCopies(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs, memOps, green);
+                logs, memOps, green, batchCopies);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -107,6 +108,16 @@ public final class FakeDriverApi {
     public synchronized FakeDriverApi withoutSymbol(String name) {
         devices.missingSymbols.add(name);
         return this;
+    }
+
+    /** How many {@code cuMemcpyBatchAsync} calls were made (each counts once, whatever its result). */
+    public synchronized int batchCopyCalls() {
+        return batchCopies.batchCalls;
+    }
+
+    /** How many {@code cuMemcpyAsync} calls were made (the one-at-a-time path of a batch). */
+    public synchronized int singleCopyCalls() {
+        return batchCopies.singleCalls;
     }
 
     /** How many times a primary context was retained (Gatun retains once per device). */

@@ -472,6 +472,22 @@ final class SimulatedMemory {
         return null;
     }
 
+    /**
+     * The raw memory of [address, address + n) when it lies inside one live pinned host
+     * allocation ({@code cuMemHostAlloc}), as the DMA engine sees it; null otherwise (pageable
+     * memory, a freed allocation, a range past its end).
+     */
+    MemorySegment resolvePinned(long address, long n) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            long base = e.getKey();
+            if (address >= base && address < base + Math.max(1, e.getValue())) {
+                return n >= 0 && address - base + n <= Math.max(1, e.getValue())
+                        ? MemorySegment.ofAddress(address).reinterpret(n) : null;
+            }
+        }
+        return null;
+    }
+
     /** The device allocation at or below {@code address}, or null. */
     Allocation allocationOf(long address) {
         Map.Entry<Long, Allocation> e = device.floorEntry(address);

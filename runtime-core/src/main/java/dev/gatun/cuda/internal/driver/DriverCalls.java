@@ -138,6 +138,7 @@ public final class DriverCalls {
     private final GraphMemoryCalls graphMemory;
     private final MemOpCalls memOps;
     private final LibraryCalls libraries;
+    private final BatchCopyCalls batchCopies;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -158,6 +159,7 @@ public final class DriverCalls {
         this.graphMemory = new GraphMemoryCalls(checked);
         this.memOps = new MemOpCalls(checked);
         this.libraries = new LibraryCalls(checked);
+        this.batchCopies = new BatchCopyCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -236,5 +238,9 @@ public final class DriverCalls {
 
     public LibraryCalls libraries() {
         return libraries;
+    }
+
+    public BatchCopyCalls batchCopies() {
+        return batchCopies;
     }
 }
