@@ -175,6 +175,9 @@ public final class Device {
         return context;
     }
 
+    /** Whether Gatun turned GPU coredumps on for the primary context (see CudaContext); guarded by this object's lock, under which contexts open. */
+    boolean coredumpsOn;
+
     /** The primary context, retained on first use and never released (see CudaContext). */
     synchronized MemorySegment primary() {
         if (primary == null) {

@@ -24,7 +24,7 @@ import java.util.List;
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
- * {@link SimulatedLogs} (the error log); {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedLogs} (the error log) and {@link SimulatedCoredumps}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -53,13 +53,14 @@ public final class FakeDriverApi {
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
     final SimulatedLogs logs = new SimulatedLogs(this);
+    final SimulatedCoredumps coredumps = new SimulatedCoredumps(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs);
+                logs, coredumps);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -125,6 +126,19 @@ public final class FakeDriverApi {
     /** Callbacks registered with {@code cuLogsRegisterCallback}. */
     public synchronized int logCallbacks() {
         return logs.callbacks();
+    }
+
+    // ---- GPU coredump settings ----
+
+    /** A context's coredump setting ({@code CU_COREDUMP_*}): a Boolean, the Integer flags or the String file. */
+    public synchronized Object coredumpSetting(MemorySegment context, int attribute) {
+        return coredumps.setting(context.address(), attribute);
+    }
+
+    /** The driver read {@code value} for a coredump setting from an environment variable: it takes precedence over every set. */
+    public synchronized FakeDriverApi coredumpEnvironment(int attribute, Object value) {
+        coredumps.environment.put(attribute, value);
+        return this;
     }
 
     // ---- streams and events ----

@@ -119,6 +119,7 @@ public final class DriverCalls {
     private final ConditionalCalls conditionals;
     private final IpcCalls ipc;
     private final GraphMemoryCalls graphMemory;
+    private final CoredumpCalls coredumps;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -137,6 +138,7 @@ public final class DriverCalls {
         this.conditionals = new ConditionalCalls(checked);
         this.ipc = new IpcCalls(checked);
         this.graphMemory = new GraphMemoryCalls(checked);
+        this.coredumps = new CoredumpCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -207,5 +209,9 @@ public final class DriverCalls {
 
     public GraphMemoryCalls graphMemory() {
         return graphMemory;
+    }
+
+    public CoredumpCalls coredumps() {
+        return coredumps;
     }
 }
