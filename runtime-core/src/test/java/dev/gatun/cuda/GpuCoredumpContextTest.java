@@ -143,6 +143,19 @@ class GpuCoredumpContextTest {
     }
 
     @Test
+    void aDumpFinishedAfterThePoisoningIsNamedAsWrittenByTheNextRefusedCall() throws IOException {
+        CudaContext ctx = open(0, GpuCoredumps.into(dir).withFile(dir + "/late_%p"));
+        poison(ctx);
+        Path dump = dir.resolve("late_" + PID);
+        assertTrue(assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8)).getMessage()
+                .contains("did not exist when the context was poisoned"));
+        Files.write(dump, new byte[1]); // the driver finished writing it
+        ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8));
+        assertEquals(Optional.of(dump), later.coredumpFile());
+        assertTrue(later.getMessage().contains("the driver wrote a GPU coredump to " + dump), later.getMessage());
+    }
+
+    @Test
     void flagsFromTheEnvironmentWithoutSkipAbortRefuseTheContextBeforeDumpsAreOn() {
         sim.gpu.coredumpEnvironment(FLAGS, 0);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> open(0, GpuCoredumps.into(dir)));

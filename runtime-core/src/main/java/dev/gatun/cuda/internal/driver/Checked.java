@@ -108,6 +108,15 @@ public final class Checked {
      */
     public ContextPoisonedException poisonedFailure(String operation) {
         CoredumpFile dump = poisonDump;
+        String pattern = coredumpPattern;
+        if (!dump.written() && pattern != null) {
+            // Not on disk when the context was poisoned: the driver may have finished it since.
+            CoredumpFile again = CoredumpFile.find(pattern);
+            if (again.written()) {
+                poisonDump = again;
+                dump = again;
+            }
+        }
         return new ContextPoisonedException(operation, poison, dump.file(), dump.note());
     }
 

@@ -20,12 +20,13 @@ import java.util.stream.Stream;
  * its directory, and the newest match is named, saying so.
  *
  * @param file the dump, when its name is known exactly or a listing found it
+ * @param written whether it was on disk when looked for (a known name alone is not enough)
  * @param note what the exception says: where the dump is and how to open it, or why none was found
  */
-record CoredumpFile(Optional<Path> file, String note) {
+record CoredumpFile(Optional<Path> file, boolean written, String note) {
 
     /** Dumps were off: nothing to say. */
-    static final CoredumpFile NONE = new CoredumpFile(Optional.empty(), "");
+    static final CoredumpFile NONE = new CoredumpFile(Optional.empty(), false, "");
 
     private static final Path HOSTNAME = Path.of("/proc/sys/kernel/hostname");
 
@@ -46,22 +47,23 @@ record CoredumpFile(Optional<Path> file, String note) {
         boolean exact = expand(namePart, pid, host, literal, regex);
         StringBuilder directory = new StringBuilder();
         if (!expand(directoryPart, pid, host, directory, new StringBuilder())) {
-            return new CoredumpFile(Optional.empty(), "GPU coredumps were on (file pattern " + pattern + "); its "
+            return new CoredumpFile(Optional.empty(), false, "GPU coredumps were on (file pattern " + pattern + "); its "
                     + "directory has a part Gatun cannot expand, so look for the dump there yourself");
         }
         Path dir = Path.of(directory.toString());
         if (exact) {
             Path file = dir.resolve(literal.toString());
             return Files.isRegularFile(file)
-                    ? new CoredumpFile(Optional.of(file), "the driver wrote a GPU coredump to " + file + opening(file))
-                    : new CoredumpFile(Optional.of(file), "GPU coredumps were on, but " + file + " (file pattern "
+                    ? new CoredumpFile(Optional.of(file), true, "the driver wrote a GPU coredump to " + file
+                            + opening(file))
+                    : new CoredumpFile(Optional.of(file), false, "GPU coredumps were on, but " + file + " (file pattern "
                             + pattern + ") did not exist when the context was poisoned; the driver may still be "
                             + "writing it, or could not (see the driver's log)" + opening(file));
         }
         Optional<Path> newest = newestMatch(dir, Pattern.compile(regex.toString()));
-        return newest.map(file -> new CoredumpFile(newest, "the driver wrote a GPU coredump to " + file
+        return newest.map(file -> new CoredumpFile(newest, true, "the driver wrote a GPU coredump to " + file
                         + " (the newest file in " + dir + " matching the pattern " + pattern + ")" + opening(file)))
-                .orElseGet(() -> new CoredumpFile(Optional.empty(), "GPU coredumps were on (file pattern " + pattern
+                .orElseGet(() -> new CoredumpFile(Optional.empty(), false, "GPU coredumps were on (file pattern " + pattern
                         + "), but no file in " + dir + " matched it when the context was poisoned"));
     }
 
