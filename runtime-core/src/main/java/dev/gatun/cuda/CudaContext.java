@@ -93,8 +93,9 @@ public final class CudaContext implements AutoCloseable {
      */
     private void applyCoredumps(Device device, GpuCoredumps dumps) {
         if (dumps.enabled()) {
+            contextState.calls().coredumps().requireSupport();
+            device.coredumpsOn = true; // before turnOn: one that fails halfway may have turned them on
             contextState.calls().coredumps().turnOn(dumps.file(), dumps.lightweight());
-            device.coredumpsOn = true;
         } else if (device.coredumpsOn) {
             contextState.calls().coredumps().turnOff();
             device.coredumpsOn = false;

@@ -175,7 +175,7 @@ public final class Device {
         return context;
     }
 
-    /** Whether Gatun turned GPU coredumps on for the primary context (see CudaContext); guarded by this object's lock, under which contexts open. */
+    /** Whether GPU coredumps may be on for the primary context because Gatun turned them on, or tried to (see CudaContext); guarded by this object's lock, under which contexts open. */
     boolean coredumpsOn;
 
     /** The primary context, retained on first use and never released (see CudaContext). */

@@ -68,7 +68,9 @@ class GpuCoredumpContextTest {
 
     @Test
     void dumpsOffMakeNoCoredumpCall() {
+        sim.faults.countCalls();
         sim.context().close();
+        assertTrue(sim.faults.calls("cuCtxGetStreamPriorityRange") > 0, "the count sees the context open");
         assertEquals(0, sim.faults.calls("cuCoredumpSetAttribute") + sim.faults.calls("cuCoredumpGetAttribute"));
         assertEquals(false, setting(0, ENABLE));
     }
@@ -163,6 +165,10 @@ class GpuCoredumpContextTest {
                 e.getMessage());
         assertEquals(false, setting(0, ENABLE), "never turned on while the driver would abort");
         assertThrows(IllegalStateException.class, () -> open(0, GpuCoredumps.into(dir)), "refused every time");
+        sim.faults.countCalls();
+        sim.context().close();
+        assertEquals(2, sim.faults.calls("cuCoredumpSetAttribute"),
+                "a context without dumps makes sure the half-done attempts left them off (size, then the switch)");
     }
 
     @Test

@@ -56,8 +56,7 @@ public final class CoredumpCalls {
      *     would abort the process on a fault, or keep dumps off
      */
     public String turnOn(String file, boolean lightweight) {
-        c.require(SET, SINCE);
-        c.require(GET, SINCE);
+        requireSupport();
         try (Arena arena = Arena.ofConfined()) {
             set(FILE, "CU_COREDUMP_FILE", arena.allocateFrom(file, StandardCharsets.UTF_8), arena);
             int flags = (lightweight ? LIGHTWEIGHT_FLAGS : DEFAULT_FLAGS) | SKIP_ABORT;
@@ -85,6 +84,16 @@ public final class CoredumpCalls {
             c.coredumpsOn(pattern);
             return pattern;
         }
+    }
+
+    /**
+     * Checks that the driver has what {@link #turnOn} needs, before any call.
+     *
+     * @throws dev.gatun.cuda.DriverTooOldException for a driver older than CUDA 12.5
+     */
+    public void requireSupport() {
+        c.require(SET, SINCE);
+        c.require(GET, SINCE);
     }
 
     /**
