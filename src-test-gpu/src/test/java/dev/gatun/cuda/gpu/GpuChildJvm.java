@@ -1,15 +1,18 @@
 package dev.gatun.cuda.gpu;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Runs a test class's {@code main} in a fresh JVM on this suite's class path, for GPU work that
@@ -48,7 +51,7 @@ final class GpuChildJvm {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED"));
         command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of("-cp", absoluteClassPath(), main.getName()));
         command.addAll(List.of(arguments));
         Path log = Files.createTempFile("gatun-child", ".log");
         try {
@@ -64,5 +67,12 @@ final class GpuChildJvm {
         } finally {
             Files.deleteIfExists(log);
         }
+    }
+
+    /** This JVM's class path with every entry made absolute: the bundle's is relative ({@code lib/...}), and the child may run elsewhere. */
+    private static String absoluteClassPath() {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .map(entry -> Path.of(entry).toAbsolutePath().toString())
+                .collect(Collectors.joining(File.pathSeparator));
     }
 }
