@@ -23,19 +23,22 @@ import java.util.Objects;
  *     before failing with an {@link OutOfDeviceMemoryException} that reports where the memory is
  *     (on by default). Off, it fails at once with the driver's {@link CudaException}, as before
  *     the ladder; only Gatun's device pool still trims itself and tries once more
+ * @param coredumps whether a kernel fault in the context writes a GPU coredump, where, and how
+ *     much of the device it holds (off by default; see {@link GpuCoredumps})
  */
 public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking,
-        boolean outOfMemoryLadder) {
+        boolean outOfMemoryLadder, GpuCoredumps coredumps) {
 
     /**
      * Checks the components.
      *
-     * @throws NullPointerException when {@code gateTimeout} or {@code devicePool} is null
+     * @throws NullPointerException when {@code gateTimeout}, {@code devicePool} or {@code coredumps} is null
      * @throws IllegalArgumentException when {@code gateTimeout} is negative
      */
     public ContextOptions {
         Objects.requireNonNull(gateTimeout, "gateTimeout");
         Objects.requireNonNull(devicePool, "devicePool");
+        Objects.requireNonNull(coredumps, "coredumps");
         if (gateTimeout.isNegative()) {
             throw new IllegalArgumentException("gate timeout must not be negative: " + gateTimeout);
         }
@@ -52,6 +55,19 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
         this(gateTimeout, devicePool, leakTracking, true);
     }
 
+    /**
+     * A context without the coredump setting given: GPU coredumps are off.
+     *
+     * @param gateTimeout as the record component of that name
+     * @param devicePool as the record component of that name
+     * @param leakTracking as the record component of that name
+     * @param outOfMemoryLadder as the record component of that name
+     */
+    public ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool, boolean leakTracking,
+            boolean outOfMemoryLadder) {
+        this(gateTimeout, devicePool, leakTracking, outOfMemoryLadder, GpuCoredumps.off());
+    }
+
     /** System property that switches leak tracking on for contexts opened with {@link #defaults()}: true or false. */
     public static final String LEAK_TRACKING_PROPERTY = "gatun.leakTracking";
 
@@ -62,7 +78,8 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
      * {@return the options a context gets unless told otherwise: 30 s gate timeout; the pool
      * configured by system properties (default: 2 GiB bound, profiling off); leak tracking as
      * {@value #LEAK_TRACKING_PROPERTY} says (default off); the out-of-memory ladder as
-     * {@value #OUT_OF_MEMORY_LADDER_PROPERTY} says (default on)}
+     * {@value #OUT_OF_MEMORY_LADDER_PROPERTY} says (default on); GPU coredumps as
+     * {@link GpuCoredumps#fromSystemProperties()} says (default off)}
      *
      * @throws IllegalArgumentException when one of these system properties is set to something it
      *     cannot mean (a switch takes true or false only)
@@ -72,7 +89,8 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
                 Settings.flag("system property " + LEAK_TRACKING_PROPERTY, System.getProperty(LEAK_TRACKING_PROPERTY),
                         false),
                 Settings.flag("system property " + OUT_OF_MEMORY_LADDER_PROPERTY,
-                        System.getProperty(OUT_OF_MEMORY_LADDER_PROPERTY), true));
+                        System.getProperty(OUT_OF_MEMORY_LADDER_PROPERTY), true),
+                GpuCoredumps.fromSystemProperties());
     }
 
     /**
@@ -81,7 +99,7 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
      * @param timeout the new {@link #gateTimeout()}; not negative
      */
     public ContextOptions withGateTimeout(Duration timeout) {
-        return new ContextOptions(timeout, devicePool, leakTracking, outOfMemoryLadder);
+        return new ContextOptions(timeout, devicePool, leakTracking, outOfMemoryLadder, coredumps);
     }
 
     /**
@@ -90,7 +108,7 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
      * @param pool the new {@link #devicePool()}
      */
     public ContextOptions withDevicePool(DevicePoolOptions pool) {
-        return new ContextOptions(gateTimeout, pool, leakTracking, outOfMemoryLadder);
+        return new ContextOptions(gateTimeout, pool, leakTracking, outOfMemoryLadder, coredumps);
     }
 
     /**
@@ -99,7 +117,7 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
      * @param on the new {@link #leakTracking()}
      */
     public ContextOptions withLeakTracking(boolean on) {
-        return new ContextOptions(gateTimeout, devicePool, on, outOfMemoryLadder);
+        return new ContextOptions(gateTimeout, devicePool, on, outOfMemoryLadder, coredumps);
     }
 
     /**
@@ -108,6 +126,15 @@ public record ContextOptions(Duration gateTimeout, DevicePoolOptions devicePool,
      * @param on whether allocations climb the ladder before failing
      */
     public ContextOptions withOutOfMemoryLadder(boolean on) {
-        return new ContextOptions(gateTimeout, devicePool, leakTracking, on);
+        return new ContextOptions(gateTimeout, devicePool, leakTracking, on, coredumps);
+    }
+
+    /**
+     * {@return these options with other GPU coredump settings}
+     *
+     * @param dumps the new {@link #coredumps()}
+     */
+    public ContextOptions withCoredumps(GpuCoredumps dumps) {
+        return new ContextOptions(gateTimeout, devicePool, leakTracking, outOfMemoryLadder, dumps);
     }
 }

@@ -95,6 +95,7 @@ public final class CudaContext implements AutoCloseable {
         this.ladder = new OutOfMemoryLadder(contextState, pool, pools, options.outOfMemoryLadder());
         this.softLimits = new SoftLimits(contextState, pool, pools);
         this.memoryPressure = new MemoryPressure(this, ladder);
+        applyCoredumps(device, options.coredumps());
         ContextCalls.StreamPriorities priorities = contextState.calls().context().streamPriorities();
         this.leastPriority = priorities.least();
         this.greatestPriority = priorities.greatest();
@@ -105,6 +106,23 @@ public final class CudaContext implements AutoCloseable {
         contextState.openSyncStream();
         this.modules = new ModuleRegistry(this);
         this.defaultMemoryPool = MemoryPool.deviceDefault(this);
+    }
+
+    /**
+     * Sets the primary context's GPU coredumps as {@code dumps} says, before any work of this
+     * context can fault. The setting outlives this object (the primary context is never
+     * released), so dumps an earlier context of the device turned on are turned off again when
+     * this one wants none; a device whose dumps Gatun never turned on gets no driver call.
+     */
+    private void applyCoredumps(Device device, GpuCoredumps dumps) {
+        if (dumps.enabled()) {
+            contextState.calls().coredumps().requireSupport();
+            device.coredumpsOn = true; // before turnOn: one that fails halfway may have turned them on
+            contextState.calls().coredumps().turnOn(dumps.file(), dumps.lightweight());
+        } else if (device.coredumpsOn) {
+            contextState.calls().coredumps().turnOff();
+            device.coredumpsOn = false;
+        }
     }
 
     /** {@return the device this context belongs to} */

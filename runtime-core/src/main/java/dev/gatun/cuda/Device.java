@@ -19,6 +19,8 @@ public final class Device {
     private volatile StreamMemOpSupport memOpSupport;
     /** The primary context, retained once and never released (see CudaContext). */
     private MemorySegment primary;
+    /** Whether GPU coredumps may be on for the primary context because Gatun turned them on, or tried to (see CudaContext); guarded by this object's lock, under which contexts open. */
+    boolean coredumpsOn;
     private CudaContext context;
 
     Device(Cuda cuda, int ordinal) {

@@ -8,6 +8,7 @@ import dev.gatun.cuda.Device;
 import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.nvrtc.KernelCache;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
@@ -15,7 +16,9 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -35,12 +38,24 @@ final class Doctor {
     static final int EXIT_NO_DEVICE = 3;
     static final int EXIT_BAD_SETTINGS = 4;
 
+    /** The driver's own coredump environment variables, which take precedence over Gatun's setting when set. */
+    static final List<String> COREDUMP_ENVIRONMENT = List.of("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE",
+            "CUDA_COREDUMP_GENERATION_FLAGS", "CUDA_ENABLE_LIGHTWEIGHT_COREDUMP", "CUDA_ENABLE_CPU_COREDUMP_ON_EXCEPTION",
+            "CUDA_COREDUMP_SHOW_PROGRESS");
+
     private final Supplier<Cuda> driver;
     private final Supplier<NvrtcLibrary> nvrtc;
+    private final Map<String, String> environment;
 
     Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc) {
+        this(driver, nvrtc, System.getenv());
+    }
+
+    /** @param environment the process's environment variables, as {@link System#getenv()} gives them */
+    Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc, Map<String, String> environment) {
         this.driver = driver;
         this.nvrtc = nvrtc;
+        this.environment = environment;
     }
 
     static Doctor ofProcess() {
@@ -122,10 +137,47 @@ final class Doctor {
     }
 
     /** Prints the settings in force; returns how many need attention. */
-    private static int reportSettings(PrintStream out) {
+    private int reportSettings(PrintStream out) {
         out.println("settings:");
         int bad = reportKernelCache(out) ? 0 : 1;
-        return bad + reportContextOptions(out);
+        return bad + reportContextOptions(out) + (reportCoredumps(out) ? 0 : 1);
+    }
+
+    /**
+     * Prints the GPU coredump setting and the driver's coredump environment variables, which take
+     * precedence over it; false when a setting is wrong, or the environment turns dumps on without
+     * {@code skip_abort} (a kernel fault would then abort the JVM after its dump).
+     */
+    private boolean reportCoredumps(PrintStream out) {
+        boolean ok = true;
+        try {
+            GpuCoredumps dumps = GpuCoredumps.fromSystemProperties();
+            out.println("  gpu coredumps: " + (dumps.enabled()
+                    ? "on, " + (dumps.lightweight() ? "lightweight" : "full (with device memory)") + ", written to "
+                            + dumps.file() + " when a kernel faults; the JVM survives (CU_COREDUMP_SKIP_ABORT); open one "
+                            + "with cuda-gdb -ex \"target cudacore FILE\""
+                    : "off (-D" + GpuCoredumps.PROPERTY + "=true writes one when a kernel faults)"));
+        } catch (IllegalArgumentException e) {
+            out.println("  gpu coredumps: WRONG: " + e.getMessage());
+            out.println("                 until it is fixed, opening a context with ContextOptions.defaults() will fail");
+            ok = false;
+        }
+        for (String variable : COREDUMP_ENVIRONMENT) {
+            String value = environment.get(variable);
+            if (value != null) {
+                out.println("                 environment " + variable + "=" + value + " (the driver's; it takes "
+                        + "precedence over Gatun's setting)");
+            }
+        }
+        String onException = environment.get("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
+        String flags = environment.getOrDefault("CUDA_COREDUMP_GENERATION_FLAGS", "");
+        if ("1".equals(onException == null ? null : onException.strip()) && !flags.contains("skip_abort")) {
+            out.println("                 ABORTS: with CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 and no skip_abort in "
+                    + "CUDA_COREDUMP_GENERATION_FLAGS, a kernel fault aborts the JVM after its dump; add skip_abort, "
+                    + "or unset CUDA_ENABLE_COREDUMP_ON_EXCEPTION and use -D" + GpuCoredumps.PROPERTY + "=true");
+            ok = false;
+        }
+        return ok;
     }
 
     private static boolean reportKernelCache(PrintStream out) {
@@ -240,6 +292,12 @@ final class Doctor {
             // or the out-of-memory ladder, which the message names.
             options = ContextOptions.defaults();
         } catch (IllegalArgumentException e) {
+            if (e.getMessage().contains(GpuCoredumps.PROPERTY)) {
+                // Reported under its own name (reportCoredumps); the switches read before it are fine.
+                out.println("  leak tracking: not checked until the GPU coredump setting is fixed");
+                out.println("  oom ladder:    not checked until the GPU coredump setting is fixed");
+                return 0;
+            }
             boolean ladder = e.getMessage().contains(ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY);
             out.println((ladder ? "  oom ladder:    WRONG: " : "  leak tracking: WRONG: ") + e.getMessage());
             out.println("                 until it is fixed, opening a context with ContextOptions.defaults() will fail");

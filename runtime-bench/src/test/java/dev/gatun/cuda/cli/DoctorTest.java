@@ -9,6 +9,7 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.nvrtc.KernelCache;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import dev.gatun.cuda.testing.FakeCuda;
@@ -40,7 +41,8 @@ class DoctorTest {
     private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
             DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
             ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY,
-            KernelCache.MAX_BYTES_PROPERTY);
+            KernelCache.MAX_BYTES_PROPERTY, GpuCoredumps.PROPERTY, GpuCoredumps.FILE_PROPERTY,
+            GpuCoredumps.LIGHTWEIGHT_PROPERTY);
 
     private final Map<String, String> saved = new HashMap<>();
 
@@ -253,5 +255,41 @@ class DoctorTest {
         String out = run(withDevices(0), Doctor.EXIT_NO_DEVICE);
         assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.bytes is '-1'"), out);
         assertTrue(out.contains("1 setting needs attention (above)"), out);
+    }
+
+    @Test
+    void gpuCoredumpsAreReportedOffOrWithWhereTheyGo() {
+        assertTrue(run(withDevices(1), Doctor.EXIT_OK).contains("gpu coredumps: off (-Dgatun.coredump=true writes one "
+                + "when a kernel faults)"));
+        System.setProperty(GpuCoredumps.PROPERTY, "true");
+        System.setProperty(GpuCoredumps.FILE_PROPERTY, "/var/dumps/core_%p");
+        String out = run(withDevices(1), Doctor.EXIT_OK);
+        assertTrue(out.contains("gpu coredumps: on, lightweight, written to /var/dumps/core_%p when a kernel faults; the "
+                + "JVM survives (CU_COREDUMP_SKIP_ABORT); open one with cuda-gdb -ex \"target cudacore FILE\""), out);
+    }
+
+    @Test
+    void aBadCoredumpSwitchIsReportedUnderItsOwnName() {
+        System.setProperty(GpuCoredumps.PROPERTY, "on");
+        String out = run(withDevices(1), Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("gpu coredumps: WRONG: system property gatun.coredump is 'on'; set it to true or false"),
+                out);
+        assertFalse(out.contains("leak tracking: WRONG"), out);
+        assertTrue(out.contains("Result: 1 usable device, but 1 setting needs attention (above)."), out);
+    }
+
+    @Test
+    void theDriversCoredumpEnvironmentIsShownAndAnAbortingOneNeedsAttention() {
+        Cuda cuda = FakeCuda.over(new FakeDriverApi());
+        Doctor doctor = new Doctor(() -> cuda, NO_NVRTC, Map.of("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "1",
+                "CUDA_COREDUMP_FILE", "/tmp/c_%p"));
+        String out = run(doctor, Doctor.EXIT_BAD_SETTINGS);
+        assertTrue(out.contains("environment CUDA_COREDUMP_FILE=/tmp/c_%p (the driver's; it takes precedence over "
+                + "Gatun's setting)"), out);
+        assertTrue(out.contains("ABORTS: with CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 and no skip_abort"), out);
+
+        Doctor skipping = new Doctor(() -> cuda, NO_NVRTC, Map.of("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "1",
+                "CUDA_COREDUMP_GENERATION_FLAGS", "skip_global_memory,skip_abort"));
+        assertFalse(run(skipping, Doctor.EXIT_OK).contains("ABORTS"));
     }
 }

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ConditionalHandle;
+import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
@@ -23,6 +24,7 @@ import dev.gatun.cuda.IpcEventHandle;
 import dev.gatun.cuda.IpcMemoryHandle;
 import dev.gatun.cuda.IpcPoolAllocation;
 import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
@@ -82,6 +84,10 @@ final class FaultTable {
     private static final int CLOCK_RATE = CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE();
     private static final long MiB = 1 << 20;
 
+    /** The world's options with lightweight GPU coredumps on (no fault here writes one). */
+    private static final ContextOptions WITH_DUMPS = FaultWorld.OPTIONS.withCoredumps(
+            GpuCoredumps.into(Path.of(System.getProperty("java.io.tmpdir"))));
+
     /** How an allocation that ran out of memory once recovers. */
     private static final String LADDER_RETRIES = "the out-of-memory ladder climbs to its synchronize and tries once more, "
             + "which succeeds";
@@ -120,6 +126,18 @@ final class FaultTable {
                     recovers("a WARN says Gatun goes on without the driver's error log (the driver registered the "
                             + "callback anyway: its lines reach SLF4J, which is harmless)", FaultTable::noDriverLogWarned)
                             .and("a later Cuda initializes", FaultTable::newCudaWorks)),
+
+            // ---- GPU coredumps ----
+            call("cuCoredumpSetAttribute", "device 1 .context(options with GPU coredumps on), the first time",
+                    INVALID_VALUE, w -> () -> w.open(w.sim.cuda.device(1).context(WITH_DUMPS)),
+                    fails(CudaException.class).and("a later context() turns them on", FaultTable::dumpsTurnOnLater),
+                    fails(CudaException.class).and("a later context() turns them on", FaultTable::dumpsTurnOnLater))
+                    .onDevices(2),
+            call("cuCoredumpGetAttribute", "device 1 .context(options with GPU coredumps on), the first time",
+                    INVALID_VALUE, w -> () -> w.open(w.sim.cuda.device(1).context(WITH_DUMPS)),
+                    fails(CudaException.class).and("a later context() turns them on", FaultTable::dumpsTurnOnLater),
+                    fails(CudaException.class).and("a later context() turns them on", FaultTable::dumpsTurnOnLater))
+                    .onDevices(2),
 
             // ---- Devices ----
             call("cuDeviceGetCount", "a new Cuda over the driver", INVALID_VALUE,
@@ -1137,6 +1155,12 @@ final class FaultTable {
     private static void noDriverLogWarned(FaultWorld w, Throwable e) {
         LogCapture.expect(Level.WARN, "dev.gatun.cuda.internal.driver.DriverLog",
                 "cuLogsRegisterCallback failed with CUDA_ERROR_INVALID_VALUE; going on without the driver's error log");
+    }
+
+    private static void dumpsTurnOnLater(FaultWorld w, Throwable e) {
+        w.open(w.sim.cuda.device(1).context(WITH_DUMPS));
+        assertEquals(true, w.sim.gpu.coredumpSetting(w.sim.gpu.primaryContext(1),
+                CudaDriver.CU_COREDUMP_ENABLE_ON_EXCEPTION()));
     }
 
     private static void secondContextOpens(FaultWorld w, Throwable e) {

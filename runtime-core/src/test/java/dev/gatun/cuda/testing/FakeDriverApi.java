@@ -25,7 +25,8 @@ import java.util.List;
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
  * {@link SimulatedLogs} (the error log), {@link SimulatedMemOps} (stream memory operations),
- * {@link SimulatedGreenContexts} (green contexts and kernel libraries) and {@link SimulatedBatchCopies}; {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedGreenContexts} (green contexts and kernel libraries), {@link SimulatedBatchCopies} and
+ * {@link SimulatedCoredumps}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -57,13 +58,14 @@ public final class FakeDriverApi {
     final SimulatedMemOps memOps = new SimulatedMemOps(this);
     final SimulatedGreenContexts green = new SimulatedGreenContexts(this);
     final SimulatedBatchCopies batchCopies = new SimulatedBatchCopies(this);
+    final SimulatedCoredumps coredumps = new SimulatedCoredumps(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs, memOps, green, batchCopies);
+                logs, memOps, green, batchCopies, coredumps);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -139,6 +141,19 @@ public final class FakeDriverApi {
     /** Callbacks registered with {@code cuLogsRegisterCallback}. */
     public synchronized int logCallbacks() {
         return logs.callbacks();
+    }
+
+    // ---- GPU coredump settings ----
+
+    /** A context's coredump setting ({@code CU_COREDUMP_*}): a Boolean, the Integer flags or the String file. */
+    public synchronized Object coredumpSetting(MemorySegment context, int attribute) {
+        return coredumps.setting(context.address(), attribute);
+    }
+
+    /** The driver read {@code value} for a coredump setting from an environment variable: it takes precedence over every set. */
+    public synchronized FakeDriverApi coredumpEnvironment(int attribute, Object value) {
+        coredumps.environment.put(attribute, value);
+        return this;
     }
 
     // ---- streams and events ----

@@ -18,10 +18,9 @@ import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -75,14 +74,11 @@ class PoisonedShutdownGpuTest {
 
     @Test
     void afterAnIllegalAddressEveryCloseSucceedsAndTheContextCloses() throws IOException, InterruptedException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), PoisonedShutdownGpuTest.class.getName())
-                .redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child JVM finished");
-        List<String> lines = output.lines().toList();
-        assertEquals(0, p.exitValue(), output);
+        GpuChildJvm.Result r = GpuChildJvm.run(PoisonedShutdownGpuTest.class, Path.of("").toAbsolutePath(), env -> {
+        }, List.of(), Duration.ofSeconds(120));
+        String output = r.output();
+        List<String> lines = r.lines();
+        assertEquals(0, r.exitValue(), "the child JVM finished (-1: it did not within 120 s):\n" + output);
         assertTrue(lines.contains("registryOnlyClose=true modules=0"), output);
         assertTrue(lines.contains("fault=CUDA_ERROR_ILLEGAL_ADDRESS poisoned=true"), output);
         String closed = lines.stream().filter(l -> l.startsWith("closed=")).findFirst().orElse("");

@@ -107,7 +107,7 @@ public final class Completions {
         dispatchFired();
         if (PER_CONTEXT.containsKey(context)) {
             fail(context, context.poisoned()
-                    ? new ContextPoisonedException(OPERATION, context.poison())
+                    ? context.calls().checked().poisonedFailure(OPERATION)
                     : new IllegalStateException("the context of device " + context.device() + " was closed before "
                             + "the host function behind this future ran; the GPU work it waited for may not have run"));
             PER_CONTEXT.remove(context);
@@ -180,7 +180,7 @@ public final class Completions {
                 context.probeStickyError();
             }
             if (context.poisoned()) {
-                fail(context, new ContextPoisonedException(OPERATION, context.poison()));
+                fail(context, context.calls().checked().poisonedFailure(OPERATION));
             }
         }
     }

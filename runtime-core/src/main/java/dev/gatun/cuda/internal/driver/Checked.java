@@ -43,6 +43,10 @@ public final class Checked {
     // Arena.ofAuto frees a thread's block once the thread (or virtual thread) is gone.
     private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(OUT_BYTES, 8));
     private volatile CudaException poison;
+    /** The file pattern of GPU coredumps when Gatun turned them on for this context ({@link CoredumpCalls}), else null. */
+    private volatile String coredumpPattern;
+    /** The dump the sticky error left, found as it poisoned the context; {@link CoredumpFile#NONE} when dumps were off. */
+    private volatile CoredumpFile poisonDump = CoredumpFile.NONE;
 
     /**
      * @param device the device ordinal, for messages
@@ -111,10 +115,32 @@ public final class Checked {
      * @param operation a constant name (no string building on hot paths)
      */
     public void live(String operation) {
-        CudaException first = poison;
-        if (first != null) {
-            throw new ContextPoisonedException(operation, first);
+        if (poison != null) {
+            throw poisonedFailure(operation);
         }
+    }
+
+    /**
+     * The exception for {@code operation} refused on this poisoned context: the first error as
+     * its cause, and the GPU coredump it left when dumps were on.
+     */
+    public ContextPoisonedException poisonedFailure(String operation) {
+        CoredumpFile dump = poisonDump;
+        String pattern = coredumpPattern;
+        if (!dump.written() && pattern != null) {
+            // Not on disk when the context was poisoned: the driver may have finished it since.
+            CoredumpFile again = CoredumpFile.find(pattern);
+            if (again.written()) {
+                poisonDump = again;
+                dump = again;
+            }
+        }
+        return new ContextPoisonedException(operation, poison, dump.file(), dump.note());
+    }
+
+    /** GPU coredumps are on for this context, written where {@code pattern} says (as the driver reported it). */
+    void coredumpsOn(String pattern) {
+        coredumpPattern = pattern;
     }
 
     /**
@@ -177,14 +203,20 @@ public final class Checked {
         if (hasContext && CuResults.isSticky(result)) {
             synchronized (this) {
                 if (poison == null) {
+                    String pattern = coredumpPattern;
+                    // Looked for before poison is published, so every ContextPoisonedException names it.
+                    CoredumpFile dump = pattern == null ? CoredumpFile.NONE : CoredumpFile.find(pattern);
+                    poisonDump = dump;
                     poison = error;
-                    LOG.error("Device {} context poisoned by a sticky error; every later call on it will fail: {}",
-                            device, error.getMessage());
+                    LOG.error("Device {} context poisoned by a sticky error; every later call on it will fail: {}{}",
+                            device, error.getMessage(), dump.note().isEmpty() ? "" : "; " + dump.note());
                     ContextPoisonedEvent event = ContextPoisonedEvent.start();
                     if (event != null) {
                         event.device = device;
                         event.operation = operation;
                         event.result = error.resultName();
+                        event.coredumpFile = dump.file().map(Object::toString)
+                                .orElse(pattern == null ? null : "none found for " + pattern);
                         event.commit();
                     }
                 }

@@ -139,6 +139,7 @@ public final class DriverCalls {
     private final MemOpCalls memOps;
     private final LibraryCalls libraries;
     private final BatchCopyCalls batchCopies;
+    private final CoredumpCalls coredumps;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -160,6 +161,7 @@ public final class DriverCalls {
         this.memOps = new MemOpCalls(checked);
         this.libraries = new LibraryCalls(checked);
         this.batchCopies = new BatchCopyCalls(checked);
+        this.coredumps = new CoredumpCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -242,5 +244,9 @@ public final class DriverCalls {
 
     public BatchCopyCalls batchCopies() {
         return batchCopies;
+    }
+
+    public CoredumpCalls coredumps() {
+        return coredumps;
     }
 }

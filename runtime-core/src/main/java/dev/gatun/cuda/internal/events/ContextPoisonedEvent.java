@@ -21,6 +21,9 @@ public final class ContextPoisonedEvent extends Event {
     public String operation;
     @Label("Result")
     public String result;
+    @Label("GPU Coredump File")
+    @Description("The dump the driver wrote, when GPU coredumps were on (null when off)")
+    public String coredumpFile;
 
     /** A begun event, or null (nothing allocated) while no recording enables it. */
     public static ContextPoisonedEvent start() {
