@@ -37,6 +37,11 @@ public final class PinnedBuffer extends Owner {
         return new PinnedBuffer(context, PinnedMemory.allocate(context.state(), bytes, writeCombined, context.ladder()));
     }
 
+    /** The memory behind it, for the graph nodes that copy to and from it. */
+    PinnedMemory memory() {
+        return resource;
+    }
+
     /** {@return the context this buffer was allocated in} */
     public CudaContext context() {
         return context;

@@ -4,9 +4,11 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
 import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
+import dev.gatun.cuda.bindings.driver.CUDA_HOST_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CUhostFn;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -40,6 +42,10 @@ final class SimulatedCaptureAndGraphs {
     /** The kinds (DOT labels) of event record and event wait nodes. */
     private static final String RECORD = "EVENT_RECORD";
     private static final String WAIT = "WAIT_EVENT";
+    /** The kinds of host nodes (also a host function captured from a stream), child graph nodes and removed nodes. */
+    static final String HOST = "HOST";
+    private static final String CHILD = "CHILD_GRAPH";
+    private static final String REMOVED = "REMOVED";
 
     private final FakeDriverApi gpu;
     final Map<Long, List<StreamOp>> graphs = new HashMap<>();
@@ -167,6 +173,9 @@ final class SimulatedCaptureAndGraphs {
                 continue;
             }
             StreamOp op = ops.get(i);
+            if (REMOVED.equals(op.kind)) {
+                continue;
+            }
             if (op.event != 0) {
                 launchEventNode(op, s);
                 continue;
@@ -356,10 +365,11 @@ final class SimulatedCaptureAndGraphs {
     }
 
     public int cuGraphGetNodes(MemorySegment graph, MemorySegment out, MemorySegment count) {
-        long[] handles = graphs.containsKey(graph.address()) ? graphNodes.get(graph.address()) : null;
-        if (handles == null) {
+        long[] all = graphs.containsKey(graph.address()) ? graphNodes.get(graph.address()) : null;
+        if (all == null) {
             return INVALID_VALUE;
         }
+        long[] handles = Arrays.stream(all).filter(nodes::containsKey).toArray(); // without removed nodes
         MemorySegment n = count.reinterpret(8);
         if (out.address() != 0) {
             long room = Math.min(n.get(ValueLayout.JAVA_LONG, 0), handles.length);
@@ -377,10 +387,18 @@ final class SimulatedCaptureAndGraphs {
         if (op == null) {
             return INVALID_VALUE;
         }
-        // Kernel, event and conditional nodes are told apart: Gatun inspects nothing else.
+        // Nodes built by hand, and captured kernels, host functions and memory nodes, are told
+        // apart; a captured copy or memset is not (the simulated capture does not label it) and
+        // reads as an empty node.
         type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
                 : RECORD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD()
                 : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT()
+                : "MEMSET".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET()
+                : "MEMCPY".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY()
+                : HOST.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_HOST()
+                : CHILD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH()
+                : SimulatedGraphMemory.ALLOC_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC()
+                : SimulatedGraphMemory.FREE_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE()
                 : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
         return SUCCESS;
     }
@@ -489,10 +507,17 @@ final class SimulatedCaptureAndGraphs {
             MemorySegment params, MemorySegment context) {
         MemorySegment p = params.reinterpret(CUDA_MEMCPY3D_st.sizeof());
         int device = CudaDriver.CU_MEMORYTYPE_DEVICE();
+        int host = CudaDriver.CU_MEMORYTYPE_HOST();
         boolean oneRow = CUDA_MEMCPY3D_st.Height(p) == 1 && CUDA_MEMCPY3D_st.Depth(p) == 1;
-        StreamOp op = !oneRow || CUDA_MEMCPY3D_st.srcMemoryType(p) != device || CUDA_MEMCPY3D_st.dstMemoryType(p) != device
-                ? null : gpu.memory.copyOp(CUDA_MEMCPY3D_st.dstDevice(p), CUDA_MEMCPY3D_st.srcDevice(p),
-                        CUDA_MEMCPY3D_st.WidthInBytes(p));
+        int srcType = CUDA_MEMCPY3D_st.srcMemoryType(p);
+        int dstType = CUDA_MEMCPY3D_st.dstMemoryType(p);
+        boolean types = (srcType == device || srcType == host) && (dstType == device || dstType == host);
+        boolean srcHost = srcType == host;
+        boolean dstHost = dstType == host;
+        StreamOp op = !oneRow || !types ? null : gpu.memory.nodeCopyOp(
+                dstHost ? CUDA_MEMCPY3D_st.dstHost(p).address() : CUDA_MEMCPY3D_st.dstDevice(p), dstHost,
+                srcHost ? CUDA_MEMCPY3D_st.srcHost(p).address() : CUDA_MEMCPY3D_st.srcDevice(p), srcHost,
+                CUDA_MEMCPY3D_st.WidthInBytes(p));
         return addNode(node, graph, deps, count, described(op, "MEMCPY"));
     }
 
@@ -590,6 +615,71 @@ final class SimulatedCaptureAndGraphs {
         return after[before.length];
     }
 
+    /** A host node: at each launch, the function runs with its user data on the thread that makes the GPU progress. */
+    public int cuGraphAddHostNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params) {
+        MemorySegment p = params.reinterpret(CUDA_HOST_NODE_PARAMS_st.sizeof());
+        MemorySegment fn = CUDA_HOST_NODE_PARAMS_st.fn(p);
+        MemorySegment userData = CUDA_HOST_NODE_PARAMS_st.userData(p);
+        if (fn.equals(MemorySegment.NULL)) {
+            return addNode(node, graph, deps, count, null);
+        }
+        return addNode(node, graph, deps, count, described(new StreamOp(() -> CUhostFn.invoke(fn, userData), Set.of(),
+                Set.of()), HOST));
+    }
+
+    /**
+     * A child graph node: the child is copied as it is now (its operations, in its launch order)
+     * into one operation that runs them in turn. As the driver, a child with memory nodes is
+     * refused; stricter than the driver, so is one with event nodes (the simulation runs a child
+     * inline, outside any stream order an event could name).
+     */
+    public int cuGraphAddChildGraphNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment child) {
+        List<StreamOp> ops = graphs.get(child.address());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        if (SimulatedGraphMemory.hasMemoryNodes(ops) || ops.stream().anyMatch(op -> op.event != 0)) {
+            gpu.violations.add("cuGraphAddChildGraphNode of a graph with memory or event nodes");
+            return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        }
+        List<StreamOp> resolved = gpu.conditionals.resolved(ops);
+        List<StreamOp> ordered = new ArrayList<>();
+        Set<Long> deviceUses = new HashSet<>();
+        Set<Long> hostUses = new HashSet<>();
+        for (int i : launchOrder(child.address())) {
+            ordered.add(resolved.get(i));
+            deviceUses.addAll(resolved.get(i).deviceUses);
+            hostUses.addAll(resolved.get(i).hostUses);
+        }
+        StreamOp op = new StreamOp(() -> ordered.forEach(o -> o.action.run()), deviceUses, hostUses);
+        return addNode(node, graph, deps, count, described(op, CHILD));
+    }
+
+    /**
+     * Destroys a node of a live graph: it leaves the graph's listing and every dependency from or
+     * to it; its position stays, as an operation that does nothing and names nothing, so the
+     * positions of the nodes after it do not move. Executables made before keep their copy.
+     */
+    public int cuGraphDestroyNode(MemorySegment node) {
+        NodeRef ref = nodes.get(node.address());
+        List<StreamOp> ops = ref == null ? null : graphs.get(ref.graph());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        nodes.remove(node.address());
+        List<StreamOp> next = new ArrayList<>(ops);
+        next.set(ref.index(), described(new StreamOp(() -> { }, Set.of(), Set.of()), REMOVED));
+        graphs.put(ref.graph(), List.copyOf(next));
+        List<int[]> deps = dependencies.get(ref.graph());
+        for (int i = 0; i < deps.size(); i++) {
+            deps.set(i, i == ref.index() ? new int[0]
+                    : Arrays.stream(deps.get(i)).filter(d -> d != ref.index()).toArray());
+        }
+        return SUCCESS;
+    }
+
     public int cuGraphClone(MemorySegment clone, MemorySegment original) {
         List<StreamOp> ops = graphs.get(original.address());
         if (ops == null) {
@@ -606,6 +696,11 @@ final class SimulatedCaptureAndGraphs {
         long h = gpu.newHandle();
         graphs.put(h, ops); // the operations are immutable: the clone may share them
         addNodes(h, ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            if (REMOVED.equals(ops.get(i).kind)) {
+                nodes.remove(graphNodes.get(h)[i]); // a removed node is not copied
+            }
+        }
         dependencies.put(h, new ArrayList<>(dependencies.get(original.address())));
         clone.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
