@@ -31,8 +31,10 @@ import java.util.Objects;
  * A CUDA graph: a description of work, launched through the executables {@link #instantiate()}
  * makes from it. It is captured ({@link StreamCapture#end()}) or built node by node from an
  * empty one ({@link CudaContext#createGraph()}, then {@link #addKernel}, {@link #addMemset},
- * {@link #addFill}, {@link #addCopy}, {@link #addEventRecord}, {@link #addEventWait}, each after
- * the nodes it names as dependencies); a capture can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
+ * {@link #addFill}, {@link #addCopy}, {@link #addUpload}, {@link #addDownload},
+ * {@link #addEventRecord}, {@link #addEventWait}, {@link #addHost}, {@link #addChild}, each after
+ * the nodes it names as dependencies); a capture can be extended the same way. {@link #nodes()}
+ * lists its nodes, {@link #remove} removes one, {@link #copy()} clones it, {@link #writeDot} prints it.
  *
  * <p>Conditional nodes ({@link #addIf}, {@link #addIfElse}, {@link #addWhile}, {@link #addSwitch})
  * run body graphs according to a {@link ConditionalHandle} that kernels set on the device. Each
@@ -40,7 +42,9 @@ import java.util.Objects;
  * holds its node (see {@link ConditionalNode}).
  *
  * <p>It holds every owner its recorded work uses (buffers whose addresses it baked in, modules
- * whose kernels it launches, events its nodes record or wait for) until it is destroyed, even if they are closed or their registry
+ * whose kernels it launches, events its nodes record or wait for, host callbacks its host nodes
+ * run, what a child graph held when it was added) until it is destroyed, or, in a graph built by
+ * hand, until no node of it names the owner any more ({@link #remove}), even if they are closed or their registry
  * name is replaced meanwhile. Closing it hands it to the context's retirement queue; an
  * executable made from it, or updated to run it, keeps it alive until that executable is
  * destroyed (the driver names an executable's nodes by those of the graph it was made from).
