@@ -822,6 +822,74 @@ public final class Graph extends Owner {
     }
 
     /**
+     * Adds a programmatic dependency of kernel node {@code consumer} on kernel node
+     * {@code producer} ({@code cuGraphAddDependencies_v2}, {@code CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC}
+     * from the producer's {@code CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC}): the consumer may start
+     * once every block of the producer has triggered ({@code griddepcontrol.launch_dependents},
+     * {@code cudaTriggerProgrammaticLaunchCompletion()}) or exited, so the pair overlaps as a
+     * captured programmatic dependent launch does. The consumer must call
+     * {@code griddepcontrol.wait} ({@code cudaGridDependencySynchronize()}) before it reads what the
+     * producer wrote: that wait returns once the producer has completed and its writes are visible.
+     * Name the consumer without the producer as a dependency (an existing edge between them makes
+     * the driver refuse this one). The edge names no owner: the graph's holds do not change.
+     *
+     * @param producer a kernel node of this graph
+     * @param consumer another kernel node of this graph
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     * @throws IllegalArgumentException when either is not a kernel node of this graph, or was
+     *     removed, when they are the same node, or the device is older than compute capability 9.0
+     * @throws IllegalStateException when this graph is closed
+     * @throws CudaException when the driver refuses the edge (an edge between them exists)
+     */
+    public void addProgrammaticDependency(GraphNode producer, GraphNode consumer) {
+        addProgrammatic(producer, consumer, false);
+    }
+
+    /**
+     * Adds a programmatic dependency that lets kernel node {@code consumer} start once every block
+     * of kernel node {@code producer} has begun ({@code CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER}), as
+     * a launch completion event does. It orders the launches only: the consumer must not read what
+     * the producer writes. Otherwise as {@link #addProgrammaticDependency}.
+     *
+     * @param producer a kernel node of this graph
+     * @param consumer another kernel node of this graph
+     */
+    public void addLaunchOrderDependency(GraphNode producer, GraphNode consumer) {
+        addProgrammatic(producer, consumer, true);
+    }
+
+    private void addProgrammatic(GraphNode producer, GraphNode consumer, boolean launchOrder) {
+        checkOpen();
+        checkKernelNode(producer, "producer");
+        checkKernelNode(consumer, "consumer");
+        if (producer == consumer) {
+            throw new IllegalArgumentException(producer + " cannot depend on itself; name two kernel nodes");
+        }
+        DeviceCapabilities caps = context.device().capabilities();
+        if (caps.computeMajor() < 9) {
+            throw new IllegalArgumentException("programmatic dependencies need compute capability 9.0 or newer, this "
+                    + "device has " + caps.computeCapability() + "; name the producer as an ordinary dependency instead");
+        }
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                calls().addProgrammaticEdge(handle, producer.handle(), consumer.handle(), launchOrder, arena);
+            }
+        }
+    }
+
+    private void checkKernelNode(GraphNode node, String role) {
+        Objects.requireNonNull(node, role);
+        if (node.graph() != this || node.isRemoved()) {
+            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a node of " + this
+                    + (node.isRemoved() ? " any more" : "") + "; name kernel nodes this graph has");
+        }
+        if (node.kind() != GraphNode.Kind.KERNEL) {
+            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a kernel node; programmatic "
+                    + "dependencies join kernel nodes only");
+        }
+    }
+
+    /**
      * {@return every node of this graph ({@code cuGraphGetNodes}), in the driver's order, each with its
      * kind ({@code cuGraphNodeGetType})} A node an add method returned is listed as that same
      * {@link GraphNode}; a node Gatun did not add (a captured graph's) gets one the first time it

@@ -921,6 +921,15 @@ final class FaultTable {
                         return () -> g.remove(n);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddDependencies_v2", "graph.addProgrammaticDependency(producer, consumer)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Kernel k = w.kernel();
+                        GraphNode producer = g.addKernel(w.launch(k, LaunchConfig.of(1, 64)));
+                        GraphNode consumer = g.addKernel(w.launch(k, LaunchConfig.of(1, 64)));
+                        return () -> g.addProgrammaticDependency(producer, consumer);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Conditional graph nodes ----
             call("cuGraphConditionalHandleCreate", "graph.createConditionalHandle(1)", OUT_OF_MEMORY,

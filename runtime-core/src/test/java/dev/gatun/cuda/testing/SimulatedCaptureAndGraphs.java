@@ -8,6 +8,7 @@ import dev.gatun.cuda.bindings.driver.CUDA_HOST_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CUgraphEdgeData_st;
 import dev.gatun.cuda.bindings.driver.CUhostFn;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.io.IOException;
@@ -65,6 +66,8 @@ final class SimulatedCaptureAndGraphs {
     private final Map<Long, Set<Integer>> disabled = new HashMap<>();
     /** Per executable with conditional handles to reset, what each launch does first. */
     private final Map<Long, Runnable> launchDefaults = new HashMap<>();
+    /** Every programmatic edge added by hand: producer position, consumer position, port. */
+    final List<int[]> programmaticEdges = new ArrayList<>();
     /** Executables instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
     private final Set<Long> autoFree = new HashSet<>();
 
@@ -678,6 +681,75 @@ final class SimulatedCaptureAndGraphs {
                     : Arrays.stream(deps.get(i)).filter(d -> d != ref.index()).toArray());
         }
         return SUCCESS;
+    }
+
+    /**
+     * Adds edges between nodes of one graph, as the driver checks them: nodes of that graph, an
+     * edge that does not exist yet; a programmatic edge joins two kernel nodes and leaves from the
+     * programmatic or launch-order port, a default edge from the default port; the other ports are
+     * 0. Stricter than the driver, an edge that would close a cycle is refused here rather than at
+     * instantiation. A programmatic edge is kept ({@link FakeDriverApi#programmaticEdges}) and orders
+     * like a full one: the consumer's earliest start here is the producer's end.
+     */
+    public int cuGraphAddDependencies_v2(MemorySegment graph, MemorySegment from, MemorySegment to,
+            MemorySegment edgeData, long count) {
+        List<StreamOp> ops = graphs.get(graph.address());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment fromNodes = from.reinterpret(8 * count);
+        MemorySegment toNodes = to.reinterpret(8 * count);
+        MemorySegment edges = edgeData.equals(MemorySegment.NULL) ? null
+                : edgeData.reinterpret(count * CUgraphEdgeData_st.sizeof());
+        List<int[]> deps = dependencies.get(graph.address());
+        for (int i = 0; i < count; i++) {
+            NodeRef f = nodes.get(fromNodes.getAtIndex(ValueLayout.JAVA_LONG, i));
+            NodeRef t = nodes.get(toNodes.getAtIndex(ValueLayout.JAVA_LONG, i));
+            if (f == null || t == null || f.graph() != graph.address() || t.graph() != graph.address()
+                    || f.index() == t.index() || Arrays.stream(deps.get(t.index())).anyMatch(d -> d == f.index())
+                    || reaches(deps, f.index(), t.index())) {
+                return INVALID_VALUE;
+            }
+            if (edges != null) {
+                MemorySegment e = edges.asSlice(i * CUgraphEdgeData_st.sizeof(), CUgraphEdgeData_st.sizeof());
+                int type = CUgraphEdgeData_st.type(e);
+                int port = CUgraphEdgeData_st.from_port(e);
+                boolean programmatic = type == CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC();
+                boolean portOk = programmatic ? port == CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC()
+                        || port == CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER()
+                        : type == CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_DEFAULT() && port == 0;
+                boolean kernels = ops.get(f.index()).kernel != null && ops.get(t.index()).kernel != null;
+                if (!portOk || CUgraphEdgeData_st.to_port(e) != 0 || programmatic && !kernels) {
+                    return INVALID_VALUE;
+                }
+                if (programmatic) {
+                    programmaticEdges.add(new int[] {f.index(), t.index(), port});
+                }
+            }
+            int[] before = deps.get(t.index());
+            int[] after = Arrays.copyOf(before, before.length + 1);
+            after[before.length] = f.index();
+            deps.set(t.index(), after);
+        }
+        return SUCCESS;
+    }
+
+    /** Whether {@code target}'s position is reached from {@code start} by following dependencies (a new edge target -> start closes a cycle). */
+    private static boolean reaches(List<int[]> deps, int start, int target) {
+        java.util.ArrayDeque<Integer> todo = new java.util.ArrayDeque<>(List.of(start));
+        Set<Integer> seen = new HashSet<>();
+        while (!todo.isEmpty()) {
+            int at = todo.pop();
+            if (at == target) {
+                return true;
+            }
+            if (seen.add(at)) {
+                for (int d : deps.get(at)) {
+                    todo.push(d);
+                }
+            }
+        }
+        return false;
     }
 
     public int cuGraphClone(MemorySegment clone, MemorySegment original) {

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.driver;
 import dev.gatun.cuda.bindings.driver.CUDA_HOST_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CUgraphEdgeData_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,8 +15,8 @@ import java.lang.foreign.ValueLayout;
  * enable or disable a node of an executable or set its event. Each call names its operation once, owns its out-parameters and checks its result.
  *
  * <p>None is on a hot path, and the probe did not cover them: each makes the context current
- * first. Every function here is older than Gatun's minimum driver (12.0), so none needs a
- * version check. Parameter blocks are built in an arena the caller owns for the call: the
+ * first. Every function here but {@code cuGraphAddDependencies_v2} (CUDA 12.3, checked before
+ * its call) is older than Gatun's minimum driver (12.0), so no other needs a version check. Parameter blocks are built in an arena the caller owns for the call: the
  * driver copies them before it returns.
  */
 public final class GraphBuildCalls {
@@ -34,6 +35,12 @@ public final class GraphBuildCalls {
     private static final String ADD_HOST = "cuGraphAddHostNode";
     private static final String ADD_CHILD = "cuGraphAddChildGraphNode";
     private static final String DESTROY_NODE = "cuGraphDestroyNode";
+    private static final String ADD_DEPENDENCIES = "cuGraphAddDependencies_v2";
+    /** The CUDA version of edge data ({@code cuGraphAddDependencies_v2}), and so of programmatic edges. */
+    public static final int EDGE_DATA = 12030;
+    private static final byte PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC();
+    private static final byte PORT_PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC();
+    private static final byte PORT_LAUNCH_ORDER = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER();
     private static final int DEVICE_MEMORY = CudaDriver.CU_MEMORYTYPE_DEVICE();
     private static final int HOST_MEMORY = CudaDriver.CU_MEMORYTYPE_HOST();
     /** Everything the driver can print about each node: types, parameters, handles. */
@@ -179,6 +186,30 @@ public final class GraphBuildCalls {
         // without memory nodes, which the driver only reads (it clones it); out holds the node handle.
         c.check(c.api.cuGraphAddChildGraphNode(out, graph, dependencies, count(dependencies), child), ADD_CHILD);
         return handle(out);
+    }
+
+    /**
+     * Adds a programmatic dependency of kernel node {@code to} on kernel node {@code from}
+     * ({@code CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC}), leaving from {@code from}'s programmatic
+     * port (its blocks triggered or exited) or, with {@code launchOrder}, its launch-order port
+     * (its blocks all began).
+     *
+     * @throws dev.gatun.cuda.DriverTooOldException before any call, on a driver older than CUDA 12.3
+     */
+    public void addProgrammaticEdge(MemorySegment graph, MemorySegment from, MemorySegment to, boolean launchOrder,
+            Arena arena) {
+        c.require(ADD_DEPENDENCIES, EDGE_DATA);
+        c.current(ADD_DEPENDENCIES);
+        MemorySegment fromNodes = arena.allocate(ValueLayout.ADDRESS);
+        fromNodes.set(ValueLayout.ADDRESS, 0, from);
+        MemorySegment toNodes = arena.allocate(ValueLayout.ADDRESS);
+        toNodes.set(ValueLayout.ADDRESS, 0, to);
+        MemorySegment edge = CUgraphEdgeData_st.allocate(arena); // zeroed: the reserved bytes must be 0
+        CUgraphEdgeData_st.type(edge, PROGRAMMATIC);
+        CUgraphEdgeData_st.from_port(edge, launchOrder ? PORT_LAUNCH_ORDER : PORT_PROGRAMMATIC);
+        // Safety: graph is live; from and to are live kernel nodes of it (one each, the arrays of
+        // length 1 the count says); edge is one CUgraphEdgeData, to_port the default (0).
+        c.check(c.api.cuGraphAddDependencies_v2(graph, fromNodes, toNodes, edge, 1), ADD_DEPENDENCIES);
     }
 
     /** Removes {@code node} from its graph, and every dependency from or to it. */
