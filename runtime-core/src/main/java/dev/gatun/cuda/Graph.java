@@ -601,18 +601,10 @@ public final class Graph extends Owner {
      */
     public GraphNode addUpload(DeviceView destination, PinnedBuffer source, long sourceOffset,
             GraphNode... dependencies) {
-        NativeResource to = checkTarget(destination, "the upload's destination");
+        NativeResource device = checkTarget(destination, "the upload's destination");
         long host = checkedHost(source, sourceOffset, destination.byteLength(), "upload source");
-        PinnedMemory from = source.memory();
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(to);
-                resource.holds.add(from);
-                return added(calls().addCopy(handle, deps, destination.address(), false, host, true,
-                        destination.byteLength(), arena), GraphNode.Kind.COPY, List.of(to, from));
-            }
-        }
+        return addHostCopy(device, destination.address(), source.memory(), host, true, destination.byteLength(),
+                dependencies);
     }
 
     /**
@@ -632,16 +624,24 @@ public final class Graph extends Owner {
      */
     public GraphNode addDownload(PinnedBuffer destination, long destinationOffset, DeviceView source,
             GraphNode... dependencies) {
-        NativeResource from = checkTarget(source, "the download's source");
+        NativeResource device = checkTarget(source, "the download's source");
         long host = checkedHost(destination, destinationOffset, source.byteLength(), "download destination");
-        PinnedMemory to = destination.memory();
+        return addHostCopy(device, source.address(), destination.memory(), host, false, source.byteLength(),
+                dependencies);
+    }
+
+    /** Adds a copy node between checked device and pinned ranges; the graph then holds both buffers. */
+    private GraphNode addHostCopy(NativeResource device, long deviceAddress, PinnedMemory pinned, long hostAddress,
+            boolean toDevice, long bytes, GraphNode[] dependencies) {
         synchronized (resource.building) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(to);
-                resource.holds.add(from);
-                return added(calls().addCopy(handle, deps, host, true, source.address(), false,
-                        source.byteLength(), arena), GraphNode.Kind.COPY, List.of(to, from));
+                resource.holds.add(device);
+                resource.holds.add(pinned);
+                MemorySegment node = toDevice
+                        ? calls().addCopy(handle, deps, deviceAddress, false, hostAddress, true, bytes, arena)
+                        : calls().addCopy(handle, deps, hostAddress, true, deviceAddress, false, bytes, arena);
+                return added(node, GraphNode.Kind.COPY, List.of(device, pinned));
             }
         }
     }

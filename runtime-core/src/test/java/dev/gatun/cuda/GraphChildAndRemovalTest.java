@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.AddKernelFixture.filled;
+import static dev.gatun.cuda.AddKernelFixture.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -8,10 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.testing.FakeDriverApi;
-import dev.gatun.cuda.testing.FakeKernel;
-import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,44 +23,17 @@ import org.junit.jupiter.api.Test;
  */
 class GraphChildAndRemovalTest {
 
-    private static final int N = 8;
+    private static final int N = AddKernelFixture.N;
 
-    private final Simulated sim = new Simulated(new FakeDriverApi());
-    private final CudaContext ctx = sim.context();
-    private final Stream stream = ctx.createStream();
-    private final Kernel add;
-
-    GraphChildAndRemovalTest() {
-        sim.gpu.kernelBody("add", FakeKernel.ADD);
-        ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
-        add = ctx.modules().kernel("a", "add");
-    }
+    private final AddKernelFixture fixture = new AddKernelFixture(new FakeDriverApi());
+    private final Simulated sim = fixture.sim;
+    private final CudaContext ctx = fixture.ctx;
+    private final Stream stream = fixture.stream;
 
     @AfterEach
     void nothingLeftOrMisused() {
-        add.close();
-        stream.close();
-        ctx.close();
-        assertEquals(List.of(), sim.gpu.violations());
-        assertEquals(0, sim.gpu.liveGraphs());
-        assertEquals(0, sim.gpu.liveGraphExecs());
+        fixture.close();
         assertEquals(0, sim.gpu.liveDeviceAllocations());
-    }
-
-    private KernelLaunch launch(DeviceBuffer v, int value) {
-        return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N), KernelArg.i32(value));
-    }
-
-    private static int[] read(DeviceBuffer b) {
-        int[] out = new int[N];
-        b.asInts().copyTo(out);
-        return out;
-    }
-
-    private static int[] filled(int value) {
-        int[] out = new int[N];
-        Arrays.fill(out, value);
-        return out;
     }
 
     @Test
@@ -69,13 +41,13 @@ class GraphChildAndRemovalTest {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph parent = ctx.createGraph()) {
             GraphNode child;
             try (Graph c = ctx.createGraph()) {
-                GraphNode times = c.addKernel(launch(a, 3));
-                c.addKernel(launch(a, 4), times);
+                GraphNode times = c.addKernel(fixture.launch(a, 3));
+                c.addKernel(fixture.launch(a, 4), times);
                 GraphNode fill = parent.addFill(a.asInts(), 100);
                 child = parent.addChild(c, fill);
-                c.addKernel(launch(a, 1000)); // after the copy: not in the parent
+                c.addKernel(fixture.launch(a, 1000)); // after the copy: not in the parent
             }
-            parent.addKernel(launch(a, 10000), child);
+            parent.addKernel(fixture.launch(a, 10000), child);
             assertEquals(GraphNode.Kind.CHILD_GRAPH, child.kind());
             try (GraphExec exec = parent.instantiate()) {
                 a.asInts().copyFrom(filled(-1)); // poison
@@ -110,8 +82,8 @@ class GraphChildAndRemovalTest {
     void removingANodeDropsItsWorkAndItsEdges() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             GraphNode fill = g.addFill(a.asInts(), 1);
-            GraphNode twice = g.addKernel(launch(a, 20), fill);
-            g.addKernel(launch(a, 300), twice);
+            GraphNode twice = g.addKernel(fixture.launch(a, 20), fill);
+            g.addKernel(fixture.launch(a, 300), twice);
             assertEquals(3, g.nodes().size());
             g.remove(twice);
             assertTrue(twice.isRemoved());
@@ -153,7 +125,7 @@ class GraphChildAndRemovalTest {
     @Test
     void anExecutableMadeBeforeARemovalKeepsItsCopyButCannotAddressTheNode() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
-            GraphNode step = g.addKernel(launch(a, 5));
+            GraphNode step = g.addKernel(fixture.launch(a, 5));
             try (GraphExec exec = g.instantiate()) {
                 a.close(); // the executable holds it
                 g.remove(step);
@@ -172,7 +144,7 @@ class GraphChildAndRemovalTest {
     void aCapturedGraphKeepsWhatItHoldsWhenANodeIsRemoved() {
         DeviceBuffer a = ctx.allocate(4 * N);
         StreamCapture capture = stream.beginCapture(CaptureMode.GLOBAL);
-        launch(a, 1).launch(stream);
+        fixture.launch(a, 1).launch(stream);
         try (Graph g = capture.end()) {
             a.close();
             GraphNode kernel = g.nodes().getFirst();

@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.AddKernelFixture.filled;
+import static dev.gatun.cuda.AddKernelFixture.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,9 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.driver.HostFunction;
 import dev.gatun.cuda.testing.FakeDriverApi;
-import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.LogCapture;
-import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,41 +34,20 @@ import org.slf4j.event.Level;
  */
 class GraphHostNodeTest {
 
-    private static final int N = 8;
+    private static final int N = AddKernelFixture.N;
 
-    private final Simulated sim = new Simulated(new FakeDriverApi());
-    private final CudaContext ctx = sim.context();
-    private final Stream stream = ctx.createStream();
-    private final Kernel add;
+    private final AddKernelFixture fixture = new AddKernelFixture(new FakeDriverApi());
+    private final Simulated sim = fixture.sim;
+    private final CudaContext ctx = fixture.ctx;
+    private final Stream stream = fixture.stream;
     /** Callbacks registered by other tests' graphs not yet gone; this test's come and go on top. */
     private final int registeredBefore = HostFunction.registered();
 
-    GraphHostNodeTest() {
-        // add(p, n, v): p[i] += v
-        sim.gpu.kernelBody("add", FakeKernel.ADD);
-        ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
-        add = ctx.modules().kernel("a", "add");
-    }
 
     @AfterEach
     void nothingLeftOrMisused() {
-        add.close();
-        stream.close();
-        ctx.close(); // refuses while a graph, executable or buffer is still open
-        assertEquals(List.of(), sim.gpu.violations());
-        assertEquals(0, sim.gpu.liveGraphs());
-        assertEquals(0, sim.gpu.liveGraphExecs());
+        fixture.close();
         assertEquals(0, sim.gpu.liveHostAllocations());
-    }
-
-    private KernelLaunch launch(DeviceBuffer v, int value) {
-        return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N), KernelArg.i32(value));
-    }
-
-    private static int[] read(DeviceBuffer b) {
-        int[] out = new int[N];
-        b.asInts().copyTo(out);
-        return out;
     }
 
     private static int[] ints(MemorySegment host) {
@@ -87,7 +66,7 @@ class GraphHostNodeTest {
             b.asInts().copyFrom(new int[N]); // poisoned below, before each launch
             List<int[]> seen = new ArrayList<>();
             GraphNode up = g.addUpload(a.asInts(), in, 0);
-            GraphNode step = g.addKernel(launch(a, 10), up);
+            GraphNode step = g.addKernel(fixture.launch(a, 10), up);
             GraphNode down = g.addDownload(out, 0, a.asInts(), step);
             GraphNode host = g.addHost(() -> {
                 int[] got = ints(outHost);
@@ -120,19 +99,13 @@ class GraphHostNodeTest {
         }
     }
 
-    private static int[] filled(int value) {
-        int[] out = new int[N];
-        Arrays.fill(out, value);
-        return out;
-    }
-
     @Test
     void everyDriverCallInsideACallbackIsRefusedBeforeTheDriverSeesIt() {
         List<Throwable> refused = new ArrayList<>();
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             g.addHost(() -> {
                 sim.faults.countCalls();
-                for (Runnable call : List.<Runnable>of(stream::query, () -> launch(a, 1).launch(stream),
+                for (Runnable call : List.<Runnable>of(stream::query, () -> fixture.launch(a, 1).launch(stream),
                         () -> ctx.allocate(64).close(), () -> stream.launchHostFunction(() -> { }))) {
                     try {
                         call.run();
@@ -166,7 +139,7 @@ class GraphHostNodeTest {
             GraphNode host = g.addHost(() -> {
                 throw new IllegalStateException("the callback's own failure");
             });
-            g.addKernel(launch(a, 5), host);
+            g.addKernel(fixture.launch(a, 5), host);
             try (GraphExec exec = g.instantiate()) {
                 exec.launch(stream);
                 exec.launch(stream);
@@ -189,7 +162,7 @@ class GraphHostNodeTest {
             a.asInts().copyFrom(new int[N]);
             List<String> order = new ArrayList<>();
             sim.gpu.hold(stream.handle());
-            launch(a, 1).launch(stream);
+            fixture.launch(a, 1).launch(stream);
             stream.launchHostFunction(() -> order.add("host"));
             assertEquals(List.of(), order, "not before the kernel before it");
             sim.gpu.release(stream.handle());
@@ -206,9 +179,9 @@ class GraphHostNodeTest {
         try (DeviceBuffer a = ctx.allocate(4 * N)) {
             a.asInts().copyFrom(new int[N]);
             StreamCapture capture = stream.beginCapture(CaptureMode.GLOBAL);
-            launch(a, 1).launch(stream);
+            fixture.launch(a, 1).launch(stream);
             stream.launchHostFunction(runs::incrementAndGet);
-            launch(a, 2).launch(stream);
+            fixture.launch(a, 2).launch(stream);
             try (Graph g = capture.end()) {
                 assertEquals(0, runs.get(), "captured, not run");
                 List<GraphNode.Kind> kinds = g.nodes().stream().map(GraphNode::kind).toList();

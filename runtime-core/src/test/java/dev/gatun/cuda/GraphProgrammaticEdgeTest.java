@@ -1,15 +1,14 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.AddKernelFixture.filled;
+import static dev.gatun.cuda.AddKernelFixture.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.testing.FakeDriverApi;
-import dev.gatun.cuda.testing.FakeKernel;
-import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,39 +20,25 @@ import org.junit.jupiter.api.Test;
  */
 class GraphProgrammaticEdgeTest {
 
-    private static final int N = 8;
+    private static final int N = AddKernelFixture.N;
 
-    private final Simulated sim = new Simulated(new FakeDriverApi());
-    private final CudaContext ctx = sim.context();
-    private final Stream stream = ctx.createStream();
-    private final Kernel add;
-
-    GraphProgrammaticEdgeTest() {
-        sim.gpu.kernelBody("add", FakeKernel.ADD);
-        ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
-        add = ctx.modules().kernel("a", "add");
-    }
+    private final AddKernelFixture fixture = new AddKernelFixture(new FakeDriverApi());
+    private final Simulated sim = fixture.sim;
+    private final CudaContext ctx = fixture.ctx;
+    private final Stream stream = fixture.stream;
 
     @AfterEach
     void nothingLeftOrMisused() {
-        add.close();
-        stream.close();
-        ctx.close();
-        assertEquals(List.of(), sim.gpu.violations());
-        assertEquals(0, sim.gpu.liveGraphs());
-    }
-
-    private KernelLaunch launch(DeviceBuffer v, int value) {
-        return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N), KernelArg.i32(value));
+        fixture.close();
     }
 
     @Test
     void aProgrammaticEdgeReachesTheDriverWithItsPortAndOrdersTheConsumer() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             GraphNode fill = g.addFill(a.asInts(), 3);
-            GraphNode producer = g.addKernel(launch(a, 1), fill);
-            GraphNode consumer = g.addKernel(launch(a, 100), fill); // no ordinary edge from the producer
-            GraphNode late = g.addKernel(launch(a, 1000), fill);
+            GraphNode producer = g.addKernel(fixture.launch(a, 1), fill);
+            GraphNode consumer = g.addKernel(fixture.launch(a, 100), fill); // no ordinary edge from the producer
+            GraphNode late = g.addKernel(fixture.launch(a, 1000), fill);
             g.addProgrammaticDependency(producer, consumer);
             g.addLaunchOrderDependency(consumer, late);
             List<int[]> edges = sim.gpu.programmaticEdges();
@@ -64,11 +49,7 @@ class GraphProgrammaticEdgeTest {
                 exec.launch(stream);
                 stream.synchronize();
             }
-            int[] out = new int[N];
-            a.asInts().copyTo(out);
-            int[] expected = new int[N];
-            Arrays.fill(expected, 3 + 1 + 100 + 1000);
-            assertArrayEquals(expected, out, "each kernel ran after the fill");
+            assertArrayEquals(filled(3 + 1 + 100 + 1000), read(a), "each kernel ran after the fill");
             assertThrows(CudaException.class, () -> g.addProgrammaticDependency(producer, consumer),
                     "the driver refuses a second edge between the same nodes");
         }
@@ -77,11 +58,11 @@ class GraphProgrammaticEdgeTest {
     @Test
     void misuseIsRefusedBeforeAnyDriverCall() {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph(); Graph other = ctx.createGraph()) {
-            GraphNode k1 = g.addKernel(launch(a, 1));
-            GraphNode k2 = g.addKernel(launch(a, 2));
+            GraphNode k1 = g.addKernel(fixture.launch(a, 1));
+            GraphNode k2 = g.addKernel(fixture.launch(a, 2));
             GraphNode fill = g.addFill(a.asInts(), 0);
-            GraphNode foreign = other.addKernel(launch(a, 3));
-            GraphNode removed = g.addKernel(launch(a, 4));
+            GraphNode foreign = other.addKernel(fixture.launch(a, 3));
+            GraphNode removed = g.addKernel(fixture.launch(a, 4));
             g.remove(removed);
             sim.faults.countCalls();
             assertThrows(IllegalArgumentException.class, () -> g.addProgrammaticDependency(k1, k1));
@@ -105,19 +86,14 @@ class GraphProgrammaticEdgeTest {
     }
 
     private static void refusedOn(FakeDriverApi gpu, Class<? extends RuntimeException> refusal) {
-        Simulated old = new Simulated(gpu);
-        CudaContext c = old.context();
-        gpu.kernelBody("add", FakeKernel.ADD);
-        c.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
-        try (Kernel k = c.modules().kernel("a", "add"); DeviceBuffer a = c.allocate(4 * N); Graph g = c.createGraph()) {
-            KernelLaunch l = k.prepare(LaunchConfig.of(1, N), KernelArg.pointer(a), KernelArg.i32(N), KernelArg.i32(1));
-            GraphNode p = g.addKernel(l);
-            GraphNode q = g.addKernel(l);
-            old.faults.countCalls();
-            assertThrows(refusal, () -> g.addProgrammaticDependency(p, q));
-            assertEquals(0, old.faults.calls("cuGraphAddDependencies_v2"));
+        try (AddKernelFixture old = new AddKernelFixture(gpu)) {
+            try (DeviceBuffer a = old.ctx.allocate(4 * N); Graph g = old.ctx.createGraph()) {
+                GraphNode p = g.addKernel(old.launch(a, 1));
+                GraphNode q = g.addKernel(old.launch(a, 2));
+                old.sim.faults.countCalls();
+                assertThrows(refusal, () -> g.addProgrammaticDependency(p, q));
+                assertEquals(0, old.sim.faults.calls("cuGraphAddDependencies_v2"));
+            }
         }
-        c.close();
-        assertEquals(List.of(), gpu.violations());
     }
 }

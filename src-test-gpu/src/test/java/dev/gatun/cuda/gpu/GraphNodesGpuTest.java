@@ -26,19 +26,11 @@ import org.junit.jupiter.api.TestReporter;
 
 /**
  * Graph nodes on a real GPU: a graph with a child graph node, replayed on random inputs with
- * poisoned outputs against the CPU, before and after a node is removed; and the listing of a
+ * poisoned outputs against the CPU (with {@link GraphBuildingGpuTest}'s axpy kernel and replay), before and after a node is removed; and the listing of a
  * graph of every kind Gatun adds (cuGraphGetNodes, cuGraphNodeGetType): the count and each kind.
  */
 @RequiresGpu
 class GraphNodesGpuTest {
-
-    private static final String SOURCE = """
-            extern "C" __global__ void axpy(unsigned int* y, const unsigned int* x, unsigned int a, int n) {
-                int i = blockIdx.x * blockDim.x + threadIdx.x;
-                if (i < n) y[i] = y[i] * a + x[i];
-            }
-            """;
-    private static final int POISON = 0xDEADBEEF;
 
     @Test
     void aChildGraphRunsInItsParentAsTheCpuComputesAndARemovedNodeNoLonger(TestReporter reporter) {
@@ -49,7 +41,7 @@ class GraphNodesGpuTest {
         int fill = r.nextInt();
         int a = r.nextInt() | 1;
         int b = r.nextInt() | 1;
-        try (Kernel axpy = Gpu.kernel(SOURCE, "axpy"); Stream s = ctx.createStream();
+        try (Kernel axpy = Gpu.kernel(GraphBuildingGpuTest.SOURCE, "axpy"); Stream s = ctx.createStream();
                 DeviceBuffer x = ctx.allocate(4L * n); DeviceBuffer y = ctx.allocate(4L * n);
                 DeviceBuffer z = ctx.allocate(4L * n); Graph parent = ctx.createGraph()) {
             GraphNode start = parent.addFill(y.asInts(), fill);
@@ -65,7 +57,7 @@ class GraphNodesGpuTest {
             int[] out = new int[n];
             try (GraphExec exec = parent.instantiate()) {
                 for (int replay = 0; replay < 5; replay++) {
-                    run(exec, s, r, hostX, x, y, z, out);
+                    GraphBuildingGpuTest.run(exec, s, r, hostX, y, z, x, out);
                     assertArrayEquals(cpu(fill, hostX, a, b, a), out, "replay " + replay + "; seed=" + seed);
                 }
             }
@@ -78,7 +70,7 @@ class GraphNodesGpuTest {
             parent.remove(copy);
             parent.addCopy(z.asInts(), y.asInts(), again);
             try (GraphExec exec = parent.instantiate()) {
-                run(exec, s, r, hostX, x, y, z, out);
+                GraphBuildingGpuTest.run(exec, s, r, hostX, y, z, x, out);
                 assertArrayEquals(cpu(fill, hostX, a, b, a), out, "after removing and re-adding; seed=" + seed);
             }
             try (Graph without = ctx.createGraph()) {
@@ -87,7 +79,7 @@ class GraphNodesGpuTest {
                 without.addCopy(z.asInts(), y.asInts(), f);
                 without.remove(k);
                 try (GraphExec exec = without.instantiate()) {
-                    run(exec, s, r, hostX, x, y, z, out);
+                    GraphBuildingGpuTest.run(exec, s, r, hostX, y, z, x, out);
                     int[] onlyFill = new int[n];
                     Arrays.fill(onlyFill, fill);
                     assertArrayEquals(onlyFill, out, "the removed kernel did not run; seed=" + seed);
@@ -101,7 +93,7 @@ class GraphNodesGpuTest {
     void aGraphListsEachOfItsNodesOnceWithItsKind(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
         int n = 256;
-        try (Kernel axpy = Gpu.kernel(SOURCE, "axpy"); DeviceBuffer x = ctx.allocate(4L * n);
+        try (Kernel axpy = Gpu.kernel(GraphBuildingGpuTest.SOURCE, "axpy"); DeviceBuffer x = ctx.allocate(4L * n);
                 DeviceBuffer y = ctx.allocate(4L * n); PinnedBuffer host = ctx.allocatePinned(4L * n);
                 Event done = ctx.createEvent(); Graph child = ctx.createGraph(); Graph g = ctx.createGraph()) {
             child.addFill(x.asInts(), 1);
@@ -156,17 +148,4 @@ class GraphNodesGpuTest {
         return y;
     }
 
-    /** Fresh random x, poisoned y and z, one replay, z read back into {@code out} (poisoned first too). */
-    private static void run(GraphExec exec, Stream s, Random r, int[] hostX, DeviceBuffer x, DeviceBuffer y,
-            DeviceBuffer z, int[] out) {
-        for (int i = 0; i < hostX.length; i++) {
-            hostX[i] = r.nextInt();
-        }
-        x.asInts().copyFrom(hostX);
-        s.fill(y.asInts(), POISON);
-        s.fill(z.asInts(), POISON);
-        exec.launch(s);
-        Arrays.fill(out, 0x5A5A5A5A);
-        z.asInts().copyTo(out);
-    }
 }

@@ -23,6 +23,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -81,6 +82,24 @@ class HostNodeGpuTest {
         return in;
     }
 
+    /**
+     * Launches {@code exec} {@value #LAUNCHES} times, each on fresh random input that {@code write}
+     * puts where the graph reads it, with the pinned result poisoned first, and checks that the host
+     * callback saw each launch's sum as the CPU computes it.
+     */
+    private static void launchAndCheck(GraphExec exec, Stream s, Random r, long seed, Consumer<int[]> write,
+            MemorySegment outHost, List<Integer> seen) {
+        for (int launch = 0; launch < LAUNCHES; launch++) {
+            int[] input = random(r);
+            write.accept(input);
+            outHost.set(ValueLayout.JAVA_INT, 0, POISON);
+            exec.launch(s);
+            s.synchronize();
+            assertEquals(launch + 1, seen.size(), "one host callback per launch; seed=" + seed);
+            assertEquals(cpuSum(input), seen.get(launch), "launch " + launch + "; seed=" + seed);
+        }
+    }
+
     @Test
     void theManualGraphsHostNodeSeesEachLaunchsSumAsTheCpuComputesIt(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
@@ -108,15 +127,8 @@ class HostNodeGpuTest {
             }, download);
             assertEquals(7, g.nodes().size());
             try (GraphExec exec = g.instantiate()) {
-                for (int launch = 0; launch < LAUNCHES; launch++) {
-                    int[] input = random(r);
-                    MemorySegment.copy(input, 0, inHost, ValueLayout.JAVA_INT, 0, N);
-                    outHost.set(ValueLayout.JAVA_INT, 0, POISON);
-                    exec.launch(s);
-                    s.synchronize();
-                    assertEquals(launch + 1, seen.size(), "one host callback per launch; seed=" + seed);
-                    assertEquals(cpuSum(input), seen.get(launch), "launch " + launch + "; seed=" + seed);
-                }
+                launchAndCheck(exec, s, r, seed, input -> MemorySegment.copy(input, 0, inHost, ValueLayout.JAVA_INT, 0, N),
+                        outHost, seen);
             }
             reporter.publishEntry("simpleCudaGraphs (manual)", LAUNCHES + " launches, host node saw each sum = CPU; last "
                     + Integer.toUnsignedString(seen.getLast()) + " (seed " + seed + ")");
@@ -154,15 +166,7 @@ class HostNodeGpuTest {
                 assertEquals(List.of(GraphNode.Kind.KERNEL, GraphNode.Kind.KERNEL, GraphNode.Kind.MEMSET,
                         GraphNode.Kind.COPY, GraphNode.Kind.HOST), kinds);
                 try (GraphExec exec = g.instantiate()) {
-                    for (int launch = 0; launch < LAUNCHES; launch++) {
-                        int[] input = random(r);
-                        staged.asInts().copyFrom(input);
-                        outHost.set(ValueLayout.JAVA_INT, 0, POISON);
-                        exec.launch(s);
-                        s.synchronize();
-                        assertEquals(launch + 1, seen.size(), "one host function per launch; seed=" + seed);
-                        assertEquals(cpuSum(input), seen.get(launch), "launch " + launch + "; seed=" + seed);
-                    }
+                    launchAndCheck(exec, s, r, seed, staged.asInts()::copyFrom, outHost, seen);
                 }
             }
             reporter.publishEntry("simpleCudaGraphs (stream capture)", LAUNCHES + " launches, captured host function "
