@@ -40,6 +40,9 @@
 #define BATCH 64                     /* TwinRow.BATCH */
 #define FOUR_ELEMENTS 256            /* TwinRow.FOUR_ELEMENTS */
 #define READBACK_VALUE 24589         /* TwinWorkload.READBACK_VALUE, 0x600d */
+#define COPIES 64                    /* TwinRow.COPIES */
+#define COPY_BYTES 4096              /* TwinRow.COPY_BYTES */
+#define COPY_BUFFERS 4               /* TwinRow.COPY_BUFFERS */
 #define NAN_BITS 0x7fc00000u
 #define ONE_BITS 0x3f800000u         /* 1.0f */
 
@@ -64,6 +67,10 @@ static CUgraphExec graph;
 static void *pinned;
 static CUdeviceptr device_buf, word;
 static int readback;
+/* The mapped-word row: 8 bytes of pinned host memory mapped into the device, its device address, the last value written. */
+static void *mapped;
+static CUdeviceptr mapped_device;
+static uint32_t written;
 
 /* The 4-argument kernel's arguments: cuLaunchKernel reads them through four_args at each call. */
 static CUdeviceptr arg_out, arg_in;
@@ -129,6 +136,18 @@ static void read_word(long i) {
     CHECK(cuMemcpyDtoH(&readback, word, sizeof readback));
 }
 
+/* As the Java twin's MappedWord row: a stream write of the next value, then acquire loads until the host sees it. */
+static void write_mapped_until_seen(long i) {
+    (void) i;
+    uint32_t v = ++written;
+    CHECK(cuStreamWriteValue32(stream, mapped_device, v, CU_STREAM_WRITE_VALUE_DEFAULT));
+    while (__atomic_load_n((volatile uint32_t *) mapped, __ATOMIC_ACQUIRE) != v) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause(); /* as Thread.onSpinWait */
+#endif
+    }
+}
+
 static void alloc_free(long i) {
     (void) i;
     CUdeviceptr d;
@@ -149,6 +168,74 @@ static void alloc_free_from_pool(long i) {
     CHECK(cuMemAllocFromPoolAsync(&d, ALLOCATION_BYTES, pool, stream));
     CHECK(cuMemFreeAsync(d, stream));
 }
+
+/*
+ * The batched-copy rows (issue 24): each operation moves COPIES chunks of COPY_BYTES between one
+ * of COPY_BUFFERS pinned buffers (in turn) and one device buffer, as Gatun's CopyBatch does:
+ * wait for that buffer's previous fence, fill the three arrays, queue the copies (one
+ * cuMemcpyBatchAsync, or one cuMemcpyAsync each), record the buffer's fence.
+ */
+static void *copy_pinned[COPY_BUFFERS];
+static CUevent copy_fence[COPY_BUFFERS];
+static int copy_fenced[COPY_BUFFERS];
+static CUdeviceptr copy_dsts[COPIES], copy_srcs[COPIES];
+static size_t copy_sizes[COPIES];
+
+static void set_up_copies(void) {
+    for (int b = 0; b < COPY_BUFFERS; b++) {
+        CHECK(cuMemHostAlloc(&copy_pinned[b], (size_t) COPIES * COPY_BYTES, CU_MEMHOSTALLOC_PORTABLE));
+        memset(copy_pinned[b], 7, (size_t) COPIES * COPY_BYTES);
+        CHECK(cuEventCreate(&copy_fence[b], CU_EVENT_DISABLE_TIMING));
+        copy_fenced[b] = 0;
+    }
+    CHECK(cuMemAlloc(&device_buf, (size_t) COPIES * COPY_BYTES));
+    CHECK(cuMemsetD8Async(device_buf, 7, (size_t) COPIES * COPY_BYTES, stream));
+}
+
+/* Waits for buffer b's previous fence, then fills the arrays: chunk k of the buffer to or from chunk k of the device. */
+static void copy_prepare(int b, int to_device) {
+    if (copy_fenced[b]) {
+        CHECK(cuEventSynchronize(copy_fence[b]));
+    }
+    for (int k = 0; k < COPIES; k++) {
+        CUdeviceptr host = (CUdeviceptr) (uintptr_t) copy_pinned[b] + (CUdeviceptr) k * COPY_BYTES;
+        CUdeviceptr dev = device_buf + (CUdeviceptr) k * COPY_BYTES;
+        copy_dsts[k] = to_device ? dev : host;
+        copy_srcs[k] = to_device ? host : dev;
+        copy_sizes[k] = COPY_BYTES;
+    }
+}
+
+static void copy_fence_after(int b) {
+    CHECK(cuEventRecord(copy_fence[b], stream));
+    copy_fenced[b] = 1;
+}
+
+static void copy_each(long i, int to_device) {
+    int b = (int) (i % COPY_BUFFERS);
+    copy_prepare(b, to_device);
+    for (int k = 0; k < COPIES; k++) {
+        CHECK(cuMemcpyAsync(copy_dsts[k], copy_srcs[k], copy_sizes[k], stream));
+    }
+    copy_fence_after(b);
+}
+
+/* CUDA 13.0's cuMemcpyBatchAsync (the symbol cuMemcpyBatchAsync_v2): build with the 13.0 headers. */
+static void copy_batch(long i, int to_device) {
+    int b = (int) (i % COPY_BUFFERS);
+    copy_prepare(b, to_device);
+    CUmemcpyAttributes attributes;
+    memset(&attributes, 0, sizeof attributes);
+    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t first = 0;
+    CHECK(cuMemcpyBatchAsync(copy_dsts, copy_srcs, copy_sizes, COPIES, &attributes, &first, 1, stream));
+    copy_fence_after(b);
+}
+
+static void copy_each_h2d(long i) { copy_each(i, 1); }
+static void copy_batch_h2d(long i) { copy_batch(i, 1); }
+static void copy_each_d2h(long i) { copy_each(i, 0); }
+static void copy_batch_d2h(long i) { copy_batch(i, 0); }
 
 /* A pool on device 0 that keeps what is freed, as the Java twin creates it. */
 static void set_up_pool(void) {
@@ -188,6 +275,13 @@ static void set_up_word(void) {
     CHECK(cuMemsetD32Async(word, READBACK_VALUE, 1, stream));
 }
 
+/* A mapped word as Gatun allocates it: DEVICEMAP | PORTABLE, cleared. */
+static void set_up_mapped(void) {
+    CHECK(cuMemHostAlloc(&mapped, 8, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    CHECK(cuMemHostGetDevicePointer(&mapped_device, mapped, 0));
+    memset(mapped, 0, 8);
+}
+
 struct row {
     const char *id;
     void (*set_up)(void); /* NULL: the common set-up is enough */
@@ -214,6 +308,11 @@ static const struct row rows[] = {
     {"issue_launch", NULL, launch_empty, 1},
     {"issue_replay", set_up_graph_1, replay, 1},
     {"issue_event_record", set_up_event, record, 1},
+    {"mapped_word_seen", set_up_mapped, write_mapped_until_seen, 0},
+    {"copy_each_h2d_64x4k", set_up_copies, copy_each_h2d, 0},
+    {"copy_batch_h2d_64x4k", set_up_copies, copy_batch_h2d, 0},
+    {"copy_each_d2h_64x4k", set_up_copies, copy_each_d2h, 0},
+    {"copy_batch_d2h_64x4k", set_up_copies, copy_batch_d2h, 0},
 };
 
 static long long now_ns(void) {
@@ -354,6 +453,12 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         status = 1;
     }
 
+    if (row->op == write_mapped_until_seen
+            && (written != (uint32_t) (n + n / 2) || *(volatile uint32_t *) mapped != written)) {
+        fprintf(stderr, "the host saw %u after %u writes, not %ld\n", *(volatile uint32_t *) mapped, written, n + n / 2);
+        status = 1;
+    }
+
     if (graph != NULL) {
         CHECK(cuGraphExecDestroy(graph));
         graph = NULL;
@@ -372,6 +477,23 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         pinned = NULL;
     }
     CHECK(cuStreamSynchronize(stream));
+    if (mapped != NULL) {
+        CHECK(cuMemFreeHost(mapped));
+        mapped = NULL;
+        mapped_device = 0;
+        written = 0;
+    }
+    for (int b = 0; b < COPY_BUFFERS; b++) {
+        if (copy_fence[b] != NULL) {
+            CHECK(cuEventDestroy(copy_fence[b]));
+            copy_fence[b] = NULL;
+            copy_fenced[b] = 0;
+        }
+        if (copy_pinned[b] != NULL) {
+            CHECK(cuMemFreeHost(copy_pinned[b]));
+            copy_pinned[b] = NULL;
+        }
+    }
     CUdeviceptr *buffers[] = {&in_buf, &out_buf, &device_buf, &word};
     for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; b++) {
         if (*buffers[b] != 0) {

@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.driver.ContextCalls;
 import dev.gatun.cuda.internal.driver.GraphMemoryCalls;
+import dev.gatun.cuda.internal.driver.GreenContextCalls;
 import dev.gatun.cuda.internal.memory.OutOfMemoryLadder;
 import dev.gatun.cuda.internal.memory.PoolRegistry;
 import dev.gatun.cuda.internal.memory.Recyclers;
@@ -35,6 +36,12 @@ import java.util.Optional;
  * first, while one that names a stream or an event (launches, records, queries, copies) needs
  * no current context at all. Safe points where closed handles are freed: allocations, owner creation and
  * close, synchronizations, and {@link #reap()}.
+ *
+ * <p>A <em>green</em> context ({@link #isGreen()}) is one group of a device's SMs
+ * ({@link Device#partitionSms}): a context of its own ({@code cuCtxFromGreenCtx}), with its own
+ * streams (made for it with {@code cuGreenCtxStreamCreate}, so its kernels, copies and graph
+ * replays run on its SMs only), memory, events, modules, graphs and retirement queue, used like
+ * the primary context. Its {@link #close()} drains it and then destroys the green context.
  */
 public final class CudaContext implements AutoCloseable {
 
@@ -60,12 +67,28 @@ public final class CudaContext implements AutoCloseable {
     private final MemoryPressure memoryPressure;
     /** The context's view of the device's default memory pool (the driver is asked for the pool on first use). */
     private final MemoryPool defaultMemoryPool;
+    /** The green context this context was made from ({@link Device#partitionSms}), or null for the primary context. */
+    private final GreenContext green;
+
+    /** A green context's handle, the calls that destroy it, and its SMs. */
+    record GreenContext(MemorySegment handle, GreenContextCalls calls, int smCount) {
+    }
 
     CudaContext(Device device, MemorySegment primary, ContextOptions options) {
+        this(device, primary, null, options);
+    }
+
+    /**
+     * @param handle the retained primary context, or the {@code CUcontext} of {@code green}
+     * @param green the green context {@code handle} was made from, which this context destroys at
+     *     close; null for the primary context
+     */
+    CudaContext(Device device, MemorySegment handle, GreenContext green, ContextOptions options) {
         this.device = device;
         this.options = options;
-        this.contextState = new ContextState(device.cuda().driver(), device.ordinal(), primary, options.gateTimeout(),
-                options.leakTracking());
+        this.green = green;
+        this.contextState = new ContextState(device.cuda().driver(), device.ordinal(), handle,
+                green == null ? MemorySegment.NULL : green.handle(), options.gateTimeout(), options.leakTracking());
         contextState.attachApi(this);
         this.pool = new DevicePool(new DevicePoolBackend(contextState), options.devicePool());
         this.devicePool = new DevicePoolView(this, contextState, pool);
@@ -87,6 +110,19 @@ public final class CudaContext implements AutoCloseable {
     /** {@return the device this context belongs to} */
     public Device device() {
         return device;
+    }
+
+    /** {@return whether this is a green context: one group of SMs of a {@link SmPartition}} */
+    public boolean isGreen() {
+        return green != null;
+    }
+
+    /**
+     * {@return the SMs this context's kernels run on: a green context's share of its device, as the
+     * driver split it; the whole device's multiprocessor count for the primary context}
+     */
+    public int smCount() {
+        return green != null ? green.smCount() : device.capabilities().multiprocessorCount();
     }
 
     ContextState state() {
@@ -277,7 +313,25 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * {@return the raw {@code CUcontext}: this device's primary context, for interop with other CUDA
+     * Loads a kernel library ({@code cuLibraryLoadData}): code the driver loads once for every
+     * context, whose kernels run on this context and on any other of the same {@link Cuda}, the
+     * green contexts of {@link Device#partitionSms} included ({@link KernelLibrary#kernel(String, CudaContext)}).
+     * Loading may synchronize the device, so it runs inside the capture gate.
+     *
+     * @param image the library's code (PTX, CUBIN or fatbin, checked as {@link ModuleRegistry#load} checks it)
+     * @return the loaded library, to close when done; this context's retirement queue unloads it
+     * @throws CudaException when the driver rejects the image (e.g. {@code CUDA_ERROR_INVALID_PTX})
+     */
+    public KernelLibrary loadLibrary(ModuleImage image) {
+        Objects.requireNonNull(image, "image");
+        checkOpen();
+        contextState.reap();
+        return KernelLibrary.load(this, image);
+    }
+
+    /**
+     * {@return the raw {@code CUcontext}: this device's primary context (for a green context, the
+     * context the driver made from it, valid until {@link #close()}), for interop with other CUDA
      * code} Gatun retains it once per process and never releases it, so it outlives this
      * object; the other code must not destroy it (it may retain and release it in pairs, as the
      * runtime API does).
@@ -474,6 +528,18 @@ public final class CudaContext implements AutoCloseable {
         }
         contextState.reap();
         return PinnedBuffer.allocate(this, bytes, writeCombined);
+    }
+
+    /**
+     * Allocates a {@link MappedWord}: 8 bytes of pinned host memory mapped into the device, set
+     * to 0, that the GPU sets and the host polls without a driver call.
+     *
+     * @return the new word, to close when done
+     */
+    public MappedWord allocateMappedWord() {
+        checkOpen();
+        contextState.reap();
+        return MappedWord.allocate(this);
     }
 
     /**
@@ -681,10 +747,16 @@ public final class CudaContext implements AutoCloseable {
     /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
     void checkSame(CudaContext other, String what) {
         if (other != this) {
-            throw new IllegalArgumentException(what + " belongs to device " + other.device.ordinal()
-                    + "'s context, but is used with device " + device.ordinal() + "'s; use owners of one context "
-                    + "together (a peer copy moves data between devices)");
+            throw new IllegalArgumentException(what + " belongs to " + other.name() + "'s context, but is used with "
+                    + name() + "'s; use owners of one context together (a peer copy moves data between devices; a "
+                    + "KernelLibrary gives a kernel for each context)");
         }
+    }
+
+    /** The device, and for a green context which one, for messages. */
+    private String name() {
+        return "device " + device.ordinal() + (green == null ? "" : " (green context 0x"
+                + Long.toHexString(green.handle().address()) + ", " + green.smCount() + " SMs)");
     }
 
     /** Throws {@link IllegalArgumentException} unless {@code other} comes from the same driver instance. */
@@ -748,10 +820,19 @@ public final class CudaContext implements AutoCloseable {
             Completions.contextClosed(contextState);
         }
         device.contextClosed(this);
+        if (green != null) {
+            // Drained above: none of its streams, events or memory is left (a poisoned context's
+            // abandoned ones die with it); the driver releases the primary context it retained.
+            int r = green.calls().destroy(green.handle());
+            if (r != 0) {
+                throw green.calls().failure(r);
+            }
+        }
     }
 
     @Override
     public String toString() {
-        return "CudaContext[device " + device.ordinal() + (contextState.isClosed() ? ", closed]" : "]");
+        return "CudaContext[device " + device.ordinal() + (green != null ? ", green, " + green.smCount() + " SMs" : "")
+                + (contextState.isClosed() ? ", closed]" : "]");
     }
 }

@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.driver.DeviceCalls;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 /**
  * One CUDA device. Cheap to hold; queries go to the driver each time except
@@ -15,6 +16,7 @@ public final class Device {
     private final DeviceCalls calls;
     private final int handle;
     private volatile DeviceCapabilities capabilities;
+    private volatile StreamMemOpSupport memOpSupport;
     /** The primary context, retained once and never released (see CudaContext). */
     private MemorySegment primary;
     private CudaContext context;
@@ -80,6 +82,30 @@ public final class Device {
             capabilities = c;
         }
         return c;
+    }
+
+    /**
+     * {@return which stream memory operations this device supports} Read once, then kept: a
+     * refused 64-bit, NOR or FLUSH operation is turned down before the driver sees it.
+     */
+    public StreamMemOpSupport streamMemOpSupport() {
+        StreamMemOpSupport s = memOpSupport;
+        if (s == null) {
+            s = new StreamMemOpSupport(reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS()),
+                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR()),
+                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES()));
+            memOpSupport = s;
+        }
+        return s;
+    }
+
+    /** Whether a yes/no attribute is reported as yes; one the driver fails to report counts as no. */
+    private boolean reports(int attribute) {
+        try {
+            return attribute(attribute) != 0;
+        } catch (CudaException e) {
+            return false;
+        }
     }
 
     private int attributeOrNegative(DeviceCapabilities.Attribute attribute) {
@@ -173,6 +199,46 @@ public final class Device {
         }
         context = new CudaContext(this, primary(), options);
         return context;
+    }
+
+    /**
+     * Splits this device's SMs into {@code groups} green contexts of at least {@code minCount} SMs
+     * each, and one of the SMs left over ({@code partitionSms(minCount, groups, ContextOptions.defaults())}).
+     *
+     * @param minCount the fewest SMs a group may have
+     * @param groups how many groups to make
+     * @return the partition, to close when done
+     */
+    public SmPartition partitionSms(int minCount, int groups) {
+        return partitionSms(minCount, groups, ContextOptions.defaults());
+    }
+
+    /**
+     * Splits this device's SMs into {@code groups} green contexts ({@code cuDeviceGetDevResource},
+     * {@code cuDevSmResourceSplitByCount}, {@code cuDevResourceGenerateDesc}, {@code cuGreenCtxCreate},
+     * {@code cuCtxFromGreenCtx}), so that work on one cannot take SMs from another. The driver
+     * rounds {@code minCount} up to its granularity (8 SMs on Hopper); each group's count is
+     * {@link CudaContext#smCount()}. The SMs left over form {@link SmPartition#remainder()}. The
+     * primary context is retained first, as the driver advises, and the green contexts are
+     * independent of {@link #context()}: either can be closed first.
+     *
+     * @param minCount the fewest SMs a group may have
+     * @param groups how many groups to make
+     * @param options what each group's context is opened with
+     * @return the partition, to close when done
+     * @throws IllegalArgumentException when a count is not positive, or the device's SMs make fewer
+     *     than {@code groups} groups of {@code minCount} (nothing is made then)
+     * @throws DriverTooOldException on a driver older than CUDA 12.4
+     * @throws CudaException when the driver refuses a step (nothing is left made then)
+     */
+    public SmPartition partitionSms(int minCount, int groups, ContextOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (minCount <= 0 || groups <= 0) {
+            throw new IllegalArgumentException("a partition needs at least one group of at least one SM, not " + groups
+                    + " groups of " + minCount);
+        }
+        primary();
+        return SmPartition.split(this, minCount, groups, options);
     }
 
     /** The primary context, retained on first use and never released (see CudaContext). */

@@ -437,6 +437,42 @@ public final class Graph extends Owner {
     }
 
     /**
+     * Adds a node that runs {@code ops} in order ({@code cuGraphAddBatchMemOpNode}): writes of
+     * words, and waits until words meet a condition, at every launch of an executable made from
+     * this graph. The graph then holds every buffer and mapped word the operations name. A wait
+     * that never completes stalls the launch's stream (see {@link StreamMemOps}).
+     *
+     * @param ops 1 to {@value MemOp#MAX_BATCH} operations on words of this graph's context
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
+     * @throws IllegalArgumentException for an empty or too long batch, a word of another context,
+     *     an operation the device does not support, or a dependency not of this graph
+     * @throws IllegalStateException when this graph, a buffer or a mapped word is closed, or this
+     *     graph is a conditional node's body (the driver lets a body hold no such node)
+     */
+    public GraphNode addBatchMemOps(List<MemOp> ops, GraphNode... dependencies) {
+        checkOpen();
+        if (body != null) {
+            throw new IllegalStateException(this + " is a conditional node's body, which the driver lets hold only "
+                    + "kernel, memset, copy and conditional nodes; add the memory operations to the graph that holds it");
+        }
+        List<MemOp> checked = MemOp.checkBatch(ops, context);
+        List<NativeResource> targets = new ArrayList<>(checked.size());
+        for (MemOp op : checked) {
+            targets.add(op.targetOf(context));
+        }
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                targets.forEach(resource.holds::add); // before the node names them: no free while the graph lives
+                MemorySegment params = MemOp.encode(checked, arena);
+                return added(context.state().calls().memOps().addBatchNode(handle, deps, checked.size(), params,
+                        arena), GraphNode.Kind.BATCH_MEM_OP, targets);
+            }
+        }
+    }
+
+    /**
      * {@return a new conditional handle of this graph ({@code cuGraphConditionalHandleCreate}) that every
      * launch of an executable sets to {@code defaultValue} before any node runs
      * ({@code CU_GRAPH_COND_ASSIGN_DEFAULT}); kernels change it from there} The conditional
@@ -927,7 +963,7 @@ public final class Graph extends Owner {
             GraphNode.Kind.KERNEL, GraphNode.Kind.COPY, GraphNode.Kind.MEMSET, GraphNode.Kind.HOST,
             GraphNode.Kind.CHILD_GRAPH, GraphNode.Kind.EMPTY, GraphNode.Kind.EVENT_WAIT, GraphNode.Kind.EVENT_RECORD,
             GraphNode.Kind.EXTERNAL_SEMAPHORE_SIGNAL, GraphNode.Kind.EXTERNAL_SEMAPHORE_WAIT,
-            GraphNode.Kind.MEMORY_ALLOCATION, GraphNode.Kind.MEMORY_FREE, GraphNode.Kind.STREAM_MEMORY_OPERATION,
+            GraphNode.Kind.MEMORY_ALLOCATION, GraphNode.Kind.MEMORY_FREE, GraphNode.Kind.BATCH_MEM_OP,
             GraphNode.Kind.CONDITIONAL};
         int[] types = {
             CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),

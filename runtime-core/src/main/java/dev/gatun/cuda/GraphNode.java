@@ -29,6 +29,8 @@ public final class GraphNode {
         EVENT_WAIT,
         /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
         CONDITIONAL,
+        /** Writes and waits on words ({@link Graph#addBatchMemOps}). */
+        BATCH_MEM_OP,
         /** Runs a Java callback on the host ({@link Graph#addHost}, or {@link Stream#launchHostFunction} in a capture). */
         HOST,
         /** Runs a copy of another graph ({@link Graph#addChild}). */
@@ -42,9 +44,7 @@ public final class GraphNode {
         /** Signals external semaphores; Gatun adds none, but a graph may hold one. */
         EXTERNAL_SEMAPHORE_SIGNAL,
         /** Waits on external semaphores; Gatun adds none, but a graph may hold one. */
-        EXTERNAL_SEMAPHORE_WAIT,
-        /** Waits for or writes 32- or 64-bit values in memory (a batch of stream memory operations). */
-        STREAM_MEMORY_OPERATION
+        EXTERNAL_SEMAPHORE_WAIT
     }
 
     private final Graph graph;

@@ -117,7 +117,10 @@ public final class Kernel extends Owner {
         return function();
     }
 
-    /** {@return the raw {@code CUmodule} this kernel's function belongs to; valid, and owned, as {@link #handle()}} */
+    /**
+     * {@return the raw {@code CUmodule} this kernel's function belongs to; valid, and owned, as {@link #handle()}; NULL
+     * for a kernel of a {@link KernelLibrary}, whose code the driver keeps in the library}
+     */
     public MemorySegment moduleHandle() {
         resource.checkOpen();
         return resource.module.handle();

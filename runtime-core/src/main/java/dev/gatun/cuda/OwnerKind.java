@@ -25,6 +25,11 @@ public enum OwnerKind {
      * views count as {@link #DEVICE_BUFFER}s until closed, shrunk below or their buffer closes.
      */
     GROWABLE_BUFFER,
+    /**
+     * Kernel libraries ({@link KernelLibrary}), counted in the context that loaded them until closed;
+     * their kernels in other contexts count there as {@link #KERNEL}s and {@link #MODULE}s.
+     */
+    LIBRARY,
     /** Pinned blocks the context holds for staging Java-heap copies; released at context close. */
     STAGING,
     /**

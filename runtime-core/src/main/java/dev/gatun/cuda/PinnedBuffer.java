@@ -37,11 +37,6 @@ public final class PinnedBuffer extends Owner {
         return new PinnedBuffer(context, PinnedMemory.allocate(context.state(), bytes, writeCombined, context.ladder()));
     }
 
-    /** The memory behind it, for the graph nodes that copy to and from it. */
-    PinnedMemory memory() {
-        return resource;
-    }
-
     /** {@return the context this buffer was allocated in} */
     public CudaContext context() {
         return context;
@@ -110,6 +105,14 @@ public final class PinnedBuffer extends Owner {
             context.state().stats().deviceToHostCopies.increment();
             context.state().stats().deviceToHostBytes.add(n);
         }
+    }
+
+    /**
+     * The memory behind this buffer, for a batch of copies ({@link CopyBatch}) that fences it
+     * itself, and for the graph nodes that copy to and from it.
+     */
+    PinnedMemory memory() {
+        return resource;
     }
 
     @Override

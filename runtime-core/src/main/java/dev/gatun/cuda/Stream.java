@@ -37,6 +37,7 @@ public final class Stream extends Owner {
     private final boolean contextOwned;
     /** The Gatun capture open on this stream, or null. */
     private volatile StreamCapture capture;
+    private final StreamMemOps memOps;
 
     /**
      * The stream handle and its retirement: destroyed once its final fence completed, or, for
@@ -116,6 +117,7 @@ public final class Stream extends Owner {
         this.priority = priority;
         this.contextOwned = contextOwned;
         this.resource = r;
+        this.memOps = new StreamMemOps(this);
     }
 
     /**
@@ -491,6 +493,14 @@ public final class Stream extends Owner {
                 s.submitted();
             }
         }
+    }
+
+    /**
+     * {@return this stream's memory operations: stream-ordered writes of a 32/64-bit word and
+     * waits on one ({@code cuStreamWriteValue*}, {@code cuStreamWaitValue*}, {@code cuStreamBatchMemOp})}
+     */
+    public StreamMemOps memOps() {
+        return memOps;
     }
 
     /**

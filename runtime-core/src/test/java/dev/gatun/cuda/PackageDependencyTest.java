@@ -59,7 +59,7 @@ class PackageDependencyTest {
                     BINDINGS_DRIVER)),
             Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
             Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
-            Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS)),
+            Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS, MEMORY)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
             Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, BINDINGS_DRIVER)),
             Map.entry(CONTEXT, Set.of(DRIVER, EVENTS, BINDINGS_DRIVER)),

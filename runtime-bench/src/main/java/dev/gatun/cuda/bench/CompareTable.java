@@ -186,6 +186,24 @@ public final class CompareTable {
         return ratios;
     }
 
+    /**
+     * For a {@link Goal.RowRatioAtMost} goal, the per-round ratios of {@code row}'s Gatun runs to
+     * those of the row it names, in round order; empty for any other goal or when that row did not run.
+     */
+    private List<Double> rowRatios(TwinRow row, Runs r) {
+        List<Double> ratios = new ArrayList<>();
+        if (row.goal() instanceof Goal.RowRatioAtMost g) {
+            Runs other = runs.get(TwinRow.byId(g.row()));
+            for (Map.Entry<Integer, Double> mine : r.gatun.entrySet()) {
+                Double theirs = other.gatun.get(mine.getKey());
+                if (theirs != null) {
+                    ratios.add(mine.getValue() / theirs);
+                }
+            }
+        }
+        return ratios;
+    }
+
     /** What the table shows for {@code row}. */
     Summary summary(TwinRow row) {
         Runs r = runs.get(row);
@@ -201,7 +219,9 @@ public final class CompareTable {
         double ratio = Medians.of(ratios);
         double extraNanos = Medians.of(extra);
         double bytes = Medians.of(r.gatunBytes.values());
-        Verdict verdict = row.goal().judge(new Goal.Evidence(ratios.size(), ratio, extraNanos, r.gatun.size(), gatun));
+        List<Double> rowRatios = rowRatios(row, r);
+        Verdict verdict = row.goal().judge(new Goal.Evidence(ratios.size(), ratio, extraNanos, r.gatun.size(), gatun,
+                rowRatios.size(), Medians.of(rowRatios)));
         if (row.bytesGoal() != TwinRow.NO_BYTES_GOAL) {
             verdict = verdict.and(r.gatunBytes.isEmpty() ? Verdict.undecided("no B/op measured")
                     : bytes < row.bytesGoal() + BYTES_TOLERANCE ? Verdict.met()

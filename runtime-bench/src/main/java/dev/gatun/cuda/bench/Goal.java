@@ -12,8 +12,12 @@ public sealed interface Goal {
     /** Pairs (or Gatun runs, for an absolute goal) needed before a goal is met or missed. */
     int MIN_PAIRS = 5;
 
-    /** What a row measured, as the goals read it. */
-    record Evidence(int pairs, double ratio, double extraNanos, int gatunRuns, double gatunMicros) {
+    /**
+     * What a row measured, as the goals read it; {@code rowPairs} and {@code rowRatio} compare
+     * its Gatun runs with those of the row a {@link RowRatioAtMost} names (0 and NaN for others).
+     */
+    record Evidence(int pairs, double ratio, double extraNanos, int gatunRuns, double gatunMicros, int rowPairs,
+            double rowRatio) {
     }
 
     /** The goal as the table prints it, e.g. {@code "≤ 1.05× C"}; empty for no goal. */
@@ -64,7 +68,7 @@ public sealed interface Goal {
         }
     }
 
-    /** Gatun's time per operation at most {@code micros} (median of its runs); there is no C twin. */
+    /** Gatun's time per operation at most {@code micros} (median of its runs): an absolute goal, with or without a C twin. */
     record MicrosAtMost(double micros) implements Goal {
         @Override
         public String text() {
@@ -78,6 +82,25 @@ public sealed interface Goal {
             }
             return e.gatunMicros() <= micros ? Verdict.met()
                     : Verdict.missed(number(e.gatunMicros()) + " µs > " + bound(micros) + " µs");
+        }
+    }
+
+    /**
+     * Gatun's time per operation at most {@code max} times Gatun's on the row {@code row} (median
+     * of per-round ratios, both rows run in the same round): a speedup one Gatun path must show
+     * over another, e.g. a batch of copies over the same copies one at a time.
+     */
+    record RowRatioAtMost(String row, double max) implements Goal {
+        @Override
+        public String text() {
+            return "≤ " + bound(max) + "× " + row;
+        }
+
+        @Override
+        public Verdict judge(Evidence e) {
+            return pairs(e.rowPairs()) != null ? pairs(e.rowPairs())
+                    : e.rowRatio() <= max ? Verdict.met()
+                    : Verdict.missed(number(e.rowRatio()) + "× > " + bound(max) + "×");
         }
     }
 

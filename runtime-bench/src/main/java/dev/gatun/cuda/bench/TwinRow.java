@@ -53,7 +53,23 @@ public enum TwinRow {
     ISSUE_REPLAY("issue_replay", "host issue cost: graph replay, 1 kernel (batches of 64)", 64_000, true,
             new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.replay"),
     ISSUE_EVENT_RECORD("issue_event_record", "host issue cost: event record (batches of 64)", 640_000, true,
-            new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.recordEvent");
+            new Goal.ExtraNanosAtMost(50), TwinRow.NO_BYTES_GOAL, "IssueCostBenchmark.recordEvent"),
+    /**
+     * Issue 24: a stream write of a {@code MappedWord} ({@code cuStreamWriteValue32}, default
+     * flags) until the host's acquire reads see it; the goal is absolute (within 2 µs of the
+     * write), and C does the same write and spin. Read it beside {@link #READBACK}, the
+     * synchronous 4-byte readback it replaces for a flag.
+     */
+    MAPPED_WORD_SEEN("mapped_word_seen", "stream write of a mapped word until the host sees it (acquire spin)", 50_000,
+            true, new Goal.MicrosAtMost(2.0), 0, "MappedWordBenchmark.writeUntilSeen"),
+    COPY_EACH_H2D("copy_each_h2d_64x4k", "64 × 4 KiB pinned host-to-device, one cuMemcpyAsync each", 4_000, true,
+            new Goal.RatioAtMost(1.10), 0, "BatchCopyBenchmark.copies:path=upload_one_at_a_time"),
+    COPY_BATCH_H2D("copy_batch_h2d_64x4k", "64 × 4 KiB pinned host-to-device, one cuMemcpyBatchAsync", 4_000, true,
+            new Goal.RowRatioAtMost("copy_each_h2d_64x4k", 0.67), 0, "BatchCopyBenchmark.copies:path=upload_batched"),
+    COPY_EACH_D2H("copy_each_d2h_64x4k", "64 × 4 KiB device-to-pinned-host, one cuMemcpyAsync each", 4_000, true,
+            new Goal.RatioAtMost(1.10), 0, "BatchCopyBenchmark.copies:path=download_one_at_a_time"),
+    COPY_BATCH_D2H("copy_batch_d2h_64x4k", "64 × 4 KiB device-to-pinned-host, one cuMemcpyBatchAsync", 4_000, true,
+            new Goal.RowRatioAtMost("copy_each_d2h_64x4k", 0.67), 0, "BatchCopyBenchmark.copies:path=download_batched");
 
     /** {@link #bytesGoal()} of a row without a B/op goal. */
     public static final int NO_BYTES_GOAL = -1;
@@ -72,6 +88,15 @@ public enum TwinRow {
      * (about a thousand launches), so no operation in a batch waits for the GPU.
      */
     public static final int BATCH = 64;
+
+    /** Copies in one operation of the batched-copy rows (issue 24). */
+    public static final int COPIES = 64;
+
+    /** Bytes of each of those copies. */
+    public static final int COPY_BYTES = 4096;
+
+    /** Pinned buffers the batched-copy rows take in turn, so that a buffer's wait for its last fence rarely waits. */
+    public static final int COPY_BUFFERS = 4;
 
     /** Elements of the 4-argument kernel's buffers, and its block size. */
     public static final int FOUR_ELEMENTS = 256;

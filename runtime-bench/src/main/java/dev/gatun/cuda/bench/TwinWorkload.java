@@ -1,6 +1,7 @@
 package dev.gatun.cuda.bench;
 
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceView;
@@ -9,11 +10,13 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MappedWord;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.MemoryPoolOptions;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
 import java.util.ArrayDeque;
@@ -24,7 +27,7 @@ import java.util.Deque;
  * non-blocking stream, the kernels {@code empty} and {@code four} of the shared PTX, the
  * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
  * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
- * device memory, a device word). {@link #run(int)} is one operation; {@link #verify(int)}
+ * device memory, a device word, a mapped word, the batched-copy rows' buffers and batch). {@link #run(int)} is one operation; {@link #verify(int)}
  * checks, after a run of {@code n} operations, that they did what they claim.
  */
 final class TwinWorkload implements AutoCloseable {
@@ -54,6 +57,10 @@ final class TwinWorkload implements AutoCloseable {
     private Op op;
     private int[] word;
     private KernelLaunch prepared;
+    private MappedWord mapped;
+    /** The last value the mapped-word row wrote: each operation writes the next, so none is seen early. */
+    private int written;
+    private BatchCopyRun copies;
 
     private TwinWorkload(TwinRow row, CudaContext context) {
         this.row = row;
@@ -165,12 +172,28 @@ final class TwinWorkload implements AutoCloseable {
                 word = host;
                 yield i -> device.copyTo(host);
             }
+            case MAPPED_WORD_SEEN -> {
+                MappedWord m = own(context.allocateMappedWord());
+                mapped = m;
+                yield i -> {
+                    int v = ++written;
+                    s.memOps().write32(m, v, WriteFlag.DEFAULT);
+                    while (m.getInt() != v) {
+                        Thread.onSpinWait();
+                    }
+                };
+            }
             case ALLOC_POOLED, ALLOC_UNPOOLED -> i -> context.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_FROM_POOL -> {
                 // As twins.c: a pool that keeps what is freed (release threshold: all of it).
                 MemoryPool pool = own(context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)));
                 yield i -> pool.allocate(s, TwinRow.ALLOCATION_BYTES).close();
+            }
+            case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> {
+                BatchCopyRun run = own(BatchCopyRun.open(context, s, toDevice(), submission()));
+                copies = run;
+                yield run::run;
             }
             case PREPARE_FOUR -> {
                 Kernel kernel = four;
@@ -179,6 +202,15 @@ final class TwinWorkload implements AutoCloseable {
                 yield i -> prepared = kernel.prepare(config, arguments);
             }
         };
+    }
+
+    private boolean toDevice() {
+        return row == TwinRow.COPY_EACH_H2D || row == TwinRow.COPY_BATCH_H2D;
+    }
+
+    private CopyBatch.Submission submission() {
+        return row == TwinRow.COPY_BATCH_H2D || row == TwinRow.COPY_BATCH_D2H ? CopyBatch.Submission.BATCHED
+                : CopyBatch.Submission.ONE_AT_A_TIME;
     }
 
     /** A graph of {@code kernels} empty launches, captured thread-locally as twins.c captures its own. */
@@ -208,6 +240,13 @@ final class TwinWorkload implements AutoCloseable {
                     throw new IllegalStateException("the readback read " + word[0] + ", not " + READBACK_VALUE);
                 }
             }
+            case MAPPED_WORD_SEEN -> {
+                if (written != n + n / 2 || mapped.getInt() != written) {
+                    throw new IllegalStateException("the host saw " + mapped.getInt() + " after " + written + " writes, not "
+                            + (n + n / 2));
+                }
+            }
+            case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> copies.verify(submission());
             case PREPARE_FOUR -> {
                 if (prepared == null || prepared.kernel() != four) {
                     throw new IllegalStateException("prepare() returned " + prepared);

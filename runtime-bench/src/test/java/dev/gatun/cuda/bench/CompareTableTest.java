@@ -78,6 +78,34 @@ class CompareTableTest {
     }
 
     @Test
+    void aBatchedCopyRowIsJudgedByItsRatioToTheOneAtATimeRowOfTheSameRound() {
+        double[] c = {40, 40, 40, 40, 40};
+        double[] each = {100, 120, 90, 100, 110};
+        double[] batched = {60, 60, 60, 80, 55}; // per-round 0.6, 0.5, 0.667, 0.8, 0.5: median 0.6
+        List<String> lines = rounds(TwinRow.COPY_EACH_H2D, c, each, 0);
+        List<String> batchLines = rounds(TwinRow.COPY_BATCH_H2D, c, batched, 0);
+        for (int r = 0; r < batched.length; r++) { // each round's lines after that round's one-at-a-time runs
+            int at = lines.indexOf("ROUND " + (r + 2));
+            lines.addAll(at < 0 ? lines.size() : at, batchLines.subList(3 * r + 1, 3 * r + 3));
+        }
+        CompareTable.Summary s = summary(TwinRow.COPY_BATCH_H2D, lines);
+        assertEquals(Verdict.State.MET, s.verdict().state(), s.verdict().cell());
+        assertEquals(1.5, s.ratio(), EPS, "its own ratio is still to C");
+
+        batched[2] = 80; // 0.889: the median becomes 0.667 -- still within 0.67
+        batched[0] = 90; // 0.9: the median becomes 0.8
+        List<String> slower = rounds(TwinRow.COPY_EACH_H2D, c, each, 0);
+        slower.addAll(rounds(TwinRow.COPY_BATCH_H2D, c, batched, 0));
+        CompareTable.Summary missed = summary(TwinRow.COPY_BATCH_H2D, slower);
+        assertEquals("NO: 0.800× > 0.67×", missed.verdict().cell());
+        assertTrue(CompareTable.parse(slower).render().contains("≤ 0.67× copy_each_h2d_64x4k"),
+                CompareTable.parse(slower).render());
+
+        CompareTable.Summary alone = summary(TwinRow.COPY_BATCH_H2D, rounds(TwinRow.COPY_BATCH_H2D, c, batched, 0));
+        assertEquals(Verdict.State.UNDECIDED, alone.verdict().state(), "without the other row nothing is decided");
+    }
+
+    @Test
     void fewerThanFivePairsDecideNothing() {
         double[] c = {3.0, 3.0, 3.0, 3.0};
         double[] gatun = {3.0, 3.0, 3.0, 3.0, 3.0}; // the fifth round's C run failed
@@ -219,6 +247,6 @@ class CompareTableTest {
         assertTrue(text.contains("| graph replay, 1 kernel | 100,000 | – | – | – | 0 |"), text);
         assertTrue(!text.contains("| graph replay, 10 kernels"), "a row that was not run is left out:\n" + text);
         assertTrue(text.contains("Goals: 1 met, 1 missed, 1 undecided (fewer than 5 pairs, or no B/op), of 3 rows"
-                + " with a goal; 15 of 18 rows were not run."), text);
+                + " with a goal; 20 of 23 rows were not run."), text);
     }
 }

@@ -36,6 +36,9 @@ class TwinSourcesTest {
                 "TwinRow.ALLOCATION_BYTES", TwinRow.ALLOCATION_BYTES,
                 "TwinRow.BATCH", (long) TwinRow.BATCH,
                 "TwinRow.FOUR_ELEMENTS", (long) TwinRow.FOUR_ELEMENTS,
+                "TwinRow.COPIES", (long) TwinRow.COPIES,
+                "TwinRow.COPY_BYTES", (long) TwinRow.COPY_BYTES,
+                "TwinRow.COPY_BUFFERS", (long) TwinRow.COPY_BUFFERS,
                 "TwinWorkload.READBACK_VALUE", (long) TwinWorkload.READBACK_VALUE);
         Matcher m = Pattern.compile("#define \\w+ (\\d+)U?L?\\s+/\\* ([\\w.]+)").matcher(Files.readString(C));
         Map<String, Long> inC = new java.util.HashMap<>();

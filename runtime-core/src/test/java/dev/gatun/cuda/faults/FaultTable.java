@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ConditionalHandle;
+import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
@@ -26,6 +27,8 @@ import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelLaunch;
+import dev.gatun.cuda.KernelLibrary;
+import dev.gatun.cuda.SmPartition;
 import dev.gatun.cuda.ImageRejectedException;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.LaunchRefusedException;
@@ -33,7 +36,12 @@ import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
 import dev.gatun.cuda.PinnedBuffer;
+import dev.gatun.cuda.MappedWord;
+import dev.gatun.cuda.MemOp;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.WaitCondition;
+import dev.gatun.cuda.WaitFlag;
+import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.faults.FaultCase.Scenario;
@@ -421,6 +429,14 @@ final class FaultTable {
                         return () -> s.copy(to.bytes(), from.bytes());
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemcpyBatchAsync_v2", "CopyBatch.submit(stream) of an upload and a device copy", INVALID_VALUE,
+                    w -> batchScenario(w, CopyBatch.Submission.BATCHED),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuMemcpyAsync", "CopyBatch.submit(stream), one copy at a time", INVALID_VALUE,
+                    w -> batchScenario(w, CopyBatch.Submission.ONE_AT_A_TIME),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
             call("cuPointerGetAttributes", "ctx.borrowDeviceMemory(another library's 1 MiB allocation)", INVALID_VALUE,
                     w -> {
                         long address = w.foreignDeviceMemory(MiB);
@@ -944,7 +960,116 @@ final class FaultTable {
                         ConditionalHandle h = g.createConditionalHandle(1);
                         return () -> g.addWhile(h);
                     },
-                    fails(CudaException.class), fails(CudaException.class)));
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWriteValue32_v2", "stream.memOps().write32(word, 5)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        return () -> s.memOps().write32(b.asInts().slice(0, 1), 5, WriteFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWriteValue64_v2", "stream.memOps().write64(mapped word, 5)", INVALID_VALUE,
+                    w -> {
+                        w.sim.gpu.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS(), 1);
+                        Stream s = w.stream();
+                        MappedWord m = w.open(w.ctx.allocateMappedWord());
+                        return () -> s.memOps().write64(m, 5L, WriteFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWaitValue32_v2", "stream.memOps().wait32(word, 0, GEQ)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        b.bytes().copyFrom(new byte[256]);
+                        return () -> s.memOps().wait32(b.asInts().slice(0, 1), 0, WaitCondition.GEQ, WaitFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamWaitValue64_v2", "stream.memOps().wait64(word, 0, EQ)", INVALID_VALUE,
+                    w -> {
+                        w.sim.gpu.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS(), 1);
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        b.bytes().copyFrom(new byte[256]);
+                        return () -> s.memOps().wait64(b.asLongs().slice(0, 1), 0L, WaitCondition.EQ, WaitFlag.DEFAULT);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamBatchMemOp_v2", "stream.memOps().batch(two writes)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.stream();
+                        DeviceBuffer b = w.buffer(256);
+                        List<MemOp> ops = List.of(MemOp.write32(b.asInts().slice(0, 1), 1, WriteFlag.DEFAULT),
+                                MemOp.write32(b.asInts().slice(1, 1), 2, WriteFlag.NO_MEMORY_BARRIER));
+                        return () -> s.memOps().batch(ops);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddBatchMemOpNode", "graph.addBatchMemOps(a write)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        DeviceBuffer b = w.buffer(256);
+                        List<MemOp> ops = List.of(MemOp.write32(b.asInts().slice(0, 1), 1, WriteFlag.DEFAULT));
+                        return () -> g.addBatchMemOps(ops);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuMemHostGetDevicePointer_v2", "ctx.allocateMappedWord() (its mapped allocation is freed again)",
+                    INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.allocateMappedWord()),
+                    fails(CudaException.class), fails(CudaException.class)),
+
+            // ---- Green contexts (SM partitions) ----
+            call("cuDeviceGetDevResource", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDevSmResourceSplitByCount", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuDevResourceGenerateDesc", "device.partitionSms(64, 2)", INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGreenCtxCreate", "device.partitionSms(64, 2)", OUT_OF_MEMORY,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GREEN_CONTEXT)),
+            call("cuCtxFromGreenCtx", "device.partitionSms(64, 2) (the green context made is destroyed again)",
+                    INVALID_VALUE,
+                    w -> () -> w.open(w.ctx.device().partitionSms(64, 2)),
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGreenCtxStreamCreate", "greenContext.createStream()", OUT_OF_MEMORY,
+                    w -> {
+                        SmPartition p = w.open(w.ctx.device().partitionSms(64, 2));
+                        return () -> w.open(p.group(0).createStream());
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.STREAM)
+                            .flagging("cuGreenCtxDestroy while a stream")),
+            call("cuGreenCtxDestroy", "partition.close() (each group's close destroys its green context)", INVALID_HANDLE,
+                    w -> {
+                        SmPartition p = w.ctx.device().partitionSms(64, 2);
+                        return p::close;
+                    },
+                    fails(CudaException.class).orphaning(Native.GREEN_CONTEXT), fails(CudaException.class)),
+
+            // ---- Kernel libraries ----
+            call("cuLibraryLoadData", "ctx.loadLibrary(image)", INVALID_IMAGE,
+                    w -> () -> w.open(w.ctx.loadLibrary(FaultWorld.IMAGE)),
+                    fails(CudaException.class),
+                    fails(CudaException.class).orphaning(Native.LIBRARY).orphaning(Native.MODULE)),
+            call("cuLibraryGetKernel", "library.kernel(name)", INVALID_HANDLE,
+                    w -> {
+                        KernelLibrary lib = w.open(w.ctx.loadLibrary(FaultWorld.IMAGE));
+                        return () -> w.open(lib.kernel(FaultWorld.KERNEL));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuKernelGetFunction", "library.kernel(name, greenContext)", INVALID_HANDLE,
+                    w -> {
+                        SmPartition p = w.open(w.ctx.device().partitionSms(64, 2));
+                        KernelLibrary lib = w.open(w.ctx.loadLibrary(FaultWorld.IMAGE));
+                        return () -> w.open(lib.kernel(FaultWorld.KERNEL, p.group(1)));
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuLibraryUnload", "library.close() (its retirement unloads it)", INVALID_HANDLE,
+                    w -> {
+                        KernelLibrary lib = w.ctx.loadLibrary(FaultWorld.IMAGE);
+                        return lib::close;
+                    },
+                    givenUpAtOnce().orphaning(Native.LIBRARY).orphaning(Native.MODULE), givenUpAtOnce()));
 
     private FaultTable() {
     }
@@ -1091,6 +1216,17 @@ final class FaultTable {
     }
 
     /** The failed transfer's buffer is fenced: its bytes are usable at once, and the next transfer through it works. */
+    /** A batch of an upload from a kept pinned buffer into a kept device buffer, and a copy between two other buffers. */
+    private static Executable batchScenario(FaultWorld w, CopyBatch.Submission submission) {
+        Stream s = w.keep(w.stream());
+        DeviceBuffer b = w.keep(w.buffer(4096));
+        DeviceBuffer to = w.buffer(4096);
+        DeviceBuffer from = w.buffer(4096);
+        PinnedBuffer p = w.keep(w.pinned(4096));
+        CopyBatch batch = w.open(CopyBatch.create(2, submission));
+        return () -> batch.upload(b.bytes(), p, 0).copy(to.bytes(), from.bytes()).submit(s);
+    }
+
     private static void pinnedUsable(FaultWorld w, Throwable e) {
         PinnedBuffer p = w.kept(PinnedBuffer.class);
         Stream s = w.kept(Stream.class);

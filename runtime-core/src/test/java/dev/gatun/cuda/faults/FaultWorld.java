@@ -63,7 +63,9 @@ final class FaultWorld {
         ADDRESS_RANGE(FakeDriverApi::liveReservations),
         PHYSICAL_ALLOCATION(FakeDriverApi::livePhysicalAllocations),
         MAPPING(FakeDriverApi::liveMappings),
-        IPC_MAPPING(FakeDriverApi::liveIpcMappings);
+        IPC_MAPPING(FakeDriverApi::liveIpcMappings),
+        GREEN_CONTEXT(FakeDriverApi::liveGreenContexts),
+        LIBRARY(FakeDriverApi::liveLibraries);
 
         private final ToIntFunction<FakeDriverApi> live;
 

@@ -24,7 +24,8 @@ import java.util.List;
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
- * {@link SimulatedLogs} (the error log); {@link SimulatedDriverApi} hands each call to its area. A
+ * {@link SimulatedLogs} (the error log), {@link SimulatedMemOps} (stream memory operations),
+ * {@link SimulatedGreenContexts} (green contexts and kernel libraries) and {@link SimulatedBatchCopies}; {@link SimulatedDriverApi} hands each call to its area. A
  * function no test needs is not simulated (see SimulatedDriverCoverageTest). Every driver call
  * and every control holds this object's lock.
  */
@@ -53,13 +54,16 @@ public final class FakeDriverApi {
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
     final SimulatedLogs logs = new SimulatedLogs(this);
+    final SimulatedMemOps memOps = new SimulatedMemOps(this);
+    final SimulatedGreenContexts green = new SimulatedGreenContexts(this);
+    final SimulatedBatchCopies batchCopies = new SimulatedBatchCopies(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs);
+                logs, memOps, green, batchCopies);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -104,6 +108,16 @@ public final class FakeDriverApi {
     public synchronized FakeDriverApi withoutSymbol(String name) {
         devices.missingSymbols.add(name);
         return this;
+    }
+
+    /** How many {@code cuMemcpyBatchAsync} calls were made (each counts once, whatever its result). */
+    public synchronized int batchCopyCalls() {
+        return batchCopies.batchCalls;
+    }
+
+    /** How many {@code cuMemcpyAsync} calls were made (the one-at-a-time path of a batch). */
+    public synchronized int singleCopyCalls() {
+        return batchCopies.singleCalls;
     }
 
     /** How many times a primary context was retained (Gatun retains once per device). */
@@ -469,5 +483,27 @@ public final class FakeDriverApi {
 
     public synchronized List<String> violations() {
         return List.copyOf(violations);
+    }
+
+    // ---- green contexts and kernel libraries ----
+
+    /** Green contexts created and not yet destroyed. */
+    public synchronized int liveGreenContexts() {
+        return green.live();
+    }
+
+    /** Whether {@code stream} was made for a green context ({@code cuGreenCtxStreamCreate}). */
+    public synchronized boolean isGreenStream(MemorySegment stream) {
+        return green.greenStreams.contains(stream.address());
+    }
+
+    /** The SMs of the green context whose {@code CUcontext} is {@code context}; 0 for any other context. */
+    public synchronized int greenSmCount(MemorySegment context) {
+        return green.smCountOf(context.address());
+    }
+
+    /** Kernel libraries loaded and not yet unloaded (each also counts in {@link #liveModules()}). */
+    public synchronized int liveLibraries() {
+        return green.liveLibraries();
     }
 }

@@ -186,11 +186,12 @@ final class SimulatedCaptureAndGraphs {
             if (usesFreedMemory(op)) {
                 continue; // on a GPU: an illegal address, or a silent write into whatever is there now
             }
-            StreamOp copy = new StreamOp(op.action, op.deviceUses, op.hostUses);
-            copy.module = op.module;
-            copy.exec = exec.address();
             gpu.graphMemory.launched(op);
-            gpu.streams.submit(s, copy);
+            for (StreamOp queued : op.batch != null ? op.batch : List.of(op)) { // a batch node queues each of its operations
+                StreamOp copy = queued.launchCopy();
+                copy.exec = exec.address();
+                gpu.streams.submit(s, copy);
+            }
         }
         return SUCCESS;
     }
@@ -400,6 +401,7 @@ final class SimulatedCaptureAndGraphs {
                 : "MEMCPY".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY()
                 : HOST.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_HOST()
                 : CHILD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH()
+                : "BATCH_MEM_OP".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP()
                 : SimulatedGraphMemory.ALLOC_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC()
                 : SimulatedGraphMemory.FREE_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE()
                 : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
@@ -522,6 +524,12 @@ final class SimulatedCaptureAndGraphs {
                 srcHost ? CUDA_MEMCPY3D_st.srcHost(p).address() : CUDA_MEMCPY3D_st.srcDevice(p), srcHost,
                 CUDA_MEMCPY3D_st.WidthInBytes(p));
         return addNode(node, graph, deps, count, described(op, "MEMCPY"));
+    }
+
+    /** A batch of stream memory operations as a node ({@link SimulatedMemOps}): each launch queues them in order. */
+    public int cuGraphAddBatchMemOpNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params) {
+        return addNode(node, graph, deps, count, described(gpu.memOps.batchNode(params), "BATCH_MEM_OP"));
     }
 
     public int cuGraphAddEventRecordNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,

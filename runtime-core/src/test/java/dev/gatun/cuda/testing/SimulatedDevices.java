@@ -159,6 +159,11 @@ final class SimulatedDevices {
         return h;
     }
 
+    /** Forgets a context made with {@link #createForeignContext} (a green context's, destroyed). */
+    void destroyForeignContext(long context) {
+        foreignContexts.remove(context);
+    }
+
     /** The calling thread's current context (0: none). */
     long current() {
         return current.get();

@@ -78,6 +78,8 @@ final class SimulatedMemory {
     /** Pinned host allocations by address. */
     final Map<Long, Arena> host = new HashMap<>();
     private final Map<Long, Long> hostSizes = new HashMap<>();
+    /** The cuMemHostAlloc flags of each pinned allocation (DEVICEMAP: mapped into the device). */
+    final Map<Long, Integer> hostFlags = new HashMap<>();
     long memoryLimit = Long.MAX_VALUE;
     long deviceBytes;
     private long nextDevice = 0x7f00_0000_0000L;
@@ -329,6 +331,7 @@ final class SimulatedMemory {
         MemorySegment m = a.allocate(bytes, 4096);
         host.put(m.address(), a);
         hostSizes.put(m.address(), bytes);
+        hostFlags.put(m.address(), flags);
         out.set(ValueLayout.JAVA_LONG, 0, m.address());
         return SUCCESS;
     }
@@ -348,6 +351,7 @@ final class SimulatedMemory {
         }
         host.remove(p.address());
         hostSizes.remove(p.address());
+        hostFlags.remove(p.address());
         a.close();
         return SUCCESS;
     }
@@ -476,13 +480,43 @@ final class SimulatedMemory {
     // ---- addresses ----
 
     /** The pinned allocation holding {@code address}, as a use set (empty for pageable memory). */
-    private Set<Long> hostUse(long address) {
+    Set<Long> hostUse(long address) {
         for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
             if (address >= e.getKey() && address < e.getKey() + Math.max(1, e.getValue())) {
                 return Set.of(e.getKey());
             }
         }
         return Set.of();
+    }
+
+    /**
+     * The pinned allocation mapped into the device (DEVICEMAP) holding [address, address + n), as
+     * the device sees it at the same address (unified addressing), or null.
+     */
+    MemorySegment resolveMapped(long address, long n) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            if ((hostFlags.get(e.getKey()) & CudaDriver.CU_MEMHOSTALLOC_DEVICEMAP()) != 0 && address >= e.getKey()
+                    && n >= 0 && address + n <= e.getKey() + e.getValue()) {
+                return MemorySegment.ofAddress(address).reinterpret(n);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The raw memory of [address, address + n) when it lies inside one live pinned host
+     * allocation ({@code cuMemHostAlloc}), as the DMA engine sees it; null otherwise (pageable
+     * memory, a freed allocation, a range past its end).
+     */
+    MemorySegment resolvePinned(long address, long n) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            long base = e.getKey();
+            if (address >= base && address < base + Math.max(1, e.getValue())) {
+                return n >= 0 && address - base + n <= Math.max(1, e.getValue())
+                        ? MemorySegment.ofAddress(address).reinterpret(n) : null;
+            }
+        }
+        return null;
     }
 
     /** The device allocation at or below {@code address}, or null. */

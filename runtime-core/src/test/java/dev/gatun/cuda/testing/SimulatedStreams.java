@@ -450,7 +450,7 @@ final class SimulatedStreams {
             for (Stream s : List.copyOf(streams.values())) {
                 while (!s.held && !s.queue.isEmpty()) {
                     StreamOp op = s.queue.peekFirst();
-                    if (op.awaited != null && !op.awaited.done(op.awaitedGeneration)) {
+                    if (!op.ready()) {
                         break;
                     }
                     s.queue.pollFirst();
@@ -519,6 +519,9 @@ final class SimulatedStreams {
                     }
                     continue;
                 }
+                if (op.until != null && !op.until.getAsBoolean() && !runOthersUntil(s, op)) {
+                    return false; // no queued work writes the value: the GPU waits forever
+                }
                 s.queue.pollFirst();
                 run(s, op);
             }
@@ -526,6 +529,27 @@ final class SimulatedStreams {
         } finally {
             finishing.remove(s);
         }
+    }
+
+    /**
+     * For a host wait that reached a stream wait on a value ({@code op} on {@code s}): the GPU
+     * runs the other streams' queued work, held or not (it finishes eventually), one operation at
+     * a time, until the value is there. False when it never comes: no queued work writes it, and
+     * the host, blocked in this wait, cannot either, so the real driver would never return.
+     */
+    private boolean runOthersUntil(Stream s, StreamOp op) {
+        boolean progress = true;
+        while (!op.until.getAsBoolean() && progress) {
+            progress = false;
+            for (Stream r : List.copyOf(streams.values())) {
+                if (r != s && !r.queue.isEmpty() && !finishing.contains(r)) {
+                    int before = r.queue.size();
+                    runThrough(r, r.queue.peekFirst()); // one operation, or as far as r can go
+                    progress |= r.queue.size() < before;
+                }
+            }
+        }
+        return op.until.getAsBoolean();
     }
 
     /** Runs the work queued up to record {@code generation} of {@code e}, on whichever stream it is queued. */
@@ -544,8 +568,8 @@ final class SimulatedStreams {
     void advance(Stream s, int n) {
         for (int i = 0; i < n && !s.queue.isEmpty(); i++) {
             StreamOp op = s.queue.peekFirst();
-            if (op.awaited != null && !op.awaited.done(op.awaitedGeneration)) {
-                throw new IllegalStateException("the next operation waits for an event record that has not run");
+            if (!op.ready()) {
+                throw new IllegalStateException("the next operation waits for an event record or a value that is not there");
             }
             s.queue.pollFirst();
             run(s, op);

@@ -1,6 +1,8 @@
 package dev.gatun.cuda.testing;
 
+import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 
 /**
  * One operation on a simulated stream, or captured into a simulated graph: what it does when the
@@ -34,6 +36,10 @@ final class StreamOp {
     SimulatedConditionals.Node conditional;
     /** The graph allocation an allocation or free node (kind MEM_ALLOC or MEM_FREE) names; null otherwise. */
     SimulatedMemory.Allocation allocation;
+    /** A stream wait on a value (cuStreamWaitValue*): the operation runs once this holds; null for every other operation. */
+    BooleanSupplier until;
+    /** A batch memory-operation node of a graph: what each launch queues, in order; null otherwise. */
+    List<StreamOp> batch;
     /** When it was queued, in the order of all submissions to the simulated GPU (0 until queued). */
     long sequence;
     /** For a queued event record: the event it records, and which of its records it is; null and 0 otherwise. */
@@ -52,5 +58,18 @@ final class StreamOp {
     /** An operation that runs {@code action} and waits for nothing. */
     StreamOp(Runnable action, Set<Long> deviceUses, Set<Long> hostUses) {
         this(action, null, 0, deviceUses, hostUses);
+    }
+
+    /** Whether it may run now: the event it waits for was recorded and the value it waits for is there. */
+    boolean ready() {
+        return (awaited == null || awaited.done(awaitedGeneration)) && (until == null || until.getAsBoolean());
+    }
+
+    /** A fresh copy for a graph launch to queue: the same work, uses and wait. */
+    StreamOp launchCopy() {
+        StreamOp copy = new StreamOp(action, deviceUses, hostUses);
+        copy.until = until;
+        copy.module = module;
+        return copy;
     }
 }

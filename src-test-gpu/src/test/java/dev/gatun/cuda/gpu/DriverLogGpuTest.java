@@ -95,8 +95,13 @@ class DriverLogGpuTest {
         List<RecordedEvent> events = driverLogEvents(() -> thrown[0] = refused("cuDeviceGetAttribute", reporter,
                 () -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE), "attrib"));
         List<String> recorded = events.stream().map(e -> e.getString("message")).toList();
-        assertTrue(recorded.containsAll(thrown[0].driverLog()),
-                () -> "JFR recorded " + recorded + ", the exception carries " + thrown[0].driverLog());
+        List<String> carried = thrown[0].driverLog();
+        // The call's lines are the newest the thread kept. Older ones may precede them: lines the
+        // driver logged in this thread's earlier calls that succeeded (under compute-sanitizer it
+        // logs "Unsupported node type" for graph calls), which ride along by design.
+        assertFalse(recorded.isEmpty(), "the refused call logged nothing");
+        assertEquals(recorded, carried.subList(Math.max(0, carried.size() - recorded.size()), carried.size()),
+                () -> "JFR recorded " + recorded + ", the exception carries " + carried);
     }
 
     @Test

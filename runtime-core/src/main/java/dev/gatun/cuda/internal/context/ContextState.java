@@ -39,7 +39,7 @@ public final class ContextState implements RetirementQueue.Host {
     private final WatchStreams watches = new WatchStreams(this);
     private final SyncOrdering ordering = new SyncOrdering(this);
     private final PeerAccess peers = new PeerAccess(this);
-    private final ContextStats stats = new ContextStats();
+    private final ContextStats stats = new ContextStats(ordering);
     private final HostCallbackFailures hostCallbackFailures = new HostCallbackFailures();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     /** With leak tracking, the resources counted in {@link #live} themselves, so a leak can be named; else null. */
@@ -66,10 +66,22 @@ public final class ContextState implements RetirementQueue.Host {
      * @param leakTracking whether owners of this context record where they were allocated, for leak reports
      */
     public ContextState(Driver driver, int device, MemorySegment handle, Duration gateBound, boolean leakTracking) {
+        this(driver, device, handle, MemorySegment.NULL, gateBound, leakTracking);
+    }
+
+    /**
+     * @param handle the context ({@code CUcontext}): a retained primary context, or one made from {@code green}
+     * @param green the green context ({@code CUgreenCtx}) {@code handle} was made from, or NULL; every
+     *     stream of a green context is made for it ({@code cuGreenCtxStreamCreate})
+     * @param gateBound how long a synchronizing call waits for a global capture to end
+     * @param leakTracking whether owners of this context record where they were allocated, for leak reports
+     */
+    public ContextState(Driver driver, int device, MemorySegment handle, MemorySegment green, Duration gateBound,
+            boolean leakTracking) {
         this.driver = driver;
         this.device = device;
         this.handle = handle;
-        this.checked = new Checked(driver, device, handle);
+        this.checked = new Checked(driver, device, handle, green);
         this.calls = new DriverCalls(checked);
         this.leakTracking = leakTracking;
         this.tracked = leakTracking ? ConcurrentHashMap.newKeySet() : null;

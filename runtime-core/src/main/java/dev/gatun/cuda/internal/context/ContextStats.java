@@ -3,13 +3,18 @@ package dev.gatun.cuda.internal.context;
 import dev.gatun.cuda.ContextCounters;
 import java.util.concurrent.atomic.LongAdder;
 
-/** A context's running counters; {@code CudaContext.counters()} takes a {@link #snapshot}. */
+/**
+ * A context's running counters; {@code CudaContext.counters()} takes a {@link #snapshot}. The
+ * stream-ordered allocations and frees, and their bytes, are counted partly here (frees made by
+ * retirement) and partly in each stream's {@link StreamLedger} (the hot path, under the stream's
+ * lock): a snapshot adds the two.
+ */
 public final class ContextStats {
     public final LongAdder syncAllocations = new LongAdder();
-    public final LongAdder asyncAllocations = new LongAdder();
+    private final LongAdder asyncAllocations = new LongAdder();
     public final LongAdder syncFrees = new LongAdder();
-    public final LongAdder asyncFrees = new LongAdder();
-    public final LongAdder bytesLive = new LongAdder();
+    private final LongAdder asyncFrees = new LongAdder();
+    private final LongAdder bytesLive = new LongAdder();
     public final LongAdder hostToDeviceCopies = new LongAdder();
     public final LongAdder hostToDeviceBytes = new LongAdder();
     public final LongAdder deviceToHostCopies = new LongAdder();
@@ -28,12 +33,62 @@ public final class ContextStats {
     public final LongAdder pinnedBytesLive = new LongAdder();
     public final LongAdder growableBytesMapped = new LongAdder();
 
+    /**
+     * Guards the move of a drained stream's ledger into the adders ({@link #fold}) against the sums
+     * that read both, so each allocation is counted once. Taken before a stream's lock, never under one.
+     */
+    private final Object ledgers = new Object();
+    private final SyncOrdering streams;
+
+    ContextStats(SyncOrdering streams) {
+        this.streams = streams;
+    }
+
+    /** Counts device memory the context's own device pool took from the driver (negative: gave back). */
+    public void devicePoolBytes(long bytes) {
+        bytesLive.add(bytes);
+    }
+
+    /** Counts a stream-ordered free that retirement made (not in a stream's order that a ledger counts). */
+    public void retiredAsyncFree(long bytes) {
+        asyncFrees.increment();
+        bytesLive.add(-bytes);
+    }
+
+    /** Bytes of device memory live now: the device pool's and the stream-ordered allocations'. */
+    public long bytesLive() {
+        return sums()[2];
+    }
+
     /** The counters now, with the number of retirements still waiting for their evidence. */
     public ContextCounters snapshot(long pendingRetirements) {
-        return new ContextCounters(syncAllocations.sum(), asyncAllocations.sum(), syncFrees.sum(), asyncFrees.sum(),
-                bytesLive.sum(), hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
+        long[] ordered = sums();
+        return new ContextCounters(syncAllocations.sum(), ordered[0], syncFrees.sum(), ordered[1], ordered[2],
+                hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
                 deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
                 forcedSynchronizations.sum(), pendingRetirements, retirementsCompleted.sum(), retirementsFailed.sum(),
                 retirementsAbandoned.sum());
+    }
+
+    /** Stream-ordered allocations, frees and live bytes: the adders plus every registered stream's ledger. */
+    private long[] sums() {
+        synchronized (ledgers) {
+            long[] sums = {asyncAllocations.sum(), asyncFrees.sum(), bytesLive.sum()};
+            for (StreamState s : streams.registeredStreams()) {
+                synchronized (s.lock()) {
+                    s.ledger().addTo(sums);
+                }
+            }
+            return sums;
+        }
+    }
+
+    /** Moves a stream's final ledger into the adders; call once the stream is closed, before it is deregistered. */
+    void fold(StreamState stream) {
+        synchronized (ledgers) {
+            synchronized (stream.lock()) {
+                stream.ledger().moveTo(asyncAllocations, asyncFrees, bytesLive);
+            }
+        }
     }
 }

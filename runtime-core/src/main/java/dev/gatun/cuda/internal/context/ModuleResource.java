@@ -21,20 +21,23 @@ public final class ModuleResource extends NativeResource {
     private final String artifact;
     private final String sha256;
     private final boolean borrowed;
+    /** The library this module view stands for ({@link #ofLibrary}), or null. */
+    private final LibraryResource library;
     private final AtomicInteger references = new AtomicInteger(1);
 
     public ModuleResource(ContextState context, MemorySegment handle, String name, String artifact, String sha256) {
-        this(context, handle, name, artifact, sha256, false);
+        this(context, handle, name, artifact, sha256, false, null);
     }
 
     private ModuleResource(ContextState context, MemorySegment handle, String name, String artifact, String sha256,
-            boolean borrowed) {
+            boolean borrowed, LibraryResource library) {
         super(context, OwnerKind.MODULE);
         this.handle = handle;
         this.name = name;
         this.artifact = artifact;
         this.sha256 = sha256;
         this.borrowed = borrowed;
+        this.library = library;
         listAsLive(); // no public owner watches a module: it is listed once its fields are set
     }
 
@@ -43,7 +46,16 @@ public final class ModuleResource extends NativeResource {
      * image: it has no registry name and no digest (both empty).
      */
     public static ModuleResource borrow(ContextState context, MemorySegment handle) {
-        return new ModuleResource(context, handle, "", "CUmodule 0x" + Long.toHexString(handle.address()), "", true);
+        return new ModuleResource(context, handle, "", "CUmodule 0x" + Long.toHexString(handle.address()), "", true, null);
+    }
+
+    /**
+     * The module of one kernel of {@code library} in {@code context}, with one reference (the
+     * kernel's): it holds the library from the caller's {@link LibraryResource#hold()}, which its
+     * retirement drops. It has no {@code CUmodule} of its own (NULL) and no registry name.
+     */
+    public static ModuleResource ofLibrary(ContextState context, LibraryResource library) {
+        return new ModuleResource(context, MemorySegment.NULL, "", library.artifact(), library.sha256(), false, library);
     }
 
     @Override
@@ -102,6 +114,11 @@ public final class ModuleResource extends NativeResource {
             // The kernels launched from it are done; its loader unloads it, not Gatun.
             return Retirement.Release.withoutDriver(() -> { });
         }
+        if (library != null) {
+            // The kernel launched from it in this context is done; the library's own retirement
+            // unloads it once no context's kernel holds it.
+            return Retirement.Release.withoutDriver(library::unhold);
+        }
         // Every stream that launched this module's kernels has passed a later fence, and no
         // holder remains that could launch again (graphs hold references while they can).
         return () -> context.calls().modules().unload(handle);
@@ -109,13 +126,16 @@ public final class ModuleResource extends NativeResource {
 
     @Override
     protected boolean synchronizingFree() {
-        return !borrowed;
+        return !borrowed && library == null;
     }
 
     @Override
     public String identity() {
         if (borrowed) {
             return "Module#" + id() + " (" + artifact + ", borrowed)";
+        }
+        if (library != null) {
+            return "Module#" + id() + " (this context's view of " + library.identity() + ")";
         }
         return "Module#" + id() + " '" + name + "' (" + artifact + ", sha256 " + sha256.substring(0, 12) + ")";
     }

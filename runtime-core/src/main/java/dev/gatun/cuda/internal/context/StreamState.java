@@ -54,6 +54,8 @@ public final class StreamState {
     private volatile boolean exported;
     /** Guarded by lock: recorded as a Gatun capture began, covering the work queued before it. */
     private MemorySegment beforeCapture;
+    /** Guarded by lock: the stream-ordered allocations counted and kept in this stream's order. */
+    private final StreamLedger ledger = new StreamLedger();
 
     public StreamState(ContextState context, MemorySegment handle) {
         this.context = context;
@@ -78,6 +80,11 @@ public final class StreamState {
     /** The stream's lock: see the class comment. */
     public Object lock() {
         return lock;
+    }
+
+    /** What stream-ordered allocations count and keep in this stream's order; use only under {@link #lock()}. */
+    public StreamLedger ledger() {
+        return ledger;
     }
 
     public boolean closed() {
@@ -132,6 +139,9 @@ public final class StreamState {
             drained = true;
             releaseFenceBeforeCapture(); // a joined capture's, which nothing can wait on any more
         }
+        // Nothing is counted on a closed stream, so its ledger is final: moved into the context's
+        // counters while the stream is still registered, so that no snapshot misses it.
+        context.stats().fold(this);
         context.ordering().deregister(this);
     }
 

@@ -71,6 +71,11 @@ public final class SyncOrdering {
         }
     }
 
+    /** The streams registered now: a snapshot, not to be modified. */
+    StreamState[] registeredStreams() {
+        return streams;
+    }
+
     /** Streams registered now (for tests and diagnostics). */
     public int registered() {
         return streams.length;

@@ -52,8 +52,7 @@ public final class TransferCompletion {
      *     which (a result, not an object: submitting allocates nothing)
      */
     public int submit(Step transfer, Step record) {
-        state = State.UNFENCED;
-        transferFailed = false;
+        begin();
         int transferred;
         try {
             transferred = transfer.run();
@@ -78,8 +77,18 @@ public final class TransferCompletion {
         return transferFailed;
     }
 
+    /**
+     * The first half of a transfer submitted by someone else (a batch of copies through several
+     * buffers, in one driver call): UNFENCED before the call, as {@link #submit} does. Follow it
+     * with {@link #fence} whatever the call did, and report the call's own error first.
+     */
+    public void begin() {
+        state = State.UNFENCED;
+        transferFailed = false;
+    }
+
     /** Records the fence, retrying once; returns the first attempt's result. */
-    private int fence(Step record) {
+    public int fence(Step record) {
         int first = record.run();
         if (first == 0 || record.run() == 0) {
             state = State.EVENT_RECORDED;

@@ -40,6 +40,8 @@ public final class Checked {
     private final MemorySegment context;
     private final long contextAddress;
     private final boolean hasContext;
+    /** The green context ({@code CUgreenCtx}) that {@link #context} was made from, or NULL for a primary context. */
+    private final MemorySegment green;
     // Arena.ofAuto frees a thread's block once the thread (or virtual thread) is gone.
     private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(OUT_BYTES, 8));
     private volatile CudaException poison;
@@ -49,16 +51,27 @@ public final class Checked {
      * @param context the retained primary context whose calls these are ({@code CUcontext})
      */
     public Checked(Driver driver, int device, MemorySegment context) {
-        this(driver, device, context, true);
+        this(driver, device, context, MemorySegment.NULL, true);
     }
 
-    private Checked(Driver driver, int device, MemorySegment context, boolean hasContext) {
+    /**
+     * @param device the device ordinal, for messages
+     * @param context the context whose calls these are ({@code CUcontext}, from {@code cuCtxFromGreenCtx})
+     * @param green the green context it was made from ({@code CUgreenCtx}), whose streams are made with
+     *     {@code cuGreenCtxStreamCreate}
+     */
+    public Checked(Driver driver, int device, MemorySegment context, MemorySegment green) {
+        this(driver, device, context, green, true);
+    }
+
+    private Checked(Driver driver, int device, MemorySegment context, MemorySegment green, boolean hasContext) {
         this.driver = driver;
         this.api = driver.api();
         this.device = device;
         this.context = context;
         this.contextAddress = context.address();
         this.hasContext = hasContext;
+        this.green = green;
     }
 
     /**
@@ -67,7 +80,7 @@ public final class Checked {
      * @param device the device ordinal errors name, or -1 for calls about no one device
      */
     public static Checked withoutContext(Driver driver, int device) {
-        return new Checked(driver, device, MemorySegment.NULL, false);
+        return new Checked(driver, device, MemorySegment.NULL, MemorySegment.NULL, false);
     }
 
     public Driver driver() {
@@ -80,6 +93,11 @@ public final class Checked {
 
     public MemorySegment context() {
         return context;
+    }
+
+    /** {@return the green context ({@code CUgreenCtx}) this context was made from, or NULL for a primary context} */
+    public MemorySegment green() {
+        return green;
     }
 
     /** This thread's out-parameter block ({@value #OUT_BYTES} bytes, 8-aligned), for the call being made. */

@@ -49,6 +49,11 @@ package dev.gatun.cuda.internal.driver;
  *       probe ran with another context current. The hot path of pool allocation: one driver
  *       call. (The probe predates pools; the GPU suite's pool test runs it on the primary
  *       context.)</td></tr>
+ *   <tr><td>stream memory operations: write, wait and batch ({@link MemOpCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>They name their stream, as a memset does (which the probe ran with another context
+ *       current); a write or wait is one driver call. The mapped allocation, its device pointer
+ *       and the batch node make the context current (cold paths).</td></tr>
  *   <tr><td>{@code cuLaunchHostFunc} ({@link CompletionCalls})</td>
  *     <td>{@code live}</td>
  *     <td>Names its stream, as a stream wait does (which the probe ran with another context
@@ -92,6 +97,18 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>{@code cuMemFreeAsync}</td>
  *     <td>neither</td>
  *     <td>Names its stream (see the probe above); a raw result, for retirement.</td></tr>
+ *   <tr><td>kernel libraries: load, kernel lookup ({@link LibraryCalls})</td>
+ *     <td>{@code live}</td>
+ *     <td>A library belongs to no context; its unload is a raw result, for retirement.</td></tr>
+ *   <tr><td>{@code cuKernelGetFunction} ({@link LibraryCalls#function})</td>
+ *     <td>{@code current}</td>
+ *     <td>The driver answers with the function for the current context.</td></tr>
+ *   <tr><td>a green context's streams: {@code cuGreenCtxStreamCreate} ({@link StreamCalls#create})</td>
+ *     <td>{@code live}</td>
+ *     <td>Names its green context, and ignores the current one.</td></tr>
+ *   <tr><td>green contexts: SM resources, split, descriptors, create, destroy ({@link GreenContextCalls})</td>
+ *     <td>none</td>
+ *     <td>Driver-level: made from the device, not from a current context; they poison none.</td></tr>
  *   <tr><td>device queries, {@code cuDevicePrimaryCtxRetain} ({@link DeviceCalls})</td>
  *     <td>none</td>
  *     <td>Driver-level: they belong to no context, and poison none.</td></tr>
@@ -119,6 +136,9 @@ public final class DriverCalls {
     private final ConditionalCalls conditionals;
     private final IpcCalls ipc;
     private final GraphMemoryCalls graphMemory;
+    private final MemOpCalls memOps;
+    private final LibraryCalls libraries;
+    private final BatchCopyCalls batchCopies;
 
     public DriverCalls(Checked checked) {
         this.checked = checked;
@@ -137,6 +157,9 @@ public final class DriverCalls {
         this.conditionals = new ConditionalCalls(checked);
         this.ipc = new IpcCalls(checked);
         this.graphMemory = new GraphMemoryCalls(checked);
+        this.memOps = new MemOpCalls(checked);
+        this.libraries = new LibraryCalls(checked);
+        this.batchCopies = new BatchCopyCalls(checked);
     }
 
     /** The choke point: poison state, the driver, the device. */
@@ -207,5 +230,17 @@ public final class DriverCalls {
 
     public GraphMemoryCalls graphMemory() {
         return graphMemory;
+    }
+
+    public MemOpCalls memOps() {
+        return memOps;
+    }
+
+    public LibraryCalls libraries() {
+        return libraries;
+    }
+
+    public BatchCopyCalls batchCopies() {
+        return batchCopies;
     }
 }

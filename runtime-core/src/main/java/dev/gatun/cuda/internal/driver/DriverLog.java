@@ -39,8 +39,10 @@ import org.slf4j.LoggerFactory;
  * <p>The callback is an upcall from inside a driver call: it never calls the driver, never throws
  * (an exception escaping an upcall ends the JVM), and keeps at most {@value #LINES_KEPT} lines of
  * at most {@value #LINE_BYTES} bytes per thread. Lines of a failure Gatun handed back raw and
- * never threw (a retirement free the driver refused) stay in the thread's buffer and ride along
- * with its next exception; SLF4J has every line in order.
+ * never threw (a retirement free the driver refused), and lines the driver logs in calls that
+ * succeed (on the H200 under compute-sanitizer: "Unsupported node type: 6" for graph calls), stay
+ * in the thread's buffer and ride along with its next exception, before that call's own lines,
+ * which are always the newest; SLF4J has every line in order.
  *
  * <p>A driver without the log (the symbol is absent, or registration answers
  * {@code CUDA_ERROR_NOT_SUPPORTED} or {@code CUDA_ERROR_NOT_FOUND}) is said so once at DEBUG, and

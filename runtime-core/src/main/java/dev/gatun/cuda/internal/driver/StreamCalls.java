@@ -16,6 +16,8 @@ public final class StreamCalls {
     private static final int NON_BLOCKING = CudaDriver.CU_STREAM_NON_BLOCKING();
     private static final int CAPTURE_STATUS_NONE = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
 
+    private static final String GREEN_CREATE = "cuGreenCtxStreamCreate";
+
     private final Checked c;
 
     StreamCalls(Checked c) {
@@ -29,10 +31,28 @@ public final class StreamCalls {
      * @param priority within the context's range (the caller checked it)
      */
     public MemorySegment create(int priority) {
+        MemorySegment green = c.green();
+        if (green.address() != 0) {
+            return createGreen(green, priority);
+        }
         c.current(CREATE);
         MemorySegment out = c.out();
         // Safety: out holds the CUstream the driver writes; the context is current.
         c.check(c.api.cuStreamCreateWithPriority(out, NON_BLOCKING, priority), CREATE);
+        return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+    }
+
+    /**
+     * A stream of a green context runs on that context's SMs only when the driver makes it for the
+     * green context itself ({@code cuGreenCtxStreamCreate}, which ignores the current context);
+     * the driver requires the non-blocking flag.
+     */
+    private MemorySegment createGreen(MemorySegment green, int priority) {
+        c.live(GREEN_CREATE);
+        MemorySegment out = c.out();
+        // Safety: green is the live CUgreenCtx this context was made from (destroyed only after the
+        // context's close drained and destroyed every stream of it); out receives the CUstream.
+        c.check(c.api.cuGreenCtxStreamCreate(out, green, NON_BLOCKING, priority), GREEN_CREATE);
         return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
     }
 

@@ -46,7 +46,7 @@ final class MemoryReports {
         return new MemoryReport(device == null ? -1 : device.freeBytes(), device == null ? -1 : device.totalBytes(),
                 devicePoolBytes, devicePool.counters().retainedBytes(),
                 // bytesLive counts the device pool's driver bytes and the stream-ordered ones
-                Math.max(0, stats.bytesLive.sum() - devicePoolBytes),
+                Math.max(0, stats.bytesLive() - devicePoolBytes),
                 stats.graphAllocationBytesLive.sum(), stats.pinnedBytesLive.sum(), stats.growableBytesMapped.sum(),
                 poolLines, askDriver ? graphMemory() : null, largest());
     }

@@ -161,6 +161,31 @@ public final class PinnedMemory extends NativeResource {
         }
     }
 
+    /** {@return the host address of the first byte} Ranges inside it are checked by the caller. */
+    public long address() {
+        return address;
+    }
+
+    /**
+     * The first half of this memory's part in a batch of copies that the caller queues on
+     * {@code s} in its own driver call (under this monitor, after {@link #awaitTransfer}, and
+     * under the stream's lock): lists the stream and marks the transfer UNFENCED before the call.
+     * Follow it with {@link #fenceBatch()} whatever the call did.
+     */
+    public void beginBatch(StreamState s) {
+        if (event == null) {
+            event = context.events().acquire();
+        }
+        usedOn(s);
+        lastStream = s;
+        completion.begin();
+    }
+
+    /** Records this memory's fence after the batch the caller queued; the first record's result (0: fenced). */
+    public int fenceBatch() {
+        return completion.fence(record);
+    }
+
     @Override
     protected void beforeRetire() {
         try {

@@ -33,8 +33,8 @@ public final class PoolAllocation extends StreamOrdered {
             throw e;
         }
         pool.allocated(bytes, stream);
-        allocated(context, bytes);
-        PoolAllocation memory = pool.recycler().take();
+        stream.ledger().allocated(bytes);
+        PoolAllocation memory = pool.recycler().take(stream);
         if (memory == null) {
             return new PoolAllocation(context, pool, address, bytes, stream);
         }
@@ -48,11 +48,11 @@ public final class PoolAllocation extends StreamOrdered {
     }
 
     @Override
-    void released(StreamState freeStream) {
+    void released(StreamState freeStream, long bytes) {
         if (freeStream != null) {
             pool.usedOn(freeStream); // the pool's destroy waits for this free too
         }
-        pool.freed(size);
+        pool.freed(bytes);
     }
 
     @Override
@@ -63,6 +63,11 @@ public final class PoolAllocation extends StreamOrdered {
     @Override
     void recycle() {
         pool.recycler().giveBack(this);
+    }
+
+    @Override
+    void recycleOn(StreamState stream) {
+        pool.recycler().giveBack(this, stream);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.memory;
 
+import dev.gatun.cuda.internal.context.StreamState;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -28,6 +29,17 @@ public final class Recycler<T extends DeviceMemory> {
         return m != null ? m : takeKept();
     }
 
+    /**
+     * As {@link #take()}, first trying the object last freed in {@code stream}'s order, which its
+     * ledger keeps (call under the stream's lock): an allocate + close loop on one stream then
+     * takes and gives back with no atomic instruction.
+     */
+    @SuppressWarnings("unchecked") // the ledger hands this recycler only the T's it was given for it
+    T take(StreamState stream) {
+        T m = (T) stream.ledger().takeSpare(this);
+        return m != null ? m : take();
+    }
+
     @SuppressWarnings("unchecked") // only T's are given back
     private synchronized T takeKept() {
         if (count == 0) {
@@ -48,6 +60,17 @@ public final class Recycler<T extends DeviceMemory> {
                 kept[count++] = memory;
             }
         }
+    }
+
+    /**
+     * As {@link #giveBack(DeviceMemory)}, for an object freed in {@code stream}'s order (call under
+     * the stream's lock): kept by the stream's ledger for its next allocation, where it has room.
+     */
+    void giveBack(T memory, StreamState stream) {
+        if (memory.context().leakTracking() || stream.ledger().keepSpare(memory, this)) {
+            return;
+        }
+        giveBack(memory);
     }
 
     /** Objects kept now (for tests). */

@@ -28,19 +28,13 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
     public static StreamOrdered allocate(ContextState context, StreamState stream, Recycler<StreamOrdered> recycler,
             long bytes) {
         long address = context.calls().memory().allocateAsync(bytes, stream.handle());
-        allocated(context, bytes);
-        StreamOrdered memory = recycler.take();
+        stream.ledger().allocated(bytes);
+        StreamOrdered memory = recycler.take(stream);
         if (memory == null) {
             return new StreamOrdered(context, address, bytes, stream, recycler);
         }
         memory.reuse(address, bytes, stream);
         return memory;
-    }
-
-    /** Counts a stream-ordered allocation the driver made. */
-    static void allocated(ContextState context, long bytes) {
-        context.stats().asyncAllocations.increment();
-        context.stats().bytesLive.add(bytes);
     }
 
     @Override
@@ -53,6 +47,7 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
         if (soleStream == null) {
             return false; // several streams used it: wait for all their fences instead
         }
+        long bytes = size; // read before the object can be recycled, which may resize it
         synchronized (soleStream.lock()) {
             if (soleStream.closed() || soleStream.queuesIntoCapture()) {
                 return false;
@@ -62,8 +57,13 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
             if (context.calls().memory().freeAsync(address, soleStream.handle()) != 0) {
                 return false; // retried by retirement, after the fences
             }
+            soleStream.ledger().freed(bytes);
+            // Kept for the next allocation on this stream, under the lock that allocation takes:
+            // from here on another thread may stand this object for a new allocation. Nothing
+            // below reads its mutable fields (closing it, which called this, counts only its kind).
+            recycleOn(soleStream);
         }
-        freed(null); // outside the stream's lock: a pool's retirement may record a fence on it
+        released(null, bytes); // outside the stream's lock: a pool's retirement may record a fence on it
         return true;
     }
 
@@ -87,14 +87,23 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
      * null, after fences; or at close on the sole stream, also null): counted, and recycled.
      */
     private void freed(StreamState freeStream) {
-        context.stats().asyncFrees.increment();
-        context.stats().bytesLive.add(-size);
-        released(freeStream);
+        long bytes = size;
+        context.stats().retiredAsyncFree(bytes);
+        released(freeStream, bytes);
         recycle();
     }
 
-    /** What a kind lets go of once its memory is freed (see {@link #freed}); nothing here. */
-    void released(StreamState freeStream) {
+    /**
+     * What a kind lets go of once its {@code bytes} of memory are freed (see {@link #freed} and
+     * {@link #freeAtClose}, which may have recycled this object already: read no mutable field);
+     * nothing here.
+     */
+    void released(StreamState freeStream, long bytes) {
+    }
+
+    /** Gives this freed object back for the next allocation on {@code stream}; call under its lock. */
+    void recycleOn(StreamState stream) {
+        recycler.giveBack(this, stream);
     }
 
     @Override

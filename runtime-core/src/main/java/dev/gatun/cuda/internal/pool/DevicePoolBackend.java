@@ -27,7 +27,7 @@ public final class DevicePoolBackend implements PoolBackend {
             address = contextState.calls().memory().allocate(bytes);
         }
         contextState.stats().syncAllocations.increment();
-        contextState.stats().bytesLive.add(bytes);
+        contextState.stats().devicePoolBytes(bytes);
         return address;
     }
 
@@ -43,7 +43,7 @@ public final class DevicePoolBackend implements PoolBackend {
             int r = contextState.calls().memory().free(address);
             if (r == 0) {
                 contextState.stats().syncFrees.increment();
-                contextState.stats().bytesLive.add(-bytes);
+                contextState.stats().devicePoolBytes(-bytes);
             }
             return r;
         } finally {

@@ -1,0 +1,366 @@
+package dev.gatun.cuda;
+
+import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.memory.PinnedMemory;
+import dev.gatun.cuda.internal.transfer.BatchSubmission;
+import dev.gatun.cuda.internal.transfer.Ranges;
+import java.util.Objects;
+
+/**
+ * Many small copies queued on a stream in one driver call ({@code cuMemcpyBatchAsync}): uploads
+ * from and downloads into {@link PinnedBuffer}s, and copies between device ranges of one
+ * context. Fill it with {@link #upload}, {@link #download} and {@link #copy}, then
+ * {@link #submit(Stream)} it; it empties then and can be filled again. Its native arrays are
+ * allocated once, for its capacity, and refilled in place: adding a copy and submitting allocate
+ * nothing.
+ *
+ * <pre>{@code
+ * try (CopyBatch batch = CopyBatch.create(64)) {
+ *     for (int b = 0; b < blocks; b++) {
+ *         batch.upload(cache.bytes().slice(slot[b] * BLOCK, BLOCK), staging, b * BLOCK);
+ *     }
+ *     batch.submit(stream);
+ * }
+ * }</pre>
+ *
+ * <p><b>Which path runs.</b> Where the driver has the CUDA 13.0 entry point
+ * ({@code cuMemcpyBatchAsync_v2}: drivers for CUDA 13.0 and newer), the whole batch is one call.
+ * Elsewhere (CUDA 12.x drivers, including 12.8 and 12.9, whose older entry point Gatun's CUDA
+ * 13.0 bindings do not declare) each copy is one {@code cuMemcpyAsync}, in the order added.
+ * {@link #create(int, Submission)} can ask for that path on any driver. The counters
+ * {@link #batchedSubmissions()} and {@link #oneAtATimeSubmissions()} say which ran.
+ *
+ * <p><b>Ordering.</b> The batch as a whole runs in stream order, after the work queued before it
+ * and before the work queued after it; the copies inside it run in no particular order, so no
+ * copy may read or write bytes that another copy of the same batch writes (the result is
+ * undefined, as the driver says). Each source is read in stream order.
+ *
+ * <p><b>Host memory.</b> Only {@link PinnedBuffer}s: Gatun fences each one (its host bytes are
+ * unusable until the batch completes, as after {@link Stream#upload(DeviceView, PinnedBuffer, long)}),
+ * and waits for its previous transfer before queueing. Pageable host memory is refused by
+ * design, although the driver would take it: Gatun cannot keep a caller's segment alive, nor
+ * unread, until the copy completes. To upload from any segment, the Java heap included, use
+ * {@link Stream#upload(DeviceView, java.lang.foreign.MemorySegment)}, which stages.
+ *
+ * <p><b>Captures.</b> The driver has no graph node for a batch: {@link #submit} on a stream that
+ * is capturing is refused with a {@link CaptureActiveException} before anything is queued.
+ *
+ * <p>Not thread-safe: fill and submit a batch from one thread at a time. Ranges are checked when
+ * a copy is added; that the owners are open, when the batch is submitted.
+ */
+public final class CopyBatch implements AutoCloseable {
+
+    /** How a batch reaches the driver. */
+    public enum Submission {
+        /** One {@code cuMemcpyBatchAsync} where the driver has it, otherwise one copy at a time. */
+        BATCHED,
+        /** One {@code cuMemcpyAsync} per copy, on any driver. */
+        ONE_AT_A_TIME
+    }
+
+    private static final String SUBMIT = "CopyBatch.submit";
+
+    private final int capacity;
+    private final Submission submission;
+    private final BatchSubmission arrays;
+    /** Per copy: its device range (the destination of a device copy), and a device copy's source (else null). */
+    private final DeviceView[] device;
+    private final DeviceView[] deviceSource;
+    /** The distinct pinned memories of the copies added, in the order first added (sorted by id at submit). */
+    private final PinnedMemory[] pinned;
+    private CudaContext context;
+    private int count;
+    private int pinnedCount;
+    private long uploadBytes;
+    private long downloadBytes;
+    private long deviceBytes;
+    private int uploads;
+    private int downloads;
+    private long batched;
+    private long oneAtATime;
+    private boolean closed;
+
+    private CopyBatch(int capacity, Submission submission) {
+        this.capacity = capacity;
+        this.submission = submission;
+        this.arrays = new BatchSubmission(capacity);
+        this.device = new DeviceView[capacity];
+        this.deviceSource = new DeviceView[capacity];
+        this.pinned = new PinnedMemory[capacity];
+    }
+
+    /**
+     * A batch of up to {@code capacity} copies, submitted in one driver call where the driver can.
+     *
+     * @param capacity the most copies one submission holds; 1 or more
+     * @return the batch, to close when done (it frees its native arrays)
+     */
+    public static CopyBatch create(int capacity) {
+        return create(capacity, Submission.BATCHED);
+    }
+
+    /**
+     * A batch of up to {@code capacity} copies, submitted as {@code submission} says.
+     *
+     * @param capacity the most copies one submission holds; 1 or more
+     * @param submission {@link Submission#BATCHED}, or {@link Submission#ONE_AT_A_TIME} to queue
+     *     each copy on its own on any driver (to compare, or to set a driver's batch path aside)
+     * @return the batch, to close when done (it frees its native arrays)
+     */
+    public static CopyBatch create(int capacity, Submission submission) {
+        Objects.requireNonNull(submission, "submission");
+        if (capacity < 1) {
+            throw new IllegalArgumentException("a batch holds at least 1 copy; capacity " + capacity);
+        }
+        return new CopyBatch(capacity, submission);
+    }
+
+    /** {@return the most copies one submission holds} */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** {@return the copies added since the last submission} */
+    public int size() {
+        return count;
+    }
+
+    /** {@return how many submissions went to the driver as one {@code cuMemcpyBatchAsync}} */
+    public long batchedSubmissions() {
+        return batched;
+    }
+
+    /** {@return how many submissions went to the driver one {@code cuMemcpyAsync} per copy} */
+    public long oneAtATimeSubmissions() {
+        return oneAtATime;
+    }
+
+    /**
+     * Adds a copy of {@code destination.byteLength()} bytes from {@code source} at
+     * {@code sourceOffset} to the device. A 0-byte copy is not added.
+     *
+     * @param destination where the bytes go on the device
+     * @param source the pinned buffer they come from
+     * @param sourceOffset where in {@code source} they start, in bytes
+     * @return this batch
+     * @throws IndexOutOfBoundsException when the range leaves {@code source}
+     * @throws IllegalArgumentException when the owners belong to another context than the batch's copies
+     * @throws IllegalStateException when the batch is full or closed
+     */
+    public CopyBatch upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
+        long n = destination.byteLength();
+        PinnedMemory memory = source.memory();
+        Ranges.checkRange(sourceOffset, n, memory.size(), "batch upload source", memory);
+        if (n > 0) {
+            add(destination, null, source, memory, destination.address(), memory.address() + sourceOffset, n);
+            uploads++;
+            uploadBytes += n;
+        }
+        return this;
+    }
+
+    /**
+     * Adds a copy of {@code source} from the device into {@code destination} at
+     * {@code destinationOffset}. A 0-byte copy is not added.
+     *
+     * @param destination the pinned buffer the bytes go to
+     * @param destinationOffset where in {@code destination} they go, in bytes
+     * @param source where they come from on the device
+     * @return this batch
+     * @throws IndexOutOfBoundsException when the range leaves {@code destination}
+     * @throws IllegalArgumentException when the owners belong to another context than the batch's copies
+     * @throws IllegalStateException when the batch is full or closed
+     */
+    public CopyBatch download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
+        long n = source.byteLength();
+        PinnedMemory memory = destination.memory();
+        Ranges.checkRange(destinationOffset, n, memory.size(), "batch download destination", memory);
+        if (n > 0) {
+            add(source, null, destination, memory, memory.address() + destinationOffset, source.address(), n);
+            downloads++;
+            downloadBytes += n;
+        }
+        return this;
+    }
+
+    /**
+     * Adds a device-to-device copy within one context; both views must have the same byte length.
+     * A 0-byte copy is not added. (A copy between devices is {@link Stream#copy}.)
+     *
+     * @param destination where the bytes go
+     * @param source where they come from
+     * @return this batch
+     * @throws IllegalArgumentException when the lengths differ, or the views belong to another
+     *     context than the batch's copies
+     * @throws IllegalStateException when the batch is full or closed
+     */
+    public CopyBatch copy(DeviceView destination, DeviceView source) {
+        long n = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        if (n > 0) {
+            add(destination, source, null, null, destination.address(), source.address(), n);
+            deviceBytes += n;
+        }
+        return this;
+    }
+
+    private void add(DeviceView view, DeviceView otherView, PinnedBuffer buffer, PinnedMemory memory, long to,
+            long from, long n) {
+        checkOpen();
+        if (count == capacity) {
+            throw new IllegalStateException("the batch holds " + capacity + " copies already; submit it first, or "
+                    + "create it with a larger capacity");
+        }
+        CudaContext c = context != null ? context : view.buffer().context();
+        c.checkSame(view.buffer().context(), "the device view");
+        if (otherView != null) {
+            c.checkSame(otherView.buffer().context(), "the source view");
+        }
+        if (buffer != null) {
+            c.checkSame(buffer.context(), "the pinned buffer");
+            addPinned(memory);
+        }
+        context = c;
+        device[count] = view;
+        deviceSource[count] = otherView;
+        arrays.set(count, to, from, n);
+        count++;
+    }
+
+    private void addPinned(PinnedMemory memory) {
+        for (int i = 0; i < pinnedCount; i++) {
+            if (pinned[i] == memory) {
+                return;
+            }
+        }
+        pinned[pinnedCount++] = memory;
+    }
+
+    /**
+     * Queues the copies added so far on {@code stream}, as one batch, and empties this batch.
+     * Does nothing when it is empty. Waits first for the last transfer through each pinned buffer
+     * of the batch, as a pinned upload or download does; each is then fenced after the batch.
+     *
+     * <p>When the driver fails the call, the copies are dropped from this batch all the same
+     * (some may have been queued), and the pinned buffers are fenced.
+     *
+     * @param stream a stream of the context of the batch's copies
+     * @throws CaptureActiveException when the stream is capturing a graph: the driver has no graph
+     *     node for a batch of copies (queue them before or after the capture, or capture each copy
+     *     on its own with {@link Stream#copy} and the pinned transfers)
+     * @throws IllegalStateException when the batch, the stream or an owner of a copy is closed
+     *     (nothing is queued, and the batch keeps its copies)
+     */
+    public void submit(Stream stream) {
+        checkOpen();
+        StreamState s = stream.openState();
+        if (count == 0) {
+            return;
+        }
+        context.checkSame(stream.context(), "the stream");
+        ContextState state = context.state();
+        state.calls().batchCopies().live();
+        sortPinned();
+        boolean driverBatch = submission == Submission.BATCHED && state.calls().batchCopies().batched();
+        lockPinnedAndQueue(0, stream, s, state, driverBatch);
+    }
+
+    /** Orders the pinned memories by id: every batch takes their monitors in one global order, so two batches never deadlock. */
+    private void sortPinned() {
+        for (int i = 1; i < pinnedCount; i++) {
+            PinnedMemory m = pinned[i];
+            int j = i - 1;
+            while (j >= 0 && pinned[j].id() > m.id()) {
+                pinned[j + 1] = pinned[j];
+                j--;
+            }
+            pinned[j + 1] = m;
+        }
+    }
+
+    /** Holds the monitor of pinned memory {@code i} and of every later one (waiting for its last transfer), then queues. */
+    private void lockPinnedAndQueue(int i, Stream stream, StreamState s, ContextState state, boolean driverBatch) {
+        if (i < pinnedCount) {
+            PinnedMemory m = pinned[i];
+            synchronized (m) {
+                m.checkOpen();
+                m.awaitTransfer(SUBMIT);
+                lockPinnedAndQueue(i + 1, stream, s, state, driverBatch);
+            }
+            return;
+        }
+        synchronized (s.lock()) { // no capture begins between the check and the batch with its fences
+            s.checkOpen();
+            if (s.queuesIntoCapture()) {
+                throw new CaptureActiveException(stream + " is capturing a graph; the driver has no graph node for a "
+                        + "batch of copies. Submit the batch before or after the capture, or capture the copies one "
+                        + "by one (Stream.copy, Stream.upload, Stream.download).");
+            }
+            for (int k = 0; k < count; k++) {
+                device[k].useOn(context, s);
+                if (deviceSource[k] != null) {
+                    deviceSource[k].useOn(context, s);
+                }
+            }
+            // Every device range is checked and inside an open allocation of this context that now
+            // lists this stream; every host range is checked and inside pinned memory that is open
+            // (its monitor held), its last transfer complete, and fenced after the batch.
+            try {
+                arrays.queue(state, s, count, pinned, pinnedCount, driverBatch);
+            } finally {
+                recordQueued(state, driverBatch);
+            }
+        }
+    }
+
+    /** Counts the submission and its copies, and empties the batch. */
+    private void recordQueued(ContextState state, boolean driverBatch) {
+        if (driverBatch) {
+            batched++;
+        } else {
+            oneAtATime++;
+        }
+        state.stats().hostToDeviceCopies.add(uploads);
+        state.stats().hostToDeviceBytes.add(uploadBytes);
+        state.stats().deviceToHostCopies.add(downloads);
+        state.stats().deviceToHostBytes.add(downloadBytes);
+        state.stats().deviceToDeviceCopies.add(count - uploads - downloads);
+        state.stats().deviceToDeviceBytes.add(deviceBytes);
+        clear();
+    }
+
+    /** Drops the copies added since the last submission, without queueing them. */
+    public void clear() {
+        for (int i = 0; i < count; i++) {
+            device[i] = null;
+            deviceSource[i] = null;
+        }
+        for (int i = 0; i < pinnedCount; i++) {
+            pinned[i] = null;
+        }
+        count = 0;
+        pinnedCount = 0;
+        uploads = 0;
+        downloads = 0;
+        uploadBytes = 0;
+        downloadBytes = 0;
+        deviceBytes = 0;
+        context = null;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this copy batch is closed; create another");
+        }
+    }
+
+    /** Frees the native arrays. Idempotent. The copies already submitted are unaffected. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            clear();
+            arrays.close();
+        }
+    }
+}

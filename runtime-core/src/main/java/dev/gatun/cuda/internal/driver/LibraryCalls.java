@@ -1,0 +1,105 @@
+package dev.gatun.cuda.internal.driver;
+
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Layer 2, kernel libraries: code loaded once for every context of the process
+ * ({@code CUlibrary}), its kernels ({@code CUkernel}), and a kernel's function in this context.
+ * Each call names its operation once, owns its out-parameters and checks its result.
+ */
+public final class LibraryCalls {
+
+    private static final String LOAD = "cuLibraryLoadData";
+    private static final String UNLOAD = "cuLibraryUnload";
+    private static final String GET_KERNEL = "cuLibraryGetKernel";
+    private static final String GET_FUNCTION = "cuKernelGetFunction";
+    private static final int NOT_FOUND = CudaDriver.CUDA_ERROR_NOT_FOUND();
+    /** Libraries are new in CUDA 12.0. */
+    private static final int SINCE = 12000;
+
+    private final Checked c;
+
+    LibraryCalls(Checked c) {
+        this.c = c;
+    }
+
+    /**
+     * Loads a library image; may synchronize: call it inside the gate.
+     *
+     * @param image the whole image as the driver takes it (PTX NUL-terminated), structurally
+     *     checked already ({@code ModuleImage}): never bytes the driver could read past
+     * @param artifact where the image came from, for the error message
+     */
+    public MemorySegment load(byte[] image, String artifact) {
+        c.require(LOAD, SINCE);
+        c.live(LOAD);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, image);
+            MemorySegment out = c.out();
+            // Safety: data holds the whole image, checked as cuModuleLoadData's is (ModuleCalls.load),
+            // for the call, which copies it; no JIT or library options (NULL arrays, counts 0); out
+            // receives the CUlibrary.
+            int r = c.api.cuLibraryLoadData(out, data, MemorySegment.NULL, MemorySegment.NULL, 0, MemorySegment.NULL,
+                    MemorySegment.NULL, 0);
+            if (r != 0) {
+                throw c.fail(r, LOAD + "(" + artifact + ")");
+            }
+            return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    /**
+     * Unloads a library; the raw result, for retirement (sticky results still poison).
+     *
+     * @param library a library whose kernels no queued or future launch, in any context, uses
+     */
+    public int unload(MemorySegment library) {
+        // Safety: the caller's contract: no launch of its kernels is pending or can happen.
+        return c.observe(c.api.cuLibraryUnload(library), UNLOAD);
+    }
+
+    /** The kernel {@code name} of a loaded library, or null when it has none. */
+    public MemorySegment kernel(MemorySegment library, String name) {
+        c.live(GET_KERNEL);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = c.out();
+            // Safety: the caller holds the library loaded; the name is a NUL-terminated copy alive
+            // for the call; out receives the CUkernel.
+            DriverLog.asking(); // the caller says which kernel is missing
+            int r = -1;
+            try {
+                r = c.api.cuLibraryGetKernel(out, library, arena.allocateFrom(name));
+            } finally {
+                DriverLog.answered(r == NOT_FOUND);
+            }
+            if (r == NOT_FOUND) {
+                return null;
+            }
+            if (r != 0) {
+                throw c.fail(r, GET_KERNEL + "(" + name + ")");
+            }
+            return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    /**
+     * The function ({@code CUfunction}) of {@code kernel} in this context, which the driver loads
+     * into the context on first use: an ordinary function, launched, captured and queried as any.
+     *
+     * @param name the kernel's name, for the error message
+     */
+    public MemorySegment function(MemorySegment kernel, String name) {
+        c.current(GET_FUNCTION);
+        MemorySegment out = c.out();
+        // Safety: the caller holds the kernel's library loaded; this context is current, which
+        // is the one the driver gives the function for; out receives the CUfunction.
+        int r = c.api.cuKernelGetFunction(out, kernel);
+        if (r != 0) {
+            throw c.fail(r, GET_FUNCTION + "(" + name + ")");
+        }
+        return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+    }
+}
