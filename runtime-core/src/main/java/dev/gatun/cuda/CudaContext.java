@@ -653,6 +653,24 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
+     * {@return how many exceptions the host callbacks of this context ({@link Graph#addHost},
+     * {@link Stream#launchHostFunction}) have thrown} Each was also logged at ERROR when it was thrown.
+     */
+    public long hostCallbackFailureCount() {
+        return contextState.hostCallbackFailures().count();
+    }
+
+    /**
+     * {@return the exceptions host callbacks of this context threw since the last call, oldest first (the
+     * first 16; later ones are counted and logged only)}, and forgets them. A callback runs on the
+     * driver's thread, long after the graph launch or stream call that queued it returned, so this
+     * is where what it threw surfaces; the work after it ran as usual.
+     */
+    public List<Throwable> takeHostCallbackFailures() {
+        return contextState.hostCallbackFailures().take();
+    }
+
+    /**
      * {@return how many futures from {@link Stream#onComplete}, {@link Event#onComplete} and {@link Fence#onComplete}
      * on this context still waiting for their host function: not yet completed, cancelled or
      * failed} Zero once the work they wait for is done and the dispatcher has handed them to

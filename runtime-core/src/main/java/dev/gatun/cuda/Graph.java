@@ -1,12 +1,16 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.GraphAllocations;
+import dev.gatun.cuda.internal.context.HostCallback;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import dev.gatun.cuda.internal.driver.GraphBuildCalls;
+import dev.gatun.cuda.internal.driver.GraphCalls;
+import dev.gatun.cuda.internal.memory.PinnedMemory;
 import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
 import dev.gatun.cuda.internal.transfer.Ranges;
@@ -17,6 +21,7 @@ import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,8 +31,10 @@ import java.util.Objects;
  * A CUDA graph: a description of work, launched through the executables {@link #instantiate()}
  * makes from it. It is captured ({@link StreamCapture#end()}) or built node by node from an
  * empty one ({@link CudaContext#createGraph()}, then {@link #addKernel}, {@link #addMemset},
- * {@link #addFill}, {@link #addCopy}, {@link #addEventRecord}, {@link #addEventWait}, each after
- * the nodes it names as dependencies); a capture can be extended the same way. {@link #copy()} clones it, {@link #writeDot} prints it.
+ * {@link #addFill}, {@link #addCopy}, {@link #addUpload}, {@link #addDownload},
+ * {@link #addEventRecord}, {@link #addEventWait}, {@link #addHost}, {@link #addChild}, each after
+ * the nodes it names as dependencies); a capture can be extended the same way. {@link #nodes()}
+ * lists its nodes, {@link #remove} removes one, {@link #copy()} clones it, {@link #writeDot} prints it.
  *
  * <p>Conditional nodes ({@link #addIf}, {@link #addIfElse}, {@link #addWhile}, {@link #addSwitch})
  * run body graphs according to a {@link ConditionalHandle} that kernels set on the device. Each
@@ -35,7 +42,9 @@ import java.util.Objects;
  * holds its node (see {@link ConditionalNode}).
  *
  * <p>It holds every owner its recorded work uses (buffers whose addresses it baked in, modules
- * whose kernels it launches, events its nodes record or wait for) until it is destroyed, even if they are closed or their registry
+ * whose kernels it launches, events its nodes record or wait for, host callbacks its host nodes
+ * run, what a child graph held when it was added) until it is destroyed, or, in a graph built by
+ * hand, until no node of it names the owner any more ({@link #remove}), even if they are closed or their registry
  * name is replaced meanwhile. Closing it hands it to the context's retirement queue; an
  * executable made from it, or updated to run it, keeps it alive until that executable is
  * destroyed (the driver names an executable's nodes by those of the graph it was made from).
@@ -61,6 +70,8 @@ public final class Graph extends Owner {
     private final Body body;
     /** The buffers allocated in its capture and not freed there, in allocation order. */
     private final List<DeviceBuffer> allocations;
+    /** Its nodes Gatun made or listed, by handle, so each is one {@link GraphNode} (guarded by the resource's building lock). */
+    private final Map<Long, GraphNode> known = new HashMap<>();
 
     /** The graph handle, what it holds, and its retirement. */
     static final class Resource extends NativeResource {
@@ -76,6 +87,13 @@ public final class Graph extends Owner {
         final Map<Long, String> unusedHandles = new LinkedHashMap<>();
         /** The allocations its capture made, when it has memory nodes; else null. */
         final GraphAllocations memory;
+        /**
+         * Whether everything it holds was named by nodes added by hand (it was made empty): only
+         * then may removing a node let go of what no other node names. Set before it is shared.
+         */
+        boolean handBuilt;
+        /** Per node added by hand (by handle, in this graph or a body), the owners it names (guarded by {@link #building}). */
+        final Map<Long, List<NativeResource>> namedByNode = new HashMap<>();
         /**
          * How many executables of it exist in the driver (guarded by {@link #building}): made and
          * not yet destroyed. With memory nodes, the driver allows one.
@@ -115,7 +133,7 @@ public final class Graph extends Owner {
          */
         void checkConditionals() {
             for (Body b : bodies) {
-                if (b.nodes == 0) {
+                if (b.nodes == b.removed) {
                     throw new IllegalStateException(b.name + " has no nodes; add at least one node to every body of "
                             + "a conditional node first (a WHILE body must also be able to end its loop)");
                 }
@@ -153,6 +171,9 @@ public final class Graph extends Owner {
         final String name;
         /** How many nodes were added to the body (guarded by the resource's building lock). */
         int nodes;
+
+        /** How many of them were removed since (guarded by the resource's building lock). */
+        int removed;
 
         Body(String name) {
             this.name = name;
@@ -272,9 +293,11 @@ public final class Graph extends Owner {
                         arena);
                 resource.holds.add(kernel.module()); // before the node can launch it
                 resource.holds.addAll(buffers);
+                List<NativeResource> names = new ArrayList<>(buffers);
+                names.add(kernel.module());
                 // The launch checked its arguments against the kernel at prepare; the buffers
                 // they name are open and now held by this graph.
-                return added(calls().addKernel(handle, deps, params), GraphNode.Kind.KERNEL);
+                return added(calls().addKernel(handle, deps, params), GraphNode.Kind.KERNEL, names);
             }
         }
     }
@@ -298,7 +321,7 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
                 return added(calls().addMemset(handle, deps, destination.address(), value & 0xff, 1,
-                        destination.byteLength(), arena), GraphNode.Kind.MEMSET);
+                        destination.byteLength(), arena), GraphNode.Kind.MEMSET, List.of(buffer));
             }
         }
     }
@@ -322,7 +345,7 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
                 return added(calls().addMemset(handle, deps, destination.address(), value, 4,
-                        destination.byteLength() / 4, arena), GraphNode.Kind.MEMSET);
+                        destination.byteLength() / 4, arena), GraphNode.Kind.MEMSET, List.of(buffer));
             }
         }
     }
@@ -348,8 +371,8 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(to);
                 resource.holds.add(from);
-                return added(calls().addCopy(handle, deps, destination.address(), source.address(), bytes,
-                        arena), GraphNode.Kind.COPY);
+                return added(calls().addCopy(handle, deps, destination.address(), false, source.address(), false,
+                        bytes, arena), GraphNode.Kind.COPY, List.of(to, from));
             }
         }
     }
@@ -408,7 +431,7 @@ public final class Graph extends Owner {
                 MemorySegment node = kind == GraphNode.Kind.EVENT_RECORD
                         ? calls().addEventRecord(handle, deps, event.handle())
                         : calls().addEventWait(handle, deps, event.handle());
-                return added(node, kind);
+                return added(node, kind, List.of(owner));
             }
         }
     }
@@ -444,7 +467,7 @@ public final class Graph extends Owner {
                 targets.forEach(resource.holds::add); // before the node names them: no free while the graph lives
                 MemorySegment params = MemOp.encode(checked, arena);
                 return added(context.state().calls().memOps().addBatchNode(handle, deps, checked.size(), params,
-                        arena), GraphNode.Kind.BATCH_MEM_OP);
+                        arena), GraphNode.Kind.BATCH_MEM_OP, targets);
             }
         }
     }
@@ -561,7 +584,7 @@ public final class Graph extends Owner {
                 ConditionalCalls.AddedConditional made = calls.addConditional(this.handle, deps, handle.value(),
                         driverType, bodies, arena);
                 resource.unusedHandles.remove(handle.value());
-                GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL);
+                GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL, List.of());
                 List<Graph> views = new ArrayList<>(bodies);
                 for (int i = 0; i < bodies; i++) {
                     Body b = new Body(bodyName(type, bodies, i) + " of " + added);
@@ -591,6 +614,379 @@ public final class Graph extends Owner {
         }
         throw new IllegalArgumentException(handle + " is not of " + this + " nor of a graph it is a body of; create "
                 + "the handle with createConditionalHandle on this graph");
+    }
+
+    /**
+     * Adds a node that copies {@code destination.byteLength()} bytes from {@code source}, a pinned
+     * host buffer of this graph's context, from {@code sourceOffset} on, to {@code destination} on
+     * the device, at every launch. The graph then holds both buffers.
+     *
+     * <p>The pinned buffer's transfer state ({@link PinnedBuffer#awaitTransfer()}) does not see
+     * graph launches: write its host bytes before the launch is queued, and do not change them
+     * until the launch's stream has passed this node (synchronize it, or use {@link Stream#onComplete()}).
+     *
+     * @param destination where the bytes go
+     * @param source the pinned buffer they come from
+     * @param sourceOffset where in {@code source} they start
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
+     * @throws IllegalArgumentException for an empty view, a buffer of another context, or a
+     *     dependency that is not a node of this graph
+     * @throws IndexOutOfBoundsException when the range lies outside {@code source}
+     * @throws IllegalStateException when this graph or a buffer is closed
+     */
+    public GraphNode addUpload(DeviceView destination, PinnedBuffer source, long sourceOffset,
+            GraphNode... dependencies) {
+        NativeResource device = checkTarget(destination, "the upload's destination");
+        long host = checkedHost(source, sourceOffset, destination.byteLength(), "upload source");
+        return addHostCopy(device, destination.address(), source.memory(), host, true, destination.byteLength(),
+                dependencies);
+    }
+
+    /**
+     * Adds a node that copies {@code source} on the device to {@code destination}, a pinned host
+     * buffer of this graph's context, from {@code destinationOffset} on, at every launch. The graph
+     * then holds both buffers. Read the host bytes once the launch's stream has passed this node
+     * (as for {@link #addUpload}, the pinned buffer's transfer state does not see graph launches).
+     *
+     * @param destination the pinned buffer the bytes go to
+     * @param destinationOffset where in {@code destination} they go
+     * @param source where they come from
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
+     * @throws IllegalArgumentException as {@link #addUpload}
+     * @throws IndexOutOfBoundsException when the range lies outside {@code destination}
+     * @throws IllegalStateException when this graph or a buffer is closed
+     */
+    public GraphNode addDownload(PinnedBuffer destination, long destinationOffset, DeviceView source,
+            GraphNode... dependencies) {
+        NativeResource device = checkTarget(source, "the download's source");
+        long host = checkedHost(destination, destinationOffset, source.byteLength(), "download destination");
+        return addHostCopy(device, source.address(), destination.memory(), host, false, source.byteLength(),
+                dependencies);
+    }
+
+    /** Adds a copy node between checked device and pinned ranges; the graph then holds both buffers. */
+    private GraphNode addHostCopy(NativeResource device, long deviceAddress, PinnedMemory pinned, long hostAddress,
+            boolean toDevice, long bytes, GraphNode[] dependencies) {
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                resource.holds.add(device);
+                resource.holds.add(pinned);
+                MemorySegment node = toDevice
+                        ? calls().addCopy(handle, deps, deviceAddress, false, hostAddress, true, bytes, arena)
+                        : calls().addCopy(handle, deps, hostAddress, true, deviceAddress, false, bytes, arena);
+                return added(node, GraphNode.Kind.COPY, List.of(device, pinned));
+            }
+        }
+    }
+
+    /** Checks a pinned buffer's range for a copy node; returns the host address it starts at. */
+    private long checkedHost(PinnedBuffer buffer, long offset, long bytes, String role) {
+        Objects.requireNonNull(buffer, role);
+        context.checkSame(buffer.context(), "the " + role);
+        PinnedMemory memory = buffer.memory();
+        memory.checkOpen();
+        Ranges.checkRange(offset, bytes, memory.size(), role, memory);
+        return memory.view().address() + offset;
+    }
+
+    /**
+     * Adds a host node: at every launch, once its dependencies are done, the driver's own thread
+     * runs {@code callback}, and the nodes after it wait until it returns
+     * ({@code cuGraphAddHostNode}). The graph then holds the callback, until it and every
+     * executable made from it are gone.
+     *
+     * <p><b>No CUDA inside.</b> CUDA forbids CUDA calls in host functions (one that waits for the
+     * GPU would wait for the callback that waits for it), so every Gatun call that would reach the
+     * driver from inside the callback is refused before it is made, with a {@link CudaException}
+     * of {@code CUDA_ERROR_NOT_PERMITTED} that says why. Do host-side work only: read or write
+     * pinned memory that copy nodes around it move, count, signal a Java thread.
+     *
+     * <p><b>What it throws</b> cannot reach the code that launched the graph: it is logged (SLF4J,
+     * ERROR), counted ({@link CudaContext#hostCallbackFailureCount()}) and kept for
+     * {@link CudaContext#takeHostCallbackFailures()}; the nodes after it run as usual.
+     *
+     * @param callback what the node runs; it should return soon, since the driver's thread runs
+     *     every host function of the process in turn
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
+     * @throws IllegalArgumentException for a dependency that is not a node of this graph
+     * @throws IllegalStateException when this graph is closed, or is a conditional node's body
+     */
+    public GraphNode addHost(Runnable callback, GraphNode... dependencies) {
+        checkOpen();
+        checkNotInBody("a host node");
+        HostCallback held = new HostCallback(context.state(), callback);
+        try {
+            synchronized (resource.building) {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment deps = dependencies(dependencies, arena);
+                    resource.holds.add(held); // before the node can run it
+                    return added(calls().addHost(handle, deps, held.token(), arena), GraphNode.Kind.HOST,
+                            List.of(held));
+                }
+            }
+        } finally {
+            held.close(); // the graph's hold keeps it registered; without one (a refusal) it goes now
+        }
+    }
+
+    /**
+     * Adds a node that runs {@code child} as one step ({@code cuGraphAddChildGraphNode}). The
+     * driver copies the child into the node: nodes added to {@code child} later, or closing it,
+     * do not change this graph. This graph then holds everything {@code child} holds now (its
+     * buffers, modules, events and host callbacks), since the copy names them too.
+     *
+     * @param child a graph of this context without memory nodes or conditional nodes
+     * @param dependencies nodes of this graph that must complete first (none: it may start at once)
+     * @return the new node
+     * @throws IllegalArgumentException when {@code child} is of another context, is this graph or
+     *     one of its bodies, is a conditional node's body, has memory nodes (the driver refuses
+     *     them in a child) or conditional nodes (Gatun does not add those as children: build them
+     *     into this graph instead), or a dependency is not a node of this graph
+     * @throws IllegalStateException when this graph or {@code child} is closed, or this graph is a
+     *     conditional node's body
+     */
+    public GraphNode addChild(Graph child, GraphNode... dependencies) {
+        checkOpen();
+        checkNotInBody("a child graph node");
+        Objects.requireNonNull(child, "child");
+        context.checkSame(child.context(), "the child graph");
+        child.checkOpen();
+        if (child.resource == resource) {
+            throw new IllegalArgumentException(child + " is this graph or one of its bodies; a graph cannot contain "
+                    + "itself: add a copy() of it instead");
+        }
+        if (child.body != null) {
+            throw new IllegalArgumentException(child + " is a conditional node's body; add the graph that holds it");
+        }
+        if (child.resource.memory != null) {
+            throw new IllegalArgumentException(child + " has memory allocation or free nodes, which the driver does "
+                    + "not allow in a child graph; capture the work into this graph instead");
+        }
+        // Both graphs' building locks, in the order of their ids: the child cannot change while
+        // it is copied, and two threads adding each other's graphs cannot deadlock.
+        Resource first = resource.id() < child.resource.id() ? resource : child.resource;
+        Resource second = first == resource ? child.resource : resource;
+        synchronized (first.building) {
+            synchronized (second.building) {
+                if (!child.resource.bodies.isEmpty()) {
+                    throw new IllegalArgumentException(child + " has conditional nodes; Gatun does not add such a "
+                            + "graph as a child (its handles belong to it): add the conditional nodes to this graph");
+                }
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment deps = dependencies(dependencies, arena);
+                    List<NativeResource> names = child.resource.holds.snapshot();
+                    resource.holds.addAll(names); // before the copy names them
+                    return added(calls().addChild(handle, deps, child.resource.handle), GraphNode.Kind.CHILD_GRAPH,
+                            names);
+                }
+            }
+        }
+    }
+
+    /**
+     * Removes {@code node} and every dependency from or to it ({@code cuGraphDestroyNode}); the
+     * nodes that depended on it no longer wait for its dependencies either. Executables made
+     * before keep running it (they hold what they baked in), but can no longer address it
+     * ({@link GraphExec#setEnabled} and the other node updates refuse it).
+     *
+     * <p><b>Retention.</b> In a graph built from {@link CudaContext#createGraph()}, this graph lets
+     * go of each owner the node named (a buffer, module, event, host callback, or what a child
+     * graph held) that no other node of it names any more, so closing it frees it once the
+     * executables that still hold it are gone. A captured graph, a {@link #copy()} and what they
+     * were extended with keep holding everything until they are destroyed, since the driver does
+     * not say which captured node names what.
+     *
+     * @param node a node of this graph, not removed yet
+     * @throws IllegalArgumentException when {@code node} is of another graph, or is a conditional
+     *     node (Gatun does not remove those, whose bodies it tracks: build the graph again without it)
+     * @throws IllegalStateException when this graph is closed, or {@code node} was removed already
+     * @throws CudaException when the driver fails; the node may be gone or not, so Gatun counts it
+     *     removed (it is never named to the driver again) and keeps holding what it named
+     */
+    public void remove(GraphNode node) {
+        checkOpen();
+        Objects.requireNonNull(node, "node");
+        if (node.graph() != this) {
+            throw new IllegalArgumentException(node + " is not a node of " + this + "; remove it from its own graph");
+        }
+        if (node.kind() == GraphNode.Kind.CONDITIONAL) {
+            throw new IllegalArgumentException(node + " is a conditional node; Gatun does not remove those (their "
+                    + "bodies and handles are checked at instantiation): build the graph again without it");
+        }
+        List<NativeResource> release = new ArrayList<>();
+        synchronized (resource.building) {
+            if (node.isRemoved()) {
+                throw new IllegalStateException(node + " was removed already");
+            }
+            try {
+                calls().destroyNode(node.handle());
+            } finally {
+                // A failed destroy may have taken effect: the node is never named to the driver
+                // again, and what it named stays held (below runs only on success).
+                node.markRemoved();
+                known.remove(node.handle().address());
+            }
+            if (body != null) {
+                body.removed++;
+            }
+            List<NativeResource> names = resource.namedByNode.remove(node.handle().address());
+            if (names != null && resource.handBuilt) {
+                for (NativeResource r : names) {
+                    if (!release.contains(r) && !namedByAnotherNode(r)) {
+                        release.add(r);
+                    }
+                }
+            }
+        }
+        // Outside the building lock: a last hold let go retires its owner, which may record fences.
+        for (NativeResource r : release) {
+            resource.holds.remove(r);
+        }
+    }
+
+    private boolean namedByAnotherNode(NativeResource owner) {
+        for (List<NativeResource> names : resource.namedByNode.values()) {
+            if (names.contains(owner)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Adds a programmatic dependency of kernel node {@code consumer} on kernel node
+     * {@code producer} ({@code cuGraphAddDependencies_v2}, {@code CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC}
+     * from the producer's {@code CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC}): the consumer may start
+     * once every block of the producer has triggered ({@code griddepcontrol.launch_dependents},
+     * {@code cudaTriggerProgrammaticLaunchCompletion()}) or exited, so the pair overlaps as a
+     * captured programmatic dependent launch does. The consumer must call
+     * {@code griddepcontrol.wait} ({@code cudaGridDependencySynchronize()}) before it reads what the
+     * producer wrote: that wait returns once the producer has completed and its writes are visible.
+     * Name the consumer without the producer as a dependency (an existing edge between them makes
+     * the driver refuse this one). The edge names no owner: the graph's holds do not change.
+     *
+     * @param producer a kernel node of this graph
+     * @param consumer another kernel node of this graph
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     * @throws IllegalArgumentException when either is not a kernel node of this graph, or was
+     *     removed, when they are the same node, or the device is older than compute capability 9.0
+     * @throws IllegalStateException when this graph is closed
+     * @throws CudaException when the driver refuses the edge (an edge between them exists)
+     */
+    public void addProgrammaticDependency(GraphNode producer, GraphNode consumer) {
+        addProgrammatic(producer, consumer, false);
+    }
+
+    /**
+     * Adds a programmatic dependency that lets kernel node {@code consumer} start once every block
+     * of kernel node {@code producer} has begun ({@code CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER}), as
+     * a launch completion event does. It orders the launches only: the consumer must not read what
+     * the producer writes. Otherwise as {@link #addProgrammaticDependency}.
+     *
+     * @param producer a kernel node of this graph
+     * @param consumer another kernel node of this graph
+     */
+    public void addLaunchOrderDependency(GraphNode producer, GraphNode consumer) {
+        addProgrammatic(producer, consumer, true);
+    }
+
+    private void addProgrammatic(GraphNode producer, GraphNode consumer, boolean launchOrder) {
+        checkOpen();
+        checkKernelNode(producer, "producer");
+        checkKernelNode(consumer, "consumer");
+        if (producer == consumer) {
+            throw new IllegalArgumentException(producer + " cannot depend on itself; name two kernel nodes");
+        }
+        DeviceCapabilities caps = context.device().capabilities();
+        if (caps.computeMajor() < 9) {
+            throw new IllegalArgumentException("programmatic dependencies need compute capability 9.0 or newer, this "
+                    + "device has " + caps.computeCapability() + "; name the producer as an ordinary dependency instead");
+        }
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                calls().addProgrammaticEdge(handle, producer.handle(), consumer.handle(), launchOrder, arena);
+            }
+        }
+    }
+
+    private void checkKernelNode(GraphNode node, String role) {
+        Objects.requireNonNull(node, role);
+        if (node.graph() != this || node.isRemoved()) {
+            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a node of " + this
+                    + (node.isRemoved() ? " any more" : "") + "; name kernel nodes this graph has");
+        }
+        if (node.kind() != GraphNode.Kind.KERNEL) {
+            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a kernel node; programmatic "
+                    + "dependencies join kernel nodes only");
+        }
+    }
+
+    /**
+     * {@return every node of this graph ({@code cuGraphGetNodes}), in the driver's order, each with its
+     * kind ({@code cuGraphNodeGetType})} A node an add method returned is listed as that same
+     * {@link GraphNode}; a node Gatun did not add (a captured graph's) gets one the first time it
+     * is listed, with index -1, and the same one afterwards. Listed nodes can be named as
+     * dependencies and removed. The nodes inside conditional nodes' bodies and child graphs are
+     * not listed: list a body's with its own {@code nodes()}.
+     *
+     * @throws IllegalStateException when this graph is closed
+     */
+    public List<GraphNode> nodes() {
+        checkOpen();
+        GraphCalls graphs = context.state().calls().graphs();
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment handles = graphs.nodes(handle, arena);
+                int n = (int) (handles.byteSize() / ValueLayout.ADDRESS.byteSize());
+                List<GraphNode> listed = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    MemorySegment h = handles.getAtIndex(ValueLayout.ADDRESS, i);
+                    GraphNode node = known.get(h.address());
+                    if (node == null) {
+                        node = new GraphNode(this, h, kindOf(graphs.nodeType(h)), -1);
+                        known.put(h.address(), node);
+                    }
+                    listed.add(node);
+                }
+                return List.copyOf(listed);
+            }
+        }
+    }
+
+    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*}. */
+    private static GraphNode.Kind kindOf(int type) {
+        GraphNode.Kind[] byType = {
+            GraphNode.Kind.KERNEL, GraphNode.Kind.COPY, GraphNode.Kind.MEMSET, GraphNode.Kind.HOST,
+            GraphNode.Kind.CHILD_GRAPH, GraphNode.Kind.EMPTY, GraphNode.Kind.EVENT_WAIT, GraphNode.Kind.EVENT_RECORD,
+            GraphNode.Kind.EXTERNAL_SEMAPHORE_SIGNAL, GraphNode.Kind.EXTERNAL_SEMAPHORE_WAIT,
+            GraphNode.Kind.MEMORY_ALLOCATION, GraphNode.Kind.MEMORY_FREE, GraphNode.Kind.BATCH_MEM_OP,
+            GraphNode.Kind.CONDITIONAL};
+        int[] types = {
+            CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET(), CudaDriver.CU_GRAPH_NODE_TYPE_HOST(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH(), CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT(), CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL(), CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC(), CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP(), CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()};
+        for (int i = 0; i < types.length; i++) {
+            if (types[i] == type) {
+                return byType[i];
+            }
+        }
+        throw new IllegalStateException("the driver reports node type " + type + ", which this version of Gatun does "
+                + "not know; update Gatun");
+    }
+
+    private void checkNotInBody(String what) {
+        if (body != null) {
+            throw new IllegalStateException(this + " is a conditional node's body, which Gatun lets hold only kernel, "
+                    + "memset, copy and conditional nodes; add " + what + " to the graph that holds it");
+        }
     }
 
     /**
@@ -674,7 +1070,10 @@ public final class Graph extends Owner {
             GraphNode n = Objects.requireNonNull(nodes[i], "dependency " + i + " is null");
             if (n.graph() != this) {
                 throw new IllegalArgumentException(n + " is not a node of " + this + "; name as dependencies only "
-                        + "nodes this graph's add methods returned");
+                        + "nodes this graph's add methods or nodes() returned");
+            }
+            if (n.isRemoved()) {
+                throw new IllegalArgumentException(n + " was removed from " + this + "; name only nodes it still has");
             }
             for (int j = 0; j < i; j++) {
                 if (nodes[j] == n) {
@@ -686,9 +1085,12 @@ public final class Graph extends Owner {
         return array;
     }
 
-    /** The node just added (called under the building lock). */
-    private GraphNode added(MemorySegment node, GraphNode.Kind kind) {
-        return new GraphNode(this, node, kind, body == null ? resource.added++ : body.nodes++);
+    /** The node just added, naming {@code names} (called under the building lock). */
+    private GraphNode added(MemorySegment node, GraphNode.Kind kind, List<NativeResource> names) {
+        GraphNode added = new GraphNode(this, node, kind, body == null ? resource.added++ : body.nodes++);
+        known.put(node.address(), added);
+        resource.namedByNode.put(node.address(), names);
+        return added;
     }
 
     /** Throws when this graph or, for a body, the graph that owns it, or the view itself, is closed. */
@@ -726,7 +1128,9 @@ public final class Graph extends Owner {
 
     /** Creates an empty graph of {@code context} ({@link CudaContext#createGraph()}). */
     static Graph create(CudaContext context) {
-        return new Graph(context, context.state().calls().graphBuilding().create(), new Holds());
+        Graph g = new Graph(context, context.state().calls().graphBuilding().create(), new Holds());
+        g.resource.handBuilt = true; // before anyone else sees it
+        return g;
     }
 
     Resource resource() {

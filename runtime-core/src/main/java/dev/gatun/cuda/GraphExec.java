@@ -490,6 +490,10 @@ public final class GraphExec extends Owner {
             throw new IllegalArgumentException(node + " is not a node of the graph this executable was instantiated "
                     + "from; pass a node of that graph");
         }
+        if (node.isRemoved()) {
+            throw new IllegalArgumentException(node + " was removed from its graph; this executable still runs its copy, "
+                    + "but the driver addresses it only through the graph's node: instantiate the graph again");
+        }
         if (node.index() >= resource.nodes) {
             throw new IllegalArgumentException(node + " was added after this executable was instantiated, so it has "
                     + "no such node; instantiate the graph again");

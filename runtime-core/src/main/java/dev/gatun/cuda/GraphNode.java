@@ -15,13 +15,13 @@ import java.lang.foreign.MemorySegment;
  */
 public final class GraphNode {
 
-    /** What a node does, for messages and {@link #toString()}. */
+    /** What a node does: the driver's node types ({@code CUgraphNodeType}), as {@link Graph#nodes()} lists them. */
     public enum Kind {
         /** Launches a kernel ({@link Graph#addKernel}). */
         KERNEL,
         /** Sets memory to a value ({@link Graph#addMemset}, {@link Graph#addFill}). */
         MEMSET,
-        /** Copies device to device ({@link Graph#addCopy}). */
+        /** Copies memory: device to device ({@link Graph#addCopy}), host to device or back ({@link Graph#addUpload}, {@link Graph#addDownload}). */
         COPY,
         /** Records an event ({@link Graph#addEventRecord}). */
         EVENT_RECORD,
@@ -30,13 +30,29 @@ public final class GraphNode {
         /** An IF, WHILE or SWITCH node ({@link ConditionalNode}). */
         CONDITIONAL,
         /** Writes and waits on words ({@link Graph#addBatchMemOps}). */
-        BATCH_MEM_OP
+        BATCH_MEM_OP,
+        /** Runs a Java callback on the host ({@link Graph#addHost}, or {@link Stream#launchHostFunction} in a capture). */
+        HOST,
+        /** Runs a copy of another graph ({@link Graph#addChild}). */
+        CHILD_GRAPH,
+        /** Does nothing; orders the nodes around it (made by captures that join streams). */
+        EMPTY,
+        /** Allocates memory ({@link Stream#allocate} inside a capture). */
+        MEMORY_ALLOCATION,
+        /** Frees memory allocated in the graph (closing such a buffer inside the capture). */
+        MEMORY_FREE,
+        /** Signals external semaphores; Gatun adds none, but a graph may hold one. */
+        EXTERNAL_SEMAPHORE_SIGNAL,
+        /** Waits on external semaphores; Gatun adds none, but a graph may hold one. */
+        EXTERNAL_SEMAPHORE_WAIT
     }
 
     private final Graph graph;
     private final MemorySegment handle;
     private final Kind kind;
     private final int index;
+    /** Set once {@link Graph#remove} destroyed it: the driver no longer knows its handle. */
+    private volatile boolean removed;
 
     GraphNode(Graph graph, MemorySegment handle, Kind kind, int index) {
         this.graph = graph;
@@ -55,9 +71,21 @@ public final class GraphNode {
         return kind;
     }
 
-    /** {@return its position among the nodes added to its graph by hand, from 0} */
+    /**
+     * {@return its position among the nodes added to its graph by hand, from 0; -1 for a node
+     * {@link Graph#nodes()} found that no add method of this graph made (a captured one)}
+     */
     public int index() {
         return index;
+    }
+
+    /** {@return whether it was removed from its graph ({@link Graph#remove})} */
+    public boolean isRemoved() {
+        return removed;
+    }
+
+    void markRemoved() {
+        removed = true;
     }
 
     MemorySegment handle() {
@@ -66,6 +94,7 @@ public final class GraphNode {
 
     @Override
     public String toString() {
-        return kind + " node " + index + " of " + graph;
+        return kind + (index < 0 ? " node (not added by hand)" : " node " + index) + " of " + graph
+                + (removed ? " (removed)" : "");
     }
 }

@@ -31,5 +31,11 @@ public enum OwnerKind {
      */
     LIBRARY,
     /** Pinned blocks the context holds for staging Java-heap copies; released at context close. */
-    STAGING
+    STAGING,
+    /**
+     * Java callbacks of host nodes ({@link Graph#addHost}) and of host functions queued on a stream
+     * ({@link Stream#launchHostFunction}): each is live until no graph, executable or queued work
+     * can run it any more.
+     */
+    HOST_CALLBACK
 }

@@ -107,7 +107,10 @@ public final class PinnedBuffer extends Owner {
         }
     }
 
-    /** The memory behind this buffer, for a batch of copies ({@link CopyBatch}) that fences it itself. */
+    /**
+     * The memory behind this buffer, for a batch of copies ({@link CopyBatch}) that fences it
+     * itself, and for the graph nodes that copy to and from it.
+     */
     PinnedMemory memory() {
         return resource;
     }

@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
+import dev.gatun.cuda.internal.context.HostCallback;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
@@ -237,6 +238,38 @@ public final class Stream extends Owner {
                         + "for the completion of a graph launch after it is queued.");
             }
             return Completions.after(s, executor, "Stream.onComplete");
+        }
+    }
+
+    /**
+     * Queues {@code callback} on this stream ({@code cuLaunchHostFunc}): once the work queued
+     * before it has completed, the driver's own thread runs it, and the work queued after it waits
+     * until it returns. On a stream that is capturing, it becomes a host node of the graph
+     * instead, run at every launch (as {@link Graph#addHost}); the graph then holds it.
+     *
+     * <p>The same rules as a host node's apply: every Gatun call that would reach the driver from
+     * inside the callback is refused before it is made ({@link CudaException},
+     * {@code CUDA_ERROR_NOT_PERMITTED}: CUDA forbids CUDA calls in host functions), and what it
+     * throws is logged, counted and kept for {@link CudaContext#takeHostCallbackFailures()}. To
+     * learn only that work completed, {@link #onComplete()} runs no code on the driver's thread.
+     *
+     * @param callback what to run; it should return soon, since the driver's thread runs every
+     *     host function of the process in turn
+     * @throws IllegalStateException when this stream is closed
+     * @throws ContextPoisonedException when the context is poisoned
+     */
+    public void launchHostFunction(Runnable callback) {
+        Objects.requireNonNull(callback, "callback");
+        StreamState s = openState();
+        HostCallback held = new HostCallback(contextState, callback);
+        try {
+            synchronized (s.lock()) { // the capture check (in usedOn) and the launch, atomically
+                s.checkOpen();
+                held.usedOn(s); // a capture holds it for its graph; else its retirement waits for this stream
+                contextState.calls().completions().launchHostFunction(s.handle(), held.token());
+            }
+        } finally {
+            held.close(); // retired once nothing can run it: the stream passed it, or its graph is gone
         }
     }
 

@@ -934,6 +934,36 @@ final class FaultTable {
                         return () -> exec.setEvent(n, other);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddHostNode", "graph.addHost(callback)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        return () -> g.addHost(() -> { });
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddChildGraphNode", "graph.addChild(child)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Graph child = w.open(w.ctx.createGraph());
+                        child.addMemset(w.buffer(256).bytes(), (byte) 0);
+                        return () -> g.addChild(child);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphDestroyNode", "graph.remove(node)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        GraphNode n = g.addMemset(w.buffer(256).bytes(), (byte) 0);
+                        return () -> g.remove(n);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphAddDependencies_v2", "graph.addProgrammaticDependency(producer, consumer)", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Kernel k = w.kernel();
+                        GraphNode producer = g.addKernel(w.launch(k, LaunchConfig.of(1, 64)));
+                        GraphNode consumer = g.addKernel(w.launch(k, LaunchConfig.of(1, 64)));
+                        return () -> g.addProgrammaticDependency(producer, consumer);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Conditional graph nodes ----
             call("cuGraphConditionalHandleCreate", "graph.createConditionalHandle(1)", OUT_OF_MEMORY,

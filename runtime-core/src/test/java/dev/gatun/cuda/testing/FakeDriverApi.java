@@ -156,6 +156,13 @@ public final class FakeDriverApi {
         return this;
     }
 
+    // ---- graphs ----
+
+    /** How many programmatic edges were added by hand, and with which port ({@code CU_GRAPH_KERNEL_NODE_PORT_*}): each entry {producer node position, consumer node position, port}. */
+    public synchronized List<int[]> programmaticEdges() {
+        return List.copyOf(graphs.programmaticEdges);
+    }
+
     // ---- streams and events ----
 
     /** The GPU is busy on this stream: its work waits until {@link #release}, or a host wait for it (a synchronize of it, of its context, or of an event recorded after it). */

@@ -4,9 +4,12 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_HANDLE;
 import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
+import dev.gatun.cuda.bindings.driver.CUDA_HOST_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CUgraphEdgeData_st;
+import dev.gatun.cuda.bindings.driver.CUhostFn;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -40,6 +43,10 @@ final class SimulatedCaptureAndGraphs {
     /** The kinds (DOT labels) of event record and event wait nodes. */
     private static final String RECORD = "EVENT_RECORD";
     private static final String WAIT = "WAIT_EVENT";
+    /** The kinds of host nodes (also a host function captured from a stream), child graph nodes and removed nodes. */
+    static final String HOST = "HOST";
+    private static final String CHILD = "CHILD_GRAPH";
+    private static final String REMOVED = "REMOVED";
 
     private final FakeDriverApi gpu;
     final Map<Long, List<StreamOp>> graphs = new HashMap<>();
@@ -59,6 +66,8 @@ final class SimulatedCaptureAndGraphs {
     private final Map<Long, Set<Integer>> disabled = new HashMap<>();
     /** Per executable with conditional handles to reset, what each launch does first. */
     private final Map<Long, Runnable> launchDefaults = new HashMap<>();
+    /** Every programmatic edge added by hand: producer position, consumer position, port. */
+    final List<int[]> programmaticEdges = new ArrayList<>();
     /** Executables instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
     private final Set<Long> autoFree = new HashSet<>();
 
@@ -167,6 +176,9 @@ final class SimulatedCaptureAndGraphs {
                 continue;
             }
             StreamOp op = ops.get(i);
+            if (REMOVED.equals(op.kind)) {
+                continue;
+            }
             if (op.event != 0) {
                 launchEventNode(op, s);
                 continue;
@@ -357,10 +369,11 @@ final class SimulatedCaptureAndGraphs {
     }
 
     public int cuGraphGetNodes(MemorySegment graph, MemorySegment out, MemorySegment count) {
-        long[] handles = graphs.containsKey(graph.address()) ? graphNodes.get(graph.address()) : null;
-        if (handles == null) {
+        long[] all = graphs.containsKey(graph.address()) ? graphNodes.get(graph.address()) : null;
+        if (all == null) {
             return INVALID_VALUE;
         }
+        long[] handles = Arrays.stream(all).filter(nodes::containsKey).toArray(); // without removed nodes
         MemorySegment n = count.reinterpret(8);
         if (out.address() != 0) {
             long room = Math.min(n.get(ValueLayout.JAVA_LONG, 0), handles.length);
@@ -378,10 +391,19 @@ final class SimulatedCaptureAndGraphs {
         if (op == null) {
             return INVALID_VALUE;
         }
-        // Kernel, event and conditional nodes are told apart: Gatun inspects nothing else.
+        // Nodes built by hand, and captured kernels, host functions and memory nodes, are told
+        // apart; a captured copy or memset is not (the simulated capture does not label it) and
+        // reads as an empty node.
         type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
                 : RECORD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD()
                 : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT()
+                : "MEMSET".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET()
+                : "MEMCPY".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY()
+                : HOST.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_HOST()
+                : CHILD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH()
+                : "BATCH_MEM_OP".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP()
+                : SimulatedGraphMemory.ALLOC_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC()
+                : SimulatedGraphMemory.FREE_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE()
                 : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
         return SUCCESS;
     }
@@ -490,10 +512,17 @@ final class SimulatedCaptureAndGraphs {
             MemorySegment params, MemorySegment context) {
         MemorySegment p = params.reinterpret(CUDA_MEMCPY3D_st.sizeof());
         int device = CudaDriver.CU_MEMORYTYPE_DEVICE();
+        int host = CudaDriver.CU_MEMORYTYPE_HOST();
         boolean oneRow = CUDA_MEMCPY3D_st.Height(p) == 1 && CUDA_MEMCPY3D_st.Depth(p) == 1;
-        StreamOp op = !oneRow || CUDA_MEMCPY3D_st.srcMemoryType(p) != device || CUDA_MEMCPY3D_st.dstMemoryType(p) != device
-                ? null : gpu.memory.copyOp(CUDA_MEMCPY3D_st.dstDevice(p), CUDA_MEMCPY3D_st.srcDevice(p),
-                        CUDA_MEMCPY3D_st.WidthInBytes(p));
+        int srcType = CUDA_MEMCPY3D_st.srcMemoryType(p);
+        int dstType = CUDA_MEMCPY3D_st.dstMemoryType(p);
+        boolean types = (srcType == device || srcType == host) && (dstType == device || dstType == host);
+        boolean srcHost = srcType == host;
+        boolean dstHost = dstType == host;
+        StreamOp op = !oneRow || !types ? null : gpu.memory.nodeCopyOp(
+                dstHost ? CUDA_MEMCPY3D_st.dstHost(p).address() : CUDA_MEMCPY3D_st.dstDevice(p), dstHost,
+                srcHost ? CUDA_MEMCPY3D_st.srcHost(p).address() : CUDA_MEMCPY3D_st.srcDevice(p), srcHost,
+                CUDA_MEMCPY3D_st.WidthInBytes(p));
         return addNode(node, graph, deps, count, described(op, "MEMCPY"));
     }
 
@@ -597,6 +626,140 @@ final class SimulatedCaptureAndGraphs {
         return after[before.length];
     }
 
+    /** A host node: at each launch, the function runs with its user data on the thread that makes the GPU progress. */
+    public int cuGraphAddHostNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment params) {
+        MemorySegment p = params.reinterpret(CUDA_HOST_NODE_PARAMS_st.sizeof());
+        MemorySegment fn = CUDA_HOST_NODE_PARAMS_st.fn(p);
+        MemorySegment userData = CUDA_HOST_NODE_PARAMS_st.userData(p);
+        if (fn.equals(MemorySegment.NULL)) {
+            return addNode(node, graph, deps, count, null);
+        }
+        return addNode(node, graph, deps, count, described(new StreamOp(() -> CUhostFn.invoke(fn, userData), Set.of(),
+                Set.of()), HOST));
+    }
+
+    /**
+     * A child graph node: the child is copied as it is now (its operations, in its launch order)
+     * into one operation that runs them in turn. As the driver, a child with memory nodes is
+     * refused; stricter than the driver, so is one with event nodes (the simulation runs a child
+     * inline, outside any stream order an event could name).
+     */
+    public int cuGraphAddChildGraphNode(MemorySegment node, MemorySegment graph, MemorySegment deps, long count,
+            MemorySegment child) {
+        List<StreamOp> ops = graphs.get(child.address());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        if (SimulatedGraphMemory.hasMemoryNodes(ops) || ops.stream().anyMatch(op -> op.event != 0)) {
+            gpu.violations.add("cuGraphAddChildGraphNode of a graph with memory or event nodes");
+            return CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
+        }
+        List<StreamOp> resolved = gpu.conditionals.resolved(ops);
+        List<StreamOp> ordered = new ArrayList<>();
+        Set<Long> deviceUses = new HashSet<>();
+        Set<Long> hostUses = new HashSet<>();
+        for (int i : launchOrder(child.address())) {
+            ordered.add(resolved.get(i));
+            deviceUses.addAll(resolved.get(i).deviceUses);
+            hostUses.addAll(resolved.get(i).hostUses);
+        }
+        StreamOp op = new StreamOp(() -> ordered.forEach(o -> o.action.run()), deviceUses, hostUses);
+        return addNode(node, graph, deps, count, described(op, CHILD));
+    }
+
+    /**
+     * Destroys a node of a live graph: it leaves the graph's listing and every dependency from or
+     * to it; its position stays, as an operation that does nothing and names nothing, so the
+     * positions of the nodes after it do not move. Executables made before keep their copy.
+     */
+    public int cuGraphDestroyNode(MemorySegment node) {
+        NodeRef ref = nodes.get(node.address());
+        List<StreamOp> ops = ref == null ? null : graphs.get(ref.graph());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        nodes.remove(node.address());
+        List<StreamOp> next = new ArrayList<>(ops);
+        next.set(ref.index(), described(new StreamOp(() -> { }, Set.of(), Set.of()), REMOVED));
+        graphs.put(ref.graph(), List.copyOf(next));
+        List<int[]> deps = dependencies.get(ref.graph());
+        for (int i = 0; i < deps.size(); i++) {
+            deps.set(i, i == ref.index() ? new int[0]
+                    : Arrays.stream(deps.get(i)).filter(d -> d != ref.index()).toArray());
+        }
+        return SUCCESS;
+    }
+
+    /**
+     * Adds edges between nodes of one graph, as the driver checks them: nodes of that graph, an
+     * edge that does not exist yet; a programmatic edge joins two kernel nodes and leaves from the
+     * programmatic or launch-order port, a default edge from the default port; the other ports are
+     * 0. Stricter than the driver, an edge that would close a cycle is refused here rather than at
+     * instantiation. A programmatic edge is kept ({@link FakeDriverApi#programmaticEdges}) and orders
+     * like a full one: the consumer's earliest start here is the producer's end.
+     */
+    public int cuGraphAddDependencies_v2(MemorySegment graph, MemorySegment from, MemorySegment to,
+            MemorySegment edgeData, long count) {
+        List<StreamOp> ops = graphs.get(graph.address());
+        if (ops == null) {
+            return INVALID_VALUE;
+        }
+        MemorySegment fromNodes = from.reinterpret(8 * count);
+        MemorySegment toNodes = to.reinterpret(8 * count);
+        MemorySegment edges = edgeData.equals(MemorySegment.NULL) ? null
+                : edgeData.reinterpret(count * CUgraphEdgeData_st.sizeof());
+        List<int[]> deps = dependencies.get(graph.address());
+        for (int i = 0; i < count; i++) {
+            NodeRef f = nodes.get(fromNodes.getAtIndex(ValueLayout.JAVA_LONG, i));
+            NodeRef t = nodes.get(toNodes.getAtIndex(ValueLayout.JAVA_LONG, i));
+            if (f == null || t == null || f.graph() != graph.address() || t.graph() != graph.address()
+                    || f.index() == t.index() || Arrays.stream(deps.get(t.index())).anyMatch(d -> d == f.index())
+                    || reaches(deps, f.index(), t.index())) {
+                return INVALID_VALUE;
+            }
+            if (edges != null) {
+                MemorySegment e = edges.asSlice(i * CUgraphEdgeData_st.sizeof(), CUgraphEdgeData_st.sizeof());
+                int type = CUgraphEdgeData_st.type(e);
+                int port = CUgraphEdgeData_st.from_port(e);
+                boolean programmatic = type == CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC();
+                boolean portOk = programmatic ? port == CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC()
+                        || port == CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER()
+                        : type == CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_DEFAULT() && port == 0;
+                boolean kernels = ops.get(f.index()).kernel != null && ops.get(t.index()).kernel != null;
+                if (!portOk || CUgraphEdgeData_st.to_port(e) != 0 || programmatic && !kernels) {
+                    return INVALID_VALUE;
+                }
+                if (programmatic) {
+                    programmaticEdges.add(new int[] {f.index(), t.index(), port});
+                }
+            }
+            int[] before = deps.get(t.index());
+            int[] after = Arrays.copyOf(before, before.length + 1);
+            after[before.length] = f.index();
+            deps.set(t.index(), after);
+        }
+        return SUCCESS;
+    }
+
+    /** Whether {@code target}'s position is reached from {@code start} by following dependencies (a new edge target -> start closes a cycle). */
+    private static boolean reaches(List<int[]> deps, int start, int target) {
+        java.util.ArrayDeque<Integer> todo = new java.util.ArrayDeque<>(List.of(start));
+        Set<Integer> seen = new HashSet<>();
+        while (!todo.isEmpty()) {
+            int at = todo.pop();
+            if (at == target) {
+                return true;
+            }
+            if (seen.add(at)) {
+                for (int d : deps.get(at)) {
+                    todo.push(d);
+                }
+            }
+        }
+        return false;
+    }
+
     public int cuGraphClone(MemorySegment clone, MemorySegment original) {
         List<StreamOp> ops = graphs.get(original.address());
         if (ops == null) {
@@ -613,6 +776,11 @@ final class SimulatedCaptureAndGraphs {
         long h = gpu.newHandle();
         graphs.put(h, ops); // the operations are immutable: the clone may share them
         addNodes(h, ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            if (REMOVED.equals(ops.get(i).kind)) {
+                nodes.remove(graphNodes.get(h)[i]); // a removed node is not copied
+            }
+        }
         dependencies.put(h, new ArrayList<>(dependencies.get(original.address())));
         clone.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;

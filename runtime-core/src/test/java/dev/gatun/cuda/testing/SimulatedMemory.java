@@ -412,6 +412,37 @@ final class SimulatedMemory {
         return new StreamOp(() -> MemorySegment.copy(from, 0, d, 0, n), touched, Set.of());
     }
 
+    /**
+     * The operation of a copy node between host and device: each side a device range, or (its
+     * flag set) a range inside one pinned host allocation, which is all the driver can reach at a
+     * graph launch that Gatun hands it; null when a range is neither.
+     */
+    StreamOp nodeCopyOp(long dst, boolean dstHost, long src, boolean srcHost, long n) {
+        if (!dstHost && !srcHost) {
+            return copyOp(dst, src, n);
+        }
+        MemorySegment d = dstHost ? pinned(dst, n) : resolve(dst, n);
+        MemorySegment from = srcHost ? pinned(src, n) : resolve(src, n);
+        if (d == null || from == null) {
+            return null;
+        }
+        Set<Long> device = new HashSet<>();
+        Set<Long> host = new HashSet<>();
+        (dstHost ? host : device).addAll(dstHost ? hostUse(dst) : uses(dst, n));
+        (srcHost ? host : device).addAll(srcHost ? hostUse(src) : uses(src, n));
+        return new StreamOp(() -> MemorySegment.copy(from, 0, d, 0, n), device, host);
+    }
+
+    /** The raw memory of [address, address + n) when it lies inside one live pinned allocation; else null. */
+    private MemorySegment pinned(long address, long n) {
+        for (Map.Entry<Long, Long> e : hostSizes.entrySet()) {
+            if (address >= e.getKey() && n > 0 && address + n <= e.getKey() + e.getValue()) {
+                return MemorySegment.ofAddress(address).reinterpret(n);
+            }
+        }
+        return null;
+    }
+
     // ---- copies ----
 
     public int cuMemcpyHtoDAsync_v2(long dst, MemorySegment src, long n, MemorySegment stream) {

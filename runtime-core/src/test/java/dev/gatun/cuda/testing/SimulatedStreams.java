@@ -270,7 +270,9 @@ final class SimulatedStreams {
             return INVALID_HANDLE;
         }
         hostFunctionsQueued++;
-        enqueue(s, () -> CUhostFn.invoke(fn, userData), Set.of(), Set.of());
+        StreamOp op = new StreamOp(() -> CUhostFn.invoke(fn, userData), Set.of(), Set.of());
+        op.kind = SimulatedCaptureAndGraphs.HOST; // a host node, when captured
+        submit(s, op);
         return SUCCESS;
     }
 

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 @RequiresGpu
 class GraphBuildingGpuTest {
 
-    private static final String SOURCE = """
+    static final String SOURCE = """
             extern "C" __global__ void axpy(unsigned int* y, const unsigned int* x, unsigned int a, int n) {
                 int i = blockIdx.x * blockDim.x + threadIdx.x;
                 if (i < n) y[i] = y[i] * a + x[i];
@@ -101,7 +101,7 @@ class GraphBuildingGpuTest {
     }
 
     /** Fresh random x, poisoned y and z, one replay, z read back into {@code out} (poisoned first too). */
-    private static void run(GraphExec exec, Stream s, Random r, int[] hostX, DeviceBuffer y, DeviceBuffer z,
+    static void run(GraphExec exec, Stream s, Random r, int[] hostX, DeviceBuffer y, DeviceBuffer z,
             DeviceBuffer x, int[] out) {
         for (int i = 0; i < hostX.length; i++) {
             hostX[i] = r.nextInt();

@@ -39,7 +39,7 @@ class LaunchAttributesGpuTest {
      * inline PTX keeps the source free of runtime headers. They exist from sm_90 on; below that
      * they compile to nothing (and Gatun refuses the attribute there).
      */
-    private static final String SOURCE = """
+    static final String SOURCE = """
             __device__ __forceinline__ void trigger_dependents() {
             #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
                 asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -74,7 +74,7 @@ class LaunchAttributesGpuTest {
             }
             """;
     private static final int POISON = 0xDEADBEEF;
-    private static final int ROUNDS = 64;
+    static final int ROUNDS = 64;
     /** Timed producer/consumer pairs per round; queued well within {@link #HOLD_NANOS}. */
     private static final int PAIRS = 200;
     private static final int TIMED_ROUNDS = 5;
@@ -86,7 +86,7 @@ class LaunchAttributesGpuTest {
         return sorted[sorted.length / 2];
     }
 
-    private static int[] random(Random r, int n) {
+    static int[] random(Random r, int n) {
         int[] v = new int[n];
         for (int i = 0; i < n; i++) {
             v[i] = r.nextInt();
@@ -94,7 +94,7 @@ class LaunchAttributesGpuTest {
         return v;
     }
 
-    private static int[] produced(int[] x) {
+    static int[] produced(int[] x) {
         return produced(x, ROUNDS);
     }
 
@@ -110,7 +110,7 @@ class LaunchAttributesGpuTest {
         return a;
     }
 
-    private static int[] consumed(int[] a, int[] y) {
+    static int[] consumed(int[] a, int[] y) {
         int[] b = new int[a.length];
         for (int i = 0; i < a.length; i++) {
             b[i] = (a[i] ^ (y[i] * 5 + 3)) + 1;
@@ -118,7 +118,7 @@ class LaunchAttributesGpuTest {
         return b;
     }
 
-    private static int[] read(DeviceBuffer b, int n) {
+    static int[] read(DeviceBuffer b, int n) {
         int[] out = new int[n];
         b.asInts().copyTo(out);
         return out;

@@ -40,6 +40,7 @@ public final class ContextState implements RetirementQueue.Host {
     private final SyncOrdering ordering = new SyncOrdering(this);
     private final PeerAccess peers = new PeerAccess(this);
     private final ContextStats stats = new ContextStats(ordering);
+    private final HostCallbackFailures hostCallbackFailures = new HostCallbackFailures();
     private final AtomicLongArray live = new AtomicLongArray(OwnerKind.values().length);
     /** With leak tracking, the resources counted in {@link #live} themselves, so a leak can be named; else null. */
     private final Set<NativeResource> tracked;
@@ -150,6 +151,11 @@ public final class ContextState implements RetirementQueue.Host {
     /** The streams synchronous operations are ordered after. */
     public SyncOrdering ordering() {
         return ordering;
+    }
+
+    /** What host callbacks of this context threw. */
+    public HostCallbackFailures hostCallbackFailures() {
+        return hostCallbackFailures;
     }
 
     public ContextStats stats() {

@@ -60,8 +60,24 @@ public final class Holds {
         addAll(other.snapshot());
     }
 
-    private synchronized List<NativeResource> snapshot() {
+    /** {@return the owners held now} */
+    public synchronized List<NativeResource> snapshot() {
         return new ArrayList<>(held);
+    }
+
+    /**
+     * Drops the hold on {@code resource}, if this holder has one and has not released everything;
+     * a dropped last hold lets a deferred close proceed to retirement. Call it outside locks that
+     * retirement takes (a stream's lock).
+     */
+    public void remove(NativeResource resource) {
+        boolean had;
+        synchronized (this) {
+            had = !released && held.remove(resource);
+        }
+        if (had) {
+            resource.unhold();
+        }
     }
 
     /**

@@ -110,7 +110,10 @@ public final class RetirementQueue {
         }
         try {
             Entry failed = null;
-            if (host.poisoned() || !host.makeCurrentForRetirement()
+            // A release that makes no driver call (it drops Java references) needs neither a live
+            // nor a current context: no cuCtxGetCurrent for it (it may run on a thread that must
+            // not call the driver, a host callback's).
+            if (release.callsDriver() && (host.poisoned() || !host.makeCurrentForRetirement())
                     || synchronizing && !host.gate().tryEnterSynchronizing()) {
                 // Poisoned, not current, or a global-mode capture is active: the reap below
                 // decides (abandons, or defers), and never waits.

@@ -2,6 +2,7 @@ package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.ContextPoisonedException;
 import dev.gatun.cuda.CudaException;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.events.ContextPoisonedEvent;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,6 +32,7 @@ public final class Checked {
     private static final Logger LOG = LoggerFactory.getLogger(Checked.class);
     /** Room for the largest out-parameter: a device name, which the driver is told to cut at this length. */
     static final int OUT_BYTES = 256;
+    private static final int NOT_PERMITTED = CudaDriver.CUDA_ERROR_NOT_PERMITTED();
 
     final DriverApi api;
     private final Driver driver;
@@ -115,6 +117,7 @@ public final class Checked {
      * @param operation a constant name (no string building on hot paths)
      */
     public void live(String operation) {
+        HostFunction.refuseInsideCallback(operation, device);
         if (poison != null) {
             throw poisonedFailure(operation);
         }
@@ -177,6 +180,15 @@ public final class Checked {
             LOG.warn("Cannot make device {} context current to free retired resources: {}", device, e.getMessage());
             return false;
         }
+    }
+
+    /**
+     * For the calls whose raw result is handed back (retirement, completion evidence): the
+     * result to report instead of making the call, {@code CUDA_ERROR_NOT_PERMITTED}, when the
+     * calling thread runs a host callback (see {@link HostFunction#refuseInsideCallback}); else 0.
+     */
+    int refusedInsideCallback() {
+        return HostFunction.insideCallback() ? NOT_PERMITTED : 0;
     }
 
     /** Throws the typed exception for a failed result; poisons the context on a sticky error. */

@@ -63,6 +63,10 @@ public final class EventCalls {
         if (c.poisoned()) {
             return CuResults.CONTEXT_IS_DESTROYED;
         }
+        int refused = c.refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
+        }
         // Safety: as in record.
         return c.observe(c.api.cuEventRecord(event, stream), RECORD);
     }
@@ -83,6 +87,10 @@ public final class EventCalls {
 
     /** The raw query result (0, {@link CuResults#NOT_READY}, or an error), for completion evidence. */
     public int poll(MemorySegment event) {
+        int refused = c.refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
+        }
         // Safety: the caller passes a live event of this context.
         return c.observe(c.api.cuEventQuery(event), QUERY);
     }
@@ -96,6 +104,10 @@ public final class EventCalls {
 
     /** {@link #synchronize} with the raw result, for a pinned buffer's transfer state machine (sticky results still poison). */
     public int trySynchronize(MemorySegment event) {
+        int refused = c.refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
+        }
         // Safety: the caller passes a live event of this context.
         return c.observe(c.api.cuEventSynchronize(event), SYNCHRONIZE);
     }

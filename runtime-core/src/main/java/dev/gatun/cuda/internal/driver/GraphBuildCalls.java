@@ -1,7 +1,9 @@
 package dev.gatun.cuda.internal.driver;
 
+import dev.gatun.cuda.bindings.driver.CUDA_HOST_NODE_PARAMS_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMCPY3D_st;
 import dev.gatun.cuda.bindings.driver.CUDA_MEMSET_NODE_PARAMS_st;
+import dev.gatun.cuda.bindings.driver.CUgraphEdgeData_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,12 +11,12 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Layer 2, graphs built node by node: create an empty graph, add kernel, memset, copy, event
- * record and event wait nodes with their dependencies, clone a graph, print it as DOT, and
+ * record, event wait, host and child graph nodes with their dependencies, remove a node, clone a graph, print it as DOT, and
  * enable or disable a node of an executable or set its event. Each call names its operation once, owns its out-parameters and checks its result.
  *
  * <p>None is on a hot path, and the probe did not cover them: each makes the context current
- * first. Every function here is older than Gatun's minimum driver (12.0), so none needs a
- * version check. Parameter blocks are built in an arena the caller owns for the call: the
+ * first. Every function here but {@code cuGraphAddDependencies_v2} (CUDA 12.3, checked before
+ * its call) is older than Gatun's minimum driver (12.0), so no other needs a version check. Parameter blocks are built in an arena the caller owns for the call: the
  * driver copies them before it returns.
  */
 public final class GraphBuildCalls {
@@ -30,7 +32,17 @@ public final class GraphBuildCalls {
     private static final String SET_ENABLED = "cuGraphNodeSetEnabled";
     private static final String SET_RECORD_EVENT = "cuGraphExecEventRecordNodeSetEvent";
     private static final String SET_WAIT_EVENT = "cuGraphExecEventWaitNodeSetEvent";
+    private static final String ADD_HOST = "cuGraphAddHostNode";
+    private static final String ADD_CHILD = "cuGraphAddChildGraphNode";
+    private static final String DESTROY_NODE = "cuGraphDestroyNode";
+    private static final String ADD_DEPENDENCIES = "cuGraphAddDependencies_v2";
+    /** The CUDA version of edge data ({@code cuGraphAddDependencies_v2}), and so of programmatic edges. */
+    public static final int EDGE_DATA = 12030;
+    private static final byte PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC();
+    private static final byte PORT_PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC();
+    private static final byte PORT_LAUNCH_ORDER = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER();
     private static final int DEVICE_MEMORY = CudaDriver.CU_MEMORYTYPE_DEVICE();
+    private static final int HOST_MEMORY = CudaDriver.CU_MEMORYTYPE_HOST();
     /** Everything the driver can print about each node: types, parameters, handles. */
     private static final int DOT_FLAGS = CudaDriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE();
 
@@ -87,25 +99,40 @@ public final class GraphBuildCalls {
         return handle(out);
     }
 
-    /** Adds a node copying {@code bytes} bytes from device address {@code source} to {@code destination}. */
-    public MemorySegment addCopy(MemorySegment graph, MemorySegment dependencies, long destination, long source,
-            long bytes, Arena arena) {
+    /**
+     * Adds a node copying {@code bytes} bytes from {@code source} to {@code destination}, each a
+     * device address, or a host address when its {@code …OnHost} flag is set (pinned memory
+     * of this context, which the driver can reach at every launch).
+     */
+    public MemorySegment addCopy(MemorySegment graph, MemorySegment dependencies, long destination,
+            boolean destinationOnHost, long source, boolean sourceOnHost, long bytes, Arena arena) {
         c.current(ADD_MEMCPY);
         MemorySegment params = CUDA_MEMCPY3D_st.allocate(arena);
-        CUDA_MEMCPY3D_st.srcMemoryType(params, DEVICE_MEMORY);
-        CUDA_MEMCPY3D_st.srcDevice(params, source);
+        if (sourceOnHost) {
+            CUDA_MEMCPY3D_st.srcMemoryType(params, HOST_MEMORY);
+            CUDA_MEMCPY3D_st.srcHost(params, MemorySegment.ofAddress(source));
+        } else {
+            CUDA_MEMCPY3D_st.srcMemoryType(params, DEVICE_MEMORY);
+            CUDA_MEMCPY3D_st.srcDevice(params, source);
+        }
         CUDA_MEMCPY3D_st.srcPitch(params, bytes);
         CUDA_MEMCPY3D_st.srcHeight(params, 1);
-        CUDA_MEMCPY3D_st.dstMemoryType(params, DEVICE_MEMORY);
-        CUDA_MEMCPY3D_st.dstDevice(params, destination);
+        if (destinationOnHost) {
+            CUDA_MEMCPY3D_st.dstMemoryType(params, HOST_MEMORY);
+            CUDA_MEMCPY3D_st.dstHost(params, MemorySegment.ofAddress(destination));
+        } else {
+            CUDA_MEMCPY3D_st.dstMemoryType(params, DEVICE_MEMORY);
+            CUDA_MEMCPY3D_st.dstDevice(params, destination);
+        }
         CUDA_MEMCPY3D_st.dstPitch(params, bytes);
         CUDA_MEMCPY3D_st.dstHeight(params, 1);
         CUDA_MEMCPY3D_st.WidthInBytes(params, bytes);
         CUDA_MEMCPY3D_st.Height(params, 1);
         CUDA_MEMCPY3D_st.Depth(params, 1);
         MemorySegment out = c.out();
-        // Safety: both ranges lie inside allocations of this context the graph holds; a 1D copy
-        // is one row of one slice; every other field (offsets, arrays, host pointers) is zero.
+        // Safety: both ranges lie inside allocations of this context the graph holds (device
+        // buffers, or pinned host buffers the driver copies to and from at each launch); a 1D
+        // copy is one row of one slice; every other field (offsets, arrays) is zero.
         c.check(c.api.cuGraphAddMemcpyNode(out, graph, dependencies, count(dependencies), params, c.context()),
                 ADD_MEMCPY);
         return handle(out);
@@ -128,6 +155,69 @@ public final class GraphBuildCalls {
         // Safety: as in addEventRecord.
         c.check(c.api.cuGraphAddEventWaitNode(out, graph, dependencies, count(dependencies), event), ADD_EVENT_WAIT);
         return handle(out);
+    }
+
+    /**
+     * Adds a host node: at each launch, once its dependencies are done, the driver's thread runs
+     * {@link HostFunction}'s stub with {@code token}, a {@linkplain HostFunction#register registered}
+     * callback's, and the nodes after it wait for it to return.
+     */
+    public MemorySegment addHost(MemorySegment graph, MemorySegment dependencies, long token, Arena arena) {
+        c.current(ADD_HOST);
+        MemorySegment params = CUDA_HOST_NODE_PARAMS_st.allocate(arena);
+        CUDA_HOST_NODE_PARAMS_st.fn(params, HostFunction.stub());
+        CUDA_HOST_NODE_PARAMS_st.userData(params, MemorySegment.ofAddress(token));
+        MemorySegment out = c.out();
+        // Safety: graph and dependencies as in addKernel; fn is the process's one upcall stub, in
+        // the global arena and never freed, which never throws and makes no CUDA call itself;
+        // userData is a token the stub reads as a number, never an address; the driver copies params.
+        c.check(c.api.cuGraphAddHostNode(out, graph, dependencies, count(dependencies), params), ADD_HOST);
+        return handle(out);
+    }
+
+    /**
+     * Adds a node that runs {@code child}: the driver clones the child graph into the node, so
+     * later changes to {@code child} (or its destruction) do not change the node.
+     */
+    public MemorySegment addChild(MemorySegment graph, MemorySegment dependencies, MemorySegment child) {
+        c.current(ADD_CHILD);
+        MemorySegment out = c.out();
+        // Safety: graph and dependencies as in addKernel; child is a live graph of this context,
+        // without memory nodes, which the driver only reads (it clones it); out holds the node handle.
+        c.check(c.api.cuGraphAddChildGraphNode(out, graph, dependencies, count(dependencies), child), ADD_CHILD);
+        return handle(out);
+    }
+
+    /**
+     * Adds a programmatic dependency of kernel node {@code to} on kernel node {@code from}
+     * ({@code CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC}), leaving from {@code from}'s programmatic
+     * port (its blocks triggered or exited) or, with {@code launchOrder}, its launch-order port
+     * (its blocks all began).
+     *
+     * @throws dev.gatun.cuda.DriverTooOldException before any call, on a driver older than CUDA 12.3
+     */
+    public void addProgrammaticEdge(MemorySegment graph, MemorySegment from, MemorySegment to, boolean launchOrder,
+            Arena arena) {
+        c.require(ADD_DEPENDENCIES, EDGE_DATA);
+        c.current(ADD_DEPENDENCIES);
+        MemorySegment fromNodes = arena.allocate(ValueLayout.ADDRESS);
+        fromNodes.set(ValueLayout.ADDRESS, 0, from);
+        MemorySegment toNodes = arena.allocate(ValueLayout.ADDRESS);
+        toNodes.set(ValueLayout.ADDRESS, 0, to);
+        MemorySegment edge = CUgraphEdgeData_st.allocate(arena); // zeroed: the reserved bytes must be 0
+        CUgraphEdgeData_st.type(edge, PROGRAMMATIC);
+        CUgraphEdgeData_st.from_port(edge, launchOrder ? PORT_LAUNCH_ORDER : PORT_PROGRAMMATIC);
+        // Safety: graph is live; from and to are live kernel nodes of it (one each, the arrays of
+        // length 1 the count says); edge is one CUgraphEdgeData, to_port the default (0).
+        c.check(c.api.cuGraphAddDependencies_v2(graph, fromNodes, toNodes, edge, 1), ADD_DEPENDENCIES);
+    }
+
+    /** Removes {@code node} from its graph, and every dependency from or to it. */
+    public void destroyNode(MemorySegment node) {
+        c.current(DESTROY_NODE);
+        // Safety: node is a node of a live graph of this context, not yet destroyed; the graph's
+        // executables were instantiated from it before and keep their own copies of its nodes.
+        c.check(c.api.cuGraphDestroyNode(node), DESTROY_NODE);
     }
 
     /** A copy of {@code graph}: its nodes and dependencies, with new node handles. */

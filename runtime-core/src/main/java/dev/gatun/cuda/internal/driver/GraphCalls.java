@@ -166,11 +166,16 @@ public final class GraphCalls {
 
     /** Whether {@code node}, a node of a live graph of this context, launches a kernel. */
     public boolean isKernelNode(MemorySegment node) {
+        return nodeType(node) == KERNEL_NODE;
+    }
+
+    /** The {@code CU_GRAPH_NODE_TYPE_*} of {@code node}, a node of a live graph of this context. */
+    public int nodeType(MemorySegment node) {
         c.current(NODE_TYPE);
         MemorySegment type = c.out();
         // Safety: type holds the enum the driver writes; node belongs to a live graph.
         c.check(c.api.cuGraphNodeGetType(node, type), NODE_TYPE);
-        return type.get(ValueLayout.JAVA_INT, 0) == KERNEL_NODE;
+        return type.get(ValueLayout.JAVA_INT, 0);
     }
 
     /**

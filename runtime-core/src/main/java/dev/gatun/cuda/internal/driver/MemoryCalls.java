@@ -71,6 +71,10 @@ public final class MemoryCalls {
      * @param address an allocation whose every use was queued on {@code stream}, or has completed
      */
     public int freeAsync(long address, MemorySegment stream) {
+        int refused = c.refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
+        }
         // Safety: the caller's contract: the free follows every use in stream order.
         return c.observe(c.api.cuMemFreeAsync(address, stream), FREE_ASYNC);
     }

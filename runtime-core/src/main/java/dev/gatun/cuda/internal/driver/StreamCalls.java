@@ -82,6 +82,10 @@ public final class StreamCalls {
 
     /** The raw query result (0, {@link CuResults#NOT_READY}, or an error), for completion evidence. */
     public int poll(MemorySegment stream) {
+        int refused = c.refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
+        }
         // Safety: the caller passes a live stream of this context.
         return c.observe(c.api.cuStreamQuery(stream), QUERY);
     }
@@ -112,6 +116,9 @@ public final class StreamCalls {
      * driver cannot tell: not knowing means not recording into it.
      */
     public boolean capturing(MemorySegment stream) {
+        if (c.refusedInsideCallback() != 0) {
+            return true; // not asked: "capturing" is the answer that lets nothing be queued
+        }
         MemorySegment out = c.out();
         // Safety: out holds the one int the driver writes; the caller passes a live stream.
         int r = c.observe(c.api.cuStreamIsCapturing(stream, out), IS_CAPTURING);
