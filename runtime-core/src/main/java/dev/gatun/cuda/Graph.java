@@ -9,6 +9,7 @@ import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import dev.gatun.cuda.internal.driver.GraphBuildCalls;
 import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
+import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -76,6 +77,8 @@ public final class Graph extends Owner {
         final Map<Long, String> unusedHandles = new LinkedHashMap<>();
         /** The allocations its capture made, when it has memory nodes; else null. */
         final GraphAllocations memory;
+        /** The capture arena its allocations came from, whose replays are ordered; else null. */
+        final ArenaSpace arena;
         /**
          * How many executables of it exist in the driver (guarded by {@link #building}): made and
          * not yet destroyed. With memory nodes, the driver allows one.
@@ -83,10 +86,15 @@ public final class Graph extends Owner {
         int executables;
 
         Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory) {
+            this(state, handle, holds, memory, null);
+        }
+
+        Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory, ArenaSpace arena) {
             super(state, OwnerKind.GRAPH);
             this.handle = handle;
             this.holds = holds;
             this.memory = memory;
+            this.arena = arena;
         }
 
         /**
@@ -160,13 +168,13 @@ public final class Graph extends Owner {
     }
 
     Graph(CudaContext context, MemorySegment handle, Holds holds) {
-        this(context, handle, holds, null, List.of());
+        this(context, handle, holds, null, List.of(), null);
     }
 
-    /** A captured graph; {@code memory} null when its capture made no allocation. */
+    /** A captured graph; {@code memory} null when its capture made no allocation node, {@code arena} without an arena. */
     Graph(CudaContext context, MemorySegment handle, Holds holds, GraphAllocations memory,
-            List<DeviceBuffer> allocations) {
-        Resource r = new Resource(context.state(), handle, holds, memory);
+            List<DeviceBuffer> allocations, ArenaSpace arena) {
+        Resource r = new Resource(context.state(), handle, holds, memory, arena);
         super(r);
         this.context = context;
         this.resource = r;
@@ -199,7 +207,9 @@ public final class Graph extends Owner {
      * of this graph on (each launch frees the previous launch's first, so replays repeat): read
      * them after a launch, in stream order or with a synchronous copy. Closing one lets Gatun free
      * it once this graph and its executable are gone. Empty for a graph built node by node, a body,
-     * or a capture that allocated nothing.
+     * or a capture that allocated nothing. In a capture into a {@link CaptureArena} they are
+     * ranges of the arena instead, with memory behind them at all times; another graph of the
+     * arena overwrites them when it runs.
      */
     public List<DeviceBuffer> allocations() {
         return allocations;

@@ -12,6 +12,7 @@ import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphUpdateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
 import dev.gatun.cuda.internal.memory.AllocationKind;
+import dev.gatun.cuda.internal.memory.ArenaSpace;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -42,6 +43,8 @@ public final class GraphExec extends Owner {
     private final GraphCalls calls;
     private final GraphBuildCalls building;
     private final Resource resource;
+    /** How an arena's replay order queues this executable's launches: made once, so a replay allocates nothing. */
+    private final ArenaSpace.Replay replay = this::queue;
 
     /** The executable handle, what it holds, and its retirement. */
     private static final class Resource extends NativeResource {
@@ -62,6 +65,8 @@ public final class GraphExec extends Owner {
         Graph.Resource current;
         /** The origin's allocations, when it has memory nodes (it then runs the origin for life); else null. */
         final GraphAllocations memory;
+        /** The origin's capture arena (every graph it runs has the same: updates across arenas are refused); else null. */
+        final ArenaSpace arena;
 
         Resource(ContextState state, MemorySegment handle, Graph.Resource origin, int nodes) {
             super(state, OwnerKind.GRAPH_EXEC);
@@ -70,6 +75,7 @@ public final class GraphExec extends Owner {
             this.nodes = nodes;
             this.current = origin;
             this.memory = origin.memory;
+            this.arena = origin.arena;
         }
 
         @Override
@@ -192,35 +198,46 @@ public final class GraphExec extends Owner {
      */
     public void launch(Stream stream) {
         StreamState s = checked(stream);
+        if (resource.arena != null) {
+            // A graph of a capture arena: after the replays of the arena's graphs queued on other streams.
+            resource.arena.orderReplay(s, replay);
+            return;
+        }
         GraphAllocations memory = resource.memory;
         // A relaunch of a graph with memory nodes first frees, in this stream's order, what the
         // last launch left allocated: it must follow the work other streams queued on that memory.
         MemorySegment relay = memory == null ? null : memory.relayBeforeRelaunch(s);
         try {
-            synchronized (s.lock()) {
-                s.checkOpen();
-                resource.usedOn(s);
-                if (relay != null) {
-                    // An event of this context recorded on its synchronous stream after waits for
-                    // those streams; this stream is open and its lock is held.
-                    context.state().calls().streams().waitEvent(s.handle(), relay);
-                }
-                synchronized (resource.lock) {
-                    try {
-                        calls.launch(resource.handle, s.handle());
-                        if (memory != null) {
-                            memory.launched(); // its allocation nodes allocate from now on
-                        }
-                    } finally {
-                        // Its nodes write buffers they name by address: synchronous operations must
-                        // order after it, even when it failed (it may have been queued).
-                        s.submitted();
-                    }
-                }
-            }
+            queue(s, relay);
         } finally {
             if (relay != null) {
                 context.state().events().release(relay); // the wait on it is queued (or nothing is)
+            }
+        }
+    }
+
+    /** Queues a launch on {@code s}, after a wait on {@code relay} when it is not null. */
+    private void queue(StreamState s, MemorySegment relay) {
+        GraphAllocations memory = resource.memory;
+        synchronized (s.lock()) {
+            s.checkOpen();
+            resource.usedOn(s);
+            if (relay != null) {
+                // An event of this context recorded on its synchronous stream after waits for
+                // other streams; this stream is open and its lock is held.
+                context.state().calls().streams().waitEvent(s.handle(), relay);
+            }
+            synchronized (resource.lock) {
+                try {
+                    calls.launch(resource.handle, s.handle());
+                    if (memory != null) {
+                        memory.launched(); // its allocation nodes allocate from now on
+                    }
+                } finally {
+                    // Its nodes write buffers they name by address: synchronous operations must
+                    // order after it, even when it failed (it may have been queued).
+                    s.submitted();
+                }
             }
         }
     }
@@ -282,7 +299,9 @@ public final class GraphExec extends Owner {
      * <p>An executable of a graph with memory nodes, or an update to such a graph, is never
      * applied in place ({@link GraphUpdateResult#MEMORY_NODES}, no driver call): each graph's
      * allocations have addresses of their own, which an update would hand to this executable.
-     * Instantiate the new graph instead.
+     * Instantiate the new graph instead. Nor is an update between graphs of different
+     * {@linkplain CaptureArena capture arenas} (or of an arena and none):
+     * {@link GraphUpdateResult#ARENA_CHANGED}, since the executable's replays are ordered by its arena.
      *
      * @param graph a graph of this executable's context
      * @return {@link GraphUpdateResult#APPLIED}, or why the update was refused; this executable
@@ -310,7 +329,8 @@ public final class GraphExec extends Owner {
         GraphUpdateResult result = GraphUpdateResult.REFUSED;
         try {
             // Memory nodes: see above; no driver call.
-            result = resource.memory != null || next.memory != null ? GraphUpdateResult.MEMORY_NODES : updateLocked(next);
+            result = resource.memory != null || next.memory != null ? GraphUpdateResult.MEMORY_NODES
+                    : resource.arena != next.arena ? GraphUpdateResult.ARENA_CHANGED : updateLocked(next);
             return result;
         } finally {
             if (event != null) {
