@@ -14,7 +14,8 @@ import java.util.function.Consumer;
  *
  * <ul>
  *   <li><b>Measure.</b> {@link #probe} runs the work in a measuring capture, which is aborted,
- *       and returns the peak bytes it allocated; nothing runs and nothing is mapped.
+ *       and returns the peak bytes a capture of it takes from the arena; nothing runs and nothing
+ *       is mapped, so the rest of the device can be planned (a KV cache, say) before committing.
  *   <li><b>Reserve.</b> The arena is a {@link GrowableBuffer}: it reserves an address range once
  *       and {@link #ensure} maps physical chunks into it ({@code cuMemCreate}, {@code cuMemMap}),
  *       so it grows without its base address, or any graph's addresses, moving.
@@ -93,9 +94,11 @@ public final class CaptureArena implements AutoCloseable {
 
     /**
      * Measures {@code work}: runs it in a capture on {@code stream} in which every
-     * {@link Stream#allocate} takes arena addresses without memory behind them, aborts the
-     * capture (nothing runs, nothing is mapped), and returns the peak bytes it allocated, aligned
-     * as the arena aligns. A capture of the same work fits once {@link #ensure} mapped that much.
+     * {@link Stream#allocate} is counted as a capture into this arena would take it (and made an
+     * allocation node of the driver's, so the recorded copies and kernels name valid addresses),
+     * aborts the capture (nothing runs, nothing is mapped or allocated), and returns the peak
+     * bytes, aligned as the arena aligns. A capture of the same work fits once {@link #ensure}
+     * mapped that much. Inside the probe, use its allocations only in work queued on the stream.
      *
      * @param stream the stream to capture on
      * @param mode the capture mode

@@ -243,12 +243,6 @@ public final class StreamCapture implements AutoCloseable {
      */
     public Graph end() {
         finish("end");
-        if (cursor != null && cursor.measuring()) {
-            abortAfterFinish();
-            throw new IllegalStateException("the capture on " + stream + " only measured for its arena (its "
-                    + "allocations have no memory behind them), so it was aborted; capture again with "
-                    + "CaptureArena.beginCapture for a graph");
-        }
         MemorySegment graph;
         try {
             graph = endOnStream();
@@ -283,8 +277,8 @@ public final class StreamCapture implements AutoCloseable {
      * of the graph, whose address is fixed for the graph's life.
      */
     DeviceBuffer allocate(long bytes) {
-        DeviceBuffer buffer = cursor == null
-                ? DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, bytes)
+        DeviceBuffer buffer = cursor == null || cursor.measuring()
+                ? DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, measured(bytes))
                 : DeviceBuffer.ofArena(fromArena(bytes));
         scope.allocatedHere.add(buffer.resource());
         allocated.add(buffer);
@@ -292,12 +286,29 @@ public final class StreamCapture implements AutoCloseable {
         return buffer;
     }
 
+    /**
+     * {@code bytes}, counted in a probe's arena cursor when this capture is one (under the stream's
+     * lock): its allocations are the driver's allocation nodes, valid addresses the driver's copy
+     * and memset nodes accept, which no launch ever backs, since a probe is aborted.
+     */
+    private long measured(long bytes) {
+        if (cursor != null && !cursor.measure(bytes)) {
+            throw overflow(bytes);
+        }
+        return bytes;
+    }
+
     /** The next {@code bytes} of the arena, or the report of why they do not fit (under the stream's lock). */
     private ArenaBlock fromArena(long bytes) {
         ArenaBlock block = cursor.allocate(bytes);
-        if (block != null) {
-            return block;
+        if (block == null) {
+            throw overflow(bytes);
         }
+        return block;
+    }
+
+    /** The report of an arena allocation of {@code bytes} that did not fit. */
+    private CaptureArenaOverflowException overflow(long bytes) {
         long free;
         try {
             free = stream.context().memoryInfo().freeBytes();
@@ -305,7 +316,7 @@ public final class StreamCapture implements AutoCloseable {
             LOG.debug("Reading the device's free memory for an arena overflow report failed: {}", e.toString());
             free = -1;
         }
-        throw new CaptureArenaOverflowException(arena.toString(), cursor.neededFor(bytes), arena.mappedBytes(),
+        return new CaptureArenaOverflowException(arena.toString(), cursor.neededFor(bytes), arena.mappedBytes(),
                 arena.reservedBytes(), free);
     }
 
@@ -358,11 +369,6 @@ public final class StreamCapture implements AutoCloseable {
      */
     public void abort() {
         finish("abort");
-        abortAfterFinish();
-    }
-
-    /** Aborts the capture once {@link #finish} marked it over. */
-    private void abortAfterFinish() {
         record("aborted");
         MemorySegment partial;
         try {

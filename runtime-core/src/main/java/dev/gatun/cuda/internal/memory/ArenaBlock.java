@@ -8,8 +8,8 @@ import dev.gatun.cuda.internal.context.Retirement;
  * into a {@code CaptureArena}): the range [offset, offset + size) of the arena's
  * {@link VmmReservation}, which owns the memory. Its retirement frees nothing; it only lets go of
  * the reservation, once the work queued on the streams that used it (the graph's replays, held
- * through the graph) has completed. A block made by a measuring capture lies past the mapped
- * chunks and is never touched: its capture is aborted, so no work using it ever runs.
+ * through the graph) has completed. It always lies inside the mapped chunks: the arena hands out
+ * nothing past them (a probe's allocations are the driver's allocation nodes instead).
  */
 public final class ArenaBlock extends DeviceMemory {
 

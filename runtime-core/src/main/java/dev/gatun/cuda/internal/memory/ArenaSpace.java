@@ -55,7 +55,7 @@ public final class ArenaSpace {
             this.measuring = measuring;
         }
 
-        /** {@return whether this capture only measures (its blocks lie past the mapped chunks, and it is aborted)} */
+        /** {@return whether this capture only measures (a probe: its allocations are memory nodes, and it is aborted)} */
         public boolean measuring() {
             return measuring;
         }
@@ -66,22 +66,41 @@ public final class ArenaSpace {
         }
 
         /**
-         * The next {@code bytes} (more than 0) of the arena, or null when they do not fit: past
-         * the mapped size (past the reserved range, when measuring); the caller reports that.
+         * The next {@code bytes} (more than 0) of the arena, or null when they do not fit past
+         * the mapped size; the caller reports that.
          */
         public ArenaBlock allocate(long bytes) {
             long start = top;
-            long end = start + roundUp(bytes);
-            long limit = measuring ? reservation.reservedBytes() : mappedBytes();
-            if (end < start || end > limit) {
-                synchronized (lock) {
-                    overflows++;
-                }
+            if (!fits(bytes, mappedBytes())) {
                 return null;
             }
             ArenaBlock block = new ArenaBlock(context, reservation, start, bytes);
-            top = end;
+            top = start + roundUp(bytes);
             return block;
+        }
+
+        /**
+         * Counts {@code bytes} (more than 0) as a capture into the arena would take them, for a
+         * probe, whose allocations come from elsewhere; false, counting nothing, when they would
+         * not fit the reserved range.
+         */
+        public boolean measure(long bytes) {
+            if (!fits(bytes, reservation.reservedBytes())) {
+                return false;
+            }
+            top += roundUp(bytes);
+            return true;
+        }
+
+        private boolean fits(long bytes, long limit) {
+            long end = top + roundUp(bytes);
+            if (end < top || end > limit) {
+                synchronized (lock) {
+                    overflows++;
+                }
+                return false;
+            }
+            return true;
         }
 
         /** The capture is over (ended, aborted or invalidated): its peak counts for the arena. */
