@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
@@ -15,7 +16,10 @@ import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.memory.ArenaSpace;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An executable graph ({@link Graph#instantiate()}): what {@link #launch(Stream)} replays.
@@ -38,6 +42,8 @@ import java.util.List;
  * were launched with.
  */
 public final class GraphExec extends Owner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GraphExec.class);
 
     private final CudaContext context;
     private final GraphCalls calls;
@@ -314,6 +320,22 @@ public final class GraphExec extends Owner {
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public GraphUpdateResult tryUpdate(Graph graph) {
+        return tryUpdateExplained(graph).result();
+    }
+
+    /**
+     * As {@link #tryUpdate(Graph)}, and says where the driver found the graphs to differ: the
+     * nodes its {@code CUgraphExecUpdateResultInfo} names (the new graph's node and the one it
+     * was compared with), by type and position. A JFR event {@code dev.gatun.GraphUpdate} carries
+     * the same.
+     *
+     * @param graph a graph of this executable's context
+     * @return the result and the nodes at fault; this executable is unchanged unless it was applied
+     * @throws IllegalArgumentException as {@link #tryUpdate(Graph)}
+     * @throws IllegalStateException as {@link #tryUpdate(Graph)}
+     * @throws CudaException as {@link #tryUpdate(Graph)}
+     */
+    public GraphUpdateReport tryUpdateExplained(Graph graph) {
         resource.checkOpen();
         context.checkSame(graph.context(), "the graph");
         if (graph.isBody()) {
@@ -326,30 +348,74 @@ public final class GraphExec extends Owner {
             next.checkConditionals(); // what instantiate refuses, the driver's update would too
         }
         GraphUpdateEvent event = GraphUpdateEvent.start();
-        GraphUpdateResult result = GraphUpdateResult.REFUSED;
+        GraphUpdateReport report = REFUSED_BY_FAILURE;
         try {
             // Memory nodes: see above; no driver call.
-            result = resource.memory != null || next.memory != null ? GraphUpdateResult.MEMORY_NODES
-                    : resource.arena != next.arena ? GraphUpdateResult.ARENA_CHANGED : updateLocked(next);
-            return result;
+            if (resource.memory != null || next.memory != null) {
+                report = MEMORY_NODES;
+            } else if (resource.arena != next.arena) {
+                report = ARENA_CHANGED;
+            } else {
+                GraphCalls.UpdateOutcome outcome = updateLocked(next);
+                GraphUpdateResult result = GraphUpdateResult.ofDriver(outcome.result());
+                report = result.applied() ? APPLIED : new GraphUpdateReport(result,
+                        describe(outcome.errorNode(), next, "the new graph"),
+                        describe(outcome.errorFromNode(), resource.origin, "the executable's graph"));
+            }
+            return report;
         } finally {
             if (event != null) {
                 event.device = context.device().ordinal();
-                event.updated = result.applied();
-                event.result = result.name();
+                event.updated = report.applied();
+                event.result = report.result().name();
+                event.errorNode = report.errorNode();
+                event.errorFromNode = report.errorFromNode();
                 event.commit();
             }
         }
     }
 
-    private GraphUpdateResult updateLocked(Graph.Resource next) {
+    private static final GraphUpdateReport APPLIED = GraphUpdateReport.of(GraphUpdateResult.APPLIED);
+    private static final GraphUpdateReport MEMORY_NODES = GraphUpdateReport.of(GraphUpdateResult.MEMORY_NODES);
+    private static final GraphUpdateReport ARENA_CHANGED = GraphUpdateReport.of(GraphUpdateResult.ARENA_CHANGED);
+    /** What the JFR event says when the driver failed (the exception says why). */
+    private static final GraphUpdateReport REFUSED_BY_FAILURE = GraphUpdateReport.of(GraphUpdateResult.REFUSED);
+
+    /**
+     * {@code node} (null handle: none) of {@code graph} in words: its type and position in the
+     * graph's node list. A refusal is cold: two driver queries do not matter, and a failure of
+     * theirs leaves the result as the driver gave it, with the node described by its handle.
+     */
+    private String describe(MemorySegment node, Graph.Resource graph, String which) {
+        if (node.address() == 0) {
+            return null;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            String type = GraphCalls.nodeTypeName(calls.nodeType(node));
+            MemorySegment nodes;
+            synchronized (graph.building) { // no node is added while the list is read
+                nodes = calls.nodes(graph.handle, arena);
+            }
+            for (long i = 0; i < nodes.byteSize() / 8; i++) {
+                if (nodes.getAtIndex(ValueLayout.JAVA_LONG, i) == node.address()) {
+                    return type + " node " + i + " of " + which + " (" + graph.identity() + ")";
+                }
+            }
+            return type + " node of " + which + " (" + graph.identity() + ")";
+        } catch (CudaException e) {
+            LOG.debug("Describing the node an update was refused at failed: {}", e.toString());
+            return "node 0x" + Long.toHexString(node.address()) + " of " + which;
+        }
+    }
+
+    private GraphCalls.UpdateOutcome updateLocked(Graph.Resource next) {
         next.hold();
         Graph.Resource released = next; // the hold dropped after the lock (a drop may retire, which takes stream locks)
         try {
             synchronized (resource.lock) {
-                GraphUpdateResult result;
+                GraphCalls.UpdateOutcome result;
                 try {
-                    result = GraphUpdateResult.ofDriver(calls.update(resource.handle, next.handle));
+                    result = calls.update(resource.handle, next.handle);
                 } catch (RuntimeException e) {
                     // The driver may have applied the update before it failed (the outcome is
                     // uncertain): later launches may run either graph's kernels and addresses, so
@@ -357,7 +423,7 @@ public final class GraphExec extends Owner {
                     resource.holds.addAll(next.holds);
                     throw e;
                 }
-                if (!result.applied()) {
+                if (result.result() != CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS()) {
                     return result;
                 }
                 resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses

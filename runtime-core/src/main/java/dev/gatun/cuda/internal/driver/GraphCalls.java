@@ -87,12 +87,23 @@ public final class GraphCalls {
     }
 
     /**
+     * What {@link #update} learned: the driver's {@code CUgraphExecUpdateResultInfo}, its result
+     * and the nodes at fault ({@code errorNode} of the new graph, {@code errorFromNode} of the
+     * executable's; {@link MemorySegment#NULL} where the driver named none).
+     */
+    public record UpdateOutcome(int result, MemorySegment errorNode, MemorySegment errorFromNode) {
+    }
+
+    private static final UpdateOutcome APPLIED = new UpdateOutcome(CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS(),
+            MemorySegment.NULL, MemorySegment.NULL);
+
+    /**
      * Updates {@code exec} in place so that its later launches run {@code graph}.
      *
-     * @return {@code CU_GRAPH_EXEC_UPDATE_SUCCESS}, or the driver's reason
-     *     ({@code CUgraphExecUpdateResult}) when it refused the update; {@code exec} is then unchanged
+     * @return {@code CU_GRAPH_EXEC_UPDATE_SUCCESS} (one shared outcome, nothing allocated), or the
+     *     driver's reason and the nodes it blamed when it refused the update; {@code exec} is then unchanged
      */
-    public int update(MemorySegment exec, MemorySegment graph) {
+    public UpdateOutcome update(MemorySegment exec, MemorySegment graph) {
         c.current(UPDATE);
         c.require("cuGraphExecUpdate_v2", 12000);
         MemorySegment info = c.out();
@@ -108,11 +119,14 @@ public final class GraphCalls {
             DriverLog.answered(r == UPDATE_FAILURE);
         }
         if (r == UPDATE_FAILURE) {
-            // CUgraphExecUpdateResultInfo: the result (an int) comes first.
-            return info.get(ValueLayout.JAVA_INT, 0);
+            // CUgraphExecUpdateResultInfo: the result (an int, padded to 8), then errorNode and
+            // errorFromNode (CUgraphNode handles, NULL where the driver names none).
+            return new UpdateOutcome(info.get(ValueLayout.JAVA_INT, 0),
+                    MemorySegment.ofAddress(info.get(ValueLayout.JAVA_LONG, 8)),
+                    MemorySegment.ofAddress(info.get(ValueLayout.JAVA_LONG, 16)));
         }
         c.check(r, UPDATE);
-        return CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS();
+        return APPLIED;
     }
 
     /** Launches {@code exec} on {@code stream}. Allocates nothing. */
@@ -166,11 +180,37 @@ public final class GraphCalls {
 
     /** Whether {@code node}, a node of a live graph of this context, launches a kernel. */
     public boolean isKernelNode(MemorySegment node) {
+        return nodeType(node) == KERNEL_NODE;
+    }
+
+    /** The name of a {@code CUgraphNodeType} in words ("kernel", "memcpy", ...), or its number for one this release does not know. */
+    public static String nodeTypeName(int type) {
+        for (int i = 0; i < NODE_TYPES.length; i++) {
+            if (NODE_TYPES[i] == type) {
+                return NODE_TYPE_NAMES[i];
+            }
+        }
+        return "type-" + type;
+    }
+
+    private static final int[] NODE_TYPES = {CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET(), CudaDriver.CU_GRAPH_NODE_TYPE_HOST(), CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY(), CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD(), CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT(), CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE(), CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP(),
+        CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()};
+    private static final String[] NODE_TYPE_NAMES = {"kernel", "memcpy", "memset", "host", "child graph", "empty",
+        "event wait", "event record", "external semaphore signal", "external semaphore wait", "memory allocation",
+        "memory free", "batch memory operation", "conditional"};
+
+    /** The {@code CUgraphNodeType} of {@code node}, a node of a live graph of this context. */
+    public int nodeType(MemorySegment node) {
         c.current(NODE_TYPE);
         MemorySegment type = c.out();
         // Safety: type holds the enum the driver writes; node belongs to a live graph.
         c.check(c.api.cuGraphNodeGetType(node, type), NODE_TYPE);
-        return type.get(ValueLayout.JAVA_INT, 0) == KERNEL_NODE;
+        return type.get(ValueLayout.JAVA_INT, 0);
     }
 
     /**
