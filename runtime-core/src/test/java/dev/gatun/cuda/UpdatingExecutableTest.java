@@ -170,6 +170,23 @@ class UpdatingExecutableTest {
     }
 
     @Test
+    void aNodeTheDriverCannotDescribeIsNamedByItsHandleAndTheResultStays() {
+        try (Graph a = capture(s -> {
+            addOn(s, 1);
+            s.memset(data.bytes(), (byte) 0);
+        }); GraphExec exec = a.instantiate(); Graph b = capture(s -> {
+            s.memset(data.bytes(), (byte) 0);
+            addOn(s, 1);
+        })) {
+            sim.faults.replaceOnce("cuGraphNodeGetType", CudaDriver.CUDA_ERROR_INVALID_VALUE());
+            GraphUpdateReport report = exec.tryUpdateExplained(b);
+            assertEquals(GraphUpdateResult.NODE_TYPE_CHANGED, report.result());
+            assertTrue(report.errorNode().matches("node 0x[0-9a-f]+ of the new graph"), report.errorNode());
+            assertTrue(report.errorFromNode().startsWith("kernel node 0 of"), report.errorFromNode());
+        }
+    }
+
+    @Test
     void aRefusalForMemoryNodesKeepsNoSpare() {
         try (Graph a = capture(s -> {
             s.allocate(256).close();
