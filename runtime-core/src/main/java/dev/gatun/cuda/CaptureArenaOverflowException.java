@@ -10,9 +10,13 @@ package dev.gatun.cuda;
 public final class CaptureArenaOverflowException extends GatunException {
     private static final long serialVersionUID = 1L;
 
+    /** The bytes the capture needed, this allocation included. */
     private final long neededBytes;
+    /** The bytes the arena had mapped. */
     private final long mappedBytes;
+    /** The address range the arena reserved. */
     private final long reservedBytes;
+    /** The device's free memory, or -1. */
     private final long deviceFreeBytes;
 
     /**
