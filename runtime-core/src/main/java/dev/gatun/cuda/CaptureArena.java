@@ -126,8 +126,9 @@ public final class CaptureArena implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot map a negative size: " + bytes);
         }
-        if (bytes > memory.size()) {
+        if (bytes > space.mappedBytes()) {
             memory.grow(bytes);
+            space.grown(bytes);
         }
     }
 
@@ -170,7 +171,7 @@ public final class CaptureArena implements AutoCloseable {
 
     /** {@return the bytes mapped now: what captures may take} */
     public long mappedBytes() {
-        return memory.size();
+        return space.mappedBytes();
     }
 
     /** {@return the address range reserved: the most {@link #ensure} can map} */

@@ -38,6 +38,8 @@ public final class ArenaSpace {
     private long orderedReplays;
     /** Guards {@link #lastReplay} and makes "wait for the last replay, launch, become the last" one step. */
     private final Object replays = new Object();
+    /** The usable bytes: only grows, since an arena never shrinks. */
+    private volatile long mapped;
     /** The stream the last replay of a graph of this arena was queued on; null before the first. */
     private StreamState lastReplay;
 
@@ -134,8 +136,17 @@ public final class ArenaSpace {
 
     /** {@return the bytes mapped and usable now} */
     public long mappedBytes() {
-        synchronized (reservation.lock()) {
-            return reservation.size();
+        return mapped;
+    }
+
+    /**
+     * The arena grew to {@code size} usable bytes (after the growth, out of the reservation's
+     * lock). Kept here, not read from the reservation: a growth reaps under the reservation's
+     * lock, which may take stream locks, and an allocation asks under its stream's lock.
+     */
+    public void grown(long size) {
+        synchronized (lock) {
+            mapped = Math.max(mapped, size);
         }
     }
 
