@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.memory.ArenaBlock;
 import dev.gatun.cuda.internal.memory.Borrowed;
 import dev.gatun.cuda.internal.memory.DeviceMemory;
 import dev.gatun.cuda.internal.memory.EmptyMemory;
@@ -62,6 +63,11 @@ public final class DeviceBuffer implements AutoCloseable {
     /** A view of a growable buffer's range (its {@link GrowableBuffer#mapped()}), which that buffer closes. */
     static DeviceBuffer viewOf(GrowableView view) {
         return claim(view);
+    }
+
+    /** A capture's allocation from a {@link CaptureArena} (under the capturing stream's lock). */
+    static DeviceBuffer ofArena(ArenaBlock block) {
+        return claim(block);
     }
 
     /** {@code bytes} from the context's device pool ({@link CudaContext#allocate}). */
@@ -165,8 +171,8 @@ public final class DeviceBuffer implements AutoCloseable {
      *
      * @return what the other process needs to import this buffer, as one of the two cases above
      * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
-     *     process exports it), borrowed from another library, a view of a growable buffer, a
-     *     graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
+     *     process exports it), borrowed from another library, a view of a growable buffer or a
+     *     range of a capture arena, a graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
      *     ({@link Stream#allocate}) or from a pool created without an export handle: the message
      *     says how to allocate a buffer that can be shared; or an allocation of a pool not
      *     exported yet: the message says to call {@link MemoryPool#exportFileDescriptor()} first
@@ -190,6 +196,9 @@ public final class DeviceBuffer implements AutoCloseable {
                     + "CudaContext.allocate and export that");
             case GrowableView v -> throw new IllegalStateException(v.identity() + " is a view of a growable buffer, "
                     + "whose chunks have no export handle; copy the bytes to share into a buffer from "
+                    + "CudaContext.allocate and export that");
+            case ArenaBlock a -> throw new IllegalStateException(a.identity() + " is a capture arena's range, which "
+                    + "other graphs of the arena overwrite; copy the bytes to share into a buffer from "
                     + "CudaContext.allocate and export that");
         };
     }

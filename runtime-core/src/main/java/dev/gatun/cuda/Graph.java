@@ -1,6 +1,5 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.HostCallback;
@@ -13,6 +12,7 @@ import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.memory.PinnedMemory;
 import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
+import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -87,6 +87,8 @@ public final class Graph extends Owner {
         final Map<Long, String> unusedHandles = new LinkedHashMap<>();
         /** The allocations its capture made, when it has memory nodes; else null. */
         final GraphAllocations memory;
+        /** The capture arena its allocations came from, whose replays are ordered; else null. */
+        final ArenaSpace arena;
         /**
          * Whether everything it holds was named by nodes added by hand (it was made empty): only
          * then may removing a node let go of what no other node names. Set before it is shared.
@@ -101,10 +103,15 @@ public final class Graph extends Owner {
         int executables;
 
         Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory) {
+            this(state, handle, holds, memory, null);
+        }
+
+        Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory, ArenaSpace arena) {
             super(state, OwnerKind.GRAPH);
             this.handle = handle;
             this.holds = holds;
             this.memory = memory;
+            this.arena = arena;
         }
 
         /**
@@ -181,13 +188,13 @@ public final class Graph extends Owner {
     }
 
     Graph(CudaContext context, MemorySegment handle, Holds holds) {
-        this(context, handle, holds, null, List.of());
+        this(context, handle, holds, null, List.of(), null);
     }
 
-    /** A captured graph; {@code memory} null when its capture made no allocation. */
+    /** A captured graph; {@code memory} null when its capture made no allocation node, {@code arena} without an arena. */
     Graph(CudaContext context, MemorySegment handle, Holds holds, GraphAllocations memory,
-            List<DeviceBuffer> allocations) {
-        Resource r = new Resource(context.state(), handle, holds, memory);
+            List<DeviceBuffer> allocations, ArenaSpace arena) {
+        Resource r = new Resource(context.state(), handle, holds, memory, arena);
         super(r);
         this.context = context;
         this.resource = r;
@@ -220,7 +227,9 @@ public final class Graph extends Owner {
      * of this graph on (each launch frees the previous launch's first, so replays repeat): read
      * them after a launch, in stream order or with a synchronous copy. Closing one lets Gatun free
      * it once this graph and its executable are gone. Empty for a graph built node by node, a body,
-     * or a capture that allocated nothing.
+     * or a capture that allocated nothing. In a capture into a {@link CaptureArena} they are
+     * ranges of the arena instead, with memory behind them at all times; another graph of the
+     * arena overwrites them when it runs.
      */
     public List<DeviceBuffer> allocations() {
         return allocations;
@@ -957,29 +966,14 @@ public final class Graph extends Owner {
         }
     }
 
-    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*}. */
+    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*} the driver reported. */
     private static GraphNode.Kind kindOf(int type) {
-        GraphNode.Kind[] byType = {
-            GraphNode.Kind.KERNEL, GraphNode.Kind.COPY, GraphNode.Kind.MEMSET, GraphNode.Kind.HOST,
-            GraphNode.Kind.CHILD_GRAPH, GraphNode.Kind.EMPTY, GraphNode.Kind.EVENT_WAIT, GraphNode.Kind.EVENT_RECORD,
-            GraphNode.Kind.EXTERNAL_SEMAPHORE_SIGNAL, GraphNode.Kind.EXTERNAL_SEMAPHORE_WAIT,
-            GraphNode.Kind.MEMORY_ALLOCATION, GraphNode.Kind.MEMORY_FREE, GraphNode.Kind.BATCH_MEM_OP,
-            GraphNode.Kind.CONDITIONAL};
-        int[] types = {
-            CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET(), CudaDriver.CU_GRAPH_NODE_TYPE_HOST(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH(), CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT(), CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL(), CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC(), CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP(), CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()};
-        for (int i = 0; i < types.length; i++) {
-            if (types[i] == type) {
-                return byType[i];
-            }
+        GraphNode.Kind kind = GraphNode.kindOfDriverType(type);
+        if (kind == null) {
+            throw new IllegalStateException("the driver reports node type " + type + ", which this version of Gatun "
+                    + "does not know; update Gatun");
         }
-        throw new IllegalStateException("the driver reports node type " + type + ", which this version of Gatun does "
-                + "not know; update Gatun");
+        return kind;
     }
 
     private void checkNotInBody(String what) {

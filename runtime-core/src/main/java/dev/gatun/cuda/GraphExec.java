@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CUDA_KERNEL_NODE_PARAMS_v2_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
@@ -12,9 +13,14 @@ import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphUpdateEvent;
 import dev.gatun.cuda.internal.launch.KernelNodes;
 import dev.gatun.cuda.internal.memory.AllocationKind;
+import dev.gatun.cuda.internal.memory.ArenaSpace;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Locale;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An executable graph ({@link Graph#instantiate()}): what {@link #launch(Stream)} replays.
@@ -38,10 +44,14 @@ import java.util.List;
  */
 public final class GraphExec extends Owner {
 
+    private static final Logger LOG = LoggerFactory.getLogger(GraphExec.class);
+
     private final CudaContext context;
     private final GraphCalls calls;
     private final GraphBuildCalls building;
     private final Resource resource;
+    /** How an arena's replay order queues this executable's launches: made once, so a replay allocates nothing. */
+    private final ArenaSpace.Replay replay = this::queue;
 
     /** The executable handle, what it holds, and its retirement. */
     private static final class Resource extends NativeResource {
@@ -62,6 +72,8 @@ public final class GraphExec extends Owner {
         Graph.Resource current;
         /** The origin's allocations, when it has memory nodes (it then runs the origin for life); else null. */
         final GraphAllocations memory;
+        /** The origin's capture arena (every graph it runs has the same: updates across arenas are refused); else null. */
+        final ArenaSpace arena;
 
         Resource(ContextState state, MemorySegment handle, Graph.Resource origin, int nodes) {
             super(state, OwnerKind.GRAPH_EXEC);
@@ -70,6 +82,7 @@ public final class GraphExec extends Owner {
             this.nodes = nodes;
             this.current = origin;
             this.memory = origin.memory;
+            this.arena = origin.arena;
         }
 
         @Override
@@ -192,35 +205,46 @@ public final class GraphExec extends Owner {
      */
     public void launch(Stream stream) {
         StreamState s = checked(stream);
+        if (resource.arena != null) {
+            // A graph of a capture arena: after the replays of the arena's graphs queued on other streams.
+            resource.arena.orderReplay(s, replay);
+            return;
+        }
         GraphAllocations memory = resource.memory;
         // A relaunch of a graph with memory nodes first frees, in this stream's order, what the
         // last launch left allocated: it must follow the work other streams queued on that memory.
         MemorySegment relay = memory == null ? null : memory.relayBeforeRelaunch(s);
         try {
-            synchronized (s.lock()) {
-                s.checkOpen();
-                resource.usedOn(s);
-                if (relay != null) {
-                    // An event of this context recorded on its synchronous stream after waits for
-                    // those streams; this stream is open and its lock is held.
-                    context.state().calls().streams().waitEvent(s.handle(), relay);
-                }
-                synchronized (resource.lock) {
-                    try {
-                        calls.launch(resource.handle, s.handle());
-                        if (memory != null) {
-                            memory.launched(); // its allocation nodes allocate from now on
-                        }
-                    } finally {
-                        // Its nodes write buffers they name by address: synchronous operations must
-                        // order after it, even when it failed (it may have been queued).
-                        s.submitted();
-                    }
-                }
-            }
+            queue(s, relay);
         } finally {
             if (relay != null) {
                 context.state().events().release(relay); // the wait on it is queued (or nothing is)
+            }
+        }
+    }
+
+    /** Queues a launch on {@code s}, after a wait on {@code relay} when it is not null. */
+    private void queue(StreamState s, MemorySegment relay) {
+        GraphAllocations memory = resource.memory;
+        synchronized (s.lock()) {
+            s.checkOpen();
+            resource.usedOn(s);
+            if (relay != null) {
+                // An event of this context recorded on its synchronous stream after waits for
+                // other streams; this stream is open and its lock is held.
+                context.state().calls().streams().waitEvent(s.handle(), relay);
+            }
+            synchronized (resource.lock) {
+                try {
+                    calls.launch(resource.handle, s.handle());
+                    if (memory != null) {
+                        memory.launched(); // its allocation nodes allocate from now on
+                    }
+                } finally {
+                    // Its nodes write buffers they name by address: synchronous operations must
+                    // order after it, even when it failed (it may have been queued).
+                    s.submitted();
+                }
             }
         }
     }
@@ -282,7 +306,9 @@ public final class GraphExec extends Owner {
      * <p>An executable of a graph with memory nodes, or an update to such a graph, is never
      * applied in place ({@link GraphUpdateResult#MEMORY_NODES}, no driver call): each graph's
      * allocations have addresses of their own, which an update would hand to this executable.
-     * Instantiate the new graph instead.
+     * Instantiate the new graph instead. Nor is an update between graphs of different
+     * {@linkplain CaptureArena capture arenas} (or of an arena and none):
+     * {@link GraphUpdateResult#ARENA_CHANGED}, since the executable's replays are ordered by its arena.
      *
      * @param graph a graph of this executable's context
      * @return {@link GraphUpdateResult#APPLIED}, or why the update was refused; this executable
@@ -295,6 +321,22 @@ public final class GraphExec extends Owner {
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public GraphUpdateResult tryUpdate(Graph graph) {
+        return tryUpdateExplained(graph).result();
+    }
+
+    /**
+     * As {@link #tryUpdate(Graph)}, and says where the driver found the graphs to differ: the
+     * nodes its {@code CUgraphExecUpdateResultInfo} names (the new graph's node and the one it
+     * was compared with), by type and position. A JFR event {@code dev.gatun.GraphUpdate} carries
+     * the same.
+     *
+     * @param graph a graph of this executable's context
+     * @return the result and the nodes at fault; this executable is unchanged unless it was applied
+     * @throws IllegalArgumentException as {@link #tryUpdate(Graph)}
+     * @throws IllegalStateException as {@link #tryUpdate(Graph)}
+     * @throws CudaException as {@link #tryUpdate(Graph)}
+     */
+    public GraphUpdateReport tryUpdateExplained(Graph graph) {
         resource.checkOpen();
         context.checkSame(graph.context(), "the graph");
         if (graph.isBody()) {
@@ -307,29 +349,76 @@ public final class GraphExec extends Owner {
             next.checkConditionals(); // what instantiate refuses, the driver's update would too
         }
         GraphUpdateEvent event = GraphUpdateEvent.start();
-        GraphUpdateResult result = GraphUpdateResult.REFUSED;
+        GraphUpdateReport report = REFUSED_BY_FAILURE;
         try {
             // Memory nodes: see above; no driver call.
-            result = resource.memory != null || next.memory != null ? GraphUpdateResult.MEMORY_NODES : updateLocked(next);
-            return result;
+            if (resource.memory != null || next.memory != null) {
+                report = MEMORY_NODES;
+            } else if (resource.arena != next.arena) {
+                report = ARENA_CHANGED;
+            } else {
+                GraphCalls.UpdateOutcome outcome = updateLocked(next);
+                GraphUpdateResult result = GraphUpdateResult.ofDriver(outcome.result());
+                report = result.applied() ? APPLIED : new GraphUpdateReport(result,
+                        describe(outcome.errorNode(), next, "the new graph"),
+                        describe(outcome.errorFromNode(), resource.origin, "the executable's graph"));
+            }
+            return report;
         } finally {
             if (event != null) {
                 event.device = context.device().ordinal();
-                event.updated = result.applied();
-                event.result = result.name();
+                event.updated = report.applied();
+                event.result = report.result().name();
+                event.errorNode = report.errorNode();
+                event.errorFromNode = report.errorFromNode();
                 event.commit();
             }
         }
     }
 
-    private GraphUpdateResult updateLocked(Graph.Resource next) {
+    private static final GraphUpdateReport APPLIED = GraphUpdateReport.of(GraphUpdateResult.APPLIED);
+    private static final GraphUpdateReport MEMORY_NODES = GraphUpdateReport.of(GraphUpdateResult.MEMORY_NODES);
+    private static final GraphUpdateReport ARENA_CHANGED = GraphUpdateReport.of(GraphUpdateResult.ARENA_CHANGED);
+    /** What the JFR event says when the driver failed (the exception says why). */
+    private static final GraphUpdateReport REFUSED_BY_FAILURE = GraphUpdateReport.of(GraphUpdateResult.REFUSED);
+
+    /**
+     * {@code node} (null handle: none) of {@code graph} in words: its type and position in the
+     * graph's node list. A refusal is cold: two driver queries do not matter, and a failure of
+     * theirs leaves the result as the driver gave it, with the node described by its handle.
+     */
+    private String describe(MemorySegment node, Graph.Resource graph, String which) {
+        if (node.address() == 0) {
+            return null;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            int driverType = calls.nodeType(node);
+            GraphNode.Kind kind = GraphNode.kindOfDriverType(driverType);
+            String type = kind == null ? "type-" + driverType : kind.name().toLowerCase(Locale.ROOT).replace('_', ' ');
+            MemorySegment nodes;
+            synchronized (graph.building) { // no node is added while the list is read
+                nodes = calls.nodes(graph.handle, arena);
+            }
+            for (long i = 0; i < nodes.byteSize() / 8; i++) {
+                if (nodes.getAtIndex(ValueLayout.JAVA_LONG, i) == node.address()) {
+                    return type + " node " + i + " of " + which + " (" + graph.identity() + ")";
+                }
+            }
+            return type + " node of " + which + " (" + graph.identity() + ")";
+        } catch (CudaException e) {
+            LOG.debug("Describing the node an update was refused at failed: {}", e.toString());
+            return "node 0x" + Long.toHexString(node.address()) + " of " + which;
+        }
+    }
+
+    private GraphCalls.UpdateOutcome updateLocked(Graph.Resource next) {
         next.hold();
         Graph.Resource released = next; // the hold dropped after the lock (a drop may retire, which takes stream locks)
         try {
             synchronized (resource.lock) {
-                GraphUpdateResult result;
+                GraphCalls.UpdateOutcome result;
                 try {
-                    result = GraphUpdateResult.ofDriver(calls.update(resource.handle, next.handle));
+                    result = calls.update(resource.handle, next.handle);
                 } catch (RuntimeException e) {
                     // The driver may have applied the update before it failed (the outcome is
                     // uncertain): later launches may run either graph's kernels and addresses, so
@@ -337,7 +426,7 @@ public final class GraphExec extends Owner {
                     resource.holds.addAll(next.holds);
                     throw e;
                 }
-                if (!result.applied()) {
+                if (result.result() != CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS()) {
                     return result;
                 }
                 resource.holds.addAll(next.holds); // it now runs that graph's kernels and addresses

@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -45,6 +47,30 @@ public final class GraphNode {
         EXTERNAL_SEMAPHORE_SIGNAL,
         /** Waits on external semaphores; Gatun adds none, but a graph may hold one. */
         EXTERNAL_SEMAPHORE_WAIT
+    }
+
+    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*}; null for a type this version does not know. */
+    static Kind kindOfDriverType(int type) {
+        Kind[] byType = {
+            Kind.KERNEL, Kind.COPY, Kind.MEMSET, Kind.HOST,
+            Kind.CHILD_GRAPH, Kind.EMPTY, Kind.EVENT_WAIT, Kind.EVENT_RECORD,
+            Kind.EXTERNAL_SEMAPHORE_SIGNAL, Kind.EXTERNAL_SEMAPHORE_WAIT,
+            Kind.MEMORY_ALLOCATION, Kind.MEMORY_FREE, Kind.BATCH_MEM_OP,
+            Kind.CONDITIONAL};
+        int[] types = {
+            CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET(), CudaDriver.CU_GRAPH_NODE_TYPE_HOST(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH(), CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT(), CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL(), CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC(), CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE(),
+            CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP(), CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()};
+        for (int i = 0; i < types.length; i++) {
+            if (types[i] == type) {
+                return byType[i];
+            }
+        }
+        return null;
     }
 
     private final Graph graph;

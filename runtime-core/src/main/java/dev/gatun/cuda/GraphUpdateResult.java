@@ -34,7 +34,13 @@ public enum GraphUpdateResult {
      * Refused by Gatun before the driver: one of the graphs has memory nodes, whose allocations
      * have addresses of their own that an update would hand to this executable.
      */
-    MEMORY_NODES(-1);
+    MEMORY_NODES(-1),
+    /**
+     * Refused by Gatun before the driver: the graphs were captured into different
+     * {@linkplain CaptureArena capture arenas} (or one into an arena and the other not), and an
+     * executable's replays are ordered by the arena of the graph it was made from.
+     */
+    ARENA_CHANGED(-2);
 
     private final int code;
 
@@ -50,7 +56,7 @@ public enum GraphUpdateResult {
     /** The result for the driver's {@code CUgraphExecUpdateResult} {@code code}; {@link #REFUSED} for one this release does not know. */
     static GraphUpdateResult ofDriver(int code) {
         for (GraphUpdateResult r : values()) {
-            if (r.code == code && r != MEMORY_NODES) {
+            if (r.code == code && r.code >= 0) {
                 return r;
             }
         }

@@ -252,4 +252,9 @@ public final class GrowableBuffer extends Owner {
         context.checkOpen();
         resource.checkOpen();
     }
+
+    /** The reserved range, for a {@link CaptureArena} built on this buffer. */
+    VmmReservation reservation() {
+        return resource;
+    }
 }

@@ -9,6 +9,8 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphCaptureEvent;
+import dev.gatun.cuda.internal.memory.ArenaBlock;
+import dev.gatun.cuda.internal.memory.ArenaSpace;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -64,6 +66,10 @@ public final class StreamCapture implements AutoCloseable {
     private boolean open = true; // guarded by this
     /** The buffers {@link Stream#allocate} made in this capture, in order (guarded by the stream's lock). */
     private final List<DeviceBuffer> allocated = new ArrayList<>();
+    /** The arena {@link Stream#allocate} takes from ({@link CaptureArena#beginCapture}), or null for memory nodes. */
+    private final CaptureArena arena;
+    /** This capture's place in the arena (guarded by the stream's lock), or null without one. */
+    private final ArenaSpace.Cursor cursor;
 
     /** What the captured work uses: held, or refused when the capture lists its buffers. */
     private static final class Scope implements CaptureScope {
@@ -120,7 +126,10 @@ public final class StreamCapture implements AutoCloseable {
         }
     }
 
-    private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket) {
+    private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket,
+            CaptureArena arena, ArenaSpace.Cursor cursor) {
+        this.arena = arena;
+        this.cursor = cursor;
         this.stream = stream;
         this.state = stream.state();
         this.context = stream.context().state();
@@ -131,6 +140,12 @@ public final class StreamCapture implements AutoCloseable {
 
     /** See {@link Stream#beginCapture(CaptureMode, Collection)}; {@code only} null admits every buffer. */
     static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only) {
+        return begin(stream, mode, only, null, null);
+    }
+
+    /** As {@link #begin(Stream, CaptureMode, Collection)}; allocations from {@code arena} at {@code cursor} when not null. */
+    static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only,
+            CaptureArena arena, ArenaSpace.Cursor cursor) {
         Objects.requireNonNull(mode, "mode");
         StreamState s = stream.state();
         Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString());
@@ -156,7 +171,7 @@ public final class StreamCapture implements AutoCloseable {
                     endUntracked(stream, e); // the begin may have taken effect before it failed
                     throw e;
                 }
-                StreamCapture capture = new StreamCapture(stream, mode, scope, ticket);
+                StreamCapture capture = new StreamCapture(stream, mode, scope, ticket, arena, cursor);
                 s.setCaptureScope(scope);
                 stream.capturing(capture);
                 begun = true;
@@ -165,6 +180,9 @@ public final class StreamCapture implements AutoCloseable {
         } finally {
             if (!begun && ticket != null) {
                 context.gate().exitCapture(ticket);
+            }
+            if (!begun && cursor != null) {
+                cursor.close();
             }
         }
     }
@@ -240,6 +258,7 @@ public final class StreamCapture implements AutoCloseable {
         record("ended");
         List<DeviceBuffer> buffers;
         synchronized (state.lock()) {
+            closeCursor();
             scope.allocations.ended();
             buffers = new ArrayList<>(allocated.size());
             for (DeviceBuffer b : allocated) {
@@ -249,7 +268,7 @@ public final class StreamCapture implements AutoCloseable {
             }
         }
         return new Graph(stream.context(), graph, scope.holds, scope.allocations.any() ? scope.allocations : null,
-                buffers);
+                buffers, arena == null ? null : arena.space());
     }
 
     /**
@@ -258,16 +277,67 @@ public final class StreamCapture implements AutoCloseable {
      * of the graph, whose address is fixed for the graph's life.
      */
     DeviceBuffer allocate(long bytes) {
-        DeviceBuffer buffer = DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, bytes);
+        DeviceBuffer buffer = cursor == null || cursor.measuring()
+                ? DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, measured(bytes))
+                : DeviceBuffer.ofArena(fromArena(bytes));
         scope.allocatedHere.add(buffer.resource());
         allocated.add(buffer);
         buffer.resource().usedOn(state); // the capture holds it, as everything its work uses
         return buffer;
     }
 
+    /**
+     * {@code bytes}, counted in a probe's arena cursor when this capture is one (under the stream's
+     * lock): its allocations are the driver's allocation nodes, valid addresses the driver's copy
+     * and memset nodes accept, which no launch ever backs, since a probe is aborted.
+     */
+    private long measured(long bytes) {
+        if (cursor != null && !cursor.measure(bytes)) {
+            throw overflow(bytes);
+        }
+        return bytes;
+    }
+
+    /** The next {@code bytes} of the arena, or the report of why they do not fit (under the stream's lock). */
+    private ArenaBlock fromArena(long bytes) {
+        ArenaBlock block = cursor.allocate(bytes);
+        if (block == null) {
+            throw overflow(bytes);
+        }
+        return block;
+    }
+
+    /** The report of an arena allocation of {@code bytes} that did not fit. */
+    private CaptureArenaOverflowException overflow(long bytes) {
+        long free;
+        try {
+            free = stream.context().memoryInfo().freeBytes();
+        } catch (RuntimeException e) {
+            LOG.debug("Reading the device's free memory for an arena overflow report failed: {}", e.toString());
+            free = -1;
+        }
+        return new CaptureArenaOverflowException(arena.toString(), cursor.neededFor(bytes), arena.mappedBytes(),
+                arena.reservedBytes(), free);
+    }
+
+    /** {@return the bytes this capture has taken from its arena so far: its peak} */
+    long arenaPeakBytes() {
+        synchronized (state.lock()) {
+            return cursor.peakBytes();
+        }
+    }
+
+    /** The capture is over: its arena range comes back for the next capture (under the stream's lock). */
+    private void closeCursor() {
+        if (cursor != null) {
+            cursor.close();
+        }
+    }
+
     /** The capture is over without a graph: its allocations were never backed, and no free may name them. */
     private void discardAllocations() {
         synchronized (state.lock()) {
+            closeCursor();
             scope.allocations.discarded();
         }
     }

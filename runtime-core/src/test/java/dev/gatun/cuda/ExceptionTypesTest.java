@@ -24,7 +24,8 @@ class ExceptionTypesTest {
         assertEquals(Set.of(GatunException.class, CudaException.class, ContextPoisonedException.class,
                 CaptureInvalidatedException.class, CompilationException.class, CudaUnavailableException.class,
                 DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class,
-                OutOfDeviceMemoryException.class, LaunchRefusedException.class, ImageRejectedException.class), declared);
+                OutOfDeviceMemoryException.class, LaunchRefusedException.class, ImageRejectedException.class,
+                CaptureArenaOverflowException.class), declared);
         for (Class<?> type : declared) {
             assertTrue(GatunException.class.isAssignableFrom(type), type + " is a runtime failure outside GatunException");
         }

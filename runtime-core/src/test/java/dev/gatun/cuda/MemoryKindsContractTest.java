@@ -34,7 +34,8 @@ class MemoryKindsContractTest {
         IPC_MAPPING(t -> t.ctx.importBuffer(t.exported()), "cuIpcCloseMemHandle"),
         IPC_POOL_MAPPING(MemoryKindsContractTest::importedPoolAllocation, "cuMemFree_v2"),
         GROWABLE_VIEW(t -> t.growable().mapped(), null),
-        GRAPH_ALLOCATION(MemoryKindsContractTest::launchedGraphAllocation, "cuMemFreeAsync");
+        GRAPH_ALLOCATION(MemoryKindsContractTest::launchedGraphAllocation, "cuMemFreeAsync"),
+        ARENA_BLOCK(MemoryKindsContractTest::arenaBlock, null);
 
         final Function<MemoryKindsContractTest, DeviceBuffer> make;
         final String free;
@@ -131,6 +132,18 @@ class MemoryKindsContractTest {
         DeviceBuffer original = t.opened(pool.allocate(t.ctx.computeStream(), 256));
         IpcPoolAllocation export = (IpcPoolAllocation) original.exportForIpc();
         return imported.importAllocation(export);
+    }
+
+    /** The output of a capture into an arena, left open at its end (the graph closed): the arena's memory. */
+    private static DeviceBuffer arenaBlock(MemoryKindsContractTest t) {
+        CaptureArena arena = t.opened(CaptureArena.reserve(t.ctx, 4L << 20));
+        arena.ensure(256);
+        Stream s = t.opened(t.ctx.createStream());
+        try (StreamCapture capture = arena.beginCapture(s, CaptureMode.THREAD_LOCAL)) {
+            DeviceBuffer out = s.allocate(256);
+            capture.end().close();
+            return out;
+        }
     }
 
     /** The output of a graph whose capture allocated it, after one launch: backed, the graph's until closed. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CaptureArena;
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ConditionalHandle;
@@ -28,6 +29,7 @@ import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
 import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.KernelLibrary;
 import dev.gatun.cuda.SmPartition;
@@ -45,6 +47,7 @@ import dev.gatun.cuda.WaitCondition;
 import dev.gatun.cuda.WaitFlag;
 import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.UpdatingExecutable;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.faults.FaultCase.Scenario;
 import dev.gatun.cuda.faults.FaultWorld.Native;
@@ -843,6 +846,36 @@ final class FaultTable {
                         return () -> exec.update(next);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            // Capture arenas and the update-or-instantiate policy (issue 23).
+            call("cuStreamWaitEvent", "exec.launch(stream) of a capture arena's graph last replayed on another stream",
+                    INVALID_HANDLE, FaultTable::arenaReplayOnAnotherStream,
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphExecUpdate_v2", "updatingExecutable.install(graph of the same topology)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        Stream s = w.stream();
+                        UpdatingExecutable exec = w.open(UpdatingExecutable.instantiate(w.graph(k, s)));
+                        Graph next = w.graph(k, s);
+                        return () -> exec.install(next);
+                    },
+                    fails(CudaException.class), fails(CudaException.class)),
+            call("cuGraphInstantiateWithFlags", "updatingExecutable.install(graph of another topology)", INVALID_VALUE,
+                    w -> {
+                        Kernel k = w.kernel();
+                        Stream s = w.stream();
+                        UpdatingExecutable exec = w.open(UpdatingExecutable.instantiate(w.graph(k, s)));
+                        KernelLaunch launch = w.launch(k, LaunchConfig.of(1, 64));
+                        Graph next;
+                        try (StreamCapture capture = s.beginCapture(CaptureMode.THREAD_LOCAL)) {
+                            launch.launch(s);
+                            launch.launch(s);
+                            next = w.open(capture.end());
+                        }
+                        return () -> exec.install(next);
+                    },
+                    fails(CudaException.class), fails(CudaException.class).orphaning(Native.GRAPH_EXEC)
+                            .flagging("cuGraphDestroy of a graph a live executable was instantiated from",
+                                    "cuMemFree of", "cuModuleUnload of a module a live graph executable launches")),
             call("cuGraphGetNodes", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
                     FaultTable::nodeUpdate, fails(CudaException.class), fails(CudaException.class)),
             call("cuGraphNodeGetType", "exec.updateKernelNode(0, launch)", INVALID_VALUE,
@@ -1098,6 +1131,27 @@ final class FaultTable {
     }
 
     // ---- scenarios shared by several rows ----
+
+    /**
+     * A graph captured into a capture arena (a kernel over an arena buffer), replayed on the
+     * context's compute stream; the call replays it on another stream, which must wait for that.
+     */
+    private static Executable arenaReplayOnAnotherStream(FaultWorld w) {
+        Kernel k = w.kernel();
+        Stream s = w.stream();
+        CaptureArena arena = w.open(CaptureArena.reserve(w.ctx, 8 * MiB));
+        arena.ensure(MiB);
+        Graph graph;
+        try (StreamCapture capture = arena.beginCapture(s, CaptureMode.THREAD_LOCAL)) {
+            DeviceBuffer scratch = s.allocate(256);
+            k.launch(s, LaunchConfig.of(1, 64), KernelArg.pointer(scratch), KernelArg.i32(64));
+            scratch.close();
+            graph = w.open(capture.end());
+        }
+        GraphExec exec = w.exec(graph);
+        exec.launch(w.ctx.computeStream());
+        return () -> exec.launch(s);
+    }
 
     private static Executable nodeUpdate(FaultWorld w) {
         Kernel k = w.kernel();

@@ -16,7 +16,7 @@ public final class FlightRecording {
     public static final List<String> NAMES = List.of("dev.gatun.ModuleLoad", "dev.gatun.NvrtcCompile",
             "dev.gatun.GraphCapture", "dev.gatun.GraphInstantiate", "dev.gatun.GraphUpdate", "dev.gatun.SynchronousCopy",
             "dev.gatun.RetirementBacklog", "dev.gatun.PoolMiss", "dev.gatun.ContextPoisoned",
-            "dev.gatun.DriverLog");
+            "dev.gatun.DriverLog", "dev.gatun.GraphInstall");
 
     private FlightRecording() {
     }

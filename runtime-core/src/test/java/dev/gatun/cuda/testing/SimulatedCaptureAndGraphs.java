@@ -303,21 +303,31 @@ final class SimulatedCaptureAndGraphs {
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
         }
         if (ops.size() != current.size()) {
-            reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED());
+            reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED(), 0, 0);
             return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
         }
-        reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS());
+        // As the driver: a node whose type differs from the node at its place is named, with that node.
+        long origin = execOrigins.get(exec.address());
+        List<StreamOp> was = graphs.get(origin);
+        for (int i = 0; was != null && i < ops.size() && i < was.size(); i++) {
+            if (typeOf(ops.get(i)) != typeOf(was.get(i))) {
+                reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED(),
+                        graphNodes.get(graph.address())[i], graphNodes.get(origin)[i]);
+                return CudaDriver.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE();
+            }
+        }
+        reportUpdate(info, CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS(), 0, 0);
         execs.put(exec.address(), gpu.conditionals.resolved(ops));
         execOrders.put(exec.address(), launchOrder(graph.address()));
         return SUCCESS;
     }
 
-    /** Fills a CUgraphExecUpdateResultInfo (its reason, then the node at fault: none here) when one was passed. */
-    private static void reportUpdate(MemorySegment info, int result) {
+    /** Fills a CUgraphExecUpdateResultInfo (its reason, then the nodes at fault, 0 for none) when one was passed. */
+    private static void reportUpdate(MemorySegment info, int result, long errorNode, long errorFromNode) {
         if (info.byteSize() >= 24) {
             info.set(ValueLayout.JAVA_INT, 0, result);
-            info.set(ValueLayout.JAVA_LONG, 8, 0L);
-            info.set(ValueLayout.JAVA_LONG, 16, 0L);
+            info.set(ValueLayout.JAVA_LONG, 8, errorNode);
+            info.set(ValueLayout.JAVA_LONG, 16, errorFromNode);
         }
     }
 
@@ -391,10 +401,17 @@ final class SimulatedCaptureAndGraphs {
         if (op == null) {
             return INVALID_VALUE;
         }
-        // Nodes built by hand, and captured kernels, host functions and memory nodes, are told
-        // apart; a captured copy or memset is not (the simulated capture does not label it) and
-        // reads as an empty node.
-        type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
+        type.reinterpret(4).set(ValueLayout.JAVA_INT, 0, typeOf(op));
+        return SUCCESS;
+    }
+
+    /**
+     * Nodes built by hand, and captured kernels, host functions and memory nodes, are told apart;
+     * a captured copy or memset is not (the simulated capture does not label it) and reads as an
+     * empty node.
+     */
+    private static int typeOf(StreamOp op) {
+        return op.kernel != null ? CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL()
                 : RECORD.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD()
                 : WAIT.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT()
                 : "MEMSET".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET()
@@ -404,8 +421,7 @@ final class SimulatedCaptureAndGraphs {
                 : "BATCH_MEM_OP".equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP()
                 : SimulatedGraphMemory.ALLOC_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC()
                 : SimulatedGraphMemory.FREE_NODE.equals(op.kind) ? CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE()
-                : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY());
-        return SUCCESS;
+                : op.conditional != null ? CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() : CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY();
     }
 
     public int cuGraphKernelNodeGetParams_v2(MemorySegment node, MemorySegment params) {

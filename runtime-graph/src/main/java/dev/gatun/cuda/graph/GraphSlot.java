@@ -2,11 +2,13 @@ package dev.gatun.cuda.graph;
 
 import dev.gatun.cuda.CaptureActiveException;
 import dev.gatun.cuda.CaptureInvalidatedException;
+import dev.gatun.cuda.CaptureArena;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.GraphUpdateReport;
 import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.Stream;
@@ -149,6 +151,33 @@ public final class GraphSlot {
     }
 
     /**
+     * As {@link #beginCapture(Stream, CaptureMode)}, with {@link Stream#allocate} taking
+     * {@code arena}'s memory instead of making memory nodes ({@link CaptureArena#beginCapture}):
+     * re-captures of the same shape get the same addresses and update the segment in place.
+     *
+     * @param stream the stream whose work is captured
+     * @param mode the driver's capture mode
+     * @param arena the arena the capture allocates from, of the stream's context
+     */
+    public void beginCapture(Stream stream, CaptureMode mode, CaptureArena arena) {
+        begin(stream, mode, null, APPEND, Objects.requireNonNull(arena, "arena"));
+    }
+
+    /**
+     * As {@link #beginRecapture(int, Stream, CaptureMode)}, allocating from {@code arena} (see
+     * {@link #beginCapture(Stream, CaptureMode, CaptureArena)}). A segment captured into another
+     * arena, or into none, is instantiated anew ({@link GraphUpdateResult#ARENA_CHANGED}).
+     *
+     * @param index the segment to replace, by capture-order index
+     * @param stream the stream whose work is captured
+     * @param mode the driver's capture mode
+     * @param arena the arena the capture allocates from
+     */
+    public void beginRecapture(int index, Stream stream, CaptureMode mode, CaptureArena arena) {
+        begin(stream, mode, null, index, Objects.requireNonNull(arena, "arena"));
+    }
+
+    /**
      * As {@link #beginRecapture(int, Stream, CaptureMode)}, using only the device buffers in {@code only}.
      *
      * @param index the segment to replace, by capture-order index
@@ -161,6 +190,11 @@ public final class GraphSlot {
     }
 
     private void begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only, int target) {
+        begin(stream, mode, only, target, null);
+    }
+
+    private void begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only, int target,
+            CaptureArena arena) {
         Objects.requireNonNull(stream, "stream");
         Objects.requireNonNull(mode, "mode");
         lock.lock();
@@ -170,7 +204,8 @@ public final class GraphSlot {
             if (target != APPEND) {
                 checkIndex(target, current.segments.length);
             }
-            capture = only == null ? stream.beginCapture(mode) : stream.beginCapture(mode, only);
+            capture = arena != null ? arena.beginCapture(stream, mode)
+                    : only == null ? stream.beginCapture(mode) : stream.beginCapture(mode, only);
             captureTarget = target;
             state = current.capturing();
         } finally {
@@ -225,9 +260,9 @@ public final class GraphSlot {
         GraphExec old = prior.segments[index];
         state = prior.updating();
         awaitLaunches();
-        GraphUpdateResult update;
+        GraphUpdateReport update;
         try {
-            update = old.tryUpdate(graph);
+            update = old.tryUpdateExplained(graph);
         } catch (RuntimeException e) {
             state = prior;
             throw e;
@@ -237,7 +272,7 @@ public final class GraphSlot {
             counters.add(SlotCounters.UPDATES_IN_PLACE, 1);
             return List.of();
         }
-        counters.refused(update);
+        counters.refused(update.result());
         LOG.debug("{}: segment {} re-instantiated, since the update in place was refused: {}", describe(), index, update);
         GraphExec exec = instantiate(prior, graph);
         upload(prior, exec, stream);

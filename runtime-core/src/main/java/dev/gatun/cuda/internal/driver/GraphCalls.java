@@ -87,12 +87,23 @@ public final class GraphCalls {
     }
 
     /**
+     * What {@link #update} learned: the driver's {@code CUgraphExecUpdateResultInfo}, its result
+     * and the nodes at fault ({@code errorNode} of the new graph, {@code errorFromNode} of the
+     * executable's; {@link MemorySegment#NULL} where the driver named none).
+     */
+    public record UpdateOutcome(int result, MemorySegment errorNode, MemorySegment errorFromNode) {
+    }
+
+    private static final UpdateOutcome APPLIED = new UpdateOutcome(CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS(),
+            MemorySegment.NULL, MemorySegment.NULL);
+
+    /**
      * Updates {@code exec} in place so that its later launches run {@code graph}.
      *
-     * @return {@code CU_GRAPH_EXEC_UPDATE_SUCCESS}, or the driver's reason
-     *     ({@code CUgraphExecUpdateResult}) when it refused the update; {@code exec} is then unchanged
+     * @return {@code CU_GRAPH_EXEC_UPDATE_SUCCESS} (one shared outcome, nothing allocated), or the
+     *     driver's reason and the nodes it blamed when it refused the update; {@code exec} is then unchanged
      */
-    public int update(MemorySegment exec, MemorySegment graph) {
+    public UpdateOutcome update(MemorySegment exec, MemorySegment graph) {
         c.current(UPDATE);
         c.require("cuGraphExecUpdate_v2", 12000);
         MemorySegment info = c.out();
@@ -108,11 +119,14 @@ public final class GraphCalls {
             DriverLog.answered(r == UPDATE_FAILURE);
         }
         if (r == UPDATE_FAILURE) {
-            // CUgraphExecUpdateResultInfo: the result (an int) comes first.
-            return info.get(ValueLayout.JAVA_INT, 0);
+            // CUgraphExecUpdateResultInfo: the result (an int, padded to 8), then errorNode and
+            // errorFromNode (CUgraphNode handles, NULL where the driver names none).
+            return new UpdateOutcome(info.get(ValueLayout.JAVA_INT, 0),
+                    MemorySegment.ofAddress(info.get(ValueLayout.JAVA_LONG, 8)),
+                    MemorySegment.ofAddress(info.get(ValueLayout.JAVA_LONG, 16)));
         }
         c.check(r, UPDATE);
-        return CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS();
+        return APPLIED;
     }
 
     /** Launches {@code exec} on {@code stream}. Allocates nothing. */
@@ -169,7 +183,7 @@ public final class GraphCalls {
         return nodeType(node) == KERNEL_NODE;
     }
 
-    /** The {@code CU_GRAPH_NODE_TYPE_*} of {@code node}, a node of a live graph of this context. */
+    /** The {@code CUgraphNodeType} of {@code node}, a node of a live graph of this context. */
     public int nodeType(MemorySegment node) {
         c.current(NODE_TYPE);
         MemorySegment type = c.out();

@@ -23,8 +23,14 @@ public final class GraphUpdateEvent extends Event {
     @Description("False when the topologies differ (the caller then instantiates anew) or the driver failed")
     public boolean updated;
     @Label("Result")
-    @Description("APPLIED, or why not: the driver's CUgraphExecUpdateResult (TOPOLOGY_CHANGED, ...) or MEMORY_NODES")
+    @Description("APPLIED, or why not: the driver's CUgraphExecUpdateResult (TOPOLOGY_CHANGED, ...) MEMORY_NODES or ARENA_CHANGED")
     public String result;
+    @Label("Error Node")
+    @Description("The node of the new graph the driver blamed (CUgraphExecUpdateResultInfo.errorNode), by type and position; null if none")
+    public String errorNode;
+    @Label("Error From Node")
+    @Description("The node of the executable's graph it was compared with (errorFromNode), by type and position; null if none")
+    public String errorFromNode;
 
     /** A begun event, or null (nothing allocated) while no recording enables it. */
     public static GraphUpdateEvent start() {

@@ -1,0 +1,24 @@
+package dev.gatun.cuda;
+
+import java.util.Map;
+
+/**
+ * What an {@link UpdatingExecutable}'s installs did: each new graph was updated into the current
+ * executable in place, updated into the spare (which then became current), or instantiated; and
+ * why the current executable refused each update that did not apply, by reason.
+ *
+ * @param updates graphs updated into the current executable in place
+ * @param spareUpdates graphs updated into the spare executable, which was swapped in
+ * @param instantiations graphs instantiated anew (the first one included)
+ * @param refusals the current executable's refused updates, by reason
+ * @param spareRefusals the spare's refused updates, by reason
+ */
+public record GraphInstallCounts(long updates, long spareUpdates, long instantiations,
+        Map<GraphUpdateResult, Long> refusals, Map<GraphUpdateResult, Long> spareRefusals) {
+
+    /** Copies the maps: a snapshot does not change. */
+    public GraphInstallCounts {
+        refusals = Map.copyOf(refusals);
+        spareRefusals = Map.copyOf(spareRefusals);
+    }
+}
