@@ -763,7 +763,9 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /** Throws {@link IllegalArgumentException} unless {@code other} is this context. */
-    void checkSame(CudaContext other, String what) {
+    void checkSame(CudaContext other, Object what) {
+        // what: a constant, or an owner whose toString names it, built only for the refusal
+        // (a hot path passes its resource, never a string it built).
         if (other != this) {
             throw new IllegalArgumentException(what + " belongs to " + other.name() + "'s context, but is used with "
                     + name() + "'s; use owners of one context together (a peer copy moves data between devices; a "

@@ -305,7 +305,7 @@ public final class DeviceBuffer implements AutoCloseable {
     void useOn(CudaContext user, StreamState stream) {
         checkOpen();
         if (user.state() != memory.context()) {
-            user.checkSame(context(), memory.identity());
+            user.checkSame(context(), memory);
         }
         checkGraphMemory(stream);
         memory.usedOn(stream);

@@ -24,8 +24,7 @@ import java.lang.invoke.VarHandle;
  * only for its own earlier writes and only if it fences them ({@code __threadfence_system()})
  * before the store.
  *
- * <p><b>What it does not.</b> With {@link WriteFlag#NO_MEMORY_BARRIER} the value may be seen
- * before the earlier writes are. Nothing orders it with work on other streams. The host sees a
+ * <p><b>What it does not.</b> Nothing orders it with work on other streams. The host sees a
  * value late (it crosses PCIe or the chip link: about a microsecond, more under load), never
  * early. It is not a substitute for a synchronous copy of device memory, nor for
  * {@link Stream#synchronize()} before reading bulk device data: the barrier covers host-visible
@@ -105,7 +104,7 @@ public final class MappedWord extends Owner {
     /** Checks that the word is open and of {@code user}'s context, then records use on {@code stream} (under its lock). */
     void useOn(CudaContext user, StreamState stream) {
         memory.checkOpen();
-        user.checkSame(context, memory.identity());
+        user.checkSame(context, memory);
         memory.usedOn(stream);
     }
 

@@ -193,7 +193,7 @@ public final class StreamCapture implements AutoCloseable {
         }
         Set<NativeResource> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
         for (DeviceBuffer b : only) {
-            context.checkSame(b.context(), b.toString());
+            context.checkSame(b.context(), b);
             allowed.add(b.resource());
         }
         return allowed;

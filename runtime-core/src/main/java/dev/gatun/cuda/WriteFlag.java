@@ -4,7 +4,10 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 
 /**
  * How a stream write of a value ({@link StreamMemOps#write32}, {@link StreamMemOps#write64})
- * orders the stream's earlier writes: the driver's {@code CU_STREAM_WRITE_VALUE_*} flags.
+ * orders the stream's earlier writes: the driver's {@code CU_STREAM_WRITE_VALUE_*} flags that its
+ * {@code _v2} entry points (the only ones CUDA 13 declares) accept. There is no
+ * {@code NO_MEMORY_BARRIER}: the driver documents it as not supported in the v2 API, and the H200's
+ * driver (580) refuses it ("Invalid flags 0x1"); every stream write has its barrier.
  */
 public enum WriteFlag {
     /**
@@ -12,13 +15,7 @@ public enum WriteFlag {
      * sees the value (the host polling a {@link MappedWord}, a kernel, another stream's wait) also
      * sees every write made earlier in this stream's order, kernels' included.
      */
-    DEFAULT(CudaDriver.CU_STREAM_WRITE_VALUE_DEFAULT()),
-    /**
-     * {@code CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER}: the write is only ordered after the earlier
-     * work's completion, without a barrier: a reader that sees the value may still see older
-     * contents of memory the earlier work wrote. Use it for a value that orders nothing else.
-     */
-    NO_MEMORY_BARRIER(CudaDriver.CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER());
+    DEFAULT(CudaDriver.CU_STREAM_WRITE_VALUE_DEFAULT());
 
     final int bits;
 

@@ -54,7 +54,7 @@ class StreamMemOpsTest {
             words.asInts().copyFrom(new int[16]);
             a.fill(words.asInts(), -1);
             a.memOps().write32(words.asInts().slice(3, 1), 0x1234_5678, WriteFlag.DEFAULT);
-            a.memOps().write64(words.asLongs().slice(4, 1), 0x0102_0304_0506_0708L, WriteFlag.NO_MEMORY_BARRIER);
+            a.memOps().write64(words.asLongs().slice(4, 1), 0x0102_0304_0506_0708L, WriteFlag.DEFAULT);
             long[] longs = new long[8];
             words.asLongs().copyTo(longs);
             assertEquals(0x0102_0304_0506_0708L, longs[4]);

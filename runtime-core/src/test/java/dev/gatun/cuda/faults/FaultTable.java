@@ -1049,7 +1049,7 @@ final class FaultTable {
                         Stream s = w.stream();
                         DeviceBuffer b = w.buffer(256);
                         List<MemOp> ops = List.of(MemOp.write32(b.asInts().slice(0, 1), 1, WriteFlag.DEFAULT),
-                                MemOp.write32(b.asInts().slice(1, 1), 2, WriteFlag.NO_MEMORY_BARRIER));
+                                MemOp.write32(b.asInts().slice(1, 1), 2, WriteFlag.DEFAULT));
                         return () -> s.memOps().batch(ops);
                     },
                     fails(CudaException.class), fails(CudaException.class)),

@@ -139,8 +139,8 @@ final class SimulatedMemOps {
             return new Result(null, INVALID_VALUE);
         }
         int condition = flags & ~FLUSH;
+        // The v2 entry points refuse NO_MEMORY_BARRIER, as the H200's driver does ("Invalid flags 0x1").
         if (write ? flags != CudaDriver.CU_STREAM_WRITE_VALUE_DEFAULT()
-                && flags != CudaDriver.CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER()
                 : condition > CudaDriver.CU_STREAM_WAIT_VALUE_NOR()) {
             return new Result(null, INVALID_VALUE);
         }

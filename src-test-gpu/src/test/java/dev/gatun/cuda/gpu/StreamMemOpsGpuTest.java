@@ -115,8 +115,7 @@ class StreamMemOpsGpuTest {
                 int slot = r.nextInt(n);
                 if (wide && r.nextBoolean()) {
                     long v = r.nextLong();
-                    s.memOps().write64(words.asLongs().slice(slot, 1), v, r.nextBoolean() ? WriteFlag.DEFAULT
-                            : WriteFlag.NO_MEMORY_BARRIER);
+                    s.memOps().write64(words.asLongs().slice(slot, 1), v, WriteFlag.DEFAULT);
                     expected[2 * slot] = (int) v;
                     expected[2 * slot + 1] = (int) (v >>> 32);
                 } else {
@@ -233,7 +232,7 @@ class StreamMemOpsGpuTest {
             List<MemOp> ops = new ArrayList<>();
             ops.add(MemOp.write32(words.asInts().slice(0, 1), first, WriteFlag.DEFAULT));
             if (wide) {
-                ops.add(MemOp.write64(words.asLongs().slice(1, 1), second, WriteFlag.NO_MEMORY_BARRIER));
+                ops.add(MemOp.write64(words.asLongs().slice(1, 1), second, WriteFlag.DEFAULT));
             }
             ops.add(MemOp.wait32(words.asInts().slice(0, 1), first, WaitCondition.EQ, WaitFlag.DEFAULT));
             ops.add(MemOp.write32(done, 1, WriteFlag.DEFAULT));
