@@ -94,7 +94,9 @@ class ModuleImageGpuTest {
                     ctx.modules().load("fuzz", checked);
                     loaded++;
                 } catch (CudaException e) {
-                    refusedByDriver++;
+                    if (refusedByDriver++ == 0) {
+                        System.out.println("FAILURE-MESSAGE image: " + e.getMessage()); // a real one, for the README
+                    }
                 } finally {
                     ctx.modules().unload("fuzz");
                 }
@@ -133,6 +135,7 @@ class ModuleImageGpuTest {
             assertEquals(0, child.exitValue(), () -> "the child JVM ended with " + child.exitValue() + "; the last image "
                     + "handed to the driver: " + last + " (seed " + seed + ")\n" + tail(lines));
             lines.stream().filter(l -> l.startsWith(COUNTS)).forEach(l -> reporter.publishEntry("images", l));
+            lines.stream().filter(l -> l.startsWith("FAILURE-MESSAGE")).forEach(System.out::println);
             assertEquals(2, lines.stream().filter(l -> l.startsWith(COUNTS)).count(), () -> tail(lines));
         } finally {
             Files.delete(log);
