@@ -71,6 +71,19 @@ static int readback;
 static void *mapped;
 static CUdeviceptr mapped_device;
 static uint32_t written;
+/*
+ * The round-trip row: the two mapped words (host pointers and device addresses), the kernel that
+ * answers on them and its own stream (the syncs of `stream` must not wait for it), and the
+ * operations of the whole run, warm-up included, which is the kernel's n.
+ */
+static void *ping, *pong;
+static CUdeviceptr ping_device, pong_device;
+static CUfunction pingpong_fn;
+static CUstream answering;
+static long operations;
+#define GAVE_UP (-1)                          /* what pingpong writes to pong when it gave up waiting */
+#define ROUND_TRIP_PATIENCE_NS 5000000000L    /* TwinWorkload.ROUND_TRIP_PATIENCE_NANOS, 5 s */
+#define POLLS_PER_CLOCK_READ 4096             /* TwinWorkload.POLLS_PER_CLOCK_READ */
 
 /* The 4-argument kernel's arguments: cuLaunchKernel reads them through four_args at each call. */
 static CUdeviceptr arg_out, arg_in;
@@ -142,6 +155,42 @@ static void write_mapped_until_seen(long i) {
     uint32_t v = ++written;
     CHECK(cuStreamWriteValue32(stream, mapped_device, v, CU_STREAM_WRITE_VALUE_DEFAULT));
     while (__atomic_load_n((volatile uint32_t *) mapped, __ATOMIC_ACQUIRE) != v) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause(); /* as Thread.onSpinWait */
+#endif
+    }
+}
+
+static long long now_ns(void);
+
+/*
+ * As the Java twin's round-trip row: a release store of ping = the next value, then acquire loads
+ * until pong is that value; fails when the kernel gave up, or after ROUND_TRIP_PATIENCE_NS without
+ * the pong (the clock read once every POLLS_PER_CLOCK_READ polls, as the Java twin reads it).
+ */
+static void ping_until_pong(long i) {
+    (void) i;
+    uint32_t v = ++written;
+    __atomic_store_n((volatile uint32_t *) ping, v, __ATOMIC_RELEASE);
+    unsigned polls = 0;
+    long long deadline = 0;
+    uint32_t seen;
+    while ((seen = __atomic_load_n((volatile uint32_t *) pong, __ATOMIC_ACQUIRE)) != v) {
+        if (seen == (uint32_t) GAVE_UP) {
+            fprintf(stderr, "the ping-pong kernel gave up waiting for ping %u; the host was too slow (or stopped) "
+                    "between two pings: run the row again on an idle machine\n", v);
+            exit(1);
+        }
+        if ((++polls & (POLLS_PER_CLOCK_READ - 1)) == 0) {
+            long long now = now_ns();
+            if (polls == POLLS_PER_CLOCK_READ) {
+                deadline = now + ROUND_TRIP_PATIENCE_NS;
+            } else if (now - deadline > 0) {
+                fprintf(stderr, "no pong %u within 5000 ms (pong is %d): the ping-pong kernel is not running or its "
+                        "writes do not reach the host; check that no other process holds the GPU\n", v, (int) seen);
+                exit(1);
+            }
+        }
 #if defined(__x86_64__)
         __builtin_ia32_pause(); /* as Thread.onSpinWait */
 #endif
@@ -276,10 +325,23 @@ static void set_up_word(void) {
 }
 
 /* A mapped word as Gatun allocates it: DEVICEMAP | PORTABLE, cleared. */
-static void set_up_mapped(void) {
-    CHECK(cuMemHostAlloc(&mapped, 8, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
-    CHECK(cuMemHostGetDevicePointer(&mapped_device, mapped, 0));
-    memset(mapped, 0, 8);
+static void alloc_mapped(void **host, CUdeviceptr *device) {
+    CHECK(cuMemHostAlloc(host, 8, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    CHECK(cuMemHostGetDevicePointer(device, *host, 0));
+    memset(*host, 0, 8);
+}
+
+static void set_up_mapped(void) { alloc_mapped(&mapped, &mapped_device); }
+
+/* Two mapped words, then the kernel launched once, on its own stream, for every operation of the run. */
+static void set_up_round_trip(void) {
+    alloc_mapped(&ping, &ping_device);
+    alloc_mapped(&pong, &pong_device);
+    CHECK(cuStreamCreate(&answering, CU_STREAM_NON_BLOCKING));
+    CHECK(cuModuleGetFunction(&pingpong_fn, module, "pingpong"));
+    int n = (int) operations;
+    void *args[] = {&ping_device, &pong_device, &n};
+    CHECK(cuLaunchKernel(pingpong_fn, 1, 1, 1, 1, 1, 1, 0, answering, args, NULL));
 }
 
 struct row {
@@ -309,6 +371,7 @@ static const struct row rows[] = {
     {"issue_replay", set_up_graph_1, replay, 1},
     {"issue_event_record", set_up_event, record, 1},
     {"mapped_word_seen", set_up_mapped, write_mapped_until_seen, 0},
+    {"mapped_word_round_trip", set_up_round_trip, ping_until_pong, 0},
     {"copy_each_h2d_64x4k", set_up_copies, copy_each_h2d, 0},
     {"copy_batch_h2d_64x4k", set_up_copies, copy_batch_h2d, 0},
     {"copy_each_d2h_64x4k", set_up_copies, copy_each_d2h, 0},
@@ -431,6 +494,8 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
     arg_a = 1.0f;
     arg_in = in_buf;
     readback = 0;
+    /* Every operation of the run: the warm-up of time_plain or time_batches, then n. */
+    operations = (row->batched ? n / 2 / BATCH * BATCH : n / 2) + n;
     if (row->set_up != NULL) {
         row->set_up();
     }
@@ -459,6 +524,24 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         status = 1;
     }
 
+    if (row->op == ping_until_pong
+            && (written != (uint32_t) operations || *(volatile uint32_t *) pong != written)) {
+        fprintf(stderr, "pong is %d after %u pings, not %ld\n", *(volatile int32_t *) pong, written, operations);
+        status = 1;
+    }
+
+    if (answering != NULL) {
+        /* The kernel holds the words' addresses: they are freed only after it has returned. */
+        CHECK(cuStreamSynchronize(answering));
+        CHECK(cuStreamDestroy(answering));
+        answering = NULL;
+        pingpong_fn = NULL;
+        CHECK(cuMemFreeHost(ping));
+        CHECK(cuMemFreeHost(pong));
+        ping = pong = NULL;
+        ping_device = pong_device = 0;
+        written = 0;
+    }
     if (graph != NULL) {
         CHECK(cuGraphExecDestroy(graph));
         graph = NULL;

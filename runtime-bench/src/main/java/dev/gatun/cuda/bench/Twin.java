@@ -91,11 +91,17 @@ public final class Twin {
                     + (row.batched() ? ", a multiple of " + TwinRow.BATCH + " for " + row.id() : ""));
         }
         try (CudaContext context = cuda.device(0).context(row.contextOptions());
-                TwinWorkload workload = TwinWorkload.open(row, context, kernels, transferBytes)) {
+                TwinWorkload workload = TwinWorkload.open(row, context, kernels, transferBytes, operations(row, n))) {
             Measurement m = row.batched() ? timeBatches(workload, n) : time(workload, n);
             workload.verify(n);
             return m;
         }
+    }
+
+    /** Every operation a run of {@code n} makes, warm-up included, as {@link #time} and {@link #timeBatches} loop. */
+    static int operations(TwinRow row, int n) {
+        int warmUp = row.batched() ? n / 2 / TwinRow.BATCH * TwinRow.BATCH : n / 2;
+        return Math.addExact(warmUp, n);
     }
 
     private static Measurement time(TwinWorkload w, int n) {

@@ -62,6 +62,17 @@ public enum TwinRow {
      */
     MAPPED_WORD_SEEN("mapped_word_seen", "stream write of a mapped word until the host sees it (acquire spin)", 50_000,
             true, new Goal.MicrosAtMost(2.0), 0, "MappedWordBenchmark.writeUntilSeen"),
+    /**
+     * Issue 24's goal as stated, the GPU's write seen by the host within 2 µs: a persistent
+     * ping-pong between the host and one GPU thread (twins.cu's {@code pingpong}) over two mapped
+     * words. One operation is one round trip: the host's release write of ping = i (no driver
+     * call), which the GPU thread sees, then its write of pong = i, which the host's acquire
+     * reads see. A round trip of at most 2 µs bounds the GPU-to-host half by 2 µs; unlike
+     * {@link #MAPPED_WORD_SEEN}, no driver call that queues the write is inside the time.
+     */
+    MAPPED_WORD_ROUND_TRIP("mapped_word_round_trip",
+            "host-GPU ping-pong over two mapped words, one round trip (a persistent 1-thread kernel)", 100_000, true,
+            new Goal.MicrosAtMost(2.0), 0, "MappedWordRoundTripBenchmark.roundTrip"),
     COPY_EACH_H2D("copy_each_h2d_64x4k", "64 × 4 KiB pinned host-to-device, one cuMemcpyAsync each", 4_000, true,
             new Goal.RatioAtMost(1.10), 0, "BatchCopyBenchmark.copies:path=upload_one_at_a_time"),
     COPY_BATCH_H2D("copy_batch_h2d_64x4k", "64 × 4 KiB pinned host-to-device, one cuMemcpyBatchAsync", 4_000, true,

@@ -27,7 +27,8 @@ import java.util.Deque;
  * non-blocking stream, the kernels {@code empty} and {@code four} of the shared PTX, the
  * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
  * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
- * device memory, a device word, a mapped word, the batched-copy rows' buffers and batch). {@link #run(int)} is one operation; {@link #verify(int)}
+ * device memory, a device word, a mapped word, two mapped words and the ping-pong kernel
+ * answering on them from a stream of its own, the batched-copy rows' buffers and batch). {@link #run(int)} is one operation; {@link #verify(int)}
  * checks, after a run of {@code n} operations, that they did what they claim.
  */
 final class TwinWorkload implements AutoCloseable {
@@ -40,6 +41,15 @@ final class TwinWorkload implements AutoCloseable {
 
     /** The word the readback row reads, as twins.c writes it. */
     static final int READBACK_VALUE = 0x600d;
+
+    /** What twins.cu's {@code pingpong} writes to pong when it gave up waiting for a ping. */
+    static final int GAVE_UP = -1;
+
+    /** How long the host waits for a pong before it fails the run (the kernel waits about 4 s for a ping). */
+    static final long ROUND_TRIP_PATIENCE_NANOS = 5_000_000_000L;
+
+    /** Polls of pong between two clock reads, so that the spin reads the clock rarely (a power of two). */
+    static final int POLLS_PER_CLOCK_READ = 4096;
 
     private static final String MODULE = "twins";
     private static final int NAN_BITS = 0x7fc00000;
@@ -61,19 +71,25 @@ final class TwinWorkload implements AutoCloseable {
     /** The last value the mapped-word row wrote: each operation writes the next, so none is seen early. */
     private int written;
     private BatchCopyRun copies;
+    /** Operations of the whole run, warm-up included: the ping-pong kernel answers exactly that many. */
+    private final int operations;
 
-    private TwinWorkload(TwinRow row, CudaContext context) {
+    private TwinWorkload(TwinRow row, CudaContext context, int operations) {
         this.row = row;
         this.context = context;
+        this.operations = operations;
     }
 
     /**
      * Sets up {@code row} on {@code context}; on failure, closes what it had opened.
      *
      * @param transferBytes bytes of one pinned transfer ({@link TwinRow#TRANSFER_BYTES}; tests pass less)
+     * @param operations every operation the run will make, warm-up included (the ping-pong kernel
+     *     answers exactly that many pings: one fewer and the host waits in vain, one more and the
+     *     kernel does)
      */
-    static TwinWorkload open(TwinRow row, CudaContext context, ModuleImage kernels, long transferBytes) {
-        TwinWorkload w = new TwinWorkload(row, context);
+    static TwinWorkload open(TwinRow row, CudaContext context, ModuleImage kernels, long transferBytes, int operations) {
+        TwinWorkload w = new TwinWorkload(row, context, operations);
         try {
             w.setUp(kernels, transferBytes);
             return w;
@@ -183,6 +199,25 @@ final class TwinWorkload implements AutoCloseable {
                     }
                 };
             }
+            case MAPPED_WORD_ROUND_TRIP -> {
+                MappedWord ping = own(context.allocateMappedWord());
+                MappedWord pong = own(context.allocateMappedWord());
+                mapped = pong;
+                // Its own stream: the twin's syncs of `s` (after the warm-up, at the end) must not
+                // wait for the kernel, which runs until the last ping.
+                Stream answering = own(context.createStream());
+                // Closed first (newest first): the kernel holds the words' raw addresses, which
+                // Gatun does not fence, so the words are freed only after it has returned.
+                owned.push(answering::synchronize);
+                Kernel pingpong = own(context.modules().kernel(MODULE, "pingpong"));
+                pingpong.prepare(LaunchConfig.of(1, 1), KernelArg.address(ping.deviceAddress()),
+                        KernelArg.address(pong.deviceAddress()), KernelArg.i32(operations)).launch(answering);
+                yield i -> {
+                    int v = ++written;
+                    ping.setInt(v);
+                    awaitPong(pong, v);
+                };
+            }
             case ALLOC_POOLED, ALLOC_UNPOOLED -> i -> context.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_FROM_POOL -> {
@@ -202,6 +237,33 @@ final class TwinWorkload implements AutoCloseable {
                 yield i -> prepared = kernel.prepare(config, arguments);
             }
         };
+    }
+
+    /**
+     * Spins on acquire reads until pong is {@code v}; fails when the kernel gave up, or after
+     * {@link #ROUND_TRIP_PATIENCE_NANOS} without it (a kernel that never ran, a lost write).
+     */
+    private static void awaitPong(MappedWord pong, int v) {
+        int polls = 0;
+        long deadline = 0;
+        int seen;
+        while ((seen = pong.getInt()) != v) {
+            if (seen == GAVE_UP) {
+                throw new IllegalStateException("the ping-pong kernel gave up waiting for ping " + v
+                        + "; the host was too slow (or stopped) between two pings: run the row again on an idle machine");
+            }
+            if ((++polls & (POLLS_PER_CLOCK_READ - 1)) == 0) {
+                long now = System.nanoTime();
+                if (polls == POLLS_PER_CLOCK_READ) {
+                    deadline = now + ROUND_TRIP_PATIENCE_NANOS;
+                } else if (now - deadline > 0) {
+                    throw new IllegalStateException("no pong " + v + " within " + ROUND_TRIP_PATIENCE_NANOS / 1_000_000
+                            + " ms (pong is " + seen + "): the ping-pong kernel is not running or its writes do not reach"
+                            + " the host; check that no other process holds the GPU");
+                }
+            }
+            Thread.onSpinWait();
+        }
     }
 
     private boolean toDevice() {
@@ -244,6 +306,12 @@ final class TwinWorkload implements AutoCloseable {
                 if (written != n + n / 2 || mapped.getInt() != written) {
                     throw new IllegalStateException("the host saw " + mapped.getInt() + " after " + written + " writes, not "
                             + (n + n / 2));
+                }
+            }
+            case MAPPED_WORD_ROUND_TRIP -> {
+                if (written != operations || mapped.getInt() != operations) {
+                    throw new IllegalStateException("pong is " + mapped.getInt() + " after " + written + " pings, not "
+                            + operations);
                 }
             }
             case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> copies.verify(submission());

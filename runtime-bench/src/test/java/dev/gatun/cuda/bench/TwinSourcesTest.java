@@ -39,7 +39,9 @@ class TwinSourcesTest {
                 "TwinRow.COPIES", (long) TwinRow.COPIES,
                 "TwinRow.COPY_BYTES", (long) TwinRow.COPY_BYTES,
                 "TwinRow.COPY_BUFFERS", (long) TwinRow.COPY_BUFFERS,
-                "TwinWorkload.READBACK_VALUE", (long) TwinWorkload.READBACK_VALUE);
+                "TwinWorkload.READBACK_VALUE", (long) TwinWorkload.READBACK_VALUE,
+                "TwinWorkload.ROUND_TRIP_PATIENCE_NANOS", TwinWorkload.ROUND_TRIP_PATIENCE_NANOS,
+                "TwinWorkload.POLLS_PER_CLOCK_READ", (long) TwinWorkload.POLLS_PER_CLOCK_READ);
         Matcher m = Pattern.compile("#define \\w+ (\\d+)U?L?\\s+/\\* ([\\w.]+)").matcher(Files.readString(C));
         Map<String, Long> inC = new java.util.HashMap<>();
         m.results().forEach(r -> inC.put(r.group(2), Long.parseLong(r.group(1))));

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.testing.Background;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.io.ByteArrayOutputStream;
@@ -12,8 +15,10 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -23,13 +28,42 @@ class TwinTest {
 
     /** The PTX the twins share, as the simulated driver reads it (entry signatures only). */
     private static final ModuleImage KERNELS = ModuleImage.ptx("twins.ptx",
-            Ptx.module("empty") + Ptx.module("four", "u64", "u32", "f32", "u64"));
+            Ptx.module("empty") + Ptx.module("four", "u64", "u32", "f32", "u64")
+                    + Ptx.module("pingpong", "u64", "u64", "u32"));
+
+    /**
+     * How long the simulated ping-pong thread waits for a ping before it gives up, as twins.cu's
+     * does after about 4 s; below {@link Interposer#GUARD}, so that a join of it ends in time.
+     */
+    private static final long SIMULATED_PATIENCE_NANOS = 4_000_000_000L;
+
+    private static final VarHandle WORD = ValueLayout.JAVA_INT.varHandle();
 
     private static final int N = 2 * TwinRow.BATCH;
 
-    /** A simulated GPU whose {@code four} computes out[i] = a * in[i] for i < n, as twins.cu does. */
-    private static Simulated gpu() {
-        Simulated sim = new Simulated();
+    /**
+     * A simulated GPU whose {@code four} computes out[i] = a * in[i] for i < n, and whose
+     * {@code pingpong} answers pings on a thread of its own (added to {@code answering}), as
+     * twins.cu's kernels do. The simulated stream runs a launch's body at once and counts it
+     * complete: the thread stands for the GPU thread that keeps running. A pinned free
+     * ({@code cuMemFreeHost}, which synchronizes the device on the real driver) first waits for
+     * that thread to end, as the real free waits for the kernel, so that it never reads a freed word.
+     */
+    private static Simulated gpu(List<Background<Integer>> answering) {
+        Interposer interposer = Interposer.over(new FakeDriverApi());
+        interposer.around((function, args, real) -> {
+            if (function.startsWith("cuMemFreeHost")) {
+                answering.forEach(Background::joinFailure);
+            }
+            return real.call();
+        });
+        Simulated sim = new Simulated(interposer);
+        sim.gpu.kernelBody("pingpong", l -> {
+            long ping = l.pointer(0);
+            long pong = l.pointer(1);
+            int n = l.i32(2);
+            answering.add(Background.call("pingpong", () -> answer(ping, pong, n)));
+        });
         sim.gpu.kernelBody("four", l -> {
             MemorySegment out = l.memory(l.pointer(0), 4L * TwinRow.FOUR_ELEMENTS);
             MemorySegment in = l.memory(l.pointer(3), 4L * TwinRow.FOUR_ELEMENTS);
@@ -40,11 +74,44 @@ class TwinTest {
         return sim;
     }
 
+    private static Simulated gpu() {
+        return gpu(new CopyOnWriteArrayList<>());
+    }
+
+    /**
+     * twins.cu's {@code pingpong} on the host: for i = 1..n, waits for ping == i, then sets pong
+     * = i; gives up (pong = -1) after {@link #SIMULATED_PATIENCE_NANOS} without the next ping.
+     * The words are the mapped words' memory (the simulated device sees them at their host
+     * address); the host frees them only after the last pong, which is this thread's last touch.
+     *
+     * @return the pings answered
+     */
+    private static int answer(long pingAddress, long pongAddress, int n) {
+        MemorySegment ping = MemorySegment.ofAddress(pingAddress).reinterpret(4);
+        MemorySegment pong = MemorySegment.ofAddress(pongAddress).reinterpret(4);
+        for (int i = 1; i <= n; i++) {
+            long since = System.nanoTime();
+            while ((int) WORD.getAcquire(ping, 0L) != i) {
+                if (System.nanoTime() - since > SIMULATED_PATIENCE_NANOS) {
+                    WORD.setRelease(pong, 0L, TwinWorkload.GAVE_UP);
+                    return i - 1;
+                }
+                Thread.onSpinWait();
+            }
+            WORD.setRelease(pong, 0L, i);
+        }
+        return n;
+    }
+
     @ParameterizedTest
     @EnumSource(TwinRow.class)
     void everyRowRunsAndLeavesNothingBehind(TwinRow row) {
-        Simulated sim = gpu();
+        List<Background<Integer>> answering = new CopyOnWriteArrayList<>();
+        Simulated sim = gpu(answering);
         Twin.Measurement m = Twin.measure(row, N, sim.cuda, KERNELS, 4096);
+        for (Background<Integer> gpuThread : answering) {
+            assertEquals(N / 2 + N, gpuThread.join(), "pings the ping-pong kernel answered");
+        }
 
         assertTrue(m.totalNanos() > 0, "timed " + m.totalNanos() + " ns");
         assertTrue(m.allocatedBytes() >= 0, "allocated " + m.allocatedBytes());
@@ -63,6 +130,30 @@ class TwinTest {
         Twin.measure(row, N, sim.cuda, KERNELS, 4096);
 
         assertEquals(N / 2 + N, sim.gpu.launches());
+    }
+
+    @Test
+    void theRoundTripRowLaunchesOneKernelForEveryOperationOfTheRunAndEachIsOneRoundTrip() {
+        List<Background<Integer>> answering = new CopyOnWriteArrayList<>();
+        Simulated sim = gpu(answering);
+        Twin.measure(TwinRow.MAPPED_WORD_ROUND_TRIP, N, sim.cuda, KERNELS, 4096);
+
+        assertEquals(1, sim.gpu.launches(), "the kernel is launched once per run");
+        assertEquals(1, answering.size());
+        assertEquals(N / 2 + N, answering.get(0).join(), "the warm-up's pings and the timed ones, each answered");
+        assertEquals(N / 2 + N, Twin.operations(TwinRow.MAPPED_WORD_ROUND_TRIP, N));
+    }
+
+    @Test
+    void theRoundTripRowFailsWhenTheKernelGaveUp() {
+        Simulated sim = new Simulated();
+        sim.gpu.kernelBody("pingpong", l -> MemorySegment.ofAddress(l.pointer(1)).reinterpret(4)
+                .set(ValueLayout.JAVA_INT, 0, TwinWorkload.GAVE_UP));
+
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> Twin.measure(TwinRow.MAPPED_WORD_ROUND_TRIP, N, sim.cuda, KERNELS, 4096));
+        assertTrue(e.getMessage().contains("gave up waiting for ping 1"), e.getMessage());
+        assertEquals(0, sim.gpu.liveHostAllocations(), "a failed run still frees its mapped words");
     }
 
     @Test
