@@ -89,7 +89,13 @@ class GpuCoredumpGpuTest {
         return r;
     }
 
+    /**
+     * Needs a machine whose driver writes GPU coredumps: the bundle's {@code run} leaves it out
+     * unless {@code GATUN_COREDUMP_TESTS} is set, since the H200 machines lent to this project
+     * write none by any of the driver's ways ({@code probes/gpu-coredump}).
+     */
     @Test
+    @Tag("writes-gpu-coredump")
     void withDumpsOnTheFaultWritesALightweightDumpNamingTheKernelAndTheExceptionNamesIt(@TempDir Path dir)
             throws IOException, InterruptedException {
         GpuChildJvm.Result r = child(dir, List.of("-D" + GpuCoredumps.PROPERTY + "=true",
