@@ -22,10 +22,10 @@ public final class MemOp {
     /** Most operations in one batch: the driver takes fewer than 256. */
     public static final int MAX_BATCH = 255;
 
-    private static final int WRITE32 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_32();
-    private static final int WRITE64 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_64();
-    private static final int WAIT32 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_32();
-    private static final int WAIT64 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_64();
+    static final int WRITE32 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_32();
+    static final int WRITE64 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_64();
+    static final int WAIT32 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_32();
+    static final int WAIT64 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_64();
     private static final long ENTRY = CUstreamBatchMemOpParams_union.layout().byteSize();
 
     private final int operation;
@@ -200,11 +200,20 @@ public final class MemOp {
 
     /** Records use of the target on a stream of {@code context} (under its lock), after checking it is open and of that context. */
     void useOn(CudaContext context, StreamState stream) {
+        useWord(view, mapped, context, stream);
+    }
+
+    /**
+     * Records use of a word ({@code view}, or else {@code mapped}) on a stream of {@code context}
+     * (under its lock), after checking it is open and of that context; returns its device address.
+     */
+    static long useWord(DeviceView view, MappedWord mapped, CudaContext context, StreamState stream) {
         if (view != null) {
             view.useOn(context, stream);
-        } else {
-            mapped.useOn(context, stream);
+            return view.address();
         }
+        mapped.useOn(context, stream);
+        return mapped.deviceAddress();
     }
 
     /** The target's resource, for a graph that holds it, after checking it is open and of {@code context}. */

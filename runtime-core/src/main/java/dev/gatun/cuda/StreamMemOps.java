@@ -50,17 +50,7 @@ public final class StreamMemOps {
     public void write32(DeviceView word, int value, WriteFlag flag) {
         MemOp.checkWord(word, 4, "write32");
         int bits = flag.bits;
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            // An aligned word inside an open allocation of this context that now lists this stream.
-            try {
-                calls.write32(s.handle(), word.address(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WRITE32, word, null, value, bits);
     }
 
     /**
@@ -75,16 +65,7 @@ public final class StreamMemOps {
         MemOp.checkWord(word, 8, "write64");
         int bits = flag.bits;
         MemOp.checkSupported(context.device(), true, null, null);
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.write64(s.handle(), word.address(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WRITE64, word, null, value, bits);
     }
 
     /**
@@ -97,18 +78,8 @@ public final class StreamMemOps {
      */
     public void write32(MappedWord word, int value, WriteFlag flag) {
         Objects.requireNonNull(word, "word");
-        int bits = flag.bits; // null checks before the lock: nothing is marked used for refused input
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            // The mapped word is open, of this context, and now lists this stream.
-            try {
-                calls.write32(s.handle(), word.deviceAddress(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        int bits = flag.bits;
+        queue(MemOp.WRITE32, null, word, value, bits);
     }
 
     /**
@@ -120,18 +91,10 @@ public final class StreamMemOps {
      * @param flag the write's ordering
      */
     public void write64(MappedWord word, long value, WriteFlag flag) {
+        Objects.requireNonNull(word, "word");
         int bits = flag.bits;
         MemOp.checkSupported(context.device(), true, null, null);
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.write64(s.handle(), word.deviceAddress(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WRITE64, null, word, value, bits);
     }
 
     /**
@@ -147,16 +110,7 @@ public final class StreamMemOps {
         MemOp.checkWord(word, 4, "wait32");
         MemOp.checkSupported(context.device(), false, condition, flag);
         int bits = condition.bits | flag.bits;
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.wait32(s.handle(), word.address(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WAIT32, word, null, value, bits);
     }
 
     /**
@@ -172,16 +126,7 @@ public final class StreamMemOps {
         MemOp.checkWord(word, 8, "wait64");
         MemOp.checkSupported(context.device(), true, condition, flag);
         int bits = condition.bits | flag.bits;
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.wait64(s.handle(), word.address(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WAIT64, word, null, value, bits);
     }
 
     /**
@@ -195,18 +140,10 @@ public final class StreamMemOps {
      * @param flag what the wait does once the condition holds
      */
     public void wait32(MappedWord word, int value, WaitCondition condition, WaitFlag flag) {
+        Objects.requireNonNull(word, "word");
         MemOp.checkSupported(context.device(), false, condition, flag);
         int bits = condition.bits | flag.bits;
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.wait32(s.handle(), word.deviceAddress(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WAIT32, null, word, value, bits);
     }
 
     /**
@@ -219,18 +156,10 @@ public final class StreamMemOps {
      * @param flag what the wait does once the condition holds
      */
     public void wait64(MappedWord word, long value, WaitCondition condition, WaitFlag flag) {
+        Objects.requireNonNull(word, "word");
         MemOp.checkSupported(context.device(), true, condition, flag);
         int bits = condition.bits | flag.bits;
-        StreamState s = stream.openState();
-        synchronized (s.lock()) {
-            s.checkOpen();
-            word.useOn(context, s);
-            try {
-                calls.wait64(s.handle(), word.deviceAddress(), value, bits);
-            } finally {
-                s.submitted();
-            }
-        }
+        queue(MemOp.WAIT64, null, word, value, bits);
     }
 
     /**
@@ -257,6 +186,36 @@ public final class StreamMemOps {
                 } finally {
                     s.submitted();
                 }
+            }
+        }
+    }
+
+    /**
+     * Queues one operation ({@code MemOp.WRITE32}, ...) on a word: {@code view}, or else
+     * {@code mapped}, checked by the caller. Under the stream's lock, as every submission: the
+     * open check, the use record (which a capture's scope holds) and the driver call together.
+     * Null checks and argument checks come first, so nothing is marked used for refused input.
+     */
+    private void queue(int operation, DeviceView view, MappedWord mapped, long value, int bits) {
+        StreamState s = stream.openState();
+        synchronized (s.lock()) {
+            s.checkOpen();
+            // An aligned word inside an open allocation (device memory, or mapped host memory) of
+            // this context that now lists this stream.
+            long address = MemOp.useWord(view, mapped, context, s);
+            MemorySegment handle = s.handle();
+            try {
+                if (operation == MemOp.WRITE32) {
+                    calls.write32(handle, address, (int) value, bits);
+                } else if (operation == MemOp.WRITE64) {
+                    calls.write64(handle, address, value, bits);
+                } else if (operation == MemOp.WAIT32) {
+                    calls.wait32(handle, address, (int) value, bits);
+                } else {
+                    calls.wait64(handle, address, value, bits);
+                }
+            } finally {
+                s.submitted();
             }
         }
     }

@@ -118,6 +118,60 @@ class StreamProtocolExplorationTest {
         }));
     }
 
+    /** This round's new submission (a stream memory operation) keeps the protocol of a launch. */
+    @Test
+    void memoryOperationAndCaptureBegin(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("memOps write || capture begin").explore(() -> {
+            World w = new World();
+            DeviceBuffer v = w.own(w.ctx.allocate(4L * N));
+            v.asInts().copyFrom(new int[N]);
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> w.s.memOps().write32(v.asInts().slice(0, 1), 7, WriteFlag.DEFAULT)),
+                    new Step("T2", () -> capture.set(w.s.beginCapture(CaptureMode.RELAXED)))), failures -> {
+                        noneThrew(failures);
+                        try (Graph graph = capture.get().end()) {
+                            v.close();
+                            w.ctx.reap();
+                            assertEquals(List.of(), w.sim.gpu.danglingGraphUses(), "the graph names a freed buffer");
+                            try (GraphExec exec = graph.instantiate()) {
+                                exec.launch(w.s);
+                            }
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
+    /**
+     * A batch of copies, which has no graph node, is either queued before a capture begun
+     * meanwhile or refused with its copies kept: never recorded into the graph.
+     */
+    @Test
+    void copyBatchAndCaptureBegin(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("copy batch || capture begin").explore(() -> {
+            World w = new World();
+            DeviceBuffer d = w.own(w.ctx.allocate(4L * N));
+            PinnedBuffer p = w.own(w.ctx.allocatePinned(4L * N));
+            CopyBatch batch = w.own(CopyBatch.create(1));
+            batch.upload(d.bytes(), p, 0);
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> batch.submit(w.s)),
+                    new Step("T2", () -> capture.set(w.s.beginCapture(CaptureMode.RELAXED)))), failures -> {
+                        assertEquals(null, failures.get(1), "the capture began");
+                        if (failures.get(0) != null) {
+                            assertInstanceOf(CaptureActiveException.class, failures.get(0), "refused as a capture's");
+                            assertEquals(1, batch.size(), "a refused batch keeps its copies");
+                        } else {
+                            assertEquals(0, batch.size(), "a queued batch is emptied");
+                        }
+                        try (Graph graph = capture.get().end()) {
+                            assertEquals(List.of(), graph.nodes(), "the batch went into the graph");
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
     @Test
     @Tag("protocol-fix")
     void submitAndCaptureEnd(TestReporter reporter) {

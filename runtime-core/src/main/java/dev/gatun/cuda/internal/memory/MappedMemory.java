@@ -2,11 +2,9 @@ package dev.gatun.cuda.internal.memory;
 
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -25,19 +23,14 @@ public final class MappedMemory extends NativeResource {
 
     private final long host;
     private final long device;
-    private final Arena views = Arena.ofShared();
-    private final MemorySegment view;
-    /** False if the view could not be closed (another thread was inside a read of it). */
-    private boolean viewsClosed;
+    private final HostView view;
 
     private MappedMemory(ContextState context, long host, long device) {
         super(context, OwnerKind.PINNED_BUFFER);
         this.host = host;
         this.device = device;
-        // Safety: cuMemHostAlloc returned BYTES bytes at `host`; the view's arena is closed before
-        // the memory is freed, so the view can never reach freed memory.
-        this.view = MemorySegment.ofAddress(host).reinterpret(BYTES, views, null);
-        view.set(ValueLayout.JAVA_LONG, 0, 0L); // the driver does not clear what it allocates
+        this.view = new HostView(host, BYTES); // cuMemHostAlloc returned BYTES bytes there
+        view.segment().set(ValueLayout.JAVA_LONG, 0, 0L); // the driver does not clear what it allocates
     }
 
     /** A new mapped word of {@code context}, set to 0. */
@@ -59,7 +52,7 @@ public final class MappedMemory extends NativeResource {
 
     /** The host view of the word (closed when the word is retired). */
     public MemorySegment view() {
-        return view;
+        return view.segment();
     }
 
     /** The word's device address, for kernels and stream memory operations. */
@@ -69,23 +62,13 @@ public final class MappedMemory extends NativeResource {
 
     @Override
     protected void beforeRetire() {
-        try {
-            views.close();
-            viewsClosed = true;
-        } catch (IllegalStateException inUse) {
-            // Another thread is inside a read of the view: freeing the memory could let it read
-            // freed memory, so the word is leaked instead.
-            viewsClosed = false;
-        }
+        view.close();
     }
 
     @Override
     protected Retirement.Release howToFree() {
-        if (!viewsClosed) {
-            return () -> CudaDriver.CUDA_ERROR_INVALID_VALUE(); // abandoned by the queue, with a log line
-        }
         // The fences of every stream that wrote or waited on it completed, and no view reaches it.
-        return () -> context.calls().memory().freeHost(host);
+        return view.release(() -> context.calls().memory().freeHost(host));
     }
 
     @Override

@@ -9,7 +9,6 @@ import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.context.TransferCompletion;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -26,8 +25,7 @@ public final class PinnedMemory extends NativeResource {
     private final long address;
     private final long size;
     private final boolean writeCombined;
-    private final Arena views = Arena.ofShared();
-    private final MemorySegment view;
+    private final HostView view;
     private final TransferCompletion completion = new TransferCompletion();
     /** The buffer's own fence event, taken from the pool at the first transfer. */
     private MemorySegment event;
@@ -38,8 +36,6 @@ public final class PinnedMemory extends NativeResource {
     private long device;
     private MemorySegment host;
     private long bytes;
-    /** False if the view could not be closed (another thread was inside a call using it). */
-    private boolean viewsClosed;
 
     private final TransferCompletion.Step transfer = () -> upload
             // The host range is inside this pinned memory, which cannot be freed or touched by the
@@ -75,9 +71,7 @@ public final class PinnedMemory extends NativeResource {
         this.address = address;
         this.size = size;
         this.writeCombined = writeCombined;
-        // Safety: cuMemHostAlloc returned at least `size` bytes at `address`; the view's arena is
-        // closed before the memory is freed, so the view can never reach freed memory.
-        this.view = MemorySegment.ofAddress(address).reinterpret(size, views, null);
+        this.view = new HostView(address, size); // cuMemHostAlloc returned at least `size` bytes there
     }
 
     /**
@@ -111,7 +105,7 @@ public final class PinnedMemory extends NativeResource {
 
     /** The host bytes (wait for the last transfer before touching them). */
     public MemorySegment view() {
-        return view;
+        return view.segment();
     }
 
     /** The last transfer's state (under this monitor). */
@@ -151,7 +145,7 @@ public final class PinnedMemory extends NativeResource {
         lastStream = s;
         upload = toDevice;
         device = deviceAddress;
-        host = offset == 0 ? view : view.asSlice(offset);
+        host = offset == 0 ? view.segment() : view.segment().asSlice(offset);
         bytes = n;
         int r = completion.submit(transfer, record);
         s.submitted();
@@ -188,22 +182,12 @@ public final class PinnedMemory extends NativeResource {
 
     @Override
     protected void beforeRetire() {
-        try {
-            views.close();
-            viewsClosed = true;
-        } catch (IllegalStateException inUse) {
-            // Another thread is inside a call that uses the segment: freeing the memory could let
-            // that code read freed memory, so this buffer is leaked instead.
-            viewsClosed = false;
-        }
+        view.close();
     }
 
     @Override
     protected Retirement.Release howToFree() {
-        if (!viewsClosed) {
-            return () -> CudaDriver.CUDA_ERROR_INVALID_VALUE(); // abandoned by the queue, with a log line
-        }
-        return this::freeHost;
+        return view.release(this::freeHost);
     }
 
     /** Frees the host memory once the fences of every stream that moved bytes through it completed (or the device was synchronized). */
