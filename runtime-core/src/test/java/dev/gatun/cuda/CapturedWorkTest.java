@@ -1,47 +1,36 @@
 package dev.gatun.cuda;
 
+import static dev.gatun.cuda.AddKernelFixture.filled;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.gatun.cuda.testing.FakeKernel;
-import dev.gatun.cuda.testing.Ptx;
+import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Simulated;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** Work captured on every run and replayed through the update policy; an invalidated capture runs eagerly once. */
 class CapturedWorkTest {
 
-    private static final int N = 8;
+    private static final int N = AddKernelFixture.N;
 
-    private final Simulated sim = new Simulated();
-    private final CudaContext ctx = sim.context();
-    private final Stream stream = ctx.createStream();
+    private final AddKernelFixture f = new AddKernelFixture(new FakeDriverApi());
+    private final Simulated sim = f.sim;
+    private final CudaContext ctx = f.ctx;
+    private final Stream stream = f.stream;
     private final DeviceBuffer data = ctx.allocate(4L * N);
-    private final Kernel add;
-
-    CapturedWorkTest() {
-        sim.gpu.kernelBody("add", FakeKernel.ADD); // add(p, n, v): p[i] += v
-        ctx.modules().load("m", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
-        add = ctx.modules().kernel("m", "add");
-    }
+    private final Kernel add = f.add;
 
     @AfterEach
     void nothingLeftOrMisused() {
-        add.close();
         data.close();
-        stream.close();
-        ctx.close();
-        assertEquals(List.of(), sim.gpu.violations());
+        f.close();
         assertEquals(0, sim.gpu.liveReservations());
     }
 
     private int[] read() {
-        int[] out = new int[N];
-        data.asInts().copyTo(out);
-        return out;
+        return AddKernelFixture.read(data);
     }
 
     /** data += v, with a scratch buffer allocated, written and freed on the way (arena or graph memory). */
@@ -90,11 +79,5 @@ class CapturedWorkTest {
         assertEquals(2, w.installs().instantiations(), "memory nodes: each graph is instantiated");
         w.close();
         assertThrows(IllegalStateException.class, () -> w.run(stream, s -> work(s, 1)));
-    }
-
-    private static int[] filled(int v) {
-        int[] e = new int[N];
-        java.util.Arrays.fill(e, v);
-        return e;
     }
 }
