@@ -109,6 +109,16 @@ public final class CaptureGate {
         }
     }
 
+    /**
+     * Whether the calling thread is inside a synchronizing section now: then no global-mode
+     * capture can begin until it leaves ({@link #enterCapture} waits for every section), so a
+     * synchronizing call made within needs no section of its own. Reads this thread's depth
+     * only, without the lock.
+     */
+    public boolean insideSection() {
+        return sectionDepth.get()[0] > 0;
+    }
+
     /** Enters a section only if no capture is active; never waits. */
     public boolean tryEnterSynchronizing() {
         int[] depth = sectionDepth.get();

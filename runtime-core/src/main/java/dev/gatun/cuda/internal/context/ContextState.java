@@ -292,7 +292,10 @@ public final class ContextState implements RetirementQueue.Host {
     }
 
     public long live(OwnerKind kind) {
-        return live.get(kind.ordinal());
+        long n = live.get(kind.ordinal());
+        // Stream-ordered buffers count their life on their streams' ledgers (no atomic update on
+        // the allocate + close path); a close elsewhere took them off the count above.
+        return kind == OwnerKind.DEVICE_BUFFER ? n + stats.ledgerOwners() : n;
     }
 
     /** Lists a fully constructed resource as live (leak tracking only; see {@link NativeResource}). */

@@ -15,6 +15,8 @@ public final class ContextStats {
     public final LongAdder syncFrees = new LongAdder();
     private final LongAdder asyncFrees = new LongAdder();
     private final LongAdder bytesLive = new LongAdder();
+    /** The live owners counted by drained streams' ledgers (see {@link #ledgerOwners}). */
+    private final LongAdder foldedOwners = new LongAdder();
     public final LongAdder hostToDeviceCopies = new LongAdder();
     public final LongAdder hostToDeviceBytes = new LongAdder();
     public final LongAdder deviceToHostCopies = new LongAdder();
@@ -73,7 +75,7 @@ public final class ContextStats {
     /** Stream-ordered allocations, frees and live bytes: the adders plus every registered stream's ledger. */
     private long[] sums() {
         synchronized (ledgers) {
-            long[] sums = {asyncAllocations.sum(), asyncFrees.sum(), bytesLive.sum()};
+            long[] sums = {asyncAllocations.sum(), asyncFrees.sum(), bytesLive.sum(), foldedOwners.sum()};
             for (StreamState s : streams.registeredStreams()) {
                 synchronized (s.lock()) {
                     s.ledger().addTo(sums);
@@ -83,11 +85,19 @@ public final class ContextStats {
         }
     }
 
+    /**
+     * The live owners that count their life on stream ledgers ({@code NativeResource.countsLifeOnStream}),
+     * less those of them closed elsewhere, which the context's own count took off: add it to that count.
+     */
+    long ledgerOwners() {
+        return sums()[3];
+    }
+
     /** Moves a stream's final ledger into the adders; call once the stream is closed, before it is deregistered. */
     void fold(StreamState stream) {
         synchronized (ledgers) {
             synchronized (stream.lock()) {
-                stream.ledger().moveTo(asyncAllocations, asyncFrees, bytesLive);
+                stream.ledger().moveTo(asyncAllocations, asyncFrees, bytesLive, foldedOwners);
             }
         }
     }

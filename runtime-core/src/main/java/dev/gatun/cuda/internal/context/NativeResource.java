@@ -72,7 +72,7 @@ public abstract class NativeResource implements Runnable {
         this.kind = kind;
         this.usage = new StreamUsage(origin);
         this.allocationSite = context.leakTracking() ? new Throwable("allocation site of a leaked Gatun owner") : null;
-        context.opened(kind);
+        countOpened(origin);
     }
 
     /**
@@ -90,7 +90,27 @@ public abstract class NativeResource implements Runnable {
         // A release store, not a volatile one (no fence): no other thread reads this resource
         // until the owner's claim publishes it, and that claim orders this write before it.
         CLOSED.setRelease(this, false);
-        context.opened(kind);
+        countOpened(origin);
+    }
+
+    /**
+     * Whether this kind counts its owners live on the ledger of the stream it was made in
+     * ({@link StreamLedger}, under that stream's lock, which the allocation holds) instead of in
+     * the context's atomic counts: the stream-ordered allocations, whose allocate + close then
+     * makes no atomic update for it. Its free at close on that stream counts the close there (see
+     * {@link #freeAtClose}); any other close is counted in the context, and a snapshot adds both.
+     * Called from the constructor: answer with a constant.
+     */
+    protected boolean countsLifeOnStream() {
+        return false;
+    }
+
+    private void countOpened(StreamState origin) {
+        if (countsLifeOnStream()) {
+            origin.ledger().ownerOpened();
+        } else {
+            context.opened(kind);
+        }
     }
 
     /** Where this owner was created, when its context tracks leaks ({@code ContextOptions.leakTracking}); else null. */
@@ -228,7 +248,7 @@ public abstract class NativeResource implements Runnable {
                 }
             }
             if (due) {
-                retire(); // outside this monitor, which a submission's admission takes under a stream's lock
+                retire(false); // outside this monitor, which a submission's admission takes under a stream's lock
             }
         }
     }
@@ -275,8 +295,12 @@ public abstract class NativeResource implements Runnable {
      *
      * @param soleStream the only stream the handle was used on, or null if none or several
      *     ({@link #usedOnAnyStream()} tells which)
+     * @param countClose true when the close is counted here ({@link #countsLifeOnStream()}, and
+     *     called from the close itself, not from a deferred retirement, whose close was counted
+     *     already): a free made here then counts the close on the stream's ledger, under the lock
+     *     the free holds
      */
-    protected boolean freeAtClose(StreamState soleStream) {
+    protected boolean freeAtClose(StreamState soleStream, boolean countClose) {
         return false;
     }
 
@@ -308,6 +332,7 @@ public abstract class NativeResource implements Runnable {
         }
         // The owner counts as live until its handle is in retirement's hands (or deferred to a
         // graph's hold): a context close that sees no live owners must find every handle queued.
+        boolean countedOnStream = false;
         try {
             beforeRetire();
             // No monitor when nothing holds the handle (the allocate + close hot path): closed was
@@ -315,16 +340,22 @@ public abstract class NativeResource implements Runnable {
             // hold this read misses sees the close and withdraws.
             if (holds > 0) {
                 synchronized (this) {
+                    // Deferred before holds is read again, as unhold() counts down before it reads
+                    // the deferral (outside this monitor): of the two, at least one sees the
+                    // other's write, so a last unhold that this read misses finds the deferral
+                    // and retires the handle. Deferring after the read would let that unhold
+                    // pass unseen between the two, and nothing would ever retire the handle.
+                    retirementDeferred = true;
                     if (holds > 0) {
-                        retirementDeferred = true; // a captured graph still needs the handle
-                        return true;
+                        return true; // a captured graph still needs the handle
                     }
+                    retirementDeferred = false; // an unhold that saw it waits for this monitor, then finds it withdrawn
                 }
             }
-            retire();
+            countedOnStream = retire(true);
             return true;
         } finally {
-            countClosed();
+            countClosed(countedOnStream);
         }
     }
 
@@ -343,31 +374,40 @@ public abstract class NativeResource implements Runnable {
             }
             // Closed under the lock hold() takes: a later hold() sees it and refuses.
         }
+        boolean countedOnStream = false;
         try {
             beforeRetire();
-            retire();
+            countedOnStream = retire(true);
             return true;
         } finally {
-            countClosed();
+            countClosed(countedOnStream);
         }
     }
 
     /** No longer live for its context: counted closed, and off the leak-tracking list. */
-    private void countClosed() {
-        context.closed(kind);
+    private void countClosed(boolean countedOnStream) {
+        if (!countedOnStream) {
+            context.closed(kind);
+        }
         if (allocationSite != null) {
             context.untrack(this);
         }
     }
 
-    private void retire() {
+    /**
+     * Frees the handle at close, or hands it to retirement. Returns whether a free at close
+     * counted the close on its stream's ledger (only when {@code closing}: the close itself, not
+     * a deferred retirement).
+     */
+    private boolean retire(boolean closing) {
         // Runs on whatever thread closes (or the Cleaner's, or a graph's retirement), with any
         // context current or none: a stream-ordered free and a fence record name their stream,
         // a pooled event is created with the context made current, and the retirement queue makes
         // it current before it frees anything. Never under a stream's lock or this monitor: the
         // free and the fences take the locks of the streams that used the handle.
-        if (freeAtClose(usage.sole())) {
-            return;
+        boolean countClose = closing && countsLifeOnStream();
+        if (freeAtClose(usage.sole(), countClose)) {
+            return countClose;
         }
         List<Evidence> fences = usage.fences();
         List<Evidence> extra = extraEvidence();
@@ -385,6 +425,7 @@ public abstract class NativeResource implements Runnable {
         } else {
             context.retirement().submit(new Retirement(this, kind, fences, release, synchronizing));
         }
+        return false;
     }
 
     /** The Cleaner's action: runs when the owner became unreachable, or when close() cleaned it. */

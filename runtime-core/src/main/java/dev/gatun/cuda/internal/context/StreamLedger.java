@@ -21,6 +21,8 @@ public final class StreamLedger {
     private long allocations;
     private long frees;
     private long liveBytes;
+    /** Owners made in this stream's order and not closed here ({@link NativeResource#countsLifeOnStream()}); may go negative. */
+    private long liveOwners;
     /** A closed, freed memory object whose next use is an allocation on this stream; and who may take it. */
     private NativeResource spare;
     private Object spareKeeper;
@@ -32,6 +34,16 @@ public final class StreamLedger {
     public void allocated(long bytes) {
         allocations++;
         liveBytes += bytes;
+    }
+
+    /** Counts an owner made in the stream's order live (it counts its life here). */
+    public void ownerOpened() {
+        liveOwners++;
+    }
+
+    /** Counts such an owner closed by its free at close in the stream's order. */
+    public void ownerClosed() {
+        liveOwners--;
     }
 
     /** Counts a free of {@code bytes} queued in the stream's order. */
@@ -69,16 +81,19 @@ public final class StreamLedger {
         sums[0] += allocations;
         sums[1] += frees;
         sums[2] += liveBytes;
+        sums[3] += liveOwners;
     }
 
     /** Moves the counts into the context's adders and forgets the spare: the stream is drained. */
-    void moveTo(LongAdder allocationsTo, LongAdder freesTo, LongAdder liveBytesTo) {
+    void moveTo(LongAdder allocationsTo, LongAdder freesTo, LongAdder liveBytesTo, LongAdder liveOwnersTo) {
         allocationsTo.add(allocations);
         freesTo.add(frees);
         liveBytesTo.add(liveBytes);
+        liveOwnersTo.add(liveOwners);
         allocations = 0;
         frees = 0;
         liveBytes = 0;
+        liveOwners = 0;
         spare = null;
         spareKeeper = null;
     }

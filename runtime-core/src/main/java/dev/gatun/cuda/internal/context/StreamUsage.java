@@ -131,6 +131,9 @@ final class StreamUsage {
 
     /** One fence per stream used, taken now (at close); empty (and no copy) when none was. */
     List<Evidence> fences() {
+        if (!any()) {
+            return List.of(); // never used on a stream (a block closed unused): no monitor
+        }
         List<StreamState> streams = all();
         if (streams.isEmpty()) {
             return List.of();

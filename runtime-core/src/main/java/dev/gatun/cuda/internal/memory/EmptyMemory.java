@@ -17,7 +17,7 @@ public final class EmptyMemory extends DeviceMemory {
     }
 
     @Override
-    protected boolean freeAtClose(StreamState soleStream) {
+    protected boolean freeAtClose(StreamState soleStream, boolean countClose) {
         return true; // nothing was allocated, so nothing waits
     }
 

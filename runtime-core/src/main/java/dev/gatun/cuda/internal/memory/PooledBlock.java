@@ -50,7 +50,7 @@ public final class PooledBlock extends DeviceMemory implements Retirement.Releas
     }
 
     @Override
-    protected boolean freeAtClose(StreamState soleStream) {
+    protected boolean freeAtClose(StreamState soleStream, boolean countClose) {
         // No stream used it, so no work can still touch it: back to the pool now, if that takes
         // no driver call (a free would synchronize, and waits for retirement and its gate).
         if (usedOnAnyStream() || !pool.keep(address, size)) {

@@ -43,7 +43,12 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
     }
 
     @Override
-    protected final boolean freeAtClose(StreamState soleStream) {
+    protected final boolean countsLifeOnStream() {
+        return true; // made under its stream's lock, and freed at close under it: plain counts in its ledger
+    }
+
+    @Override
+    protected final boolean freeAtClose(StreamState soleStream, boolean countClose) {
         if (soleStream == null) {
             return false; // several streams used it: wait for all their fences instead
         }
@@ -58,6 +63,9 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
                 return false; // retried by retirement, after the fences
             }
             soleStream.ledger().freed(bytes);
+            if (countClose) {
+                soleStream.ledger().ownerClosed(); // the ledger that counted it open: its origin is its sole stream
+            }
             // Kept for the next allocation on this stream, under the lock that allocation takes:
             // from here on another thread may stand this object for a new allocation. Nothing
             // below reads its mutable fields (closing it, which called this, counts only its kind).

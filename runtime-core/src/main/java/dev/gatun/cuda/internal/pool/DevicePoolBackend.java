@@ -33,21 +33,30 @@ public final class DevicePoolBackend implements PoolBackend {
 
     @Override
     public int free(long address, long bytes) {
+        // Retirement's frees come inside its section already: no second one (a lock and an
+        // unlock of the gate each way).
+        if (contextState.gate().insideSection()) {
+            return freeInsideSection(address, bytes);
+        }
         if (!contextState.gate().tryEnterSynchronizing()) {
             return CAPTURE_ACTIVE;
         }
         try {
-            // The pool frees a block only after the retirement queue saw every fence of its last
-            // use complete (or at trim, when it holds no block anyone uses); both make the
-            // context current first.
-            int r = contextState.calls().memory().free(address);
-            if (r == 0) {
-                contextState.stats().syncFrees.increment();
-                contextState.stats().devicePoolBytes(-bytes);
-            }
-            return r;
+            return freeInsideSection(address, bytes);
         } finally {
             contextState.gate().exitSynchronizing();
         }
+    }
+
+    private int freeInsideSection(long address, long bytes) {
+        // The pool frees a block only after the retirement queue saw every fence of its last
+        // use complete (or at trim, when it holds no block anyone uses); both make the context
+        // current first.
+        int r = contextState.calls().memory().free(address);
+        if (r == 0) {
+            contextState.stats().syncFrees.increment();
+            contextState.stats().devicePoolBytes(-bytes);
+        }
+        return r;
     }
 }
