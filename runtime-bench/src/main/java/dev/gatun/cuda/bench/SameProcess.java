@@ -4,6 +4,7 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.ModuleImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -42,14 +43,26 @@ import java.util.List;
  * binding. Usage:
  *
  * <pre>
- *     SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] ROW[:N] ...
+ *     SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] ROW[:N] ...
  * </pre>
  *
  * ROUND numbers the FAIL lines and picks where the rotation starts; N defaults to the row's.
+ *
+ * <p>With {@code --slices K}, each row runs as K slices of N/K operations per twin instead of one
+ * run of N, each slice a sub-round (a {@code ROUND} line of its own, numbered ROUND × 100 + the
+ * slice's index) with its own rotation of the twins' order, after one slice of each twin that is
+ * not reported. Why: within one process the time of the stream-ordered allocate + free still
+ * drifts from second to second (in one H200 run, the C twin ran 0.65 µs in one run and 1.16 µs
+ * in the next, and Gatun's and the baseline's runs moved with it), so runs of a second each,
+ * one after the other, often compare a fast phase with a slow one. Slices a tenth as long pair
+ * up runs that are that much closer in time; the table's median is then over every slice's
+ * ratio.
  */
 public final class SameProcess {
 
     private static final int EXIT_USAGE = 2;
+    /** The most slices of a row per round; a slice's sub-round is ROUND × this + its index. */
+    static final int MAX_SLICES = 100;
 
     private SameProcess() {
     }
@@ -73,16 +86,32 @@ public final class SameProcess {
     static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         List<String> rest = new ArrayList<>(List.of(args));
         if (rest.size() < 4) {
-            err.println("usage: SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] ROW[:N] ...");
+            err.println("usage: SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] ROW[:N] ...");
             return EXIT_USAGE;
         }
         Path library = Path.of(rest.remove(0));
         Path ptx = Path.of(rest.remove(0));
         int round = Integer.parseInt(rest.remove(0));
         Method baseline = null;
-        if (rest.get(0).equals("--baseline")) {
-            rest.remove(0);
-            baseline = baselineTwin(Path.of(rest.remove(0)));
+        int slices = 1;
+        while (!rest.isEmpty() && rest.get(0).startsWith("--")) {
+            String flag = rest.remove(0);
+            if (rest.isEmpty()) {
+                err.println("SameProcess: " + flag + " needs a value");
+                return EXIT_USAGE;
+            }
+            switch (flag) {
+                case "--baseline" -> baseline = baselineTwin(Path.of(rest.remove(0)));
+                case "--slices" -> slices = Integer.parseInt(rest.remove(0));
+                default -> {
+                    err.println("SameProcess: unknown flag " + flag);
+                    return EXIT_USAGE;
+                }
+            }
+        }
+        if (slices < 1 || slices > MAX_SLICES) {
+            err.println("SameProcess: --slices takes 1 to " + MAX_SLICES + ", not " + slices);
+            return EXIT_USAGE;
         }
         List<Job> jobs = rest.stream().map(Job::parse).toList();
         ModuleImage kernels = ModuleImage.fromFile(ptx);
@@ -93,19 +122,37 @@ public final class SameProcess {
             List<String> impls = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
-                for (int k = 0; k < impls.size(); k++) {
-                    String impl = impls.get((round + j + k) % impls.size());
-                    out.println(switch (impl) {
-                        case "c" -> runC(c, arena, ptxText, job, round);
-                        case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
-                                .line(job.row(), job.n());
-                        default -> runBaseline(baseline, job, ptx);
-                    });
-                    out.flush();
+                if (slices == 1) {
+                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
+                    continue;
+                }
+                // Sliced: one triple first that is not reported (every twin's path compiled,
+                // the driver's pool grown), then each slice a sub-round of its own.
+                Job slice = new Job(job.row(), Math.max(1, job.n() / slices));
+                runEach(impls, round + j, slice, c, arena, ptxText, kernels, baseline, ptx, round, new PrintStream(OutputStream.nullOutputStream()));
+                for (int k = 0; k < slices; k++) {
+                    int subRound = round * MAX_SLICES + k;
+                    out.println("ROUND " + subRound);
+                    runEach(impls, round + j + k, slice, c, arena, ptxText, kernels, baseline, ptx, subRound, out);
                 }
             }
         }
         return 0;
+    }
+
+    /** One run of each twin of {@code job}, in the order that {@code rotation} picks; their lines go to {@code out}. */
+    private static void runEach(List<String> impls, int rotation, Job job, MethodHandle c, Arena arena, MemorySegment ptxText,
+            ModuleImage kernels, Method baseline, Path ptx, int round, PrintStream out) {
+        for (int k = 0; k < impls.size(); k++) {
+            String impl = impls.get((rotation + k) % impls.size());
+            out.println(switch (impl) {
+                case "c" -> runC(c, arena, ptxText, job, round);
+                case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
+                        .line(job.row(), job.n());
+                default -> runBaseline(baseline, job, ptx);
+            });
+            out.flush();
+        }
     }
 
     private static MethodHandle cTwin(Path library, Arena arena) {

@@ -47,6 +47,23 @@ class CompareTableTest {
     }
 
     @Test
+    void slicesOfOneSameProcessRoundArePairedSliceBySlice() {
+        // As SameProcess --slices writes them: the script's ROUND 1, then sub-rounds 100 and 101,
+        // each a pair of its own; the slice's runs are N/2 each.
+        TwinRow row = TwinRow.ALLOC_STREAM_ORDERED;
+        long half = row.n() / 2;
+        List<String> lines = List.of("ROUND 1",
+                "ROUND 100", "TWIN c " + row.id() + " " + half + " " + half * 1000 + " -",
+                "TWIN gatun " + row.id() + " " + half + " " + half * 1100 + " 0",
+                "ROUND 101", "TWIN c " + row.id() + " " + half + " " + half * 2000 + " -",
+                "TWIN gatun " + row.id() + " " + half + " " + half * 2600 + " 0");
+        CompareTable.Summary s = summary(row, lines);
+        assertEquals(2, s.pairs());
+        assertEquals(1.1, s.ratioMin(), EPS); // 1.1 µs against 1.0 µs, in the first slice
+        assertEquals(1.3, s.ratioMax(), EPS); // 2.6 µs against 2.0 µs, in the second
+    }
+
+    @Test
     void baselineRunsGetTheirOwnRatioToCAndColumnsOnlyWhenPresent() {
         TwinRow row = TwinRow.EVENT_RECORD_QUERY;
         double[] c = {1.0, 2.0, 1.0};

@@ -34,4 +34,17 @@ class SameProcessTest {
         assertEquals(2, status);
         assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("usage: SameProcess"));
     }
+
+    @Test
+    void slicesOutsideOneToAHundredAreRefusedBeforeAnythingRuns() throws Exception {
+        for (String slices : new String[] {"0", "101"}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int status = SameProcess.run(new String[] {"libtwins.so", "twins.ptx", "1", "--slices", slices,
+                "alloc_stream_ordered"}, new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true,
+                        StandardCharsets.UTF_8));
+            assertEquals(2, status, slices);
+            assertTrue(err.toString(StandardCharsets.UTF_8).contains("--slices takes 1 to 100, not " + slices),
+                    err.toString(StandardCharsets.UTF_8));
+        }
+    }
 }
