@@ -35,7 +35,6 @@ import org.slf4j.LoggerFactory;
 public final class GraphInstaller {
 
     private static final Logger LOG = LoggerFactory.getLogger(GraphInstaller.class);
-    private static final UpdatingExecutable.Path[] PATHS = UpdatingExecutable.Path.values();
     private static final GraphUpdateResult[] RESULTS = GraphUpdateResult.values();
 
     /**
@@ -60,7 +59,7 @@ public final class GraphInstaller {
     }
 
     /** Installs by path, indexed by {@link UpdatingExecutable.Path#ordinal()}. */
-    private final AtomicLongArray paths = new AtomicLongArray(PATHS.length);
+    private final AtomicLongArray paths = new AtomicLongArray(UpdatingExecutable.Path.values().length);
     /** Refused updates of the executable installed into, indexed by {@link GraphUpdateResult#ordinal()}. */
     private final AtomicLongArray refusals = new AtomicLongArray(RESULTS.length);
     /** Refused updates of the spare, indexed the same way. */

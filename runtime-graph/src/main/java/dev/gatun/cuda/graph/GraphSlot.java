@@ -9,7 +9,6 @@ import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphInstaller;
-import dev.gatun.cuda.GraphUpdateReport;
 import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.Stream;
