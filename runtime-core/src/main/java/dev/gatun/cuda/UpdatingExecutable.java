@@ -1,11 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.events.GraphInstallEvent;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.Objects;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The update-or-instantiate policy for one replayed piece of work (CUDA.jl's {@code @captured}):
@@ -16,7 +11,8 @@ import org.slf4j.LoggerFactory;
  * swap replaced. So work that alternates between two shapes settles into updates after its first
  * two instantiations. Every path and every refusal's reason is counted ({@link #counts()}),
  * logged at DEBUG with the nodes the driver blamed, and recorded as a JFR event
- * {@code dev.gatun.GraphInstall}.
+ * {@code dev.gatun.GraphInstall}. The step itself is a {@link GraphInstaller}'s, which
+ * {@code GraphSlot} shares.
  *
  * <p>The spare holds what its last graph held (buffers, modules) until it is replaced or this is
  * closed. A refusal for {@link GraphUpdateResult#MEMORY_NODES} keeps no spare: an executable of a
@@ -30,8 +26,6 @@ import org.slf4j.LoggerFactory;
  * on one thread, or use {@code GraphSlot}, whose replays and re-captures exclude each other.
  */
 public final class UpdatingExecutable implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(UpdatingExecutable.class);
 
     /** The way a graph was installed. */
     public enum Path {
@@ -56,20 +50,15 @@ public final class UpdatingExecutable implements AutoCloseable {
     private static final Install UPDATED = new Install(Path.UPDATED, null);
 
     private final CudaContext context;
+    /** The policy's step and its spare, shared with GraphSlot's re-captures. */
+    private final GraphInstaller installer = new GraphInstaller();
     private volatile GraphExec current;
     // Guarded by this.
-    private GraphExec spare;
     private boolean closed;
-    private long updates;
-    private long spareUpdates;
-    private long instantiations;
-    private final Map<GraphUpdateResult, Long> refusals = new EnumMap<>(GraphUpdateResult.class);
-    private final Map<GraphUpdateResult, Long> spareRefusals = new EnumMap<>(GraphUpdateResult.class);
 
     private UpdatingExecutable(GraphExec first) {
         this.context = first.context();
         this.current = first;
-        this.instantiations = 1;
     }
 
     /**
@@ -100,55 +89,10 @@ public final class UpdatingExecutable implements AutoCloseable {
             throw new IllegalStateException(this + " is closed");
         }
         context.checkSame(next.context(), "the graph");
-        GraphInstallEvent event = GraphInstallEvent.start();
-        GraphUpdateReport refusal = current.tryUpdateExplained(next);
-        if (refusal.applied()) {
-            updates++;
-            commit(event, Path.UPDATED, null);
-            return UPDATED;
-        }
-        refusals.merge(refusal.result(), 1L, Long::sum);
-        GraphExec replaced = current;
-        Path path;
-        GraphUpdateResult spareResult = spare == null ? null : spare.tryUpdate(next);
-        if (spareResult != null && spareResult.applied()) {
-            current = spare;
-            spareUpdates++;
-            path = Path.SPARE;
-        } else {
-            if (spareResult != null) {
-                spareRefusals.merge(spareResult, 1L, Long::sum);
-            }
-            GraphExec made = next.instantiate();
-            if (spare != null) {
-                spare.close(); // retired once its last launch completed
-            }
-            current = made;
-            instantiations++;
-            path = Path.INSTANTIATED;
-        }
-        if (refusal.result() == GraphUpdateResult.MEMORY_NODES) {
-            replaced.close();
-            spare = null;
-        } else {
-            spare = replaced;
-        }
-        LOG.debug("{}: {} after the update in place was refused: {}", this, path, refusal);
-        commit(event, path, refusal);
-        return new Install(path, refusal);
-    }
-
-    private void commit(GraphInstallEvent event, Path path, GraphUpdateReport refusal) {
-        if (event != null) {
-            event.device = context.device().ordinal();
-            event.path = path.name();
-            if (refusal != null) {
-                event.reason = refusal.result().name();
-                event.errorNode = refusal.errorNode();
-                event.errorFromNode = refusal.errorFromNode();
-            }
-            event.commit();
-        }
+        GraphInstaller.Result installed = installer.install(current, next, made -> { });
+        current = installed.current();
+        installed.dropped().forEach(GraphExec::close); // retired once their last launches completed
+        return installed.path() == Path.UPDATED ? UPDATED : new Install(installed.path(), installed.refusal());
     }
 
     /**
@@ -166,13 +110,15 @@ public final class UpdatingExecutable implements AutoCloseable {
     }
 
     /** {@return whether a spare executable is kept now} */
-    public synchronized boolean hasSpare() {
-        return spare != null;
+    public boolean hasSpare() {
+        return installer.hasSpare();
     }
 
     /** {@return the installs by path, and the refusals by reason} */
-    public synchronized GraphInstallCounts counts() {
-        return new GraphInstallCounts(updates, spareUpdates, instantiations, refusals, spareRefusals);
+    public GraphInstallCounts counts() {
+        GraphInstallCounts installs = installer.counts();
+        return new GraphInstallCounts(installs.updates(), installs.spareUpdates(), installs.instantiations() + 1,
+                installs.refusals(), installs.spareRefusals()); // and the first, instantiated here
     }
 
     /**
@@ -186,9 +132,9 @@ public final class UpdatingExecutable implements AutoCloseable {
         }
         closed = true;
         current.close();
+        GraphExec spare = installer.releaseSpare();
         if (spare != null) {
             spare.close();
-            spare = null;
         }
     }
 

@@ -8,11 +8,13 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
-import dev.gatun.cuda.GraphUpdateReport;
+import dev.gatun.cuda.GraphInstaller;
 import dev.gatun.cuda.GraphUpdateResult;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.UpdatingExecutable;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * The graph lifecycle of one (group, slot): IDLE → CAPTURING → READY, where READY holds one or
  * more segments replayed in capture order. Capturing again on a READY slot appends a segment;
  * {@link #beginRecapture} re-captures one segment and updates its executable in place when the
- * topology is unchanged. {@link #abortCapture()} returns to the phase before the capture and
+ * topology is unchanged; otherwise it updates the slot's spare executable, or instantiates anew
+ * ({@link GraphInstaller}: at most one spare per slot, so a segment whose shape alternates between
+ * two settles into updates). {@link #abortCapture()} returns to the phase before the capture and
  * leaves nothing behind; {@link #reset()} drops every segment and is refused while capturing.
  *
  * <p>Each segment is a {@link GraphExec}, which keeps what it needs of its graphs; the slot closes
@@ -52,6 +56,8 @@ public final class GraphSlot {
     private final String name;
     private final ReentrantLock lock = new ReentrantLock();
     private final SlotCounters counters = new SlotCounters();
+    /** The update-or-instantiate step of re-captures, and the slot's one spare executable. */
+    private final GraphInstaller installer = new GraphInstaller();
     /** Replays between entering their launch window and returning; see {@link #enterLaunch()}. */
     private final AtomicInteger launching = new AtomicInteger();
     private volatile SlotState state = SlotState.IDLE;
@@ -91,19 +97,36 @@ public final class GraphSlot {
 
     /** {@return a snapshot of this slot's counters: captures, replays, segment launches, updates, ...} */
     public GraphCounts counts() {
-        return counters.snapshot();
+        return counters.snapshot(installer.counts());
     }
 
     /**
      * {@return why re-captures of this slot's segments could not update their executables in
      * place, each reason with how often (the driver's, such as
      * {@link GraphUpdateResult#TOPOLOGY_CHANGED}, or {@link GraphUpdateResult#MEMORY_NODES});
-     * each such re-capture was instantiated anew, counted as a re-instantiation in
-     * {@link #counts()}} A shape that keeps changing here costs an instantiation per capture:
-     * give each shape a slot of its own.
+     * each such re-capture updated the spare, or was instantiated anew, as counted in
+     * {@link #counts()}} A shape that keeps changing among more than two here costs an
+     * instantiation per capture: give each shape a slot of its own.
      */
     public Map<GraphUpdateResult, Long> updateRefusals() {
-        return counters.refusals();
+        return installer.counts().refusals();
+    }
+
+    /**
+     * {@return why the spare executable refused re-captures that its segment's executable had
+     * refused, each reason with how often; each was instantiated anew}
+     */
+    public Map<GraphUpdateResult, Long> spareUpdateRefusals() {
+        return installer.counts().spareRefusals();
+    }
+
+    /**
+     * {@return whether the slot keeps a spare executable now} A re-capture that its segment's
+     * executable refuses leaves that executable as the spare (closing the one before), unless it
+     * was refused for {@link GraphUpdateResult#MEMORY_NODES}; reset and retirement close it.
+     */
+    public boolean hasSpare() {
+        return installer.hasSpare();
     }
 
     /**
@@ -135,8 +158,10 @@ public final class GraphSlot {
 
     /**
      * Begins re-capturing segment {@code index} on {@code stream}. {@link #endCapture()} then
-     * updates that segment's executable in place when the new capture has the same topology, and
-     * instantiates a new executable (closing the old one) when it does not.
+     * updates that segment's executable in place when the new capture has the same topology;
+     * when it does not, it updates the slot's spare executable and puts it in the segment's place,
+     * or where the spare refuses too (or there is none) instantiates a new executable; either way
+     * the old executable becomes the spare, and the spare before it is closed.
      *
      * @param index the segment to replace, by capture-order index
      * @param stream the stream whose work is captured
@@ -259,26 +284,21 @@ public final class GraphSlot {
     private List<GraphExec> replace(SlotState prior, int index, Graph graph, Stream stream) {
         GraphExec old = prior.segments[index];
         state = prior.updating();
-        awaitLaunches();
-        GraphUpdateReport update;
+        awaitLaunches(); // no replay launches old from here on: it may be updated, or become the spare
+        GraphInstaller.Result installed;
         try {
-            update = old.tryUpdateExplained(graph);
+            installed = installer.install(old, graph, made -> made.upload(stream));
         } catch (RuntimeException e) {
             state = prior;
             throw e;
         }
-        if (update.applied()) {
-            state = prior;
-            counters.add(SlotCounters.UPDATES_IN_PLACE, 1);
-            return List.of();
+        if (installed.path() != UpdatingExecutable.Path.UPDATED) {
+            LOG.debug("{}: segment {} {}, since the update in place was refused: {}", describe(), index,
+                    installed.path() == UpdatingExecutable.Path.SPARE ? "took the updated spare" : "re-instantiated",
+                    installed.refusal());
         }
-        counters.refused(update.result());
-        LOG.debug("{}: segment {} re-instantiated, since the update in place was refused: {}", describe(), index, update);
-        GraphExec exec = instantiate(prior, graph);
-        upload(prior, exec, stream);
-        state = prior.replaced(index, exec);
-        counters.add(SlotCounters.REINSTANTIATIONS, 1);
-        return List.of(old);
+        state = installed.current() == old ? prior : prior.replaced(index, installed.current());
+        return installed.dropped();
     }
 
     private GraphExec instantiate(SlotState prior, Graph graph) {
@@ -333,28 +353,29 @@ public final class GraphSlot {
     }
 
     /**
-     * Drops every segment and returns to IDLE; dropped executables are closed, so retirement
-     * destroys each once its last launch has completed.
+     * Drops every segment and the spare executable, and returns to IDLE; dropped executables are
+     * closed, so retirement destroys each once its last launch has completed.
      *
-     * @return whether an executable was dropped
+     * @return whether a segment was dropped
      * @throws IllegalStateException while a capture is open (end or abort it first) or after the
      *     group was retired; nothing is dropped then
      */
     public boolean reset() {
         List<GraphExec> dropped;
+        SlotState current;
         lock.lock();
         try {
-            SlotState current = state;
+            current = state;
             requireSettled(current, "reset");
             state = SlotState.IDLE;
             awaitLaunches();
             counters.add(SlotCounters.RESETS, 1);
-            dropped = List.of(current.segments);
+            dropped = withSpare(current.segments);
         } finally {
             lock.unlock();
         }
         closeAll(dropped);
-        return !dropped.isEmpty();
+        return current.segments.length > 0;
     }
 
     /**
@@ -478,7 +499,17 @@ public final class GraphSlot {
         SlotState current = state;
         state = SlotState.RETIRED;
         awaitLaunches();
-        return List.of(current.segments);
+        return withSpare(current.segments);
+    }
+
+    /** {@code segments} and the spare, which the slot no longer keeps: every executable to close. */
+    private List<GraphExec> withSpare(GraphExec[] segments) {
+        List<GraphExec> all = new ArrayList<>(List.of(segments));
+        GraphExec spare = installer.releaseSpare();
+        if (spare != null) {
+            all.add(spare);
+        }
+        return all;
     }
 
     /**

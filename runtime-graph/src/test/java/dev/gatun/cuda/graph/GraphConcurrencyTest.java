@@ -79,7 +79,7 @@ class GraphConcurrencyTest {
             GraphCounts hotCounts = hot.counts();
             assertEquals(REPLAY_THREADS * replays, hotCounts.replays());
             assertEquals(2L * REPLAY_THREADS * replays, hotCounts.segmentLaunches());
-            assertEquals(new GraphCounts(cycles, cycles, cycles, 0, 0, 0, cycles), busy.counts());
+            assertEquals(new GraphCounts(cycles, cycles, cycles, 0, 0, 0, 0, cycles), busy.counts());
             List<Integer> launched = gpu.takeLaunches();
             assertEquals(REPLAY_THREADS * replays, launched.stream().filter(label -> label == 1).count());
             assertEquals(REPLAY_THREADS * replays, launched.stream().filter(label -> label == 2).count());

@@ -185,9 +185,11 @@ class GraphLifecycleChainTest {
             int target = m.target;
             m.target = null;
             boolean inPlace = target >= 0 && m.topologies.get(target) == topology;
+            // The segment's executable refuses; the spare, of an earlier shape, may take it.
+            boolean spareTakes = target >= 0 && !inPlace && m.spareTopology != null && m.spareTopology == topology;
             boolean fails = fault == Op.END
                     || fault == Op.UPDATE && target >= 0
-                    || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace;
+                    || (fault == Op.INSTANTIATE || fault == Op.UPLOAD) && !inPlace && !spareTakes;
             Class<? extends Throwable> failure = fault == Op.END
                     ? CaptureInvalidatedException.class
                     : CudaException.class;
@@ -199,13 +201,22 @@ class GraphLifecycleChainTest {
                     m.topologies.add(topology);
                     m.updated.add(false);
                 } else {
+                    int replacedTopology = m.topologies.get(target);
+                    boolean replacedUpdated = m.updated.get(target);
                     m.labels.set(target, label);
                     m.topologies.set(target, topology);
-                    m.updated.set(target, inPlace);
+                    // An executable updated since it was instantiated holds its origin graph too.
+                    m.updated.set(target, inPlace || spareTakes);
                     if (inPlace) {
                         m.updates++;
                     } else {
-                        m.reinstantiations++;
+                        m.spareTopology = replacedTopology; // the replaced executable is the spare now
+                        m.spareUpdated = replacedUpdated;
+                        if (spareTakes) {
+                            m.spareUpdates++;
+                        } else {
+                            m.reinstantiations++;
+                        }
                     }
                 }
             }
@@ -341,7 +352,7 @@ class GraphLifecycleChainTest {
             gpu.ctx.reap();
             List<Integer> ran = busy ? List.of() : gpu.takeLaunches();
             GraphCounts total = GraphCounts.ZERO;
-            int segments = 0;
+            int executables = 0;
             int segmentGraphs = 0;
             for (int s = 0; s < slots.size(); s++) {
                 Model m = models.get(s);
@@ -357,17 +368,17 @@ class GraphLifecycleChainTest {
                     m.queued.clear();
                 }
                 total = total.plus(m.counts());
-                segments += m.labels.size();
+                executables += m.labels.size() + (m.spareTopology == null ? 0 : 1);
                 segmentGraphs += m.graphs();
             }
             assertEquals(total, graphs.totals());
-            assertEquals(segments, gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC), "open executables");
+            assertEquals(executables, gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC), "open executables: segments and spares");
             assertEquals(0, gpu.ctx.liveOwners(OwnerKind.GRAPH), "a slot closes every graph it installs");
             if (!busy && gpu.pendingRetirements() == 0) {
-                assertEquals(segments, gpu.liveExecs(), "live executables");
+                assertEquals(executables, gpu.liveExecs(), "live executables");
                 assertEquals(segmentGraphs, gpu.liveGraphs(), "live graphs");
             } else {
-                assertTrue(gpu.liveExecs() >= segments, "live executables");
+                assertTrue(gpu.liveExecs() >= executables, "live executables");
                 assertTrue(gpu.liveGraphs() >= segmentGraphs, "live graphs");
             }
             assertEquals(List.of(), gpu.violations());
@@ -386,11 +397,16 @@ class GraphLifecycleChainTest {
         final List<Integer> queued = new ArrayList<>();
         /** null when not capturing; -1 for an appending capture; else the segment re-captured. */
         Integer target;
+        /** The topology of the spare executable's graph; null when the slot keeps none. */
+        Integer spareTopology;
+        /** Whether the spare was updated since it was instantiated, so it holds its origin graph too. */
+        boolean spareUpdated;
         boolean retired;
         long captures;
         long replays;
         long launches;
         long updates;
+        long spareUpdates;
         long reinstantiations;
         long aborts;
         long resets;
@@ -399,15 +415,18 @@ class GraphLifecycleChainTest {
             return target != null;
         }
 
-        /** Graphs the segments hold: each its last capture, and an updated one its origin too. */
+        /** Graphs the segments and the spare hold: each its last capture, and an updated one its origin too. */
         int graphs() {
-            return labels.size() + (int) updated.stream().filter(u -> u).count();
+            int spare = spareTopology == null ? 0 : spareUpdated ? 2 : 1;
+            return labels.size() + (int) updated.stream().filter(u -> u).count() + spare;
         }
 
         void clear() {
             labels.clear();
             topologies.clear();
             updated.clear();
+            spareTopology = null; // reset and retirement close the spare
+            spareUpdated = false;
         }
 
         SlotPhase phase() {
@@ -421,7 +440,7 @@ class GraphLifecycleChainTest {
         }
 
         GraphCounts counts() {
-            return new GraphCounts(captures, replays, launches, updates, reinstantiations, aborts, resets);
+            return new GraphCounts(captures, replays, launches, updates, spareUpdates, reinstantiations, aborts, resets);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.gatun.cuda.graph;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -62,6 +63,7 @@ class GraphSlotMemoryTest {
         assertEquals(1, slot.counts().reinstantiations(), "not updated in place");
         assertEquals(Map.of(GraphUpdateResult.MEMORY_NODES, 1L), slot.updateRefusals());
         assertEquals(0, slot.counts().updatesInPlace());
+        assertFalse(slot.hasSpare(), "an executable of a graph with memory nodes is not kept as the spare");
         slot.replay(stream);
         assertArrayEquals(new int[] {9, 9, 9, 9}, read(second));
         assertArrayEquals(new int[] {7, 7, 7, 7}, read(first), "the old graph's allocation outlives its executable");

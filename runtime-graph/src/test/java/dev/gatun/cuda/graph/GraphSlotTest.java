@@ -73,7 +73,7 @@ class GraphSlotTest {
         assertEquals(List.of(10, 20, 30), gpu.takeLaunches());
         slot.replaySegment(1, stream());
         assertEquals(List.of(20), gpu.takeLaunches());
-        assertEquals(new GraphCounts(3, 2, 4, 0, 0, 0, 0), slot.counts());
+        assertEquals(new GraphCounts(3, 2, 4, 0, 0, 0, 0, 0), slot.counts());
     }
 
     @Test
@@ -229,7 +229,7 @@ class GraphSlotTest {
         capture(slot, 8, 20);
         recapture(0, 7, 11);
 
-        assertEquals(new GraphCounts(3, 0, 0, 1, 0, 0, 0), slot.counts());
+        assertEquals(new GraphCounts(3, 0, 0, 1, 0, 0, 0, 0), slot.counts());
         assertEquals(2, gpu.liveExecs());
         slot.replay(stream());
         assertEquals(List.of(11, 20), gpu.takeLaunches());
@@ -275,20 +275,26 @@ class GraphSlotTest {
     }
 
     @Test
-    void recaptureWithAnotherTopologyReinstantiatesAndRetiresTheOldExecutable() {
+    void recaptureWithAnotherTopologyReinstantiatesAndKeepsTheOldExecutableAsTheSpare() {
         capture(slot, 7, 10);
         gpu.holdAll(); // the old executable's upload is still queued
         recapture(0, 9, 12);
 
-        assertEquals(new GraphCounts(2, 0, 0, 0, 1, 0, 0), slot.counts());
-        assertEquals(2, gpu.liveExecs(), "the old exec waits for retirement");
-        assertEquals(1, liveExecutableOwners());
+        assertEquals(new GraphCounts(2, 0, 0, 0, 0, 1, 0, 0), slot.counts());
+        assertTrue(slot.hasSpare());
+        assertEquals(2, liveExecutableOwners(), "the segment's and the spare");
         slot.replay(stream());
         gpu.releaseAll();
         assertEquals(List.of(12), gpu.takeLaunches());
         gpu.ctx.reap();
-        assertEquals(1, gpu.liveExecs());
-        assertEquals(1, gpu.liveGraphs());
+        assertEquals(2, gpu.liveExecs());
+
+        assertTrue(slot.reset());
+        assertFalse(slot.hasSpare());
+        assertEquals(0, liveExecutableOwners(), "reset closes the spare too");
+        gpu.ctx.reap();
+        assertEquals(0, gpu.liveExecs());
+        assertEquals(0, gpu.liveGraphs());
     }
 
     @ParameterizedTest
@@ -454,7 +460,7 @@ class GraphSlotTest {
         other.slot("decode").replay(stream());
         other.slot("decode").replay(stream());
 
-        assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0), graphs.totals());
+        assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0, 0), graphs.totals());
         assertEquals(2, graphs.liveGroups());
     }
 

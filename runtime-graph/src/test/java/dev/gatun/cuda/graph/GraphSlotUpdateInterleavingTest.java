@@ -78,4 +78,55 @@ class GraphSlotUpdateInterleavingTest {
         ctx.close();
         assertEquals(List.of(), sim.gpu.violations());
     }
+
+    /**
+     * A re-capture whose shape the slot's spare has, while another thread is inside
+     * {@code cuGraphLaunch} of the segment's executable: the re-capture waits for that launch
+     * before it updates anything (the executable it refuses becomes the spare, which a later
+     * re-capture updates), and the replay after it runs the spare's new graph.
+     */
+    @Test
+    void aRecaptureTakingTheSpareWaitsForALaunchInsideTheDriver() {
+        GraphSlot slot = graphs.registerGroup("o").slot("spare");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
+                DeviceBuffer c = ctx.allocate(16); Stream other = ctx.createStream()) {
+            a.asInts().copyFrom(new int[4]);
+            c.asInts().copyFrom(new int[4]);
+            slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            slot.beginRecapture(0, stream, CaptureMode.THREAD_LOCAL); // two kernels: the first executable is the spare
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+
+            Interposer.Stop inLaunch = interposer.stopBefore("cuGraphLaunch").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> slot.replay(stream));
+            inLaunch.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> {
+                slot.beginRecapture(0, other, CaptureMode.THREAD_LOCAL); // one kernel: the spare's shape
+                add.launch(other, FOUR, KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7));
+                slot.endCapture();
+            });
+            t2.awaitFinishedOrWaiting();
+            inLaunch.release();
+            t1.join();
+            t2.join();
+            assertEquals(List.of(), sim.gpu.violations(), "an executable was changed while a launch of it was "
+                    + "inside the driver");
+            assertEquals(1, slot.counts().spareUpdates());
+
+            slot.replay(stream); // the spare, updated: writes c
+            int[] out = new int[4];
+            c.asInts().copyTo(out);
+            assertArrayEquals(new int[] {7, 7, 7, 7}, out, "the replay after the re-capture runs the spare's new graph");
+            a.asInts().copyTo(out);
+            assertArrayEquals(new int[] {2, 2, 2, 2}, out, "the held replay ran the two-kernel executable once");
+            slot.reset();
+        }
+        graphs.close();
+        stream.close();
+        ctx.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
 }

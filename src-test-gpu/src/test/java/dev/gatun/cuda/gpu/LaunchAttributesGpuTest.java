@@ -98,7 +98,7 @@ class LaunchAttributesGpuTest {
         return produced(x, ROUNDS);
     }
 
-    private static int[] produced(int[] x, int rounds) {
+    static int[] produced(int[] x, int rounds) {
         int[] a = new int[x.length];
         for (int i = 0; i < x.length; i++) {
             int v = x[i];
