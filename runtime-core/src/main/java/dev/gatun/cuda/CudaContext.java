@@ -91,6 +91,7 @@ public final class CudaContext implements AutoCloseable {
                 green == null ? MemorySegment.NULL : green.handle(), options.gateTimeout(), options.leakTracking());
         contextState.attachApi(this);
         this.pool = new DevicePool(new DevicePoolBackend(contextState), options.devicePool());
+        contextState.stats().attach(pool); // the pool counts its cuMemAlloc/cuMemFree calls and bytes once, for both
         this.devicePool = new DevicePoolView(this, contextState, pool);
         this.ladder = new OutOfMemoryLadder(contextState, pool, pools, options.outOfMemoryLadder());
         this.softLimits = new SoftLimits(contextState, pool, pools);

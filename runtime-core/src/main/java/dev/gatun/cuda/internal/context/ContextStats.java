@@ -10,9 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
  * lock): a snapshot adds the two.
  */
 public final class ContextStats {
-    public final LongAdder syncAllocations = new LongAdder();
     private final LongAdder asyncAllocations = new LongAdder();
-    public final LongAdder syncFrees = new LongAdder();
     private final LongAdder asyncFrees = new LongAdder();
     private final LongAdder bytesLive = new LongAdder();
     /** The live owners counted by drained streams' ledgers (see {@link #ledgerOwners}). */
@@ -46,9 +44,12 @@ public final class ContextStats {
         this.streams = streams;
     }
 
-    /** Counts device memory the context's own device pool took from the driver (negative: gave back). */
-    public void devicePoolBytes(long bytes) {
-        bytesLive.add(bytes);
+    /** The context's device pool, once attached: its driver calls and bytes are counted there. */
+    private volatile DevicePoolTally devicePool;
+
+    /** Reports {@code pool}'s driver allocations, frees and bytes in the counters; once, as the context opens. */
+    public void attach(DevicePoolTally pool) {
+        devicePool = pool;
     }
 
     /** Counts a stream-ordered free that retirement made (not in a stream's order that a ledger counts). */
@@ -59,13 +60,18 @@ public final class ContextStats {
 
     /** Bytes of device memory live now: the device pool's and the stream-ordered allocations'. */
     public long bytesLive() {
-        return sums()[2];
+        DevicePoolTally pool = devicePool;
+        return sums()[2] + (pool == null ? 0 : pool.driverBytes());
     }
 
     /** The counters now, with the number of retirements still waiting for their evidence. */
     public ContextCounters snapshot(long pendingRetirements) {
         long[] ordered = sums();
-        return new ContextCounters(syncAllocations.sum(), ordered[0], syncFrees.sum(), ordered[1], ordered[2],
+        DevicePoolTally pool = devicePool;
+        long poolAllocations = pool == null ? 0 : pool.driverAllocations();
+        long poolFrees = pool == null ? 0 : pool.driverFrees();
+        long poolBytes = pool == null ? 0 : pool.driverBytes();
+        return new ContextCounters(poolAllocations, ordered[0], poolFrees, ordered[1], ordered[2] + poolBytes,
                 hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
                 deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
                 forcedSynchronizations.sum(), pendingRetirements, retirementsCompleted.sum(), retirementsFailed.sum(),

@@ -4,6 +4,7 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.DevicePoolSite;
+import dev.gatun.cuda.internal.context.DevicePoolTally;
 import dev.gatun.cuda.internal.events.PoolMissEvent;
 import java.util.List;
 import java.util.Objects;
@@ -47,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * it allocates nothing. Call-site profiling, when off, costs one volatile read. The caps cost
  * nothing on a hit; a miss and a driver free each update the pool's footprint.
  */
-public final class DevicePool {
+public final class DevicePool implements DevicePoolTally {
 
     private static final Logger LOG = LoggerFactory.getLogger(DevicePool.class);
 
@@ -251,6 +252,21 @@ public final class DevicePool {
     }
 
     /** A snapshot of the counters. */
+    @Override
+    public long driverAllocations() {
+        return allocations.sum();
+    }
+
+    @Override
+    public long driverFrees() {
+        return frees.sum();
+    }
+
+    @Override
+    public long driverBytes() {
+        return caps.footprint();
+    }
+
     public DevicePoolCounters counters() {
         return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
                 allocations.sum(), frees.sum(), trims.sum(), caps.refusals(), caps.softTrims());

@@ -26,8 +26,6 @@ public final class DevicePoolBackend implements PoolBackend {
         try (var _ = contextState.enterSection(ALLOC)) {
             address = contextState.calls().memory().allocate(bytes);
         }
-        contextState.stats().syncAllocations.increment();
-        contextState.stats().devicePoolBytes(bytes);
         return address;
     }
 
@@ -36,27 +34,22 @@ public final class DevicePoolBackend implements PoolBackend {
         // Retirement's frees come inside its section already: no second one (a lock and an
         // unlock of the gate each way).
         if (contextState.gate().insideSection()) {
-            return freeInsideSection(address, bytes);
+            return freeInsideSection(address);
         }
         if (!contextState.gate().tryEnterSynchronizing()) {
             return CAPTURE_ACTIVE;
         }
         try {
-            return freeInsideSection(address, bytes);
+            return freeInsideSection(address);
         } finally {
             contextState.gate().exitSynchronizing();
         }
     }
 
-    private int freeInsideSection(long address, long bytes) {
+    private int freeInsideSection(long address) {
         // The pool frees a block only after the retirement queue saw every fence of its last
         // use complete (or at trim, when it holds no block anyone uses); both make the context
-        // current first.
-        int r = contextState.calls().memory().free(address);
-        if (r == 0) {
-            contextState.stats().syncFrees.increment();
-            contextState.stats().devicePoolBytes(-bytes);
-        }
-        return r;
+        // current first. The pool counts the free and its bytes (DevicePoolTally).
+        return contextState.calls().memory().free(address);
     }
 }

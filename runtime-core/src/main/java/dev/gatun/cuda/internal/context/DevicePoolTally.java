@@ -1,0 +1,19 @@
+package dev.gatun.cuda.internal.context;
+
+/**
+ * What the context's device pool counts of its own driver calls, which the context's counters
+ * report ({@link ContextStats#attach}): the pool counts each {@code cuMemAlloc} and
+ * {@code cuMemFree} and the bytes it holds from the driver once, for its caps and its own
+ * counters, so the context does not count them a second time on the allocation path.
+ */
+public interface DevicePoolTally {
+
+    /** {@return the pool's {@code cuMemAlloc} calls that succeeded} */
+    long driverAllocations();
+
+    /** {@return the pool's {@code cuMemFree} calls that succeeded} */
+    long driverFrees();
+
+    /** {@return the bytes the pool holds from the driver now} */
+    long driverBytes();
+}
