@@ -31,20 +31,19 @@ import org.junit.jupiter.api.Test;
  */
 class CapturedConditionalTest {
 
-    private static final int N = 8;
+    private static final int N = AddKernelFixture.N;
 
-    private final Simulated sim = new Simulated(new FakeDriverApi());
-    private final CudaContext ctx = sim.context();
-    private final Stream stream = ctx.createStream();
+    private final AddKernelFixture f = new AddKernelFixture(new FakeDriverApi());
+    private final Simulated sim = f.sim;
+    private final CudaContext ctx = f.ctx;
+    private final Stream stream = f.stream;
     private final Stream side = ctx.createStream();
-    private final Kernel add;
     private final Kernel twice;
     private final Kernel open;
     private final Kernel step;
     private final Kernel decide;
 
     CapturedConditionalTest() {
-        sim.gpu.kernelBody("add", FakeKernel.ADD); // add(p, n, v): p[i] += v
         sim.gpu.kernelBody("twice", l -> { // twice(p, n): p[i] *= 2 (does not commute with add)
             var p = l.memory(l.pointer(0), 4L * l.i32(1));
             for (int i = 0; i < l.i32(1); i++) {
@@ -55,24 +54,12 @@ class CapturedConditionalTest {
             l.memory(l.pointer(0), 4).set(ValueLayout.JAVA_INT, 0, l.i32(1));
             l.setConditional(l.i64(2), l.i32(1) != 0 ? 1 : 0);
         });
-        sim.gpu.kernelBody("step", l -> { // step(p, n, v, counter, handle): p[i] += v; handle = --*counter != 0
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-            var counter = l.memory(l.pointer(3), 4);
-            int left = counter.get(ValueLayout.JAVA_INT, 0) - 1;
-            counter.set(ValueLayout.JAVA_INT, 0, left);
-            l.setConditional(l.i64(4), left != 0 ? 1 : 0);
-        });
-        // decide(flag, handle): the handle takes *flag.
-        sim.gpu.kernelBody("decide", l -> l.setConditional(l.i64(1), l.memory(l.pointer(0), 4).get(ValueLayout.JAVA_INT, 0)));
-        ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+        sim.gpu.kernelBody("step", FakeKernel.STEP);
+        sim.gpu.kernelBody("decide", FakeKernel.DECIDE);
         ctx.modules().load("t", ModuleImage.ptx("twice.ptx", Ptx.module("twice", "u64", "u32")));
         ctx.modules().load("o", ModuleImage.ptx("open.ptx", Ptx.module("open", "u64", "u32", "u64")));
         ctx.modules().load("s", ModuleImage.ptx("step.ptx", Ptx.module("step", "u64", "u32", "u32", "u64", "u64")));
         ctx.modules().load("d", ModuleImage.ptx("decide.ptx", Ptx.module("decide", "u64", "u64")));
-        add = ctx.modules().kernel("a", "add");
         twice = ctx.modules().kernel("t", "twice");
         open = ctx.modules().kernel("o", "open");
         step = ctx.modules().kernel("s", "step");
@@ -81,19 +68,15 @@ class CapturedConditionalTest {
 
     @AfterEach
     void nothingLeftOrMisused() {
-        for (Kernel k : List.of(add, twice, open, step, decide)) {
+        for (Kernel k : List.of(twice, open, step, decide)) {
             k.close();
         }
-        stream.close();
         side.close();
-        ctx.close(); // refuses while a graph, executable or buffer is still open
-        assertEquals(List.of(), sim.gpu.violations());
-        assertEquals(0, sim.gpu.liveGraphs(), "the captured graphs and their bodies are gone");
-        assertEquals(0, sim.gpu.liveGraphExecs());
+        f.close(); // the context refuses to close while a graph, executable or buffer is open; no violations
     }
 
     private KernelLaunch plus(DeviceBuffer v, int value) {
-        return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N), KernelArg.i32(value));
+        return f.launch(v, value);
     }
 
     private KernelLaunch doubled(DeviceBuffer v) {
@@ -101,15 +84,11 @@ class CapturedConditionalTest {
     }
 
     private static int[] read(DeviceBuffer b) {
-        int[] out = new int[N];
-        b.asInts().copyTo(out);
-        return out;
+        return AddKernelFixture.read(b);
     }
 
     private static void poison(DeviceBuffer b) {
-        int[] p = new int[N];
-        Arrays.fill(p, 0xDEAD);
-        b.asInts().copyFrom(p);
+        b.asInts().copyFrom(AddKernelFixture.filled(0xDEAD));
     }
 
     @Test
@@ -252,7 +231,6 @@ class CapturedConditionalTest {
         }
         long allocations = sim.gpu.liveDeviceAllocations();
         b.close(); // used only in the body: the graph holds it
-        add.close();
         ctx.reap();
         assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "b lives on, held by the graph");
         try (GraphExec exec = graph.instantiate()) {
@@ -369,8 +347,10 @@ class CapturedConditionalTest {
             try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
                 ConditionalHandle h = capture.createConditionalHandle(1);
                 capture.addWhile(h).body().addKernel(plus(a, 1));
+                int graphs = sim.gpu.liveGraphs();
                 h.graph().close(); // closing it while the capture records into it destroys nothing yet
-                assertEquals(2, sim.gpu.liveGraphs(), "the capture's graph and the body");
+                ctx.reap();
+                assertEquals(graphs, sim.gpu.liveGraphs(), "nothing destroyed");
                 plus(a, 1).launch(stream);
             } // aborts
             ctx.reap();

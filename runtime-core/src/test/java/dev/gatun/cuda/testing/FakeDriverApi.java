@@ -454,8 +454,9 @@ public final class FakeDriverApi {
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
     }
 
+    /** Live graphs (bodies included), not counting the new graph of a capture in progress, which the capture owns. */
     public synchronized int liveGraphs() {
-        return graphs.graphs.size();
+        return graphs.graphs.size() - captureGraphs.newGraphsInProgress();
     }
 
     public synchronized int liveGraphExecs() {

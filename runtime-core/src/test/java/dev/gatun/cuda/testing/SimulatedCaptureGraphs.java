@@ -88,6 +88,11 @@ final class SimulatedCaptureGraphs {
         return captures.remove(ops);
     }
 
+    /** How many captures in progress record into a new graph (begun with cuStreamBeginCapture). */
+    int newGraphsInProgress() {
+        return (int) captures.values().stream().filter(c -> !c.intoExisting).count();
+    }
+
     /** Whether a capture in progress records into {@code graph} or into a body inside it. */
     boolean capturedInto(long graph) {
         for (Capture c : captures.values()) {
