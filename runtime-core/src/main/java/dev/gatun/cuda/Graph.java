@@ -810,7 +810,8 @@ public final class Graph extends Owner {
      * @throws IllegalArgumentException when {@code child} is of another context, is this graph or
      *     one of its bodies, is a conditional node's body, has memory nodes (the driver refuses
      *     them in a child) or conditional nodes (Gatun does not add those as children: build them
-     *     into this graph instead), or a dependency is not a node of this graph
+     *     into this graph instead), a stream capture still records into it, or a dependency is not
+     *     a node of this graph
      * @throws IllegalStateException when this graph or {@code child} is closed, or this graph is a
      *     conditional node's body
      */
@@ -837,6 +838,10 @@ public final class Graph extends Owner {
         Resource second = first == resource ? child.resource : resource;
         synchronized (first.building) {
             synchronized (second.building) {
+                if (child.resource.capturesOpen > 0) {
+                    throw new IllegalArgumentException("a stream capture still records into " + child + " or a body "
+                            + "in it; end that capture first");
+                }
                 if (!child.resource.bodies.isEmpty()) {
                     throw new IllegalArgumentException(child + " has conditional nodes; Gatun does not add such a "
                             + "graph as a child (its handles belong to it): add the conditional nodes to this graph");

@@ -716,8 +716,10 @@ public final class StreamCapture implements AutoCloseable {
                         + "capture in thread-local mode"
                 : "a call the driver forbids during a capture ran on the capturing thread, or work was joined "
                         + "from a stream that was not capturing: move it out of the capture";
-        return new CaptureInvalidatedException("the capture on " + stream + " was invalidated before it ended, so no "
-                + "graph came of it and it holds nothing; " + why, c);
+        String outcome = body == null ? "so no graph came of it and it holds nothing"
+                : "and part of its work may be left in " + body + ", so the graph that owns it cannot be instantiated";
+        return new CaptureInvalidatedException("the capture on " + stream + " was invalidated before it ended, "
+                + outcome + "; " + why, c);
     }
 
     @Override

@@ -344,8 +344,12 @@ class CapturedConditionalTest {
     @Test
     void anAbortedCaptureDestroysTheGraphItsConditionalNodeWentInto() {
         try (DeviceBuffer a = ctx.allocate(4 * N)) {
-            try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
+            try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL);
+                    Graph parent = ctx.createGraph()) {
                 ConditionalHandle h = capture.createConditionalHandle(1);
+                IllegalArgumentException asChild = assertThrows(IllegalArgumentException.class,
+                        () -> parent.addChild(h.graph()));
+                assertTrue(asChild.getMessage().contains("still records into"), asChild.getMessage());
                 capture.addWhile(h).body().addKernel(plus(a, 1));
                 int graphs = sim.gpu.liveGraphs();
                 h.graph().close(); // closing it while the capture records into it destroys nothing yet
