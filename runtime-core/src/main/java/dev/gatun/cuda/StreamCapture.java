@@ -41,6 +41,13 @@ import org.slf4j.LoggerFactory;
  * graph's {@linkplain Graph#allocations() allocations}; an {@link #abort()}, or an end that finds
  * the capture invalidated, closes them, and since no launch ever allocated them, nothing is freed.
  *
+ * <p>Conditional nodes can be captured, as NVIDIA's graphConditionalNodes sample does:
+ * {@link #createConditionalHandle} creates a handle in the graph being captured, for kernels
+ * captured afterwards to set; {@link #addIf}, {@link #addIfElse}, {@link #addWhile} and
+ * {@link #addSwitch} add a node after the work captured so far and make the work captured next
+ * wait for it; {@link Graph#beginCapture(Stream, CaptureMode)} captures another stream into the
+ * node's body, and that capture's {@link #end()} returns the body.
+ *
  * <pre>{@code
  * try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
  *     launch.launch(stream);                  // recorded, not run
@@ -275,7 +282,9 @@ public final class StreamCapture implements AutoCloseable {
     /**
      * Ends the capture.
      *
-     * @return the graph it recorded, holding every owner the recorded work uses
+     * @return the graph it recorded, holding every owner the recorded work uses; for a capture into
+     *     a conditional node's body ({@link Graph#beginCapture(Stream, CaptureMode)}), that body, which
+     *     now holds the recorded work (the graph that owns it holds what the work uses)
      * @throws CaptureInvalidatedException (a {@link CudaException}) when something invalidated the
      *     capture; it is over then, and holds nothing
      * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and
