@@ -101,6 +101,12 @@ public final class Graph extends Owner {
          * not yet destroyed. With memory nodes, the driver allows one.
          */
         int executables;
+        /** How many stream captures record into it or a body inside it now (guarded by {@link #building}). */
+        int capturesOpen;
+        /** Why it can never be instantiated (a capture into a body failed part way, ...), or null (guarded by {@link #building}). */
+        String unusable;
+        /** Set when the driver destroyed the handle itself (the capture that recorded it was invalidated). */
+        volatile boolean destroyedByDriver;
 
         Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory) {
             this(state, handle, holds, memory, null);
@@ -139,6 +145,13 @@ public final class Graph extends Owner {
          * under {@link #building}.
          */
         void checkConditionals() {
+            if (unusable != null) {
+                throw new IllegalStateException(identity() + " cannot be instantiated: " + unusable);
+            }
+            if (capturesOpen > 0) {
+                throw new IllegalStateException("a stream capture still records into " + identity() + " or a body in it; "
+                        + "the driver instantiates it only once that capture has ended: end it first");
+            }
             for (Body b : bodies) {
                 if (b.nodes == b.removed) {
                     throw new IllegalStateException(b.name + " has no nodes; add at least one node to every body of "
@@ -153,6 +166,9 @@ public final class Graph extends Owner {
 
         @Override
         protected Retirement.Release howToFree() {
+            if (destroyedByDriver) {
+                return Retirement.Release.withoutDriver(holds::releaseAll); // nothing of it is left in the driver
+            }
             return () -> {
                 // Nothing is launched from a graph itself, and the executables made from it hold
                 // it until they are destroyed: no work and no executable uses it any more.
@@ -181,6 +197,9 @@ public final class Graph extends Owner {
 
         /** How many of them were removed since (guarded by the resource's building lock). */
         int removed;
+
+        /** Whether a stream capture records into it now (guarded by the resource's building lock). */
+        boolean capturing;
 
         Body(String name) {
             this.name = name;
@@ -578,6 +597,18 @@ public final class Graph extends Owner {
 
     private ConditionalNode addConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
             GraphNode... dependencies) {
+        int driverType = checkConditional(handle, type, bodies);
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment deps = dependencies(dependencies, arena);
+                return conditionalAdded(conditionals().addConditional(this.handle, deps, handle.value(), driverType,
+                        bodies, arena), type, handle, bodies);
+            }
+        }
+    }
+
+    /** Checks a conditional node's graph, handle and driver before any call; returns its {@code CU_GRAPH_COND_TYPE_*}. */
+    private int checkConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies) {
         checkOpen();
         checkHandle(handle);
         int driverType = switch (type) {
@@ -585,22 +616,47 @@ public final class Graph extends Owner {
             case WHILE -> ConditionalCalls.WHILE;
             case SWITCH -> ConditionalCalls.SWITCH;
         };
-        ConditionalCalls calls = conditionals();
-        calls.requireNode(driverType, bodies);
+        conditionals().requireNode(driverType, bodies);
+        return driverType;
+    }
+
+    /** The conditional node the driver just added, with views of its bodies (under the building lock). */
+    private ConditionalNode conditionalAdded(ConditionalCalls.AddedConditional made, ConditionalNode.Type type,
+            ConditionalHandle handle, int bodies) {
+        resource.unusedHandles.remove(handle.value());
+        GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL, List.of());
+        List<Graph> views = new ArrayList<>(bodies);
+        for (int i = 0; i < bodies; i++) {
+            Body b = new Body(bodyName(type, bodies, i) + " of " + added);
+            resource.bodies.add(b);
+            views.add(new Graph(this, made.bodies().get(i), b));
+        }
+        return new ConditionalNode(added, type, handle, views);
+    }
+
+    /**
+     * Adds a conditional node to this graph, which the capture on {@code stream} records into,
+     * after the capture's current dependencies ({@code info}, read just before under the
+     * stream's lock, which the caller still holds), and makes it the capture's only dependency,
+     * so the work captured next runs after it ({@link StreamCapture#addIf} and the others).
+     */
+    ConditionalNode addConditionalToCapture(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
+            ConditionalCalls.CaptureInfo info, MemorySegment stream) {
+        int driverType = checkConditional(handle, type, bodies);
         synchronized (resource.building) {
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                ConditionalCalls.AddedConditional made = calls.addConditional(this.handle, deps, handle.value(),
-                        driverType, bodies, arena);
-                resource.unusedHandles.remove(handle.value());
-                GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL, List.of());
-                List<Graph> views = new ArrayList<>(bodies);
-                for (int i = 0; i < bodies; i++) {
-                    Body b = new Body(bodyName(type, bodies, i) + " of " + added);
-                    resource.bodies.add(b);
-                    views.add(new Graph(this, made.bodies().get(i), b));
+                ConditionalNode node = conditionalAdded(conditionals().addConditional(this.handle, info.dependencies(),
+                        info.edgeData(), info.count(), handle.value(), driverType, bodies, arena), type, handle, bodies);
+                try {
+                    conditionals().setCaptureDependency(stream, node.node().handle());
+                } catch (RuntimeException e) {
+                    // The node is in the graph, but work captured from now on would not wait for it.
+                    resource.unusable = node + " was added to the capture, but could not be made the capture's "
+                            + "dependency (" + e.getMessage() + "), so the work captured after it does not wait for it: "
+                            + "abort the capture and capture again";
+                    throw e;
                 }
-                return new ConditionalNode(added, type, handle, views);
+                return node;
             }
         }
     }
@@ -754,7 +810,8 @@ public final class Graph extends Owner {
      * @throws IllegalArgumentException when {@code child} is of another context, is this graph or
      *     one of its bodies, is a conditional node's body, has memory nodes (the driver refuses
      *     them in a child) or conditional nodes (Gatun does not add those as children: build them
-     *     into this graph instead), or a dependency is not a node of this graph
+     *     into this graph instead), a stream capture still records into it, or a dependency is not
+     *     a node of this graph
      * @throws IllegalStateException when this graph or {@code child} is closed, or this graph is a
      *     conditional node's body
      */
@@ -781,6 +838,10 @@ public final class Graph extends Owner {
         Resource second = first == resource ? child.resource : resource;
         synchronized (first.building) {
             synchronized (second.building) {
+                if (child.resource.capturesOpen > 0) {
+                    throw new IllegalArgumentException("a stream capture still records into " + child + " or a body "
+                            + "in it; end that capture first");
+                }
                 if (!child.resource.bodies.isEmpty()) {
                     throw new IllegalArgumentException(child + " has conditional nodes; Gatun does not add such a "
                             + "graph as a child (its handles belong to it): add the conditional nodes to this graph");
@@ -1129,5 +1190,142 @@ public final class Graph extends Owner {
 
     Resource resource() {
         return resource;
+    }
+
+    /** The driver's handle of this graph, or of this body. */
+    MemorySegment handle() {
+        return handle;
+    }
+
+    /**
+     * The graph a Gatun capture records into, for its conditional handles and nodes, made once the
+     * capture first needs it ({@link StreamCapture#createConditionalHandle}): it holds what the
+     * capture holds ({@code holds}, shared), and a hold on itself until the capture is over
+     * ({@link #captureOver}), so closing it meanwhile never destroys a graph the driver still records into.
+     */
+    static Graph ofCapture(CudaContext context, MemorySegment handle, Holds holds) {
+        Graph g = new Graph(context, handle, holds);
+        synchronized (g.resource.building) {
+            g.resource.capturesOpen++;
+        }
+        g.resource.hold();
+        return g;
+    }
+
+    /**
+     * The capture that made this graph ({@link #ofCapture}) is over: {@code destroyed} when the
+     * driver destroyed the graph with it (an invalidated capture) or the capture was aborted; the
+     * graph is then closed, and retired without a destroy call when the driver destroyed it.
+     */
+    void captureOver(boolean destroyed, boolean destroyedByDriver) {
+        synchronized (resource.building) {
+            resource.capturesOpen--;
+        }
+        resource.destroyedByDriver = destroyedByDriver;
+        if (destroyed) {
+            close();
+        }
+        resource.unhold();
+    }
+
+    /**
+     * Begins capturing {@code stream} into this conditional node's body
+     * ({@code cuStreamBeginCaptureToGraph}): work queued on the stream from now on becomes nodes of
+     * the body instead of running, until {@link StreamCapture#end()}, which returns this body. The
+     * same capture gate rules as {@link Stream#beginCapture(CaptureMode)} apply; what the captured
+     * work uses is held by the graph that owns the body. Capture the body of a node added to a
+     * capture in progress ({@link StreamCapture#addWhile} and the others) on another stream while
+     * that capture is open, as NVIDIA's graphConditionalNodes sample does, or the body of a node
+     * of a graph built by hand.
+     *
+     * <p>A body holds only what the driver allows in one (kernel, memset, copy and conditional
+     * nodes), so inside this capture Gatun refuses, before the driver sees them, stream-ordered
+     * allocations ({@link Stream#allocate}: memory nodes), host functions
+     * ({@link Stream#launchHostFunction}: host nodes) and stream memory operations
+     * ({@link Stream#memOps()}), each with an {@link IllegalStateException}. A capture into a body
+     * that is invalidated or aborted leaves part of its work in the body, which the driver cannot
+     * take back: the graph that owns the body then refuses to be instantiated.
+     *
+     * @param stream a stream of this graph's context, not capturing
+     * @param mode the driver's capture mode
+     * @return the capture, to end or abort
+     * @throws IllegalStateException when this graph is not a conditional node's body (capture a
+     *     new graph with {@link Stream#beginCapture(CaptureMode)}), is closed, another capture
+     *     records into it already, or the stream is closed or capturing
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     * @throws CaptureActiveException when a global-mode capture cannot enter the gate in time
+     */
+    public StreamCapture beginCapture(Stream stream, CaptureMode mode) {
+        Objects.requireNonNull(stream, "stream");
+        Objects.requireNonNull(mode, "mode");
+        checkOpen();
+        if (body == null) {
+            throw new IllegalStateException(this + " is not a conditional node's body; Gatun captures into bodies only: "
+                    + "capture a new graph with stream.beginCapture(mode) instead");
+        }
+        context.checkSame(stream.context(), "the capturing stream");
+        synchronized (resource.building) {
+            if (body.capturing) {
+                throw new IllegalStateException("a stream capture records into " + this + " already; end it first");
+            }
+            body.capturing = true;
+            resource.capturesOpen++;
+        }
+        boolean begun = false;
+        try {
+            StreamCapture capture = StreamCapture.intoBody(stream, mode, this);
+            begun = true;
+            return capture;
+        } finally {
+            if (!begun) {
+                bodyCaptureOver(null);
+            }
+        }
+    }
+
+    /** The holds of the graph that owns this body: what a capture into the body uses, the graph holds. */
+    Holds ownerHolds() {
+        return resource.holds;
+    }
+
+    /** The name of this body, when it is one, for a capture into it; else null. */
+    String bodyName() {
+        return body == null ? null : body.name;
+    }
+
+    /**
+     * A capture into this body is over: {@code failure} null when it ended with its work in the
+     * body (whose nodes are then counted, so an empty body is still refused at instantiation);
+     * otherwise why part of its work may be left there, which makes the graph unusable.
+     */
+    void bodyCaptureOver(String failure) {
+        synchronized (resource.building) {
+            body.capturing = false;
+            resource.capturesOpen--;
+            if (failure != null && resource.unusable == null) {
+                resource.unusable = failure;
+            }
+        }
+    }
+
+    /**
+     * Counts the nodes a capture just recorded into this body ({@code cuGraphGetNodes}); call after
+     * a successful end of that capture. When the listing fails, the graph is marked unusable, since
+     * whether the body is empty is then unknown, and the failure is thrown.
+     */
+    void countCapturedNodes() {
+        synchronized (resource.building) {
+            try (Arena arena = Arena.ofConfined()) {
+                long listed = context.state().calls().graphs().nodes(handle, arena).byteSize()
+                        / ValueLayout.ADDRESS.byteSize();
+                body.nodes += (int) listed - (body.nodes - body.removed);
+            } catch (RuntimeException e) {
+                if (resource.unusable == null) {
+                    resource.unusable = "the nodes captured into " + body.name + " could not be listed (" + e.getMessage()
+                            + "), so whether it is empty is unknown: build the graph again";
+                }
+                throw e;
+            }
+        }
     }
 }

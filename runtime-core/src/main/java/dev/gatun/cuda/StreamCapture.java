@@ -7,6 +7,7 @@ import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphCaptureEvent;
 import dev.gatun.cuda.internal.memory.ArenaBlock;
@@ -40,6 +41,13 @@ import org.slf4j.LoggerFactory;
  * graph's {@linkplain Graph#allocations() allocations}; an {@link #abort()}, or an end that finds
  * the capture invalidated, closes them, and since no launch ever allocated them, nothing is freed.
  *
+ * <p>Conditional nodes can be captured, as NVIDIA's graphConditionalNodes sample does:
+ * {@link #createConditionalHandle} creates a handle in the graph being captured, for kernels
+ * captured afterwards to set; {@link #addIf}, {@link #addIfElse}, {@link #addWhile} and
+ * {@link #addSwitch} add a node after the work captured so far and make the work captured next
+ * wait for it; {@link Graph#beginCapture(Stream, CaptureMode)} captures another stream into the
+ * node's body, and that capture's {@link #end()} returns the body.
+ *
  * <pre>{@code
  * try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
  *     launch.launch(stream);                  // recorded, not run
@@ -70,10 +78,19 @@ public final class StreamCapture implements AutoCloseable {
     private final CaptureArena arena;
     /** This capture's place in the arena (guarded by the stream's lock), or null without one. */
     private final ArenaSpace.Cursor cursor;
+    /** The conditional node's body this capture records into ({@link Graph#beginCapture}), or null for a new graph. */
+    private final Graph body;
+    /**
+     * The graph being captured into, as a {@link Graph} for its conditional handles and nodes:
+     * the body, or for a capture into a new graph the one made when a handle or node first needed
+     * it, else null (guarded by the stream's lock).
+     */
+    private Graph graph;
 
     /** What the captured work uses: held, or refused when the capture lists its buffers. */
     private static final class Scope implements CaptureScope {
-        final Holds holds = new Holds();
+        /** What the captured work uses: the capture's own, or, into a body, the holds of the graph that owns it. */
+        final Holds holds;
         /** The buffers the capture may use, or null for any. */
         final Set<NativeResource> allowed;
         /** The capturing stream, named in refusals (the scope never calls back into the Stream). */
@@ -86,15 +103,29 @@ public final class StreamCapture implements AutoCloseable {
         private volatile boolean open = true;
         /** The thread that began the capture (a scope is made on it, just before the begin). */
         private final Thread beganOn = Thread.currentThread();
+        /** The conditional body captured into, named in refusals; null for a capture into a new graph. */
+        private final String body;
 
-        Scope(Set<NativeResource> allowed, StreamState state, String stream) {
+        Scope(Set<NativeResource> allowed, StreamState state, String stream, Holds holds, String body) {
             this.allowed = allowed;
             this.stream = stream;
             this.allocations = new GraphAllocations(state, this);
+            this.holds = holds;
+            this.body = body;
+        }
+
+        @Override
+        public String conditionalBody() {
+            return body;
         }
 
         @Override
         public void admit(NativeResource resource) {
+            if (body != null && resource.kind() == OwnerKind.HOST_CALLBACK) {
+                throw new IllegalStateException("the capture on " + stream + " records into " + body + ", and the "
+                        + "driver allows no host node in a conditional body; run the host function before or after "
+                        + "the conditional node, in the capture that holds it");
+            }
             if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)
                     && !allocatedHere.contains(resource)) {
                 throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
@@ -127,7 +158,9 @@ public final class StreamCapture implements AutoCloseable {
     }
 
     private StreamCapture(Stream stream, CaptureMode mode, Scope scope, CaptureGate.CaptureTicket ticket,
-            CaptureArena arena, ArenaSpace.Cursor cursor) {
+            CaptureArena arena, ArenaSpace.Cursor cursor, Graph body) {
+        this.body = body;
+        this.graph = body;
         this.arena = arena;
         this.cursor = cursor;
         this.stream = stream;
@@ -146,9 +179,20 @@ public final class StreamCapture implements AutoCloseable {
     /** As {@link #begin(Stream, CaptureMode, Collection)}; allocations from {@code arena} at {@code cursor} when not null. */
     static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only,
             CaptureArena arena, ArenaSpace.Cursor cursor) {
+        return begin(stream, mode, only, arena, cursor, null);
+    }
+
+    /** See {@link Graph#beginCapture(Stream, CaptureMode)}: {@code body} is a conditional node's body. */
+    static StreamCapture intoBody(Stream stream, CaptureMode mode, Graph body) {
+        return begin(stream, mode, null, null, null, body);
+    }
+
+    private static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only,
+            CaptureArena arena, ArenaSpace.Cursor cursor, Graph body) {
         Objects.requireNonNull(mode, "mode");
         StreamState s = stream.state();
-        Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString());
+        Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString(),
+                body == null ? new Holds() : body.ownerHolds(), body == null ? null : body.bodyName());
         ContextState context = stream.context().state();
         CaptureGate.CaptureTicket ticket = mode == CaptureMode.GLOBAL ? enterGate(context, stream) : null;
         boolean begun = false;
@@ -166,12 +210,16 @@ public final class StreamCapture implements AutoCloseable {
                 s.fenceBeforeCapture();
                 context.captures().beginning(); // before the driver call, so that capturing() asks the driver from now on
                 try {
-                    context.calls().graphs().beginCapture(s.handle(), code(mode));
+                    if (body == null) {
+                        context.calls().graphs().beginCapture(s.handle(), code(mode));
+                    } else {
+                        context.calls().conditionals().beginCaptureToGraph(s.handle(), body.handle(), code(mode));
+                    }
                 } catch (RuntimeException e) {
-                    endUntracked(stream, e); // the begin may have taken effect before it failed
+                    endUntracked(stream, e, body != null); // the begin may have taken effect before it failed
                     throw e;
                 }
-                StreamCapture capture = new StreamCapture(stream, mode, scope, ticket, arena, cursor);
+                StreamCapture capture = new StreamCapture(stream, mode, scope, ticket, arena, cursor, body);
                 s.setCaptureScope(scope);
                 stream.capturing(capture);
                 begun = true;
@@ -234,7 +282,9 @@ public final class StreamCapture implements AutoCloseable {
     /**
      * Ends the capture.
      *
-     * @return the graph it recorded, holding every owner the recorded work uses
+     * @return the graph it recorded, holding every owner the recorded work uses; for a capture into
+     *     a conditional node's body ({@link Graph#beginCapture(Stream, CaptureMode)}), that body, which
+     *     now holds the recorded work (the graph that owns it holds what the work uses)
      * @throws CaptureInvalidatedException (a {@link CudaException}) when something invalidated the
      *     capture; it is over then, and holds nothing
      * @throws CudaException when the driver fails otherwise; the capture is over for Gatun and
@@ -248,7 +298,13 @@ public final class StreamCapture implements AutoCloseable {
             graph = endOnStream();
         } catch (RuntimeException e) {
             discardAllocations(); // no graph: its allocation nodes allocated nothing
-            scope.holds.releaseAll(); // nothing needs what the work used
+            if (body != null) {
+                body.bodyCaptureOver("the capture into " + body + " failed (" + e.getMessage() + ") and may have left "
+                        + "part of its work in it, which the driver cannot take back: build the graph again");
+            } else {
+                scope.holds.releaseAll(); // nothing needs what the work used
+                captureGraphOver(true); // the driver destroyed it: no graph came of the capture
+            }
             closeAllocations();
             record("invalidated");
             throw invalidated(e);
@@ -256,6 +312,16 @@ public final class StreamCapture implements AutoCloseable {
             exitGate();
         }
         record("ended");
+        if (body != null) { // the work is in the body, which its graph holds; the capture made no graph
+            body.bodyCaptureOver(null);
+            body.countCapturedNodes();
+            return body;
+        }
+        Graph made = capturedGraph();
+        if (made != null) { // a handle or node needed it: the capture allocated nothing and used no arena
+            made.captureOver(false, false);
+            return made;
+        }
         List<DeviceBuffer> buffers;
         synchronized (state.lock()) {
             closeCursor();
@@ -277,6 +343,15 @@ public final class StreamCapture implements AutoCloseable {
      * of the graph, whose address is fixed for the graph's life.
      */
     DeviceBuffer allocate(long bytes) {
+        if (body != null) {
+            throw new IllegalStateException("the capture on " + stream + " records into " + body + ", and the driver "
+                    + "allows no memory allocation node in a conditional body; allocate before the capture that holds "
+                    + "the conditional node (or in it, before the node), and use the buffer in the body");
+        }
+        if (graph != null) {
+            throw new IllegalStateException("the capture on " + stream + " has conditional handles or nodes, and Gatun "
+                    + "does not mix those with allocations in one capture; allocate before the capture begins");
+        }
         DeviceBuffer buffer = cursor == null || cursor.measuring()
                 ? DeviceBuffer.allocateInCapture(stream.context(), state, scope.allocations, measured(bytes))
                 : DeviceBuffer.ofArena(fromArena(bytes));
@@ -284,6 +359,139 @@ public final class StreamCapture implements AutoCloseable {
         allocated.add(buffer);
         buffer.resource().usedOn(state); // the capture holds it, as everything its work uses
         return buffer;
+    }
+
+    /**
+     * {@return a new conditional handle of the graph being captured ({@code cuStreamGetCaptureInfo_v3} for
+     * the graph, then {@code cuGraphConditionalHandleCreate}) that every launch sets to
+     * {@code defaultValue} before any node runs} Kernels captured from now on may take it as an
+     * argument ({@link ConditionalHandle#asKernelArg()}) and set it; a conditional node added to
+     * this capture ({@link #addIf}, {@link #addWhile}, ...) or inside one of its bodies must use it
+     * before the graph is instantiated. Its {@link ConditionalHandle#graph()} is the graph
+     * {@link #end()} will return (for a capture into a body, that body).
+     *
+     * @param defaultValue read as unsigned, as the device reads it
+     * @throws IllegalStateException when the capture is over or was invalidated (abort it), or has
+     *     allocated on its stream or takes from a capture arena (Gatun does not mix graph memory
+     *     with conditional nodes in one capture)
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     */
+    public ConditionalHandle createConditionalHandle(int defaultValue) {
+        synchronized (state.lock()) {
+            capturedGraph("create a conditional handle in");
+            return graph.createConditionalHandle(defaultValue);
+        }
+    }
+
+    /**
+     * {@return a new conditional handle of the graph being captured whose value no launch resets} See
+     * {@link Graph#createConditionalHandleSetByKernels()}; otherwise as
+     * {@link #createConditionalHandle(int)}.
+     */
+    public ConditionalHandle createConditionalHandleSetByKernels() {
+        synchronized (state.lock()) {
+            capturedGraph("create a conditional handle in");
+            return graph.createConditionalHandleSetByKernels();
+        }
+    }
+
+    /**
+     * Adds an IF node to the graph being captured, after the work captured so far, and makes the
+     * work captured from now on wait for it: its body runs once when {@code handle}'s value is
+     * not 0 as the node starts. Reads the capture's graph and dependencies
+     * ({@code cuStreamGetCaptureInfo_v3}), adds the node after them with their edge data
+     * ({@code cuGraphAddNode_v2}) and makes it the capture's only dependency
+     * ({@code cuStreamUpdateCaptureDependencies_v2}, {@code CU_STREAM_SET_CAPTURE_DEPENDENCIES}),
+     * all under the stream's lock, so no work is queued on the stream in between. Fill the body by
+     * capturing another stream into it ({@link Graph#beginCapture(Stream, CaptureMode)}) or with
+     * the body's add methods.
+     *
+     * @param handle a handle of the graph being captured ({@link #createConditionalHandle}), or
+     *     of a graph this capture's body is inside
+     * @return the node, with its body
+     * @throws IllegalArgumentException for a handle of another graph
+     * @throws IllegalStateException as {@link #createConditionalHandle(int)}
+     * @throws DriverTooOldException on a driver older than CUDA 12.3, before any driver call
+     * @throws CudaException when the driver fails; when the node was added but could not be made
+     *     the capture's dependency, the graph refuses to be instantiated (abort and capture again)
+     */
+    public ConditionalNode addIf(ConditionalHandle handle) {
+        return addConditional(handle, ConditionalNode.Type.IF, 1);
+    }
+
+    /**
+     * Adds an IF node with an ELSE body: {@code bodies().get(0)} runs when the value is not 0,
+     * {@code bodies().get(1)} when it is 0. Otherwise as {@link #addIf}.
+     *
+     * @param handle a handle of the graph being captured, or of a graph this capture's body is inside
+     * @return the node, with its two bodies
+     * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
+     */
+    public ConditionalNode addIfElse(ConditionalHandle handle) {
+        return addConditional(handle, ConditionalNode.Type.IF, 2);
+    }
+
+    /**
+     * Adds a WHILE node: its body runs while {@code handle}'s value is not 0, checked as the node
+     * starts and after each run; a kernel of the body must set it to 0 at some point. Otherwise as
+     * {@link #addIf}.
+     *
+     * @param handle a handle of the graph being captured, or of a graph this capture's body is inside
+     * @return the node, with its body
+     */
+    public ConditionalNode addWhile(ConditionalHandle handle) {
+        return addConditional(handle, ConditionalNode.Type.WHILE, 1);
+    }
+
+    /**
+     * Adds a SWITCH node with {@code cases} bodies: body number {@code value} runs when it is below
+     * {@code cases}, none otherwise. Otherwise as {@link #addIf}.
+     *
+     * @param handle a handle of the graph being captured, or of a graph this capture's body is inside
+     * @param cases how many bodies the node has, at least 1
+     * @return the node, with its bodies
+     * @throws IllegalArgumentException also when {@code cases} is less than 1
+     * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
+     */
+    public ConditionalNode addSwitch(ConditionalHandle handle, int cases) {
+        if (cases < 1) {
+            throw new IllegalArgumentException("a SWITCH node needs at least one case, not " + cases);
+        }
+        return addConditional(handle, ConditionalNode.Type.SWITCH, cases);
+    }
+
+    private ConditionalNode addConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies) {
+        Objects.requireNonNull(handle, "handle");
+        synchronized (state.lock()) { // the dependencies read are the capture's until the node replaces them
+            ConditionalCalls.CaptureInfo info = capturedGraph("add a conditional node to");
+            return graph.addConditionalToCapture(handle, type, bodies, info, state.handle());
+        }
+    }
+
+    /**
+     * Under the stream's lock: checks that this capture is open and may hold conditional nodes,
+     * reads its graph and dependencies, and makes {@link #graph} the first time.
+     */
+    private ConditionalCalls.CaptureInfo capturedGraph(String action) {
+        if (state.captureScope() != scope) {
+            throw new IllegalStateException("cannot " + action + " the capture on " + stream + ": it is over (ended "
+                    + "or aborted)");
+        }
+        if (arena != null || !allocated.isEmpty()) {
+            throw new IllegalStateException("cannot " + action + " the capture on " + stream + ": it "
+                    + (arena != null ? "takes its allocations from " + arena : "allocated on its stream")
+                    + ", and Gatun does not mix graph memory with conditional nodes in one capture; allocate before "
+                    + "the capture begins");
+        }
+        ConditionalCalls.CaptureInfo info = context.calls().conditionals().captureInfo(state.handle());
+        if (!info.active()) {
+            throw new IllegalStateException("cannot " + action + " the capture on " + stream + ": the driver reports "
+                    + "it invalidated (a call it forbids during a capture ran); abort it and capture again");
+        }
+        if (graph == null) {
+            graph = Graph.ofCapture(stream.context(), info.graph(), scope.holds);
+        }
+        return info;
     }
 
     /**
@@ -371,8 +579,10 @@ public final class StreamCapture implements AutoCloseable {
         finish("abort");
         record("aborted");
         MemorySegment partial;
+        boolean ended = false;
         try {
             partial = endOnStream();
+            ended = true;
         } catch (CudaException e) {
             if (e.result() != GraphCalls.CAPTURE_INVALIDATED) {
                 throw e;
@@ -382,10 +592,41 @@ public final class StreamCapture implements AutoCloseable {
         } finally {
             exitGate();
             discardAllocations();
-            scope.holds.releaseAll(); // nothing will be launched from what was recorded
+            if (body != null) { // what was recorded stays in the body: the graph that owns it keeps holding it
+                body.bodyCaptureOver("the capture into " + body + " was aborted, and the part of its work recorded "
+                        + "before stays in it (the driver cannot take it back): build the graph again");
+            } else {
+                scope.holds.releaseAll(); // nothing will be launched from what was recorded
+                if (!ended) {
+                    captureGraphOver(true); // the driver destroyed it, or endUntracked did
+                }
+            }
             closeAllocations();
         }
-        Graph.discard(stream.context(), partial);
+        if (body == null && !captureGraphOver(false)) {
+            Graph.discard(stream.context(), partial);
+        }
+    }
+
+    /** The graph made for this capture's conditional handles and nodes, or null (reads it under the stream's lock). */
+    private Graph capturedGraph() {
+        synchronized (state.lock()) {
+            return body == null ? graph : null;
+        }
+    }
+
+    /**
+     * The capture into a new graph is over without one: when a {@link Graph} was made for it, it is
+     * closed (and destroyed, unless {@code destroyedByDriver}: the driver, or {@link #endUntracked},
+     * destroyed it already); returns whether one was.
+     */
+    private boolean captureGraphOver(boolean destroyedByDriver) {
+        Graph made = capturedGraph();
+        if (made == null) {
+            return false;
+        }
+        made.captureOver(true, destroyedByDriver);
+        return true;
     }
 
     /** Aborts the capture if it is still open; does nothing after {@link #end()} or {@link #abort()}. */
@@ -433,7 +674,7 @@ public final class StreamCapture implements AutoCloseable {
                 context.captures().ended();
                 return graph;
             } catch (RuntimeException e) {
-                endUntracked(stream, e); // a refused end leaves the capture running
+                endUntracked(stream, e, body != null); // a refused end leaves the capture running
                 throw e;
             } finally {
                 scope.close();
@@ -447,14 +688,18 @@ public final class StreamCapture implements AutoCloseable {
      * After a begin or end that failed (call under the stream's lock): if the driver
      * still reports a capture on {@code stream}, which Gatun no longer tracks, ends it and
      * destroys what it recorded. Otherwise the stream would record, not run, all later work
-     * queued on it, and could never be closed. What fails here is added to {@code failure}.
+     * queued on it, and could never be closed. What fails here is added to {@code failure}. A
+     * capture {@code intoBody} is ended without a destroy: the body belongs to its node.
      */
-    private static void endUntracked(Stream stream, RuntimeException failure) {
+    private static void endUntracked(Stream stream, RuntimeException failure, boolean intoBody) {
         StreamState s = stream.state();
         try {
             if (s.capturing()) {
                 ContextState context = stream.context().state();
-                Graph.discard(stream.context(), context.calls().graphs().endCapture(s.handle()));
+                MemorySegment recorded = context.calls().graphs().endCapture(s.handle());
+                if (!intoBody) {
+                    Graph.discard(stream.context(), recorded);
+                }
             }
             if (!s.capturing()) {
                 stream.context().state().captures().ended();
@@ -480,8 +725,10 @@ public final class StreamCapture implements AutoCloseable {
                         + "capture in thread-local mode"
                 : "a call the driver forbids during a capture ran on the capturing thread, or work was joined "
                         + "from a stream that was not capturing: move it out of the capture";
-        return new CaptureInvalidatedException("the capture on " + stream + " was invalidated before it ended, so no "
-                + "graph came of it and it holds nothing; " + why, c);
+        String outcome = body == null ? "so no graph came of it and it holds nothing"
+                : "and part of its work may be left in " + body + ", so the graph that owns it cannot be instantiated";
+        return new CaptureInvalidatedException("the capture on " + stream + " was invalidated before it ended, "
+                + outcome + "; " + why, c);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.MemOpCalls;
 import java.lang.foreign.Arena;
@@ -175,6 +176,7 @@ public final class StreamMemOps {
         try (Arena arena = Arena.ofConfined()) {
             synchronized (s.lock()) {
                 s.checkOpen();
+                refuseInBody(s);
                 for (MemOp op : checked) {
                     op.useOn(context, s);
                 }
@@ -200,6 +202,7 @@ public final class StreamMemOps {
         StreamState s = stream.openState();
         synchronized (s.lock()) {
             s.checkOpen();
+            refuseInBody(s);
             // An aligned word inside an open allocation (device memory, or mapped host memory) of
             // this context that now lists this stream.
             long address = MemOp.useWord(view, mapped, context, s);
@@ -217,6 +220,20 @@ public final class StreamMemOps {
             } finally {
                 s.submitted();
             }
+        }
+    }
+
+    /**
+     * Refuses, under the stream's lock and before anything is marked used, an operation on a
+     * stream that captures into a conditional node's body: the driver allows no memory-operation
+     * node in one.
+     */
+    private void refuseInBody(StreamState s) {
+        CaptureScope scope = s.captureScope();
+        String body = scope == null ? null : scope.conditionalBody();
+        if (body != null) {
+            throw new IllegalStateException(stream + " captures into " + body + ", and the driver allows no stream "
+                    + "memory operation node in a conditional body; queue it before or after the conditional node");
         }
     }
 

@@ -12,7 +12,6 @@ import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.io.IOException;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -43,19 +42,8 @@ class ConditionalNodeTest {
     ConditionalNodeTest() {
         // add(p, n, v): p[i] += v.
         sim.gpu.kernelBody("add", FakeKernel.ADD);
-        // step(p, n, v, counter, handle): p[i] += v; --*counter; the loop goes on while it is not 0.
-        sim.gpu.kernelBody("step", l -> {
-            var p = l.memory(l.pointer(0), 4L * l.i32(1));
-            for (int i = 0; i < l.i32(1); i++) {
-                p.setAtIndex(ValueLayout.JAVA_INT, i, p.getAtIndex(ValueLayout.JAVA_INT, i) + l.i32(2));
-            }
-            var counter = l.memory(l.pointer(3), 4);
-            int left = counter.get(ValueLayout.JAVA_INT, 0) - 1;
-            counter.set(ValueLayout.JAVA_INT, 0, left);
-            l.setConditional(l.i64(4), left != 0 ? 1 : 0);
-        });
-        // decide(flag, handle): the handle takes *flag.
-        sim.gpu.kernelBody("decide", l -> l.setConditional(l.i64(1), l.memory(l.pointer(0), 4).get(ValueLayout.JAVA_INT, 0)));
+        sim.gpu.kernelBody("step", FakeKernel.STEP);
+        sim.gpu.kernelBody("decide", FakeKernel.DECIDE);
         ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
         ctx.modules().load("s", ModuleImage.ptx("step.ptx", Ptx.module("step", "u64", "u32", "u32", "u64", "u64")));
         ctx.modules().load("d", ModuleImage.ptx("decide.ptx", Ptx.module("decide", "u64", "u64")));

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,6 +13,7 @@ import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -225,5 +227,35 @@ class StreamProtocolInterleavingTest {
         ctx.synchronize();
         assertEquals(0, sim.gpu.liveDeviceAllocations(), "the buffer is freed once the stream drained");
         s.close();
+    }
+
+    @Test
+    void aLaunchRacingAConditionalNodeIntoTheCaptureIsCapturedBeforeOrAfterItNeverBetween() {
+        DeviceBuffer v = ctx.allocate(4L * N);
+        v.asInts().copyFrom(new int[N]);
+        try (Kernel add = ctx.modules().kernel("m", "add")) {
+            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(v), KernelArg.i32(N),
+                    KernelArg.i32(1));
+            StreamCapture capture = s.beginCapture(CaptureMode.RELAXED);
+            ConditionalHandle h = capture.createConditionalHandle(1);
+            // T1 has read the capture's dependencies and is about to add the node after them.
+            Interposer.Stop inAdd = interposer.stopBefore("cuGraphAddNode_v2").onThread("T1");
+            Background<ConditionalNode> t1 = Background.call("T1", () -> capture.addIf(h));
+            whileHeld(inAdd, t1, () -> Background.run("T2", () -> launch.launch(s)));
+            t1.join().body().addKernel(launch);
+            try (Graph graph = capture.end(); GraphExec exec = graph.instantiate()) {
+                exec.launch(s);
+            }
+        }
+        ctx.synchronize();
+        s.close();
+        int[] back = new int[N];
+        v.asInts().copyTo(back);
+        int[] twice = new int[N];
+        Arrays.fill(twice, 2);
+        assertArrayEquals(twice, back, "the launch and the IF body each ran once");
+        v.close();
+        assertEquals(List.of(), sim.gpu.violations(), "the launch was captured between the read of the capture's "
+                + "dependencies and the node added after them, which were stale then");
     }
 }

@@ -1012,6 +1012,37 @@ final class FaultTable {
                         return () -> g.addWhile(h);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuStreamGetCaptureInfo_v3", "capture.createConditionalHandle(1)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.keep(w.stream());
+                        StreamCapture capture = w.keep(w.open(s.beginCapture(CaptureMode.THREAD_LOCAL)));
+                        return () -> capture.createConditionalHandle(1);
+                    },
+                    fails(CudaException.class).and("the capture aborts, and the stream runs work",
+                            FaultTable::captureAbortsAndStreamRunsWork),
+                    fails(CudaException.class).and("the capture aborts, and the stream runs work",
+                            FaultTable::captureAbortsAndStreamRunsWork)),
+            call("cuStreamUpdateCaptureDependencies_v2", "capture.addWhile(handle)", INVALID_VALUE,
+                    w -> {
+                        Stream s = w.keep(w.stream());
+                        StreamCapture capture = w.keep(w.open(s.beginCapture(CaptureMode.THREAD_LOCAL)));
+                        ConditionalHandle h = w.keep(capture.createConditionalHandle(1));
+                        return () -> capture.addWhile(h);
+                    },
+                    fails(CudaException.class).and("the graph refuses to be instantiated, and the capture aborts",
+                            FaultTable::capturedGraphRefusedThenAborted),
+                    fails(CudaException.class).and("the graph refuses to be instantiated, and the capture aborts",
+                            FaultTable::capturedGraphRefusedThenAborted)),
+            call("cuStreamBeginCaptureToGraph", "body.beginCapture(stream, GLOBAL)", ILLEGAL_STATE,
+                    w -> {
+                        Graph g = w.open(w.ctx.createGraph());
+                        Graph body = g.addWhile(g.createConditionalHandle(1)).body();
+                        Stream s = w.keep(w.stream());
+                        return () -> w.open(body.beginCapture(s, CaptureMode.GLOBAL));
+                    },
+                    fails(CudaException.class).and("the stream runs work, not records it", FaultTable::streamRunsWork),
+                    fails(CudaException.class).and("any capture the driver began is ended, so the stream runs work",
+                            FaultTable::streamRunsWork)),
             call("cuStreamWriteValue32_v2", "stream.memOps().write32(word, 5)", INVALID_VALUE,
                     w -> {
                         Stream s = w.stream();
@@ -1316,6 +1347,24 @@ final class FaultTable {
     }
 
     /** Work queued on the kept stream runs (a stream left capturing would record it instead, silently). */
+    /** After a failed conditional call on an open capture: it aborts, leaving the stream to run work. */
+    private static void captureAbortsAndStreamRunsWork(FaultWorld w, Throwable e) {
+        w.kept(StreamCapture.class).abort();
+        streamRunsWork(w, e);
+    }
+
+    /**
+     * After a conditional node whose capture dependency update failed: the graph it went into refuses
+     * to be instantiated (later captured work would not wait for the node), and the capture aborts.
+     */
+    private static void capturedGraphRefusedThenAborted(FaultWorld w, Throwable e) {
+        Graph graph = w.kept(ConditionalHandle.class).graph();
+        IllegalStateException refused = assertThrows(IllegalStateException.class, graph::instantiate);
+        assertTrue(refused.getMessage().contains("could not be made the capture's dependency"), refused.getMessage());
+        w.kept(StreamCapture.class).abort();
+        streamRunsWork(w, e);
+    }
+
     private static void streamRunsWork(FaultWorld w, Throwable e) {
         Stream s = w.kept(Stream.class);
         DeviceBuffer b = w.buffer(256);

@@ -23,7 +23,8 @@ import java.util.List;
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
- * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals} and {@link SimulatedGraphMemory}, and
+ * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals}, {@link SimulatedCaptureGraphs} and
+ * {@link SimulatedGraphMemory}, and
  * {@link SimulatedLogs} (the error log), {@link SimulatedMemOps} (stream memory operations),
  * {@link SimulatedGreenContexts} (green contexts and kernel libraries), {@link SimulatedBatchCopies} and
  * {@link SimulatedCoredumps}; {@link SimulatedDriverApi} hands each call to its area. A
@@ -53,6 +54,7 @@ public final class FakeDriverApi {
     final SimulatedModules modules = new SimulatedModules(this);
     final SimulatedCaptureAndGraphs graphs = new SimulatedCaptureAndGraphs(this);
     final SimulatedConditionals conditionals = new SimulatedConditionals(this);
+    final SimulatedCaptureGraphs captureGraphs = new SimulatedCaptureGraphs(this);
     final SimulatedGraphMemory graphMemory = new SimulatedGraphMemory(this);
     final SimulatedLogs logs = new SimulatedLogs(this);
     final SimulatedMemOps memOps = new SimulatedMemOps(this);
@@ -65,7 +67,7 @@ public final class FakeDriverApi {
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
         return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
-                logs, memOps, green, batchCopies, coredumps);
+                logs, memOps, green, batchCopies, coredumps, captureGraphs);
     }
 
     /** A fresh handle for a stream, event, module, function, graph, executable or node. */
@@ -452,8 +454,9 @@ public final class FakeDriverApi {
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED();
     }
 
+    /** Live graphs (bodies included), not counting the new graph of a capture in progress, which the capture owns. */
     public synchronized int liveGraphs() {
-        return graphs.graphs.size();
+        return graphs.graphs.size() - captureGraphs.newGraphsInProgress();
     }
 
     public synchronized int liveGraphExecs() {

@@ -15,6 +15,21 @@ public interface FakeKernel {
         }
     };
 
+    /**
+     * {@code step(p, n, v, counter, handle)}: {@link #ADD}'s {@code p[i] += v}, then {@code --*counter}, and
+     * the conditional handle takes {@code counter != 0}: one round of a WHILE loop that counts down.
+     */
+    FakeKernel STEP = l -> {
+        ADD.run(l);
+        MemorySegment counter = l.memory(l.pointer(3), 4);
+        int left = counter.get(ValueLayout.JAVA_INT, 0) - 1;
+        counter.set(ValueLayout.JAVA_INT, 0, left);
+        l.setConditional(l.i64(4), left != 0 ? 1 : 0);
+    };
+
+    /** {@code decide(flag, handle)}: the conditional handle takes {@code *flag}. */
+    FakeKernel DECIDE = l -> l.setConditional(l.i64(1), l.memory(l.pointer(0), 4).get(ValueLayout.JAVA_INT, 0));
+
     void run(Launch launch);
 
     /** One launch as the simulated GPU sees it: dimensions, raw argument bytes, device memory. */

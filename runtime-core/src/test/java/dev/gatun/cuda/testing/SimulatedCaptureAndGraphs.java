@@ -26,8 +26,9 @@ import java.util.Set;
 
 /**
  * The simulated driver's stream capture, graphs and graph executables. A capture records the
- * operations submitted to its stream instead of running them; the graph is that list, one node
- * per operation, each depending on the one before. A graph built node by node lists its nodes
+ * operations submitted to its stream instead of running them, each as a node of the capture's
+ * graph after the capture's dependencies ({@link SimulatedCaptureGraphs}: on one stream, each
+ * after the one before). A graph built node by node lists its nodes
  * in the order they were added, each with the dependencies it was given. An executable runs
  * its nodes in an order its dependencies allow that is as far from the order they were added in
  * as possible (of the nodes ready, the last added first), so that a missing dependency shows;
@@ -87,6 +88,7 @@ final class SimulatedCaptureAndGraphs {
         }
         s.captured = new ArrayList<>();
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+        gpu.captureGraphs.begun(s.captured, createEmpty(), false, new int[0]);
         return SUCCESS;
     }
 
@@ -99,20 +101,17 @@ final class SimulatedCaptureAndGraphs {
             return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED(); // it joined a capture begun elsewhere
         }
         boolean unjoined = gpu.streams.leaveCapture(s);
+        SimulatedCaptureGraphs.Capture capture = gpu.captureGraphs.ended(s.captured);
         if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED() || unjoined) {
             s.captured = null;
             s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
+            if (!capture.intoExisting()) {
+                forget(capture.graph()); // the driver destroys the graph of a capture that made none
+            }
             return unjoined ? CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED()
                     : CudaDriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED();
         }
-        long h = gpu.newHandle();
-        graphs.put(h, List.copyOf(s.captured));
-        addNodes(h, s.captured.size());
-        List<int[]> chain = new ArrayList<>();
-        for (int i = 0; i < s.captured.size(); i++) {
-            chain.add(i == 0 ? new int[0] : new int[] {i - 1}); // one stream: each after the one before
-        }
-        dependencies.put(h, chain);
+        long h = capture.graph(); // the captured work was added to it node by node (SimulatedCaptureGraphs)
         s.captured = null;
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_NONE();
         graph.set(ValueLayout.JAVA_LONG, 0, h);
@@ -125,6 +124,10 @@ final class SimulatedCaptureAndGraphs {
         List<StreamOp> ops = graphs.get(graph.address());
         if (ops == null) {
             return INVALID_HANDLE;
+        }
+        if (gpu.captureGraphs.capturedInto(graph.address())) {
+            gpu.violations.add("cuGraphInstantiateWithFlags of a graph a stream capture still records into");
+            return INVALID_VALUE; // the driver: not instantiable until the capture ends
         }
         String refusal = gpu.conditionals.refusal(graph.address());
         if (refusal != null) {
@@ -264,12 +267,20 @@ final class SimulatedCaptureAndGraphs {
             gpu.violations.add("cuGraphDestroy of a conditional node's body, which the node owns");
             return INVALID_VALUE;
         }
-        for (long body : gpu.conditionals.destroyed(graph.address())) {
+        if (gpu.captureGraphs.capturedInto(graph.address())) {
+            gpu.violations.add("cuGraphDestroy of a graph a stream capture still records into");
+        }
+        return forget(graph.address()) ? SUCCESS : INVALID_HANDLE;
+    }
+
+    /** Forgets {@code graph}, its bodies and their handles, as a destroy does; false when there was no such graph. */
+    private boolean forget(long graph) {
+        for (long body : gpu.conditionals.destroyed(graph)) {
             dependencies.remove(body);
             graphs.remove(body);
         }
-        dependencies.remove(graph.address());
-        return graphs.remove(graph.address()) == null ? INVALID_HANDLE : SUCCESS;
+        dependencies.remove(graph);
+        return graphs.remove(graph) != null;
     }
 
     public int cuGraphExecDestroy(MemorySegment exec) {
@@ -610,27 +621,45 @@ final class SimulatedCaptureAndGraphs {
         if (ops == null || op == null) {
             return ops == null ? INVALID_HANDLE : INVALID_VALUE;
         }
+        int[] positions = positions(graph.address(), deps, count);
+        if (positions == null) {
+            return INVALID_VALUE;
+        }
+        node.set(ValueLayout.JAVA_LONG, 0, append(graph.address(), positions, op));
+        return SUCCESS;
+    }
+
+    /** The positions in {@code graph} of the {@code count} nodes in {@code deps}; null unless each is a node of it, named once. */
+    int[] positions(long graph, MemorySegment deps, long count) {
         MemorySegment array = deps.reinterpret(8 * count);
         int[] positions = new int[(int) count];
         for (int i = 0; i < count; i++) {
             NodeRef ref = nodes.get(array.getAtIndex(ValueLayout.JAVA_LONG, i));
-            if (ref == null || ref.graph() != graph.address()) {
-                return INVALID_VALUE;
+            if (ref == null || ref.graph() != graph) {
+                return null;
             }
             positions[i] = ref.index();
             for (int j = 0; j < i; j++) {
                 if (positions[j] == positions[i]) {
-                    return INVALID_VALUE;
+                    return null;
                 }
             }
         }
-        List<StreamOp> next = new ArrayList<>(ops);
+        return positions;
+    }
+
+    /** Appends {@code op} to live graph {@code graph} after the nodes at {@code positions}; returns its node handle. */
+    long append(long graph, int[] positions, StreamOp op) {
+        List<StreamOp> next = new ArrayList<>(graphs.get(graph));
         next.add(op);
-        graphs.put(graph.address(), List.copyOf(next));
-        dependencies.get(graph.address()).add(positions);
-        long h = appendNode(graph.address());
-        node.set(ValueLayout.JAVA_LONG, 0, h);
-        return SUCCESS;
+        graphs.put(graph, List.copyOf(next));
+        dependencies.get(graph).add(positions);
+        return appendNode(graph);
+    }
+
+    /** The handle of the node at {@code position} of live graph {@code graph}. */
+    long nodeAt(long graph, int position) {
+        return graphNodes.get(graph)[position];
     }
 
     private long appendNode(long graph) {

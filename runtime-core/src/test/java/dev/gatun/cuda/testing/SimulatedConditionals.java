@@ -72,7 +72,8 @@ final class SimulatedConditionals {
     public int cuGraphAddNode_v2(MemorySegment node, MemorySegment graph, MemorySegment deps, MemorySegment edgeData,
             long count, MemorySegment params) {
         MemorySegment p = params.reinterpret(CUgraphNodeParams_st.sizeof());
-        if (CUgraphNodeParams_st.type(p) != CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL() || edgeData.address() != 0) {
+        if (CUgraphNodeParams_st.type(p) != CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()
+                || !SimulatedCaptureGraphs.defaultEdges(edgeData, count)) {
             return INVALID_VALUE;
         }
         MemorySegment c = CUgraphNodeParams_st.conditional(p);
@@ -96,6 +97,7 @@ final class SimulatedConditionals {
         if (r != SUCCESS) {
             return r;
         }
+        gpu.captureGraphs.conditionalAdded(graph.address(), gpu.graphs.positions(graph.address(), deps, count));
         // As the driver: the body handles go into an array of the driver's own (kept as long as
         // the simulation), whose address replaces phGraph_out in the caller's parameters; an
         // array the caller put there is left untouched.
@@ -121,7 +123,7 @@ final class SimulatedConditionals {
     }
 
     /** Whether {@code graph} is {@code ancestor} or a body inside it. */
-    private boolean within(long graph, long ancestor) {
+    boolean within(long graph, long ancestor) {
         for (Long g = graph; g != null; g = bodyParents.get(g)) {
             if (g == ancestor) {
                 return true;

@@ -420,6 +420,7 @@ final class SimulatedStreams {
     void submit(Stream s, StreamOp op) {
         if (s.captured != null) {
             s.captured.add(op);
+            gpu.captureGraphs.captured(s.captured, op); // a node of the capture's graph, after its dependencies
             if (s.joinedTo != null) {
                 s.unjoined = true; // until the capture's stream waits for it
             }

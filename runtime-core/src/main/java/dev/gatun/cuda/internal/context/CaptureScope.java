@@ -46,6 +46,14 @@ public interface CaptureScope {
      */
     boolean isOpen();
 
+    /**
+     * The conditional node's body the capture records into, named for refusals (the driver allows
+     * no memory, host or memory-operation node in one), or null for a capture into a new graph.
+     */
+    default String conditionalBody() {
+        return null;
+    }
+
     /** Whether the capture was begun on {@code thread} (a capture Gatun did not begin names none). */
     default boolean begunOn(Thread thread) {
         return false;

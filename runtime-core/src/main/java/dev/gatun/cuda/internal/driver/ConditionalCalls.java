@@ -2,6 +2,7 @@ package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.DriverTooOldException;
 import dev.gatun.cuda.bindings.driver.CUDA_CONDITIONAL_NODE_PARAMS;
+import dev.gatun.cuda.bindings.driver.CUgraphEdgeData_st;
 import dev.gatun.cuda.bindings.driver.CUgraphNodeParams_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
@@ -13,7 +14,10 @@ import java.util.List;
 /**
  * Layer 2, conditional graph nodes: create a conditional handle in a graph, and add an IF, WHILE
  * or SWITCH node whose body graphs the driver creates ({@code cuGraphAddNode_v2} with
- * {@code CUDA_CONDITIONAL_NODE_PARAMS}). Each call names its operation once, owns its
+ * {@code CUDA_CONDITIONAL_NODE_PARAMS}); inside a stream capture, read the capture's graph and
+ * dependencies ({@code cuStreamGetCaptureInfo_v3}), make a node the capture's dependency
+ * ({@code cuStreamUpdateCaptureDependencies_v2}) and capture a stream into a body
+ * ({@code cuStreamBeginCaptureToGraph}), all CUDA 12.3. Each call names its operation once, owns its
  * out-parameters and checks its result.
  *
  * <p>Both functions came with CUDA 12.3, newer than Gatun's minimum driver (12.0), so each call
@@ -38,6 +42,11 @@ public final class ConditionalCalls {
     private static final int NODE_TYPE = CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL();
     private static final int ASSIGN_DEFAULT = CudaDriver.CU_GRAPH_COND_ASSIGN_DEFAULT();
     private static final long PARAMS = CUgraphNodeParams_st.conditional$offset();
+    private static final String CAPTURE_INFO = "cuStreamGetCaptureInfo_v3";
+    private static final String UPDATE_DEPENDENCIES = "cuStreamUpdateCaptureDependencies_v2";
+    private static final String BEGIN_TO_GRAPH = "cuStreamBeginCaptureToGraph";
+    private static final int ACTIVE = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+    private static final int SET_DEPENDENCIES = CudaDriver.CU_STREAM_SET_CAPTURE_DEPENDENCIES();
 
     private final Checked c;
 
@@ -93,6 +102,16 @@ public final class ConditionalCalls {
      */
     public AddedConditional addConditional(MemorySegment graph, MemorySegment dependencies, long handle, int type,
             int bodies, Arena arena) {
+        return addConditional(graph, dependencies, MemorySegment.NULL, count(dependencies), handle, type, bodies, arena);
+    }
+
+    /**
+     * As {@link #addConditional(MemorySegment, MemorySegment, long, int, int, Arena)}, after
+     * {@code count} dependencies with their edge data ({@code CUgraphEdgeData} array, or NULL for
+     * default edges): what {@link #captureInfo} reported of a capture in progress.
+     */
+    public AddedConditional addConditional(MemorySegment graph, MemorySegment dependencies, MemorySegment edgeData,
+            long count, long handle, int type, int bodies, Arena arena) {
         c.current(ADD_NODE);
         MemorySegment params = CUgraphNodeParams_st.allocate(arena); // zeroed: reserved fields must be 0
         CUgraphNodeParams_st.type(params, NODE_TYPE);
@@ -102,12 +121,13 @@ public final class ConditionalCalls {
         CUDA_CONDITIONAL_NODE_PARAMS.size(conditional, bodies);
         CUDA_CONDITIONAL_NODE_PARAMS.ctx(conditional, c.context());
         MemorySegment out = c.out();
-        // Safety: graph is live; dependencies holds count live nodes of it and no edge data
-        // (NULL: default edges); handle was created in this graph or an ancestor's body chain
-        // by this context; params lives in the caller's arena for the call, and the driver
-        // writes phGraph_out in it; out receives the node handle.
-        c.check(c.api.cuGraphAddNode_v2(out, graph, dependencies, MemorySegment.NULL, count(dependencies), params),
-                ADD_NODE);
+        // Safety: graph is live; dependencies holds count live nodes of it, and edgeData count
+        // edge descriptions or NULL (default edges); both are the caller's arrays, or the
+        // driver's own from captureInfo, valid until the next call on the capturing stream;
+        // handle was created in this graph or an ancestor's body chain by this context; params
+        // lives in the caller's arena for the call, and the driver writes phGraph_out in it;
+        // out receives the node handle.
+        c.check(c.api.cuGraphAddNode_v2(out, graph, dependencies, edgeData, count, params), ADD_NODE);
         MemorySegment node = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
         // Safety: on success the driver set phGraph_out to its array of `bodies` CUgraph
         // handles, valid as long as the node; they are copied out here.
@@ -118,6 +138,85 @@ public final class ConditionalCalls {
             created.add(graphs.getAtIndex(ValueLayout.ADDRESS, i));
         }
         return new AddedConditional(node, List.copyOf(created));
+    }
+
+    /**
+     * What {@code cuStreamGetCaptureInfo_v3} reports of a capture in progress: whether it is still
+     * active (not invalidated), the graph it records into, and the dependency set the next node
+     * captured on the stream would get (its nodes and their edge data, in arrays of the driver's
+     * own, valid until the next call on the stream, or NULL when there are none).
+     */
+    public record CaptureInfo(boolean active, MemorySegment graph, MemorySegment dependencies, MemorySegment edgeData,
+            long count) {
+    }
+
+    /**
+     * The capture in progress on {@code stream}, a live stream of this context that Gatun began
+     * capturing (call under the stream's lock, so no work is captured between this and the use of
+     * its dependencies).
+     *
+     * @throws DriverTooOldException before any call, on a driver older than CUDA 12.3
+     */
+    public CaptureInfo captureInfo(MemorySegment stream) {
+        c.require(CAPTURE_INFO, CONDITIONAL_NODES);
+        c.current(CAPTURE_INFO);
+        MemorySegment out = c.out();
+        // out holds, 8 bytes apart: the status (an int), the graph, the dependency array's
+        // address, the edge data array's address and the count; the id is not asked for.
+        MemorySegment status = out.asSlice(0, 8);
+        MemorySegment graph = out.asSlice(8, 8);
+        MemorySegment deps = out.asSlice(16, 8);
+        MemorySegment edges = out.asSlice(24, 8);
+        MemorySegment count = out.asSlice(32, 8);
+        graph.set(ValueLayout.JAVA_LONG, 0, 0);
+        deps.set(ValueLayout.JAVA_LONG, 0, 0);
+        edges.set(ValueLayout.JAVA_LONG, 0, 0);
+        count.set(ValueLayout.JAVA_LONG, 0, 0);
+        // Safety: stream is live and of this context; each out-parameter is 8 bytes of this
+        // thread's out block; asking for the edge data too means the driver never answers
+        // CUDA_ERROR_LOSSY_QUERY; the arrays it points to are its own.
+        c.check(c.api.cuStreamGetCaptureInfo_v3(stream, status, MemorySegment.NULL, graph, deps, edges, count),
+                CAPTURE_INFO);
+        long n = count.get(ValueLayout.JAVA_LONG, 0);
+        // Safety: the driver's arrays hold n node handles and n CUgraphEdgeData; read only
+        // through the sizes it reported.
+        MemorySegment nodes = n == 0 ? MemorySegment.NULL
+                : MemorySegment.ofAddress(deps.get(ValueLayout.JAVA_LONG, 0)).reinterpret(n * ValueLayout.ADDRESS.byteSize());
+        long edgeAddress = edges.get(ValueLayout.JAVA_LONG, 0);
+        MemorySegment edgeData = n == 0 || edgeAddress == 0 ? MemorySegment.NULL
+                : MemorySegment.ofAddress(edgeAddress).reinterpret(n * CUgraphEdgeData_st.sizeof());
+        return new CaptureInfo(status.get(ValueLayout.JAVA_INT, 0) == ACTIVE,
+                MemorySegment.ofAddress(graph.get(ValueLayout.JAVA_LONG, 0)), nodes, edgeData, n);
+    }
+
+    /**
+     * Makes {@code node}, a node just added to the graph {@code stream} captures into, the only
+     * dependency of the next work captured on it ({@code CU_STREAM_SET_CAPTURE_DEPENDENCIES}).
+     */
+    public void setCaptureDependency(MemorySegment stream, MemorySegment node) {
+        c.current(UPDATE_DEPENDENCIES);
+        MemorySegment nodes = c.out();
+        nodes.set(ValueLayout.ADDRESS, 0, node);
+        // Safety: stream is live and capturing; nodes holds one live node of its capture's
+        // graph; NULL edge data: a default edge.
+        c.check(c.api.cuStreamUpdateCaptureDependencies_v2(stream, nodes, MemorySegment.NULL, 1, SET_DEPENDENCIES),
+                UPDATE_DEPENDENCIES);
+    }
+
+    /**
+     * Begins capturing {@code stream} into {@code graph}, an existing graph (a conditional node's
+     * body), with no dependencies: the first node captured is a root of it.
+     *
+     * @param mode one of GraphCalls' {@code MODE_*} constants
+     * @throws DriverTooOldException before any call, on a driver older than CUDA 12.3
+     */
+    public void beginCaptureToGraph(MemorySegment stream, MemorySegment graph, int mode) {
+        c.require(BEGIN_TO_GRAPH, CONDITIONAL_NODES);
+        c.current(BEGIN_TO_GRAPH);
+        // Safety: stream is live, of this context and not capturing, and the caller holds its
+        // lock; graph is a live body of a conditional node of this context; no dependencies.
+        c.check(c.api.cuStreamBeginCaptureToGraph(stream, graph, MemorySegment.NULL, MemorySegment.NULL, 0, mode),
+                BEGIN_TO_GRAPH);
     }
 
     private static long count(MemorySegment nodes) {
