@@ -71,6 +71,8 @@ public final class CompareTable {
         final Map<Integer, Double> gatunBytes = new TreeMap<>();
         final Map<Integer, Double> baseline = new TreeMap<>();
         final Map<Integer, Double> baselineBytes = new TreeMap<>();
+        /** The N of its runs (a slice's N when sliced), 0 before any. */
+        long n;
     }
 
     private final Map<TwinRow, Runs> runs = new EnumMap<>(TwinRow.class);
@@ -78,6 +80,8 @@ public final class CompareTable {
     private final Set<TwinRow> named = EnumSet.noneOf(TwinRow.class);
     private final Map<String, Jmh> jmh = new HashMap<>();
     private final Map<String, String> meta = new LinkedHashMap<>();
+    /** Whether some rows ran in slices, each a pair of its own. */
+    private boolean sliced;
     private final List<String> notes = new ArrayList<>();
     private final TreeSet<Integer> rounds = new TreeSet<>();
 
@@ -115,7 +119,11 @@ public final class CompareTable {
                     }
                     case "ROUND" -> {
                         round = Integer.parseInt(f[1]);
-                        table.rounds.add(round);
+                        if (round < SameProcess.MAX_SLICES) {
+                            table.rounds.add(round);
+                        } else {
+                            table.sliced = true; // a slice's sub-round (SameProcess --slices), within a round
+                        }
                     }
                     case "TWIN" -> table.twin(f, round);
                     case "FAIL" -> {
@@ -154,6 +162,7 @@ public final class CompareTable {
         }
         double micros = Long.parseLong(f[4]) / 1e3 / n;
         Runs r = runs.get(row);
+        r.n = n;
         switch (f[1]) {
             case "c" -> r.c.put(round, micros);
             case "gatun" -> {
@@ -243,7 +252,10 @@ public final class CompareTable {
     String render() {
         StringBuilder sb = new StringBuilder();
         sb.append("Gatun against C: ").append(rounds.size()).append(rounds.size() == 1 ? " round" : " rounds")
-                .append(" of interleaved runs, one process each (warm-up N/2, N timed operations, one final sync)\n\n");
+                .append(" of interleaved runs, one process each (warm-up N/2, N timed operations, one final sync)")
+                .append(sliced ? "; rows of N ≥ " + String.format(Locale.ROOT, "%,d", SameProcess.SLICED_FROM)
+                        + " in slices of the N shown, each slice a pair" : "")
+                .append("\n\n");
         meta.forEach((k, v) -> sb.append("- ").append(k).append(": ").append(v).append('\n'));
         if (!meta.isEmpty()) {
             sb.append('\n');
@@ -259,7 +271,7 @@ public final class CompareTable {
             Summary s = summary(row);
             counts.merge(s.verdict().state(), 1, Integer::sum);
             sb.append("| ").append(row.title())
-                    .append(" | ").append(String.format(Locale.ROOT, "%,d", row.n()))
+                    .append(" | ").append(String.format(Locale.ROOT, "%,d", runs.get(row).n > 0 ? runs.get(row).n : row.n()))
                     .append(" | ").append(row.hasC() ? value(row, s.c()) : "–")
                     .append(" | ").append(value(row, s.gatun()))
                     .append(" | ").append(ratio(row, s))

@@ -48,7 +48,7 @@ import java.util.List;
  *
  * ROUND numbers the FAIL lines and picks where the rotation starts; N defaults to the row's.
  *
- * <p>With {@code --slices K}, each row runs as K slices of N/K operations per twin instead of one
+ * <p>With {@code --slices K}, each row of N at least {@value #SLICED_FROM} runs as K slices of N/K operations per twin instead of one
  * run of N, each slice a sub-round (a {@code ROUND} line of its own, numbered ROUND × 100 + the
  * slice's index) with its own rotation of the twins' order, after one slice of each twin that is
  * not reported. Why: within one process the time of the stream-ordered allocate + free still
@@ -63,6 +63,12 @@ public final class SameProcess {
     private static final int EXIT_USAGE = 2;
     /** The most slices of a row per round; a slice's sub-round is ROUND × this + its index. */
     static final int MAX_SLICES = 100;
+    /**
+     * The smallest N that is sliced: the sub-microsecond rows (N in the hundreds of thousands and
+     * more) drift within a process; the rows of long operations (256 MiB copies, N of 100) do
+     * not, and a slice of them would be a handful of operations.
+     */
+    static final int SLICED_FROM = 100_000;
 
     private SameProcess() {
     }
@@ -122,7 +128,7 @@ public final class SameProcess {
             List<String> impls = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
-                if (slices == 1) {
+                if (slices == 1 || job.n() < SLICED_FROM) {
                     runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
                     continue;
                 }

@@ -61,6 +61,11 @@ class CompareTableTest {
         assertEquals(2, s.pairs());
         assertEquals(1.1, s.ratioMin(), EPS); // 1.1 µs against 1.0 µs, in the first slice
         assertEquals(1.3, s.ratioMax(), EPS); // 2.6 µs against 2.0 µs, in the second
+        String report = CompareTable.parse(lines).render();
+        assertTrue(report.startsWith("Gatun against C: 1 round of interleaved runs"), report);
+        assertTrue(report.contains("in slices of the N shown, each slice a pair"), report);
+        assertTrue(report.contains("| " + row.title() + " | " + String.format(java.util.Locale.ROOT, "%,d", half) + " |"),
+                report);
     }
 
     @Test
