@@ -56,7 +56,7 @@ import java.util.List;
  * in the next, and Gatun's and the baseline's runs moved with it), so runs of a second each,
  * one after the other, often compare a fast phase with a slow one. Slices a tenth as long pair
  * up runs that are that much closer in time; the table's median is then over every slice's
- * ratio.
+ * ratio. A row of smaller N runs once per twin, after one unreported run of each as well.
  */
 public final class SameProcess {
 
@@ -128,7 +128,15 @@ public final class SameProcess {
             List<String> impls = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
-                if (slices == 1 || job.n() < SLICED_FROM) {
+                if (slices == 1) {
+                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
+                    continue;
+                }
+                if (job.n() < SLICED_FROM) {
+                    // Not sliced, but warmed as the sliced rows are: a twin's first run in a JVM
+                    // also counts what its first use loads (a kilobyte or two per operation at N 100).
+                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round,
+                            new PrintStream(OutputStream.nullOutputStream()));
                     runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
                     continue;
                 }
