@@ -29,7 +29,8 @@ import java.util.TreeSet;
  * META key value...                  shown above the table (commit, date, machine)
  * ROUND r                            the TWIN and FAIL lines after it belong to round r
  * TWIN impl row n total_ns bytes|-   one run of a twin (impl: c, gatun, or baseline: an earlier
- *                                    Gatun jar run beside them, {@code BASELINE_JAR} of the script)
+ *                                    Gatun jar run beside them, {@code BASELINE_JAR} of the script;
+ *                                    or bare: the row's driver calls as bare FFM downcalls, {@link BareTwin})
  * FAIL impl row round exit_status    a run that failed or timed out
  * JMH Class.method[:p=v] bytes_per_op score unit   one JMH benchmark under -prof gc
  * NOTE text                          shown under the table
@@ -47,7 +48,9 @@ import java.util.TreeSet;
  * beside it; it includes the allocation background of JMH's own threads (about 0.2 MB/s, so
  * about 1 KB/op for a 5 ms transfer). With baseline runs, two more columns show the baseline's
  * ratio to C (median of per-round ratios, the same way) and its B/op: before and after from one
- * run, since machine starts differ by a quarter.
+ * run, since machine starts differ by a quarter. With bare runs, two more: the bare downcalls'
+ * ratio to C and Gatun's to them (medians of per-round ratios): the floor the transition into C
+ * sets, and what Gatun costs above it.
  */
 public final class CompareTable {
 
@@ -61,7 +64,7 @@ public final class CompareTable {
     /** What the table shows for one row. NaN where nothing was measured. */
     record Summary(TwinRow row, double c, double gatun, double ratio, double ratioMin, double ratioMax, int pairs,
             double extraNanos, int gatunRuns, double gatunBytes, Optional<Jmh> jmh, Verdict verdict,
-            double baselineRatio, double baselineBytes) {
+            double baselineRatio, double baselineBytes, double bareRatio, double gatunOverBare) {
     }
 
     /** One row's runs, by round: microseconds per operation, and the Java twin's B/op. */
@@ -71,6 +74,8 @@ public final class CompareTable {
         final Map<Integer, Double> gatunBytes = new TreeMap<>();
         final Map<Integer, Double> baseline = new TreeMap<>();
         final Map<Integer, Double> baselineBytes = new TreeMap<>();
+        /** The bare FFM downcalls' runs ({@link BareTwin}), microseconds per operation. */
+        final Map<Integer, Double> bare = new TreeMap<>();
         /** The N of its runs (a slice's N when sliced), 0 before any. */
         long n;
     }
@@ -177,6 +182,7 @@ public final class CompareTable {
                     r.baselineBytes.put(round, Long.parseLong(f[5]) / (double) n);
                 }
             }
+            case "bare" -> r.bare.put(round, micros);
             default -> throw new IllegalArgumentException("unknown twin '" + f[1] + "'");
         }
         named.add(row);
@@ -240,7 +246,25 @@ public final class CompareTable {
                 ratios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
                 ratios.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), ratios.size(), extraNanos,
                 r.gatun.size(), bytes, Optional.ofNullable(jmh.get(row.jmh())), verdict,
-                Medians.of(ratios(row, r, r.baseline)), Medians.of(r.baselineBytes.values()));
+                Medians.of(ratios(row, r, r.baseline)), Medians.of(r.baselineBytes.values()),
+                Medians.of(ratios(row, r, r.bare)), Medians.of(pairedRatios(r.gatun, r.bare)));
+    }
+
+    /** Per-round ratios of {@code top}'s runs to {@code bottom}'s, where both ran. */
+    private static List<Double> pairedRatios(Map<Integer, Double> top, Map<Integer, Double> bottom) {
+        List<Double> ratios = new ArrayList<>();
+        top.forEach((round, t) -> {
+            Double b = bottom.get(round);
+            if (b != null) {
+                ratios.add(t / b);
+            }
+        });
+        return ratios;
+    }
+
+    /** Whether any bare-downcall run was read (the table then shows its columns). */
+    private boolean hasBare() {
+        return runs.values().stream().anyMatch(r -> !r.bare.isEmpty());
     }
 
     /** Whether any baseline run was read (the table then shows its columns). */
@@ -261,10 +285,13 @@ public final class CompareTable {
             sb.append('\n');
         }
         boolean baseline = hasBaseline();
+        boolean bare = hasBare();
         sb.append("| row | N | C | Gatun | Gatun/C: median (min–max) | pairs | B/op (twin) | ")
                 .append(baseline ? "baseline/C | B/op (baseline) | " : "")
+                .append(bare ? "bare FFM/C | Gatun/bare FFM | " : "")
                 .append("B/op (JMH) | JMH score | goal | met |\n");
         sb.append("| --- | ---: | ---: | ---: | --- | ---: | ---: | ").append(baseline ? "---: | ---: | " : "")
+                .append(bare ? "---: | ---: | " : "")
                 .append("---: | ---: | --- | --- |\n");
         Map<Verdict.State, Integer> counts = new EnumMap<>(Verdict.State.class);
         for (TwinRow row : named) {
@@ -278,6 +305,7 @@ public final class CompareTable {
                     .append(" | ").append(s.pairs())
                     .append(" | ").append(Goal.number(s.gatunBytes()))
                     .append(baseline ? " | " + Goal.number(s.baselineRatio()) + " | " + Goal.number(s.baselineBytes()) : "")
+                    .append(bare ? " | " + Goal.number(s.bareRatio()) + " | " + Goal.number(s.gatunOverBare()) : "")
                     .append(" | ").append(s.jmh().map(j -> Goal.number(j.bytesPerOp())).orElse("–"))
                     .append(" | ").append(s.jmh().map(j -> jmhScore(row, j)).orElse("–"))
                     .append(" | ").append(goal(row))

@@ -43,7 +43,7 @@ import java.util.List;
  * binding. Usage:
  *
  * <pre>
- *     SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] ROW[:N] ...
+ *     SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] [--bare true] ROW[:N] ...
  * </pre>
  *
  * ROUND numbers the FAIL lines and picks where the rotation starts; N defaults to the row's.
@@ -57,6 +57,9 @@ import java.util.List;
  * one after the other, often compare a fast phase with a slow one. Slices a tenth as long pair
  * up runs that are that much closer in time; the table's median is then over every slice's
  * ratio. A row of smaller N runs once per twin, after one unreported run of each as well.
+ *
+ * <p>With {@code --bare true}, the rows that have a {@link BareTwin} (the same driver calls as
+ * bare FFM downcalls) run it as a fourth twin, tagged {@code bare}.
  */
 public final class SameProcess {
 
@@ -92,7 +95,7 @@ public final class SameProcess {
     static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         List<String> rest = new ArrayList<>(List.of(args));
         if (rest.size() < 4) {
-            err.println("usage: SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] ROW[:N] ...");
+            err.println("usage: SameProcess LIBTWINS PTX_FILE ROUND [--baseline JAR] [--slices K] [--bare true] ROW[:N] ...");
             return EXIT_USAGE;
         }
         Path library = Path.of(rest.remove(0));
@@ -100,6 +103,7 @@ public final class SameProcess {
         int round = Integer.parseInt(rest.remove(0));
         Method baseline = null;
         int slices = 1;
+        boolean bare = false;
         while (!rest.isEmpty() && rest.get(0).startsWith("--")) {
             String flag = rest.remove(0);
             if (rest.isEmpty()) {
@@ -109,6 +113,7 @@ public final class SameProcess {
             switch (flag) {
                 case "--baseline" -> baseline = baselineTwin(Path.of(rest.remove(0)));
                 case "--slices" -> slices = Integer.parseInt(rest.remove(0));
+                case "--bare" -> bare = Boolean.parseBoolean(rest.remove(0));
                 default -> {
                     err.println("SameProcess: unknown flag " + flag);
                     return EXIT_USAGE;
@@ -125,9 +130,12 @@ public final class SameProcess {
         try (arena) {
             MethodHandle c = cTwin(library, arena);
             MemorySegment ptxText = arena.allocateFrom(Files.readString(ptx));
-            List<String> impls = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
+            List<String> twins = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
+            List<String> withBare = new ArrayList<>(twins);
+            withBare.add("bare");
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
+                List<String> impls = bare && BareTwin.covers(job.row()) ? withBare : twins;
                 if (slices == 1) {
                     runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
                     continue;
@@ -163,9 +171,18 @@ public final class SameProcess {
                 case "c" -> runC(c, arena, ptxText, job, round);
                 case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
                         .line(job.row(), job.n());
+                case "bare" -> runBare(job);
                 default -> runBaseline(baseline, job, ptx);
             });
             out.flush();
+        }
+    }
+
+    private static String runBare(Job job) {
+        try {
+            return "TWIN bare " + job.row().id() + " " + job.n() + " " + BareTwin.measure(job.row(), job.n()) + " -";
+        } catch (Throwable t) {
+            throw new IllegalStateException("the bare twin of " + job.row().id() + " failed", t);
         }
     }
 

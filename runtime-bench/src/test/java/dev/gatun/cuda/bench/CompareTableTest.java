@@ -1,6 +1,7 @@
 package dev.gatun.cuda.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -66,6 +67,27 @@ class CompareTableTest {
         assertTrue(report.contains("in slices of the N shown, each slice a pair"), report);
         assertTrue(report.contains("| " + row.title() + " | " + String.format(java.util.Locale.ROOT, "%,d", half) + " |"),
                 report);
+    }
+
+    @Test
+    void bareRunsGetTheirRatioToCAndGatunsRatioToThemPerRound() {
+        TwinRow row = TwinRow.EVENT_RECORD_QUERY;
+        long n = row.n();
+        List<String> lines = new ArrayList<>();
+        double[][] cBareGatun = {{1.0, 1.1, 1.2}, {2.0, 2.4, 2.4}, {1.0, 1.05, 1.26}};
+        for (int r = 0; r < cBareGatun.length; r++) {
+            lines.add("ROUND " + (r + 1));
+            lines.add("TWIN c " + row.id() + " " + n + " " + Math.round(cBareGatun[r][0] * 1e3 * n) + " -");
+            lines.add("TWIN bare " + row.id() + " " + n + " " + Math.round(cBareGatun[r][1] * 1e3 * n) + " -");
+            lines.add("TWIN gatun " + row.id() + " " + n + " " + Math.round(cBareGatun[r][2] * 1e3 * n) + " 0");
+        }
+        CompareTable.Summary s = summary(row, lines);
+        assertEquals(1.1, s.bareRatio(), EPS); // bare/C per round 1.1, 1.2, 1.05
+        assertEquals(1.2 / 1.1, s.gatunOverBare(), EPS); // Gatun/bare per round 1.0909, 1.0, 1.2
+        String report = CompareTable.parse(lines).render();
+        assertTrue(report.contains("| bare FFM/C | Gatun/bare FFM |"), report);
+        assertFalse(CompareTable.parse(rounds(row, new double[] {1, 1, 1, 1, 1}, new double[] {1, 1, 1, 1, 1}, 0)).render()
+                .contains("bare FFM"), "no bare column without bare runs");
     }
 
     @Test

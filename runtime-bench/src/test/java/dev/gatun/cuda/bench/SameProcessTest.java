@@ -1,6 +1,7 @@
 package dev.gatun.cuda.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,5 +47,25 @@ class SameProcessTest {
             assertTrue(err.toString(StandardCharsets.UTF_8).contains("--slices takes 1 to 100, not " + slices),
                     err.toString(StandardCharsets.UTF_8));
         }
+    }
+
+    @Test
+    void onlyTheTwoDriverCallRowsHaveABareTwin() {
+        assertTrue(BareTwin.covers(TwinRow.ALLOC_STREAM_ORDERED));
+        assertTrue(BareTwin.covers(TwinRow.EVENT_RECORD_QUERY));
+        assertFalse(BareTwin.covers(TwinRow.LAUNCH_EMPTY));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> BareTwin.measure(TwinRow.LAUNCH_EMPTY, 10));
+        assertTrue(e.getMessage().contains("only alloc_stream_ordered and event_record_query"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> BareTwin.measure(TwinRow.EVENT_RECORD_QUERY, 0));
+    }
+
+    @Test
+    void anUnknownFlagIsRefused() throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = SameProcess.run(new String[] {"libtwins.so", "twins.ptx", "1", "--fast", "yes", "alloc_stream_ordered"},
+                new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, status);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown flag --fast"), err.toString(StandardCharsets.UTF_8));
     }
 }
