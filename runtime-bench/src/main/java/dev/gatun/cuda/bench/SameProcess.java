@@ -72,6 +72,8 @@ public final class SameProcess {
      * not, and a slice of them would be a handful of operations.
      */
     static final int SLICED_FROM = 100_000;
+    /** Where the unreported warm-up runs' lines go. */
+    private static final PrintStream DISCARD = new PrintStream(OutputStream.nullOutputStream());
 
     private SameProcess() {
     }
@@ -128,53 +130,55 @@ public final class SameProcess {
         ModuleImage kernels = ModuleImage.fromFile(ptx);
         Arena arena = Arena.ofConfined();
         try (arena) {
-            MethodHandle c = cTwin(library, arena);
-            MemorySegment ptxText = arena.allocateFrom(Files.readString(ptx));
-            List<String> twins = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
-            List<String> withBare = new ArrayList<>(twins);
+            Twins twins = new Twins(cTwin(library, arena), arena, arena.allocateFrom(Files.readString(ptx)), kernels,
+                    baseline, ptx);
+            List<String> plain = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
+            List<String> withBare = new ArrayList<>(plain);
             withBare.add("bare");
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
-                List<String> impls = bare && BareTwin.covers(job.row()) ? withBare : twins;
+                List<String> impls = bare && BareTwin.covers(job.row()) ? withBare : plain;
                 if (slices == 1) {
-                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
+                    twins.runEach(impls, round + j, job, round, out);
                     continue;
                 }
-                if (job.n() < SLICED_FROM) {
-                    // Not sliced, but warmed as the sliced rows are: a twin's first run in a JVM
-                    // also counts what its first use loads (a kilobyte or two per operation at N 100).
-                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round,
-                            new PrintStream(OutputStream.nullOutputStream()));
-                    runEach(impls, round + j, job, c, arena, ptxText, kernels, baseline, ptx, round, out);
+                boolean sliced = job.n() >= SLICED_FROM;
+                Job run = sliced ? new Job(job.row(), Math.max(1, job.n() / slices)) : job;
+                // One run of each twin first that is not reported: every twin's path compiled
+                // and its first use loaded (a kilobyte or two per operation at N 100), the
+                // driver's pool grown.
+                twins.runEach(impls, round + j, run, round, DISCARD);
+                if (!sliced) {
+                    twins.runEach(impls, round + j, run, round, out);
                     continue;
                 }
-                // Sliced: one triple first that is not reported (every twin's path compiled,
-                // the driver's pool grown), then each slice a sub-round of its own.
-                Job slice = new Job(job.row(), Math.max(1, job.n() / slices));
-                runEach(impls, round + j, slice, c, arena, ptxText, kernels, baseline, ptx, round, new PrintStream(OutputStream.nullOutputStream()));
                 for (int k = 0; k < slices; k++) {
-                    int subRound = round * MAX_SLICES + k;
+                    int subRound = round * MAX_SLICES + k; // each slice a sub-round of its own
                     out.println("ROUND " + subRound);
-                    runEach(impls, round + j + k, slice, c, arena, ptxText, kernels, baseline, ptx, subRound, out);
+                    twins.runEach(impls, round + j + k, run, subRound, out);
                 }
             }
         }
         return 0;
     }
 
-    /** One run of each twin of {@code job}, in the order that {@code rotation} picks; their lines go to {@code out}. */
-    private static void runEach(List<String> impls, int rotation, Job job, MethodHandle c, Arena arena, MemorySegment ptxText,
-            ModuleImage kernels, Method baseline, Path ptx, int round, PrintStream out) {
-        for (int k = 0; k < impls.size(); k++) {
-            String impl = impls.get((rotation + k) % impls.size());
-            out.println(switch (impl) {
-                case "c" -> runC(c, arena, ptxText, job, round);
-                case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
-                        .line(job.row(), job.n());
-                case "bare" -> runBare(job);
-                default -> runBaseline(baseline, job, ptx);
-            });
-            out.flush();
+    /** What the twins of one process run with: the C library's entry, the PTX, the baseline (or null). */
+    private record Twins(MethodHandle c, Arena arena, MemorySegment ptxText, ModuleImage kernels, Method baseline,
+            Path ptx) {
+
+        /** One run of each twin of {@code job}, in the order that {@code rotation} picks; their lines go to {@code out}. */
+        void runEach(List<String> impls, int rotation, Job job, int round, PrintStream out) {
+            for (int k = 0; k < impls.size(); k++) {
+                String impl = impls.get((rotation + k) % impls.size());
+                out.println(switch (impl) {
+                    case "c" -> runC(c, arena, ptxText, job, round);
+                    case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
+                            .line(job.row(), job.n());
+                    case "bare" -> runBare(job);
+                    default -> runBaseline(baseline, job, ptx);
+                });
+                out.flush();
+            }
         }
     }
 

@@ -31,15 +31,12 @@ import org.junit.jupiter.api.TestReporter;
 class LaunchAttributesGpuTest {
 
     /**
-     * The producer mixes each input for {@code rounds} rounds (so it takes a while), writes it,
-     * then lets the dependent grid start; the consumer does its independent part first and waits
-     * for the producer's grid (completion and memory flush) only before it reads the producer's
-     * output. griddepcontrol.launch_dependents and griddepcontrol.wait are what the runtime's
+     * griddepcontrol.launch_dependents and griddepcontrol.wait, which the runtime's
      * cudaTriggerProgrammaticLaunchCompletion() and cudaGridDependencySynchronize() compile to;
-     * inline PTX keeps the source free of runtime headers. They exist from sm_90 on; below that
+     * inline PTX keeps the sources free of runtime headers. They exist from sm_90 on; below that
      * they compile to nothing (and Gatun refuses the attribute there).
      */
-    static final String SOURCE = """
+    static final String DEPENDENT_LAUNCH_CONTROL = """
             __device__ __forceinline__ void trigger_dependents() {
             #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
                 asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -50,6 +47,14 @@ class LaunchAttributesGpuTest {
                 asm volatile("griddepcontrol.wait;" ::: "memory");
             #endif
             }
+            """;
+    /**
+     * The producer mixes each input for {@code rounds} rounds (so it takes a while), writes it,
+     * then lets the dependent grid start; the consumer does its independent part first and waits
+     * for the producer's grid (completion and memory flush) only before it reads the producer's
+     * output.
+     */
+    static final String SOURCE = DEPENDENT_LAUNCH_CONTROL + """
             extern "C" __global__ void produce(unsigned int* a, const unsigned int* x, int rounds, int n) {
                 int i = blockIdx.x * blockDim.x + threadIdx.x;
                 if (i < n) {

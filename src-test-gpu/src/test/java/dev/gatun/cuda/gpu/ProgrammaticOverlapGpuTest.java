@@ -44,21 +44,11 @@ import org.junit.jupiter.api.TestReporter;
 @RequiresGpu
 class ProgrammaticOverlapGpuTest {
 
-    static final String SOURCE = """
+    static final String SOURCE = LaunchAttributesGpuTest.DEPENDENT_LAUNCH_CONTROL + """
             __device__ __forceinline__ unsigned long long now() {
                 unsigned long long t;
                 asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
                 return t;
-            }
-            __device__ __forceinline__ void trigger_dependents() {
-            #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-                asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-            #endif
-            }
-            __device__ __forceinline__ void wait_for_prerequisites() {
-            #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-                asm volatile("griddepcontrol.wait;" ::: "memory");
-            #endif
             }
             // Triggers its dependents at once, then mixes each input for `rounds` rounds and keeps
             // its block busy for at least `busy` nanoseconds, so that the consumer can start meanwhile.

@@ -45,7 +45,7 @@ public final class ContextStats {
     }
 
     /** The context's device pool, once attached: its driver calls and bytes are counted there. */
-    private volatile DevicePoolTally devicePool;
+    private volatile DevicePoolTally devicePool = DevicePoolTally.NONE;
 
     /** Reports {@code pool}'s driver allocations, frees and bytes in the counters; once, as the context opens. */
     public void attach(DevicePoolTally pool) {
@@ -60,18 +60,15 @@ public final class ContextStats {
 
     /** Bytes of device memory live now: the device pool's and the stream-ordered allocations'. */
     public long bytesLive() {
-        DevicePoolTally pool = devicePool;
-        return sums()[2] + (pool == null ? 0 : pool.driverBytes());
+        return sums()[2] + devicePool.driverBytes();
     }
 
     /** The counters now, with the number of retirements still waiting for their evidence. */
     public ContextCounters snapshot(long pendingRetirements) {
         long[] ordered = sums();
         DevicePoolTally pool = devicePool;
-        long poolAllocations = pool == null ? 0 : pool.driverAllocations();
-        long poolFrees = pool == null ? 0 : pool.driverFrees();
-        long poolBytes = pool == null ? 0 : pool.driverBytes();
-        return new ContextCounters(poolAllocations, ordered[0], poolFrees, ordered[1], ordered[2] + poolBytes,
+        return new ContextCounters(pool.driverAllocations(), ordered[0], pool.driverFrees(), ordered[1],
+                ordered[2] + pool.driverBytes(),
                 hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
                 deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
                 forcedSynchronizations.sum(), pendingRetirements, retirementsCompleted.sum(), retirementsFailed.sum(),

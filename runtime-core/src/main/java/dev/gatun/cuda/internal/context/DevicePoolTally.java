@@ -8,6 +8,24 @@ package dev.gatun.cuda.internal.context;
  */
 public interface DevicePoolTally {
 
+    /** No pool (a context state without one, as in tests): nothing counted. */
+    DevicePoolTally NONE = new DevicePoolTally() {
+        @Override
+        public long driverAllocations() {
+            return 0;
+        }
+
+        @Override
+        public long driverFrees() {
+            return 0;
+        }
+
+        @Override
+        public long driverBytes() {
+            return 0;
+        }
+    };
+
     /** {@return the pool's {@code cuMemAlloc} calls that succeeded} */
     long driverAllocations();
 

@@ -251,7 +251,6 @@ public final class DevicePool implements DevicePoolTally {
         return caps;
     }
 
-    /** A snapshot of the counters. */
     @Override
     public long driverAllocations() {
         return allocations.sum();
@@ -267,6 +266,7 @@ public final class DevicePool implements DevicePoolTally {
         return caps.footprint();
     }
 
+    /** A snapshot of the counters. */
     public DevicePoolCounters counters() {
         return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
                 allocations.sum(), frees.sum(), trims.sum(), caps.refusals(), caps.softTrims());

@@ -33,23 +33,19 @@ public final class DevicePoolBackend implements PoolBackend {
     public int free(long address, long bytes) {
         // Retirement's frees come inside its section already: no second one (a lock and an
         // unlock of the gate each way).
-        if (contextState.gate().insideSection()) {
-            return freeInsideSection(address);
-        }
-        if (!contextState.gate().tryEnterSynchronizing()) {
+        boolean enter = !contextState.gate().insideSection();
+        if (enter && !contextState.gate().tryEnterSynchronizing()) {
             return CAPTURE_ACTIVE;
         }
         try {
-            return freeInsideSection(address);
+            // The pool frees a block only after the retirement queue saw every fence of its last
+            // use complete (or at trim, when it holds no block anyone uses); both make the
+            // context current first. The pool counts the free and its bytes (DevicePoolTally).
+            return contextState.calls().memory().free(address);
         } finally {
-            contextState.gate().exitSynchronizing();
+            if (enter) {
+                contextState.gate().exitSynchronizing();
+            }
         }
-    }
-
-    private int freeInsideSection(long address) {
-        // The pool frees a block only after the retirement queue saw every fence of its last
-        // use complete (or at trim, when it holds no block anyone uses); both make the context
-        // current first. The pool counts the free and its bytes (DevicePoolTally).
-        return contextState.calls().memory().free(address);
     }
 }
