@@ -125,15 +125,8 @@ class CaptureArenaGpuTest {
         return host;
     }
 
-    /**
-     * The tag of tests that compare the device's used memory ({@code cuMemGetInfo}) with what
-     * Gatun mapped: left out under initcheck, whose shadow of every device byte doubles the
-     * device's used memory (on the H200, 272,629,760 used bytes against the arena's 136,314,880).
-     */
-    static final String MEASURES_DEVICE_MEMORY = "measures-device-memory";
-
     @Test
-    @Tag(MEASURES_DEVICE_MEMORY)
+    @Tag(GpuTags.MEASURES_DEVICE_MEMORY)
     void threeShapesShareOneArenaAtStableAddressesAndUseOnlyItsMemory(TestReporter report) {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);

@@ -26,6 +26,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -52,6 +53,7 @@ class CompletionGpuTest {
             """;
 
     @Test
+    @Tag(GpuTags.HOST_RELEASED_KERNEL)
     void tenThousandFuturesBehindALongKernelCompleteOnOneDispatcherAfterTheKernel(TestReporter reporter)
             throws InterruptedException {
         long seed = Gpu.seed();
@@ -141,6 +143,7 @@ class CompletionGpuTest {
     }
 
     @Test
+    @Tag(GpuTags.HOST_RELEASED_KERNEL)
     void eventAndFenceFuturesBehindASpinningKernelCompleteOnlyAfterIt(TestReporter reporter) throws InterruptedException {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Tagged "faults": compute-sanitizer would (rightly) report the deliberate fault.
  */
 @RequiresGpu
-@Tag("faults")
+@Tag(GpuTags.FAULTS)
 class GpuCoredumpGpuTest {
 
     /** The faulting kernel's name, which the dump must hold (extern "C": not mangled). */
@@ -95,7 +95,7 @@ class GpuCoredumpGpuTest {
      * write none by any of the driver's ways ({@code probes/gpu-coredump}).
      */
     @Test
-    @Tag("writes-gpu-coredump")
+    @Tag(GpuTags.WRITES_GPU_COREDUMP)
     void withDumpsOnTheFaultWritesALightweightDumpNamingTheKernelAndTheExceptionNamesIt(@TempDir Path dir)
             throws IOException, InterruptedException {
         GpuChildJvm.Result r = child(dir, List.of("-D" + GpuCoredumps.PROPERTY + "=true",

@@ -143,7 +143,7 @@ class GraphGpuTest {
     }
 
     @Test
-    @Tag("large") // a 3 GiB kernel: minutes under compute-sanitizer
+    @Tag(GpuTags.LARGE) // a 3 GiB kernel: minutes under compute-sanitizer
     void aBufferClosedAfterCaptureStaysAllocatedUntilTheGraphsLastLaunchCompletes() {
         CudaContext ctx = Gpu.context();
         CudaGraphs graphs = CudaGraphs.create(ctx);

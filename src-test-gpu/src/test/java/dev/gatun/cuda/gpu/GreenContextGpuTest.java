@@ -25,6 +25,7 @@ import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.util.Arrays;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -117,6 +118,7 @@ class GreenContextGpuTest {
     }
 
     @Test
+    @Tag(GpuTags.TIMING)
     void aLongKernelOnOneGroupDoesNotDelayAShortKernelOnTheOther() {
         long seed = Gpu.seed();
         Random r = Gpu.random(seed);
@@ -179,6 +181,7 @@ class GreenContextGpuTest {
     }
 
     @Test
+    @Tag(GpuTags.TIMING)
     void aGraphCapturedOnAGreenStreamReplaysThereBesideALongKernelOnTheOtherGroup() {
         long seed = Gpu.seed();
         Random r = Gpu.random(seed);

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
  * whose file descriptor the child copies with {@code pidfd_getfd} ({@link PidFd}); the pool path
  * also once without the event, the exporter synchronizing before it starts the child.
  *
- * <p>Tagged {@value #WRITTEN_BY_ANOTHER_PROCESS}: the child's kernel reads memory that this JVM
+ * <p>Tagged {@value GpuTags#WRITTEN_BY_ANOTHER_PROCESS}: the child's kernel reads memory that this JVM
  * wrote, and compute-sanitizer's initcheck tracks initialization per process, so under
  * {@code ./sanitize initcheck} (which follows child processes) every such read is reported as
  * uninitialized: one report per element of the shared buffer, in the child's kernel (named
@@ -55,11 +55,8 @@ import org.junit.jupiter.api.Test;
  * tools run these tests.
  */
 @RequiresGpu
-@Tag(IpcGpuTest.WRITTEN_BY_ANOTHER_PROCESS)
+@Tag(GpuTags.WRITTEN_BY_ANOTHER_PROCESS)
 class IpcGpuTest {
-
-    /** The tag of tests whose kernels read device memory another process wrote (left out of initcheck only). */
-    static final String WRITTEN_BY_ANOTHER_PROCESS = "written-by-another-process";
 
     private static final int POISON = 0x5A5A5A5A;
     private static final int BLOCKS = 528;

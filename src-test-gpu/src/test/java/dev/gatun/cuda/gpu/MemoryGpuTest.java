@@ -32,7 +32,7 @@ class MemoryGpuTest {
 
     /** The sizes that take minutes under compute-sanitizer (tag "large", left out of its runs). */
     @ParameterizedTest
-    @Tag("large")
+    @Tag(GpuTags.LARGE)
     @ValueSource(ints = {(64 << 20) + 5, (256 << 20) - 1})
     void everyCopyPathRoundTripsAtLargeSizes(int n) {
         roundTripEveryPath(n);

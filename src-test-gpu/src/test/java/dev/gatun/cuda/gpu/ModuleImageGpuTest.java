@@ -49,7 +49,7 @@ import org.junit.jupiter.api.TestReporter;
  * .debug_frame and one in .text, which the driver alone loads without complaint).
  */
 @RequiresGpu
-@Tag("corrupt-images")
+@Tag(GpuTags.CORRUPT_IMAGES)
 class ModuleImageGpuTest {
 
     private static final int MUTATIONS = 1000;

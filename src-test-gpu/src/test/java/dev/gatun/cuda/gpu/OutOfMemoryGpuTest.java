@@ -48,7 +48,7 @@ class OutOfMemoryGpuTest {
     private static final int POISON = 0x5A5A5A5A;
 
     @Test
-    @Tag("large") // fills the whole device: not under compute-sanitizer, which needs device memory of its own
+    @Tag(GpuTags.LARGE) // fills the whole device: not under compute-sanitizer, which needs device memory of its own
     void anAllocationSucceedsAfterTheLadderFreesRetiredMemoryThatWasStillWaiting(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
         assertTrue(ctx.memoryPressure().ladderEnabled(), "run without -Dgatun.oomLadder=false");

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * Tagged "faults": compute-sanitizer would (rightly) report the deliberate fault.
  */
 @RequiresGpu
-@Tag("faults")
+@Tag(GpuTags.FAULTS)
 class PoisonedShutdownGpuTest {
 
     private static final String POKE = """

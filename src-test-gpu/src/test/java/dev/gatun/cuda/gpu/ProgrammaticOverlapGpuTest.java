@@ -20,6 +20,7 @@ import dev.gatun.cuda.StreamCapture;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Arrays;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -112,6 +113,7 @@ class ProgrammaticOverlapGpuTest {
     }
 
     @Test
+    @Tag(GpuTags.TIMING)
     void aHandBuiltProgrammaticEdgeOverlapsLikeACapturedPairAndAnOrdinaryEdgeDoesNot(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
         assumeTrue(ctx.device().capabilities().computeMajor() >= 9, "programmatic dependencies need sm_90");

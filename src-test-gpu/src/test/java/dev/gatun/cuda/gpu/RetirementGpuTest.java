@@ -29,7 +29,7 @@ class RetirementGpuTest {
     private static final long BIG = 3L << 30;
 
     @Test
-    @Tag("large") // a 3 GiB kernel: minutes under compute-sanitizer
+    @Tag(GpuTags.LARGE) // a 3 GiB kernel: minutes under compute-sanitizer
     void aBufferClosedUnderARunningKernelIsFreedOnlyAfterTheKernelFinishes() throws Exception {
         CudaContext ctx = Gpu.context();
         Stream s = ctx.createStream();

@@ -12,6 +12,7 @@ import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
+import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.MappedWord;
 import dev.gatun.cuda.MemOp;
@@ -51,6 +52,13 @@ class StreamMemOpsGpuTest {
                 int i = blockIdx.x * blockDim.x + threadIdx.x;
                 if (i < n) out[i] = (x[i] ^ 0x9E3779B9u) * 3u + 1u;
             }
+            extern "C" __global__ void hold(long long nanos) {
+                unsigned long long start, now;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+                do {
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                } while (now - start < (unsigned long long) nanos);
+            }
             extern "C" __global__ void set_word(volatile unsigned int* word, unsigned int value) {
                 __threadfence_system();
                 *word = value;
@@ -58,6 +66,8 @@ class StreamMemOpsGpuTest {
             """;
     private static final int POISON = 0xDEADBEEF;
     private static final int ROUNDS = 20_000;
+    /** How long the writer's stream is held before it produces: far longer than the host takes to queue the waiter's work. */
+    private static final long HOLD_NANOS = 20_000_000L;
     /** A bound on a host poll that should end within microseconds: a lost write fails instead of hanging. */
     private static final long POLL_LIMIT_NANOS = 10_000_000_000L;
 
@@ -139,23 +149,29 @@ class StreamMemOpsGpuTest {
         Random r = Gpu.random(seed);
         LaunchConfig grid = LaunchConfig.covering(n, 256);
         try (Kernel produce = Gpu.kernel(SOURCE, "slow_produce"); Kernel transform = Gpu.kernel(SOURCE, "transform");
-                Stream waiter = ctx.createStream(); Stream writer = ctx.createStream();
+                Kernel hold = Gpu.kernel(SOURCE, "hold"); Stream waiter = ctx.createStream(); Stream writer = ctx.createStream();
                 DeviceBuffer flag = ctx.allocate(4); DeviceBuffer seeds = ctx.allocate(4L * n);
                 DeviceBuffer x = ctx.allocate(4L * n); DeviceBuffer out = ctx.allocate(4L * n)) {
             flag.asInts().copyFrom(new int[] {0});
+            KernelLaunch holdWriter = hold.prepare(LaunchConfig.of(1, 1), KernelArg.i64(HOLD_NANOS));
             for (int round = 1; round <= 4; round++) {
                 int target = round * 10;
                 int[] hostSeeds = random(r, n);
                 seeds.asInts().copyFrom(hostSeeds);
                 x.asInts().copyFrom(filled(n, POISON));
                 out.asInts().copyFrom(filled(n, POISON));
-                // The waiter reads x, which only the writer's slow kernel fills: without the wait it reads poison.
-                waiter.memOps().wait32(flag.asInts(), target, WaitCondition.GEQ, WaitFlag.DEFAULT);
-                transform.prepare(grid, KernelArg.pointer(out), KernelArg.pointer(x), KernelArg.i32(n)).launch(waiter);
+                // The waiter reads x, which only the writer's kernel fills after a 20 ms hold:
+                // without the wait the transform runs during the hold and reads poison. The writer's
+                // work is queued first: under initcheck a launch returns only once its kernel has
+                // run, so a transform queued behind a wait that a later host call releases never
+                // returns (it stalled the whole initcheck run on the H100, 9e28154).
+                holdWriter.launch(writer);
                 produce.prepare(grid, KernelArg.pointer(x), KernelArg.pointer(seeds), KernelArg.i32(ROUNDS),
                         KernelArg.i32(n)).launch(writer);
                 writer.memOps().write32(flag.asInts(), target - 1, WriteFlag.DEFAULT); // not yet: GEQ target
                 writer.memOps().write32(flag.asInts(), target, WriteFlag.DEFAULT);
+                waiter.memOps().wait32(flag.asInts(), target, WaitCondition.GEQ, WaitFlag.DEFAULT);
+                transform.prepare(grid, KernelArg.pointer(out), KernelArg.pointer(x), KernelArg.i32(n)).launch(waiter);
                 waiter.synchronize();
                 int[] got = new int[n];
                 out.asInts().copyTo(got);

@@ -20,6 +20,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 @RequiresGpu
@@ -89,6 +90,8 @@ class StreamsGpuTest {
      * for a host flag, and the copy must finish before the host sets it.
      */
     @Test
+    @Tag(GpuTags.TIMING)
+    @Tag(GpuTags.HOST_RELEASED_KERNEL)
     void copiesOnTheCopyStreamOverlapWorkOnTheComputeStream() throws InterruptedException {
         CudaContext ctx = Gpu.context();
         int n = 64 << 20;

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.TestReporter;
  * {@value #SEED_PROPERTY} replays a run's seed.
  */
 @RequiresGpu
-@Tag("stress")
+@Tag(GpuTags.STRESS)
 class StressGpuTest {
 
     static final String SECONDS_PROPERTY = "gatun.stress.seconds";
