@@ -141,6 +141,20 @@ class GraphPinnedTransferTest {
     }
 
     @Test
+    void aStagedUploadIsRefusedInACaptureBeforeTheDriver() {
+        try (DeviceBuffer word = ctx.allocate(Integer.BYTES);
+                StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
+            sim.faults.countCalls();
+            MemorySegment host = MemorySegment.ofArray(new int[] {7});
+            CaptureActiveException e = assertThrows(CaptureActiveException.class,
+                    () -> stream.upload(word.bytes(), host));
+            assertTrue(e.getMessage().contains("staging block"), e.getMessage());
+            assertEquals(0, sim.faults.calls("cuMemcpyHtoDAsync_v2") + sim.faults.calls("cuMemHostAlloc"));
+            capture.abort();
+        }
+    }
+
+    @Test
     void aCaptureGatunDidNotBeginIsRefusedBeforeTheDriver() {
         try (PinnedBuffer sum = ctx.allocatePinned(Integer.BYTES); DeviceBuffer word = ctx.allocate(Integer.BYTES)) {
             MemorySegment raw = stream.handle(); // another library begins a capture through it
