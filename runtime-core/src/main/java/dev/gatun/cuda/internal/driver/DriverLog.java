@@ -188,12 +188,12 @@ final class DriverLog {
     }
 
     /**
-     * Ends a call marked by {@link #asking()}. Its lines go to SLF4J at DEBUG and are dropped when
-     * the refusal was the answer; otherwise they are attributed as those of any call (by the
-     * result it returned).
+     * Ends a call marked by {@link #asking()}, which returned {@code result} (or threw: any value
+     * but 0). Its lines go to SLF4J at DEBUG and are dropped when the refusal was the answer;
+     * otherwise they are attributed as those of any call that returned {@code result}.
      */
-    static void answered(boolean refusalWasTheAnswer) {
-        LINES.get().answered(refusalWasTheAnswer);
+    static void answered(int result, boolean refusalWasTheAnswer) {
+        LINES.get().answered(result, refusalWasTheAnswer);
     }
 
     /** The callback: one line, recorded (JFR) and kept for the call in progress on this thread. */
@@ -274,8 +274,6 @@ final class DriverLog {
         private int kept;
         /** How many lines arrived in the call in progress (counted in {@link #unsettled}), kept or not. */
         private int arrived;
-        /** What the call in progress returned, once it returned (for {@link #answered}). */
-        private int result;
         /** The lines of this thread's last failed call, and its result. */
         private List<String> failure = List.of();
         private int failureResult;
@@ -289,23 +287,23 @@ final class DriverLog {
             UNSETTLED.getAndAdd(1);
         }
 
+        /** The call in progress returned {@code returned} (0 or NOT_READY): its lines go to DEBUG, unless it was asked. */
         void succeeded(int returned, String function) {
-            result = returned;
             if (asking || arrived == 0) {
                 return;
             }
+            String outcome = returned == 0 ? "succeeded" : "answered " + CuResults.name(returned);
             for (int i = 0; i < kept; i++) {
-                DRIVER.debug("{} (logged by {}, which succeeded)", line(i), function);
+                DRIVER.debug("{} (logged by {}, which {})", line(i), function, outcome);
             }
             clear();
         }
 
+        /** The call in progress failed with {@code returned}: unless it was asked, see {@link #setAside}. */
         void failed(int returned) {
-            result = returned;
-            if (asking) {
-                return;
+            if (!asking) {
+                setAside(returned);
             }
-            setAside(returned);
         }
 
         /** The call in progress failed with {@code returned}: its lines become this thread's last failure. */
@@ -324,20 +322,17 @@ final class DriverLog {
             clear();
         }
 
-        void answered(boolean refusalWasTheAnswer) {
+        void answered(int returned, boolean refusalWasTheAnswer) {
             asking = false;
-            if (arrived == 0) {
-                return; // nothing logged (and then the result may not have been noted: nothing was waiting)
-            }
             if (refusalWasTheAnswer) {
                 for (int i = 0; i < kept; i++) {
                     DRIVER.debug("{} (a refusal Gatun asked for as an answer)", line(i));
                 }
                 clear();
-            } else if (result == 0 || result == NOT_READY) {
-                succeeded(result, "a call whose refusal would have been an answer");
+            } else if (returned == 0 || returned == NOT_READY) {
+                succeeded(returned, "a question Gatun asked the driver");
             } else {
-                setAside(result);
+                setAside(returned);
             }
         }
 

@@ -38,7 +38,7 @@ class DriverLogAnswerTest {
         LogCapture.enableDebug(DRIVER_LOGGER);
         DriverLog.asking();
         int r = refusedQuery();
-        DriverLog.answered(r == INVALID_VALUE);
+        DriverLog.answered(r, r == INVALID_VALUE);
         assertEquals(List.of(), DriverLog.take(INVALID_VALUE));
         LogCapture.expect(Level.DEBUG, DRIVER_LOGGER, "is not an attribute this device reports (a refusal Gatun asked for");
         assertEquals(List.of(), LogCapture.find(Level.WARN, DRIVER_LOGGER, "is not an attribute this device reports"));
@@ -48,7 +48,7 @@ class DriverLogAnswerTest {
     void theLinesOfAnotherFailureOfTheSameCallAreKeptAndForwarded() {
         DriverLog.asking();
         int r = refusedQuery();
-        DriverLog.answered(false);
+        DriverLog.answered(r, false);
         assertEquals(List.of("cuDeviceGetAttribute: attrib " + CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()
                 + " is not an attribute this device reports"), DriverLog.take(r));
         LogCapture.expect(Level.WARN, DRIVER_LOGGER, "is not an attribute this device reports");
