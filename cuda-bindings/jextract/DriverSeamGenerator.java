@@ -13,9 +13,10 @@ import java.util.stream.Stream;
 /**
  * Build-time generator of Gatun's driver seam: from the list of driver functions Gatun calls
  * (driver.functions) and the jextract bindings' signatures, writes
- * {@code dev.gatun.cuda.internal.driver.DriverApi} (the interface) and {@code NativeDriverApi}
- * (one downcall handle per function, resolved in the opened driver library). runtime-core's
- * build runs it in generate-sources:
+ * {@code dev.gatun.cuda.internal.driver.DriverApi} (the interface), {@code NativeDriverApi}
+ * (one downcall handle per function, resolved in the opened driver library) and
+ * {@code AttributedDriverApi} (the decorator that tells the driver's error log when each call
+ * returns). runtime-core's build runs it in generate-sources:
  *
  * <pre>java DriverSeamGenerator.java FUNCTIONS GENERATED_BINDINGS_DIR OUTPUT_DIR</pre>
  *
@@ -83,6 +84,7 @@ public final class DriverSeamGenerator {
         Files.createDirectories(out);
         write(out.resolve("DriverApi.java"), api(functions));
         write(out.resolve("NativeDriverApi.java"), nativeApi(functions));
+        write(out.resolve("AttributedDriverApi.java"), attributedApi(functions));
     }
 
     private static Map<String, String> signatures(Path generated) throws IOException {
@@ -236,6 +238,46 @@ public final class DriverSeamGenerator {
                     .append(");\n")
                     .append("        } catch (Throwable t) {\n")
                     .append("            throw Downcalls.rethrow(t);\n")
+                    .append("        }\n")
+                    .append("    }\n");
+        }
+        return sb.append("}\n").toString();
+    }
+
+    private static String attributedApi(List<Function> functions) {
+        StringBuilder sb = new StringBuilder(header());
+        sb.append("""
+                import java.lang.foreign.MemorySegment;
+
+                /**
+                 * The {@link DriverApi} that {@link Checked} calls when the driver keeps an error log: each
+                 * call goes to the driver behind, then tells {@link DriverLog} its result and name as it
+                 * returns (also when it throws), so that the lines the driver logged during the call, which
+                 * it delivers on the calling thread before the call returns, are the call's. Costs a call
+                 * the JIT inlines, a compare and one volatile read while no line is waiting; allocates
+                 * nothing.
+                 */
+                final class AttributedDriverApi implements DriverApi {
+
+                    private final DriverApi next;
+
+                    AttributedDriverApi(DriverApi next) {
+                        this.next = next;
+                    }
+
+                    @Override
+                    public boolean hasSymbol(String name) {
+                        return next.hasSymbol(name);
+                    }
+                """);
+        for (Function f : functions) {
+            sb.append("\n    @Override\n    public int ").append(f.name()).append('(').append(f.parameters()).append(") {\n")
+                    .append("        int r = DriverLog.THREW;\n")
+                    .append("        try {\n")
+                    .append("            r = next.").append(f.name()).append('(').append(f.arguments()).append(");\n")
+                    .append("            return r;\n")
+                    .append("        } finally {\n")
+                    .append("            DriverLog.returned(r, \"").append(f.name()).append("\");\n")
                     .append("        }\n")
                     .append("    }\n");
         }

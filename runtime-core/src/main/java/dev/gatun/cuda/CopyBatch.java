@@ -265,7 +265,7 @@ public final class CopyBatch implements AutoCloseable {
         lockPinnedAndQueue(0, stream, s, state, driverBatch);
     }
 
-    /** Orders the pinned memories by id: every batch takes their monitors in one global order, so two batches never deadlock. */
+    /** Orders the pinned memories by id: every batch takes their transfer locks in one global order, so two batches never deadlock. */
     private void sortPinned() {
         for (int i = 1; i < pinnedCount; i++) {
             PinnedMemory m = pinned[i];
@@ -278,11 +278,11 @@ public final class CopyBatch implements AutoCloseable {
         }
     }
 
-    /** Holds the monitor of pinned memory {@code i} and of every later one (waiting for its last transfer), then queues. */
+    /** Holds the transfer lock of pinned memory {@code i} and of every later one (waiting for its last transfer), then queues. */
     private void lockPinnedAndQueue(int i, Stream stream, StreamState s, ContextState state, boolean driverBatch) {
         if (i < pinnedCount) {
             PinnedMemory m = pinned[i];
-            synchronized (m) {
+            synchronized (m.transferLock()) {
                 m.checkOpen();
                 m.awaitTransfer(SUBMIT);
                 lockPinnedAndQueue(i + 1, stream, s, state, driverBatch);
@@ -304,7 +304,7 @@ public final class CopyBatch implements AutoCloseable {
             }
             // Every device range is checked and inside an open allocation of this context that now
             // lists this stream; every host range is checked and inside pinned memory that is open
-            // (its monitor held), its last transfer complete, and fenced after the batch.
+            // (its transfer lock held), its last transfer complete, and fenced after the batch.
             try {
                 arrays.queue(state, s, count, pinned, pinnedCount, driverBatch);
             } finally {

@@ -138,9 +138,10 @@ public class CudaException extends GatunException {
      * logged none: a driver older than CUDA 12.9 keeps no log, many results come without a line,
      * NVRTC logs nothing here (a {@code CompilationException} carries the compiler's log), and a
      * {@link ContextPoisonedException} made no driver call (its cause carries the first error's
-     * lines). The lines are the ones the driver logged on the calling thread since the last
-     * {@code CudaException} Gatun made on it; each line is also logged to SLF4J (logger
-     * {@code dev.gatun.cuda.driver}) and recorded as a {@code dev.gatun.DriverLog} JFR event.
+     * lines). The lines are the ones the driver logged during the call that failed, never those of
+     * another call (one that succeeded earlier, or one on another thread); each line is also
+     * logged to SLF4J (logger {@code dev.gatun.cuda.driver}: a failed call's at WARN or INFO, a
+     * call's that succeeded at DEBUG) and recorded as a {@code dev.gatun.DriverLog} JFR event.
      */
     public List<String> driverLog() {
         return driverLog;

@@ -686,9 +686,10 @@ public final class Graph extends Owner {
      * host buffer of this graph's context, from {@code sourceOffset} on, to {@code destination} on
      * the device, at every launch. The graph then holds both buffers.
      *
-     * <p>The pinned buffer's transfer state ({@link PinnedBuffer#awaitTransfer()}) does not see
-     * graph launches: write its host bytes before the launch is queued, and do not change them
-     * until the launch's stream has passed this node (synchronize it, or use {@link Stream#onComplete()}).
+     * <p>Every executable made from this graph holds the pinned buffer, and the buffer's host
+     * access ({@link PinnedBuffer#segment()}, {@link PinnedBuffer#awaitTransfer()}) waits for the
+     * launches of those executables queued before it: write its host bytes before a launch is
+     * queued, and ask for the segment again before changing them for the next one.
      *
      * @param destination where the bytes go
      * @param source the pinned buffer they come from
@@ -711,8 +712,9 @@ public final class Graph extends Owner {
     /**
      * Adds a node that copies {@code source} on the device to {@code destination}, a pinned host
      * buffer of this graph's context, from {@code destinationOffset} on, at every launch. The graph
-     * then holds both buffers. Read the host bytes once the launch's stream has passed this node
-     * (as for {@link #addUpload}, the pinned buffer's transfer state does not see graph launches).
+     * then holds both buffers. The buffer's host access waits for the launches queued before it
+     * of every executable made from this graph (as for {@link #addUpload}), so the segment read
+     * after a launch holds what the launch copied.
      *
      * @param destination the pinned buffer the bytes go to
      * @param destinationOffset where in {@code destination} they go

@@ -56,8 +56,12 @@ public final class GraphExec extends Owner {
     /** The executable handle, what it holds, and its retirement. */
     private static final class Resource extends NativeResource {
         final MemorySegment handle;
-        /** The owners its nodes use: of every graph it ran and of its node updates. */
-        final Holds holds = new Holds();
+        /**
+         * The owners its nodes use: of every graph it ran and of its node updates. Pinned memory its
+         * copy nodes touch learns from these holds that its host access must wait for this
+         * executable's launches (on the streams its usage lists) until they let go of it.
+         */
+        final Holds holds = new Holds(this);
         /** The graph it was instantiated from; held as long as it lives. */
         final Graph.Resource origin;
         /**

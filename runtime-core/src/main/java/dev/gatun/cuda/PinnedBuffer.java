@@ -8,13 +8,20 @@ import java.lang.foreign.MemorySegment;
 /**
  * Page-locked host memory ({@code cuMemHostAlloc}), the fast path for asynchronous transfers.
  *
- * <p>While a transfer through this buffer may be in flight, its host bytes must not be read,
- * written, reused or freed: {@link #segment()} and every host access wait for the last transfer
- * first; a new transfer waits for the previous one; {@link #close()} defers the free until the
- * transfer is proven complete. The transfer states are COMPLETE, UNFENCED (queued, no fence
- * yet) and EVENT_RECORDED (see {@code TransferCompletion}); a failed submission reports its own
- * error even when its fence record fails too, and a buffer whose fence could not be recorded
- * stays UNFENCED until a fence recorded later on the same stream completes.
+ * <p>While GPU work may still touch this buffer, its host bytes must not be read, written,
+ * reused or freed: {@link #segment()} and every host access wait first for the last transfer
+ * through it and for the launches queued so far of every graph executable that copies to or from
+ * it; a new transfer waits for the previous one, and is ordered after those launches on the GPU;
+ * {@link #close()} defers the free until the transfer is proven complete (and until no graph
+ * holds the buffer any more).
+ *
+ * <p>The transfer states are COMPLETE, UNFENCED (queued, no fence yet) and EVENT_RECORDED (see
+ * {@code TransferCompletion}); a failed submission reports its own error even when its fence
+ * record fails too, and a buffer whose fence could not be recorded stays UNFENCED until a fence
+ * recorded later on the same stream completes. A transfer made while its stream captures a graph
+ * ({@link Stream#beginCapture}) is a copy node of that graph, not a transfer in this sense: it
+ * runs at each launch of an executable made from the graph, which holds this buffer, and it
+ * leaves the transfer state as it was.
  *
  * <p>The segment is invalidated when the buffer is closed (its arena is closed), so a stale
  * reference fails with {@link IllegalStateException} instead of touching freed memory.
@@ -48,62 +55,73 @@ public final class PinnedBuffer extends Owner {
     }
 
     /**
-     * {@return the host bytes, after waiting for the last transfer through this buffer} Do not hold on to
-     * the segment across a later transfer: ask again after queueing one.
+     * {@return the host bytes, after waiting for the last transfer through this buffer and for the launches
+     * queued so far of every graph executable that copies to or from it} Do not hold on to the
+     * segment across a later transfer or launch: ask again after queueing one.
      */
     public MemorySegment segment() {
         awaitTransfer();
         return resource.view();
     }
 
-    /** Blocks until the last transfer through this buffer has completed. */
+    /**
+     * Blocks until the last transfer through this buffer has completed, and the launches queued so
+     * far of every graph executable that copies to or from it (one made from a graph that captured
+     * a transfer through it, or that has a copy node naming it).
+     */
     public void awaitTransfer() {
-        synchronized (resource) {
+        synchronized (resource.transferLock()) {
             resource.checkOpen();
             resource.awaitTransfer("PinnedBuffer.awaitTransfer");
         }
     }
 
-    /** {@return the state of the last transfer (COMPLETE, UNFENCED or EVENT_RECORDED); does not wait} */
+    /**
+     * {@return the state of the last transfer queued on a stream (COMPLETE, UNFENCED or EVENT_RECORDED); does
+     * not wait} A transfer captured into a graph leaves it as it was.
+     */
     public String transferState() {
-        synchronized (resource) {
+        synchronized (resource.transferLock()) {
             return resource.state().name();
         }
     }
 
     void uploadTo(Stream stream, StreamState s, DeviceView destination, long sourceOffset) {
-        long n = destination.byteLength();
-        synchronized (resource) {
-            resource.checkOpen();
-            context.state().calls().live(UPLOAD); // the transfer's raw calls do not check for poison
-            Ranges.checkRange(sourceOffset, n, resource.size(), "upload source", resource);
-            context.checkSame(stream.context(), "the stream");
-            resource.awaitTransfer(UPLOAD);
-            synchronized (s.lock()) {
-                s.checkOpen();
-                destination.useOn(context, s);
-                resource.submit(UPLOAD, s, true, destination.address(), sourceOffset, n);
-            }
-            context.state().stats().hostToDeviceCopies.increment();
-            context.state().stats().hostToDeviceBytes.add(n);
-        }
+        transfer(stream, s, destination, sourceOffset, true);
+        context.state().stats().hostToDeviceCopies.increment();
+        context.state().stats().hostToDeviceBytes.add(destination.byteLength());
     }
 
     void downloadFrom(Stream stream, StreamState s, long destinationOffset, DeviceView source) {
-        long n = source.byteLength();
-        synchronized (resource) {
+        transfer(stream, s, source, destinationOffset, false);
+        context.state().stats().deviceToHostCopies.increment();
+        context.state().stats().deviceToHostBytes.add(source.byteLength());
+    }
+
+    /** Queues one transfer between {@code device} and these bytes at {@code offset}, on {@code s}. */
+    private void transfer(Stream stream, StreamState s, DeviceView device, long offset, boolean toDevice) {
+        String operation = toDevice ? UPLOAD : DOWNLOAD;
+        long n = device.byteLength();
+        synchronized (resource.transferLock()) {
             resource.checkOpen();
-            context.state().calls().live(DOWNLOAD); // the transfer's raw calls do not check for poison
-            Ranges.checkRange(destinationOffset, n, resource.size(), "download destination", resource);
+            context.state().calls().live(operation); // the transfer's raw calls do not check for poison
+            Ranges.checkRange(offset, n, resource.size(), toDevice ? "upload source" : "download destination",
+                    resource);
             context.checkSame(stream.context(), "the stream");
-            resource.awaitTransfer(DOWNLOAD);
-            synchronized (s.lock()) {
-                s.checkOpen();
-                source.useOn(context, s);
-                resource.submit(DOWNLOAD, s, false, source.address(), destinationOffset, n);
+            resource.awaitLastTransfer(operation);
+            // Out of the stream's lock: ordering after other streams takes their locks.
+            MemorySegment relay = resource.relayAfterLaunches(s);
+            try {
+                synchronized (s.lock()) {
+                    s.checkOpen();
+                    device.useOn(context, s);
+                    resource.submit(operation, s, relay, toDevice, device.address(), offset, n);
+                }
+            } finally {
+                if (relay != null) {
+                    context.state().events().release(relay); // the wait on it is queued, or nothing is
+                }
             }
-            context.state().stats().deviceToHostCopies.increment();
-            context.state().stats().deviceToHostBytes.add(n);
         }
     }
 
@@ -117,7 +135,7 @@ public final class PinnedBuffer extends Owner {
 
     @Override
     public void close() {
-        synchronized (resource) { // not while a transfer through this buffer is being submitted
+        synchronized (resource.transferLock()) { // not while a transfer through this buffer is being submitted
             super.close();
         }
     }

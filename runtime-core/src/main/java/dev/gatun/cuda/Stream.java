@@ -440,12 +440,21 @@ public final class Stream extends Owner {
      *
      * @param destination where the bytes go on the device
      * @param source the host bytes to copy
+     * @throws CaptureActiveException when this stream is capturing a graph: the graph would copy
+     *     from a staging block at every launch, which Gatun reuses for other uploads (upload from a
+     *     {@link PinnedBuffer} in a capture)
      */
     public void upload(DeviceView destination, MemorySegment source) {
         StreamState s = openState();
         Ranges.sameLength(destination.byteLength(), source.byteSize());
         synchronized (s.lock()) {
             s.checkOpen();
+            if (s.queuesIntoCapture()) {
+                throw new CaptureActiveException(this + " is capturing a graph; a staged upload would become a copy "
+                        + "node reading one of Gatun's staging blocks at every launch, and the block goes back to the "
+                        + "pool for other uploads: a replay would copy whatever was staged there last. Upload from a "
+                        + "PinnedBuffer inside the capture (the graph then holds it), or upload before the capture");
+            }
             destination.useOn(context, s);
             context.staging().uploadAsync(s, destination.address(), source);
         }

@@ -13,26 +13,37 @@ import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.FlightRecording;
+import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.LogCapture;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import jdk.jfr.EventType;
 import jdk.jfr.SettingDescriptor;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.event.Level;
 
 /**
  * The driver's error log on the simulated driver, which explains some of its refusals in a line
- * naming the argument (testing/SimulatedLogs): the exception of the refused call carries its
- * line, every line reaches SLF4J and JFR, and a driver without the log is said so once at DEBUG
- * and works as before.
+ * naming the argument (testing/SimulatedLogs), and logs chosen lines in chosen calls: the
+ * exception of a refused call carries its own lines and no other call's (one that succeeded, one
+ * made outside Gatun, one on another thread), every line reaches SLF4J and JFR, and a driver
+ * without the log is said so once at DEBUG and works as before.
  */
 class DriverLogTest {
 
@@ -41,6 +52,9 @@ class DriverLogTest {
     private static final int ERROR = CudaDriver.CU_LOG_LEVEL_ERROR();
     private static final int WARNING = CudaDriver.CU_LOG_LEVEL_WARNING();
     private static final int MAX_DYNAMIC_SHARED = CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES();
+    /** What the simulated driver logs when it refuses the clock rate, once a test makes it fail. */
+    private static final String CLOCK_RATE_REFUSED = "cuDeviceGetAttribute: attrib "
+            + CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE() + " is not an attribute this device reports";
     /** What the simulated driver logs when it refuses {@link #refuseSharedMemory()}. */
     private static final String SHARED_REFUSED = "cuFuncSetAttribute: value 300000 for attrib "
             + "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is more than the 232448 bytes of dynamic shared memory a "
@@ -78,10 +92,10 @@ class DriverLogTest {
         try (Stream stream = ctx.createStream(); DeviceBuffer buffer = ctx.allocate(256)) {
             KernelLaunch launch = kernel.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(buffer), KernelArg.i32(7));
             // Gatun checks every launch the simulated driver would refuse, so the refusal is
-            // injected, and its line logged on this thread first, as the driver logs it inside the call.
+            // injected over the call, which logs its line inside, as the driver does.
             String line = "cuLaunchKernel: too many resources requested for launch";
-            sim.gpu.driverLogs(ERROR, line);
-            sim.faults.replaceOnce("cuLaunchKernel", CudaDriver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES());
+            sim.gpu.driverLogsDuringNext("cuLaunchKernel", ERROR, line);
+            sim.faults.overrideOnce("cuLaunchKernel", CudaDriver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES());
             LaunchRefusedException refused = assertThrows(LaunchRefusedException.class, () -> launch.launch(stream));
             assertEquals(List.of(line), refused.driverLog());
             assertEquals(refused.driverLog(), ((CudaException) refused.getCause()).driverLog());
@@ -104,7 +118,7 @@ class DriverLogTest {
     }
 
     @Test
-    void anExceptionCarriesOnlyTheLinesOfItsThreadSinceItsLastException() throws InterruptedException {
+    void anExceptionCarriesOnlyTheLinesOfItsOwnCall() throws InterruptedException {
         Thread other = Thread.ofPlatform().start(() -> sim.gpu.driverLogs(ERROR, "cuMemcpy2D: invalid pitch 3"));
         other.join();
         assertEquals(List.of(SHARED_REFUSED), refuseSharedMemory().driverLog(), "another thread's line stays out");
@@ -112,8 +126,69 @@ class DriverLogTest {
         sim.gpu.failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
         CudaException next = assertThrows(CudaException.class,
                 () -> ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()));
-        assertEquals(List.of("cuDeviceGetAttribute: attrib " + CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()
-                + " is not an attribute this device reports"), next.driverLog(), "the earlier exception took its line");
+        assertEquals(List.of(CLOCK_RATE_REFUSED), next.driverLog(), "the earlier exception took its line");
+    }
+
+    /**
+     * What issue 34 saw on the H100: a refused {@code cuDeviceGetAttribute} carried fourteen lines
+     * of "Unsupported node type" that earlier graph calls, which succeeded, had logged. Here two
+     * threads make unrelated refusals in turn, each after a call that succeeds but logs, and a
+     * line logged outside Gatun's calls: every exception carries exactly its own line.
+     */
+    @Test
+    void severalUnrelatedFailuresInARowFromTwoThreadsEachCarryOnlyTheirOwnLines() throws Exception {
+        LogCapture.enableDebug(DRIVER_LOGGER);
+        sim.gpu.failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
+        int rounds = 6;
+        CyclicBarrier turn = new CyclicBarrier(2);
+        Callable<List<List<String>>> failures = () -> {
+            String me = Thread.currentThread().getName();
+            List<List<String>> carried = new ArrayList<>();
+            try (Stream stream = ctx.createStream()) {
+                for (int i = 0; i < rounds; i++) {
+                    turn.await(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                    sim.gpu.driverLogsDuringNext("cuStreamQuery", WARNING, "Unsupported node type: 7 (" + me + ", " + i + ")");
+                    assertTrue(stream.query(), "the query succeeds, and logs");
+                    sim.gpu.driverLogs(ERROR, "cuMemcpy2D: invalid pitch " + i + " (" + me + ", outside Gatun)");
+                    Executable refusal = i % 2 == 0 ? () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 300_000)
+                            : () -> ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
+                    carried.add(assertThrows(CudaException.class, refusal).driverLog());
+                }
+            }
+            return carried;
+        };
+        ExecutorService two = Executors.newFixedThreadPool(2, r -> new Thread(r, "failing-" + r.hashCode()));
+        try {
+            Future<List<List<String>>> a = two.submit(failures);
+            Future<List<List<String>>> b = two.submit(failures);
+            for (Future<List<List<String>>> f : List.of(a, b)) {
+                List<List<String>> carried = f.get(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                for (int i = 0; i < rounds; i++) {
+                    assertEquals(List.of(i % 2 == 0 ? SHARED_REFUSED : CLOCK_RATE_REFUSED), carried.get(i),
+                            "round " + i + " carried " + carried.get(i));
+                }
+            }
+        } finally {
+            two.shutdownNow();
+        }
+        assertEquals(2 * rounds, LogCapture.find(Level.DEBUG, DRIVER_LOGGER, "Unsupported node type: 7").size(),
+                "the lines of the queries that succeeded go to DEBUG");
+        assertEquals(List.of(), LogCapture.find(Level.WARN, DRIVER_LOGGER, "Unsupported node type"));
+    }
+
+    @Test
+    void theLinesOfAFailureHandedBackRawStayOutOfTheNextException() {
+        try (Stream stream = ctx.createStream()) {
+            // A fence record whose failure is handed back raw and retried later, never thrown.
+            MemorySegment fence = ctx.state().events().acquire();
+            sim.gpu.driverLogsDuringNext("cuEventRecord", ERROR, "cuEventRecord: the stream is being destroyed");
+            sim.faults.overrideOnce("cuEventRecord", CudaDriver.CUDA_ERROR_INVALID_HANDLE());
+            assertEquals(CudaDriver.CUDA_ERROR_INVALID_HANDLE(),
+                    ctx.state().calls().events().tryRecord(fence, stream.state().handle()));
+            ctx.state().events().release(fence);
+        }
+        assertEquals(List.of(SHARED_REFUSED), refuseSharedMemory().driverLog());
+        LogCapture.expect(Level.WARN, DRIVER_LOGGER, "cuEventRecord: the stream is being destroyed");
     }
 
     @Test
@@ -130,11 +205,11 @@ class DriverLogTest {
     }
 
     @Test
-    void aThreadKeepsItsNewestSixteenLinesAndCutsALongOne() {
+    void aCallKeepsItsNewestSixteenLinesAndCutsALongOne() {
         for (int i = 0; i < 40; i++) {
-            sim.gpu.driverLogs(WARNING, "line " + i);
+            sim.gpu.driverLogsDuringNext("cuFuncSetAttribute", WARNING, "line " + i);
         }
-        sim.gpu.driverLogs(WARNING, "x".repeat(10_000));
+        sim.gpu.driverLogsDuringNext("cuFuncSetAttribute", WARNING, "x".repeat(10_000));
         List<String> lines = refuseSharedMemory().driverLog();
         assertEquals(16, lines.size());
         assertEquals("line 26", lines.getFirst(), "lines 0 to 25 were dropped: " + lines);
@@ -143,12 +218,23 @@ class DriverLogTest {
     }
 
     @Test
-    void everyLineGoesToSlf4jErrorsAtWarnAndWarningsAtInfo() {
-        sim.gpu.driverLogs(WARNING, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+    void aFailedCallsLinesGoToSlf4jErrorsAtWarnAndWarningsAtInfoAndOtherLinesAtDebug() {
+        LogCapture.enableDebug(DRIVER_LOGGER);
+        sim.gpu.driverLogsDuringNext("cuFuncSetAttribute", WARNING, "cuFuncSetAttribute: the cache preference is ignored");
         refuseSharedMemory();
-        LogCapture.expect(Level.INFO, DRIVER_LOGGER, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+        LogCapture.expect(Level.INFO, DRIVER_LOGGER, "cuFuncSetAttribute: the cache preference is ignored");
         LogCapture.expect(Level.WARN, DRIVER_LOGGER, SHARED_REFUSED);
         assertEquals(List.of(), LogCapture.find(Level.ERROR, DRIVER_LOGGER), "the refused call throws; its caller judges");
+
+        sim.gpu.driverLogsDuringNext("cuEventCreate", ERROR, "cuEventCreate: Unsupported node type: 6");
+        ctx.createEvent().close();
+        LogCapture.expect(Level.DEBUG, DRIVER_LOGGER, "cuEventCreate: Unsupported node type: 6 (logged by cuEventCreate, "
+                + "which succeeded)");
+        sim.gpu.driverLogs(WARNING, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored");
+        LogCapture.expect(Level.DEBUG, DRIVER_LOGGER, "cuCtxCreate: flag CU_CTX_SCHED_SPIN is ignored (logged outside "
+                + "Gatun's driver calls)");
+        assertEquals(List.of(), LogCapture.find(Level.WARN, DRIVER_LOGGER, "Unsupported node type"));
+        assertEquals(List.of(), LogCapture.find(Level.INFO, DRIVER_LOGGER, "SCHED_SPIN"));
     }
 
     @Test

@@ -62,7 +62,10 @@ public final class FakeDriverApi {
     final SimulatedBatchCopies batchCopies = new SimulatedBatchCopies(this);
     final SimulatedCoredumps coredumps = new SimulatedCoredumps(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
-    private final DriverApi api = SimulatedDriverApi.over(this, areas(), hostCalls::check);
+    private final DriverApi api = SimulatedDriverApi.over(this, areas(), (function, args) -> {
+        hostCalls.check(function, args);
+        logs.calling(function);
+    });
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
@@ -133,11 +136,19 @@ public final class FakeDriverApi {
 
     /**
      * The driver logs {@code line} at {@code level} ({@code CU_LOG_LEVEL_*}) on the calling thread,
-     * as it does for a warning or for a refusal of a call outside Gatun: every registered callback
-     * gets it.
+     * outside any call Gatun makes (as for a call made through another binding): every registered
+     * callback gets it.
      */
     public synchronized void driverLogs(int level, String line) {
         logs.log(level, line);
+    }
+
+    /**
+     * The next call of {@code function} on the calling thread logs {@code line} at {@code level}
+     * inside the call, whatever it returns (the real driver logs in some calls that succeed).
+     */
+    public synchronized void driverLogsDuringNext(String function, int level, String line) {
+        logs.logDuringNext(function, level, line);
     }
 
     /** Callbacks registered with {@code cuLogsRegisterCallback}. */

@@ -92,6 +92,27 @@ class SimulatedHostWaitsTest {
     }
 
     @Test
+    void anEventRecordedInACaptureThatEndedIsNotValidUntilRecordedAgain() {
+        MemorySegment s = gpu.foreignStream(context);
+        MemorySegment other = gpu.foreignStream(context);
+        MemorySegment e = event();
+        MemorySegment graph = arena.allocate(8);
+        check(api.cuStreamBeginCapture_v2(s, CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED()));
+        check(api.cuEventRecord(e, s));
+        check(api.cuStreamEndCapture(s, graph));
+        int invalid = CudaDriver.CUDA_ERROR_INVALID_VALUE();
+        assertEquals(invalid, api.cuEventSynchronize(e), "the capture the record went into is over");
+        assertEquals(invalid, api.cuEventQuery(e));
+        assertEquals(invalid, api.cuStreamWaitEvent(other, e, 0));
+        check(api.cuStreamBeginCapture_v2(s, CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED()));
+        assertEquals(invalid, api.cuEventSynchronize(e), "a new capture on the same stream is another capture");
+        check(api.cuStreamEndCapture(s, graph));
+        check(api.cuEventRecord(e, s));
+        check(api.cuEventSynchronize(e));
+        check(api.cuStreamWaitEvent(other, e, 0));
+    }
+
+    @Test
     void aStreamWaitingOnAnEventRecordedInACaptureJoinsItAndMustBeJoinedBackBeforeItEnds() {
         MemorySegment origin = gpu.foreignStream(context);
         MemorySegment joined = gpu.foreignStream(context);

@@ -29,10 +29,13 @@ import java.util.Set;
  * <p>Operations the driver refuses on a capturing stream (a synchronize or query of it) fail
  * with {@code CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED} and invalidate its capture; an event whose
  * last record went into a capture answers a query or synchronize with
- * {@code CUDA_ERROR_CAPTURED_EVENT}, and a stream that waits on it joins that capture while it is
- * open (its later work is captured too, until the capture ends; the capture's stream must have
- * waited for the joined stream's last work by then, or the end fails with
- * {@code CUDA_ERROR_STREAM_CAPTURE_UNJOINED}). Work that fails as the GPU runs it (a kernel touching freed
+ * {@code CUDA_ERROR_CAPTURED_EVENT} while that capture is open, and a stream that waits on it joins
+ * the capture (its later work is captured too, until the capture ends; the capture's stream must
+ * have waited for the joined stream's last work by then, or the end fails with
+ * {@code CUDA_ERROR_STREAM_CAPTURE_UNJOINED}). Once that capture has ended, the event is not valid
+ * for a query, a synchronize or a wait until it is recorded again outside a capture: each answers
+ * {@code CUDA_ERROR_INVALID_VALUE} and logs why, as the driver does ("Event is not valid. This can
+ * be related to a graph capture that is no longer running"). Work that fails as the GPU runs it (a kernel touching freed
  * memory) is recorded as a violation, not thrown into whichever host call made the GPU progress.
  */
 final class SimulatedStreams {
@@ -217,8 +220,11 @@ final class SimulatedStreams {
         if (s == null || e == null) {
             return INVALID_HANDLE;
         }
-        if (e.lastRecordCaptured && e.capturedBy != null && e.captureOf == e.capturedBy.captured) {
-            return waitInCapture(s, e); // the capture the record went into is still open
+        if (e.lastRecordCaptured) {
+            if (!captureOver(e)) {
+                return waitInCapture(s, e); // the capture the record went into is still open
+            }
+            return notValidAfterCapture("cuStreamWaitEvent");
         }
         if (e.completed < e.recorded) {
             queue(s, new StreamOp(() -> { }, e, e.recorded, Set.of(), Set.of()));
@@ -338,13 +344,24 @@ final class SimulatedStreams {
         }
     }
 
+    /** Whether the capture that {@code e}'s last record (made in a capture) went into has ended. */
+    private static boolean captureOver(Event e) {
+        return e.captureOf != e.capturedBy.captured;
+    }
+
+    /** What the driver answers, and logs, for an event last recorded in a capture that is over. */
+    private int notValidAfterCapture(String function) {
+        gpu.logs.refused(function, "Event is not valid. This can be related to a graph capture that is no longer running");
+        return CudaDriver.CUDA_ERROR_INVALID_VALUE();
+    }
+
     public int cuEventQuery(MemorySegment event) {
         Event e = events.get(event.address());
         if (e == null) {
             return INVALID_HANDLE;
         }
         if (e.lastRecordCaptured) {
-            return CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
+            return captureOver(e) ? notValidAfterCapture("cuEventQuery") : CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
         }
         return e.completed >= e.recorded ? SUCCESS : NOT_READY;
     }
@@ -356,7 +373,7 @@ final class SimulatedStreams {
             return INVALID_HANDLE;
         }
         if (e.lastRecordCaptured) {
-            return CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
+            return captureOver(e) ? notValidAfterCapture("cuEventSynchronize") : CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
         }
         if (e.completed < e.recorded && !runThroughRecord(e, e.recorded)) {
             gpu.violations.add("cuEventSynchronize would never return: the record it waits for is queued nowhere");

@@ -11,6 +11,9 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
@@ -26,6 +29,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
@@ -96,12 +105,99 @@ class DriverLogGpuTest {
                 () -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE), "attrib"));
         List<String> recorded = events.stream().map(e -> e.getString("message")).toList();
         List<String> carried = thrown[0].driverLog();
-        // The call's lines are the newest the thread kept. Older ones may precede them: lines the
-        // driver logged in this thread's earlier calls that succeeded (under compute-sanitizer it
-        // logs "Unsupported node type" for graph calls), which ride along by design.
         assertFalse(recorded.isEmpty(), "the refused call logged nothing");
-        assertEquals(recorded, carried.subList(Math.max(0, carried.size() - recorded.size()), carried.size()),
-                () -> "JFR recorded " + recorded + ", the exception carries " + carried);
+        assertEquals(recorded, carried, "the exception carries exactly the lines its call logged");
+    }
+
+    /**
+     * Issue 34: on the H100 a refused {@code cuDeviceGetAttribute(100000)} carried fourteen lines of
+     * "Unsupported node type: 6/7" that earlier graph calls, which succeeded, had logged. Here graph
+     * calls with event nodes (what logged those lines) run before each of three unrelated
+     * refusals in a row; each refusal carries exactly the lines JFR recorded during its own call.
+     */
+    @Test
+    void eachOfSeveralRefusalsInARowCarriesExactlyItsOwnLines(TestReporter reporter) {
+        CudaContext ctx = Gpu.context();
+        int graphLines = 0;
+        try (Kernel k = Gpu.kernel(PLAIN, "plain"); DeviceBuffer out = ctx.allocate(32 * Integer.BYTES);
+                Stream stream = ctx.createStream()) {
+            List<Executable> refusals = List.of(() -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE),
+                    () -> k.setAttribute(FUNC_NUM_REGS, 16), () -> k.attribute(NO_FUNCTION_ATTRIBUTE));
+            for (Executable refusal : refusals) {
+                graphLines += driverLogEvents(() -> graphCallsWithEventNodes(ctx, k, out, stream)).size();
+                CudaException[] thrown = new CudaException[1];
+                List<String> recorded = driverLogEvents(() -> thrown[0] = assertThrows(CudaException.class, refusal))
+                        .stream().map(e -> e.getString("message")).toList();
+                reporter.publishEntry(thrown[0].operation(), thrown[0].getMessage());
+                assertFalse(recorded.isEmpty(), () -> thrown[0].operation() + " logged nothing");
+                assertEquals(recorded, thrown[0].driverLog(), () -> thrown[0].operation()
+                        + " carries other lines than its own call logged");
+            }
+        }
+        System.out.println("DRIVER-LOG 3 refusals in a row each carried exactly the lines of its own call; the graph "
+                + "calls between them logged " + graphLines + " lines, none carried");
+    }
+
+    /**
+     * The same refusals from two threads at once, six rounds each, each after graph calls with
+     * event nodes: a refusal carries the same lines every time, on either thread, whatever the
+     * other calls (there, or on the other thread) logged.
+     */
+    @Test
+    void refusalsOnTwoThreadsCarryTheSameLinesEveryTime() throws Exception {
+        CudaContext ctx = Gpu.context();
+        int rounds = 6;
+        try (Kernel k = Gpu.kernel(PLAIN, "plain")) {
+            CyclicBarrier turn = new CyclicBarrier(2);
+            Callable<List<List<String>>> thread = () -> {
+                List<List<String>> carried = new ArrayList<>();
+                try (DeviceBuffer out = ctx.allocate(32 * Integer.BYTES); Stream stream = ctx.createStream()) {
+                    for (int i = 0; i < rounds; i++) {
+                        turn.await(1, TimeUnit.MINUTES); // a deadlock guard
+                        graphCallsWithEventNodes(ctx, k, out, stream);
+                        Executable refusal = i % 2 == 0 ? () -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE)
+                                : () -> k.setAttribute(FUNC_NUM_REGS, 16);
+                        carried.add(assertThrows(CudaException.class, refusal).driverLog());
+                    }
+                }
+                return carried;
+            };
+            ExecutorService two = Executors.newFixedThreadPool(2);
+            try {
+                Future<List<List<String>>> a = two.submit(thread);
+                Future<List<List<String>>> b = two.submit(thread);
+                List<List<String>> first = a.get(5, TimeUnit.MINUTES);
+                List<List<String>> second = b.get(5, TimeUnit.MINUTES);
+                for (int i = 0; i < rounds; i++) {
+                    List<String> expected = first.get(i % 2);
+                    assertFalse(expected.isEmpty(), "the driver explained nothing");
+                    assertEquals(expected, first.get(i), "round " + i + " of the first thread");
+                    assertEquals(expected, second.get(i), "round " + i + " of the second thread");
+                }
+                System.out.println("DRIVER-LOG 2 threads x " + rounds + " refusals after graph calls: each carried its "
+                        + "own lines only (" + first.get(0).size() + " for cuDeviceGetAttribute, " + first.get(1).size()
+                        + " for cuFuncSetAttribute)");
+            } finally {
+                two.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * Graph calls that succeed: a graph with an event record and an event wait node around a
+     * kernel node (node types 7 and 6), instantiated, updated in place to its copy, launched.
+     */
+    private static void graphCallsWithEventNodes(CudaContext ctx, Kernel k, DeviceBuffer out, Stream stream) {
+        try (Event e = ctx.createEvent(); Graph g = ctx.createGraph()) {
+            GraphNode record = g.addEventRecord(e);
+            GraphNode wait = g.addEventWait(e, record);
+            g.addKernel(k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(out)), wait);
+            try (GraphExec exec = g.instantiate(); Graph copy = g.copy()) {
+                assertTrue(exec.tryUpdateExplained(copy).applied(), "an update to a copy of its graph");
+                exec.launch(stream);
+                stream.synchronize();
+            }
+        }
     }
 
     @Test

@@ -11,12 +11,25 @@ import java.util.Set;
  * The owners one holder keeps alive ({@link NativeResource#hold()}): what a capture's work used,
  * and then its graph and every executable made from it. Each owner is held once per holder,
  * however often it is added, so repeated in-place updates of an executable do not pile up
- * holds. Thread-safe.
+ * holds. An executable's holds also tell each owner its launches touch without naming it
+ * ({@link TouchedByLaunches}) that it holds it, and when it lets go. Thread-safe.
  */
 public final class Holds {
 
     private final Set<NativeResource> held = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The executable whose holds these are, or null for a capture's or a graph's (which are never launched). */
+    private final NativeResource executable;
     private boolean released;
+
+    /** The holds of a capture or of a graph. */
+    public Holds() {
+        this(null);
+    }
+
+    /** The holds of {@code executable} (a graph executable's resource), whose launches touch what it holds. */
+    public Holds(NativeResource executable) {
+        this.executable = executable;
+    }
 
     /**
      * Holds {@code resource} unless this holder already does.
@@ -31,6 +44,9 @@ public final class Holds {
         if (!held.contains(resource)) {
             resource.hold();
             held.add(resource);
+            if (executable != null && resource instanceof TouchedByLaunches touched) {
+                touched.heldBy(executable);
+            }
         }
     }
 
@@ -76,7 +92,7 @@ public final class Holds {
             had = !released && held.remove(resource);
         }
         if (had) {
-            resource.unhold();
+            unhold(resource);
         }
     }
 
@@ -95,7 +111,15 @@ public final class Holds {
             held.clear();
         }
         for (NativeResource r : all) {
-            r.unhold();
+            unhold(r);
         }
+    }
+
+    /** Drops this holder's hold on {@code resource}, telling it first when an executable let go of it. */
+    private void unhold(NativeResource resource) {
+        if (executable != null && resource instanceof TouchedByLaunches touched) {
+            touched.releasedBy(executable);
+        }
+        resource.unhold();
     }
 }

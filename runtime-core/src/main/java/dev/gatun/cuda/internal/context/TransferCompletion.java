@@ -18,6 +18,10 @@ package dev.gatun.cuda.internal.context;
  *       stream (which orders after the transfer) and its completion: an older event proves
  *       nothing about newer work.
  *   <li>EVENT_RECORDED waits on its own event only; it never re-records.
+ *   <li>Only transfers queued to run count. A transfer recorded into a stream capture is a node
+ *       of a graph, which runs at each launch: it neither enters this machine nor records a
+ *       fence (an event recorded inside a capture cannot be waited on once the capture ended).
+ *       The owner orders after graph launches by other means.
  * </ul>
  * Not thread-safe: its owner serializes access.
  */

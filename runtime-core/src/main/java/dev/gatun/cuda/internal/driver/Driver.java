@@ -41,7 +41,8 @@ public final class Driver {
 
     /**
      * Initializes a driver reached through {@code api}: {@code cuInit(0)}, the version, then the
-     * callback of its error log ({@code DriverLog}, where the driver keeps one).
+     * callback of its error log ({@code DriverLog}, where the driver keeps one), through which
+     * {@link #api()} then reports each call's result ({@code AttributedDriverApi}).
      *
      * @param library where the driver came from, for messages (a path, or "simulated")
      * @throws CudaUnavailableException when cuInit fails or the driver is older than 12.0
@@ -65,8 +66,9 @@ public final class Driver {
             throw unavailable(library + " supports CUDA " + CudaVersion.of(encoded) + "; Gatun needs a driver for CUDA "
                     + CudaVersion.of(MINIMUM_VERSION) + " or newer. Update the NVIDIA driver.");
         }
-        DriverLog.register(api, library);
-        return new Driver(api, CudaVersion.of(encoded), library);
+        // With the log, every call reports its result as it returns, so that its lines are its own.
+        DriverApi calls = DriverLog.register(api, library) ? new AttributedDriverApi(api) : api;
+        return new Driver(calls, CudaVersion.of(encoded), library);
     }
 
     /** The process's driver, loaded on first use. */
@@ -113,6 +115,7 @@ public final class Driver {
         return new CudaUnavailableException(message, List.of(message));
     }
 
+    /** The calls to make: the driver's, each reporting its result to the error log when the driver keeps one. */
     public DriverApi api() {
         return api;
     }
@@ -153,13 +156,14 @@ public final class Driver {
 
     /**
      * The typed exception for a failed result, with the driver's own description and the lines it
-     * logged about the call on this thread ({@code DriverLog}).
+     * logged during the call that failed with it on this thread ({@code DriverLog}).
      */
     public CudaException error(int result, String operation, int device) {
+        // The failed call's lines were set aside as it returned; cuGetErrorString's own, if any,
+        // are its own (it succeeds).
         String description = describe(api, result);
-        // The lines are taken after cuGetErrorString, so that whatever it logged stays with this
-        // failure instead of riding along with the thread's next one.
-        return new CudaException(result, CuResults.name(result), description, operation, device, DriverLog.take());
+        return new CudaException(result, CuResults.name(result), description, operation, device,
+                DriverLog.take(result));
     }
 
     private static String suffixed(String description) {

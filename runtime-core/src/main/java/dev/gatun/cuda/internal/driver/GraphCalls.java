@@ -116,7 +116,7 @@ public final class GraphCalls {
         try {
             r = c.api.cuGraphExecUpdate_v2(exec, graph, info);
         } finally {
-            DriverLog.answered(r == UPDATE_FAILURE);
+            DriverLog.answered(r, r == UPDATE_FAILURE);
         }
         if (r == UPDATE_FAILURE) {
             // CUgraphExecUpdateResultInfo: the result (an int, padded to 8), then errorNode and

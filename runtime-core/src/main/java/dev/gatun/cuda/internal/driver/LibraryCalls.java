@@ -73,7 +73,7 @@ public final class LibraryCalls {
             try {
                 r = c.api.cuLibraryGetKernel(out, library, arena.allocateFrom(name));
             } finally {
-                DriverLog.answered(r == NOT_FOUND);
+                DriverLog.answered(r, r == NOT_FOUND);
             }
             if (r == NOT_FOUND) {
                 return null;

@@ -80,7 +80,7 @@ public final class ModuleCalls {
             try {
                 r = c.api.cuModuleGetFunction(out, module, arena.allocateFrom(name));
             } finally {
-                DriverLog.answered(r == NOT_FOUND);
+                DriverLog.answered(r, r == NOT_FOUND);
             }
             if (r == NOT_FOUND) {
                 return null;
@@ -133,7 +133,7 @@ public final class ModuleCalls {
             try {
                 r = c.api.cuFuncGetParamInfo(function, i, out, out.asSlice(8));
             } finally {
-                DriverLog.answered(r == INVALID_VALUE);
+                DriverLog.answered(r, r == INVALID_VALUE);
             }
             if (r == INVALID_VALUE) {
                 return List.copyOf(params); // past the last parameter

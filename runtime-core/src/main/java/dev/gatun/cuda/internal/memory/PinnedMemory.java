@@ -1,24 +1,50 @@
 package dev.gatun.cuda.internal.memory;
 
+import dev.gatun.cuda.CaptureActiveException;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.context.TouchedByLaunches;
 import dev.gatun.cuda.internal.context.TransferCompletion;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Page-locked host memory ({@code cuMemHostAlloc}) behind a {@code PinnedBuffer}, with its host
- * view and the state machine of the transfers through it (see {@link TransferCompletion}). Its
- * free waits for the fence of every stream that moved bytes through it, and its view is closed
- * first, so no Java code can reach the memory once it is freed. Everything but the constants is
- * guarded by this object's monitor: a transfer, a wait for one and the close are serialized.
+ * view and what its host bytes wait for. Its free waits for the fence of every stream that moved
+ * bytes through it, and its view is closed first, so no Java code can reach the memory once it is
+ * freed.
+ *
+ * <p>Two kinds of GPU work touch the bytes, and are tracked apart:
+ * <ul>
+ *   <li>Transfers queued on a stream ({@code Stream.upload}, {@code Stream.download}, a copy
+ *       batch): the state machine of {@link TransferCompletion} follows the last one, fenced by
+ *       this memory's own event.
+ *   <li>Copy nodes of graphs (a transfer captured on a stream, or a node added by hand): they run
+ *       at each launch of an executable, so nothing is recorded for them when they are captured
+ *       (an event recorded inside a capture is a point of the graph, which no one can wait for
+ *       once the capture ended). Every executable that holds this memory says so through its
+ *       holds ({@link TouchedByLaunches}). Host access then orders the context's synchronous
+ *       stream after the streams those executables were launched on and waits for an event
+ *       recorded there ({@link dev.gatun.cuda.internal.context.SyncOrdering#relayAfter}); a
+ *       transfer queued on a stream first makes that stream wait for such an event when one of
+ *       them was launched on another stream (on the same stream, stream order suffices).
+ * </ul>
+ *
+ * <p>Everything but the constants and the executables is guarded by the {@linkplain
+ * #transferLock() transfer lock}: a transfer, a wait for one and the close are serialized. It is
+ * not this object's monitor, which {@link NativeResource#hold()} takes when an executable is made
+ * or updated under the executable's lock (which a launch takes under a stream's lock): a host
+ * access that waits for a stream's lock under the transfer lock never blocks that update.
  */
-public final class PinnedMemory extends NativeResource {
+public final class PinnedMemory extends NativeResource implements TouchedByLaunches {
 
     private static final String HOST_ALLOC = "cuMemHostAlloc";
 
@@ -26,12 +52,17 @@ public final class PinnedMemory extends NativeResource {
     private final long size;
     private final boolean writeCombined;
     private final HostView view;
+    private final Object transferLock = new Object();
     private final TransferCompletion completion = new TransferCompletion();
+    /** The executables that hold this memory, whose launches may touch it; copy-on-write, so a transfer reads it without a lock. */
+    private final List<NativeResource> launchers = new CopyOnWriteArrayList<>();
     /** The buffer's own fence event, taken from the pool at the first transfer. */
     private MemorySegment event;
+    /** The stream of the last transfer queued outside a capture: the one its fence follows. */
     private StreamState lastStream;
-    // The transfer being submitted, read by the two steps below: they are built once, so a
-    // transfer allocates no closure.
+    // The transfer being submitted, read by the transfer step below: built once, so a transfer
+    // allocates no closure.
+    private StreamState stream;
     private boolean upload;
     private long device;
     private MemorySegment host;
@@ -39,30 +70,31 @@ public final class PinnedMemory extends NativeResource {
 
     private final TransferCompletion.Step transfer = () -> upload
             // The host range is inside this pinned memory, which cannot be freed or touched by the
-            // host until the fence recorded after it completes; the device range is checked and
-            // its allocation lists this stream.
-            ? context.calls().memory().tryCopyToDevice(device, host, bytes, lastStream.handle())
-            : context.calls().memory().tryCopyToHost(host, device, bytes, lastStream.handle());
-    // The buffer's own pooled event, recorded on the transfer's open stream.
+            // host until the fence recorded after it completes (captured: until the launches of
+            // every executable that holds it completed); the device range is checked and its
+            // allocation lists this stream.
+            ? context.calls().memory().tryCopyToDevice(device, host, bytes, stream.handle())
+            : context.calls().memory().tryCopyToHost(host, device, bytes, stream.handle());
+    // The buffer's own pooled event, recorded on the transfer's open, non-capturing stream.
     private final TransferCompletion.Step record = () -> context.calls().events().tryRecord(event, lastStream.handle());
     /** Waits for the recorded fence (a host synchronization). */
     private final TransferCompletion.Step waitForFence = () -> {
         context.stats().forcedSynchronizations.increment();
-        // The buffer's own event, recorded after its last transfer.
+        // The buffer's own event, recorded after its last transfer outside any capture.
         return context.calls().events().trySynchronize(event);
     };
     /** UNFENCED: only a fence recorded now, on the same stream, follows the transfer. */
     private final TransferCompletion.Step refence = () -> {
-        StreamState stream = lastStream;
-        synchronized (stream.lock()) {
-            if (stream.closed()) { // its final fence follows the transfer
-                return stream.drained() ? 0 : Evidence.PENDING;
+        StreamState last = lastStream;
+        synchronized (last.lock()) {
+            if (last.closed()) { // its final fence follows the transfer
+                return last.drained() ? 0 : Evidence.PENDING;
             }
-            if (stream.queuesIntoCapture()) {
+            if (last.queuesIntoCapture()) {
                 return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
             }
             // Own event, open non-capturing stream of this context.
-            return context.calls().events().tryRecord(event, stream.handle());
+            return context.calls().events().tryRecord(event, last.handle());
         }
     };
 
@@ -108,17 +140,56 @@ public final class PinnedMemory extends NativeResource {
         return view.segment();
     }
 
-    /** The last transfer's state (under this monitor). */
+    /** The lock that serializes the transfers through this memory, the waits for them and its close. */
+    public Object transferLock() {
+        return transferLock;
+    }
+
+    /** The last transfer's state (under the transfer lock); graph launches are not part of it. */
     public TransferCompletion.State state() {
         return completion.state();
     }
 
     /**
-     * Blocks until the last transfer through this memory has completed (under this monitor).
+     * For host access to the bytes (under the transfer lock, with no stream's lock held): blocks
+     * until the last transfer through this memory has completed, and the launches queued so far
+     * of every executable that holds it.
+     *
+     * @throws dev.gatun.cuda.CudaException when a wait fails; {@code operation} names it
+     */
+    public void awaitTransfer(String operation) {
+        awaitLastTransfer(operation);
+        if (launchers.isEmpty()) {
+            return;
+        }
+        List<StreamState> streams = launchStreams(null);
+        if (streams == null) {
+            return; // held, never launched
+        }
+        context.calls().live(operation);
+        MemorySegment relay = context.ordering().relayAfter(streams);
+        try {
+            context.stats().forcedSynchronizations.increment();
+            // A pooled event of this context, recorded on its synchronous stream after waits for
+            // every stream an executable holding this memory was launched on.
+            int r = context.calls().events().trySynchronize(relay);
+            if (r != 0) {
+                throw context.calls().checked().fail(r, operation + " (waiting for the graph launches that copy to or "
+                        + "from " + identity() + ")");
+            }
+        } finally {
+            context.events().release(relay);
+        }
+    }
+
+    /**
+     * Blocks until the last transfer queued on a stream through this memory has completed (under
+     * the transfer lock), before another is queued; graph launches are ordered on the GPU instead
+     * ({@link #relayAfterLaunches}).
      *
      * @throws dev.gatun.cuda.CudaException when the wait fails; {@code operation} names it
      */
-    public void awaitTransfer(String operation) {
+    public void awaitLastTransfer(String operation) {
         if (completion.state() == TransferCompletion.State.COMPLETE) {
             return;
         }
@@ -130,29 +201,106 @@ public final class PinnedMemory extends NativeResource {
     }
 
     /**
+     * Before a transfer through this memory on {@code s} (under the transfer lock, with no
+     * stream's lock held): an event recorded on the context's synchronous stream after the
+     * launches queued so far on other streams by every executable that holds this memory, for
+     * {@link #submit} to make {@code s} wait on; the caller then gives it back to the pool
+     * ({@code EventPool.release}). Null, with nothing recorded, when no executable holding it was
+     * launched on another stream: one volatile read when none holds it.
+     */
+    public MemorySegment relayAfterLaunches(StreamState s) {
+        if (launchers.isEmpty()) {
+            return null;
+        }
+        List<StreamState> others = launchStreams(s);
+        return others == null ? null : context.ordering().relayAfter(others);
+    }
+
+    /** The streams the executables holding this memory were launched on, other than {@code except}; null when none. */
+    private List<StreamState> launchStreams(StreamState except) {
+        List<StreamState> streams = null;
+        for (NativeResource executable : launchers) {
+            streams = executable.streamsUsedBesides(except, streams);
+        }
+        return streams;
+    }
+
+    @Override
+    public void heldBy(NativeResource executable) {
+        launchers.add(executable);
+    }
+
+    @Override
+    public void releasedBy(NativeResource executable) {
+        launchers.remove(executable);
+    }
+
+    /**
      * Queues one transfer between the host bytes at {@code offset} and {@code deviceAddress} on
-     * {@code s}, and its fence (under this monitor and the stream's lock, after
-     * {@link #awaitTransfer}): the transfer and its fence record happen with no capture beginning
-     * between them. Allocates nothing once the event exists (and the offset is 0).
+     * {@code s} (under the transfer lock and the stream's lock, after {@link #awaitLastTransfer}),
+     * after a wait on {@code relay} when it is not null ({@link #relayAfterLaunches}), then its
+     * fence: the transfer and its fence record happen with no capture beginning between them.
+     * Allocates nothing once the event exists (and the offset is 0).
+     *
+     * <p>On a stream capturing for Gatun, the transfer becomes a copy node of the graph instead:
+     * the capture holds this memory (and so do its graph and every executable made from it), no
+     * fence is recorded and the last transfer's state is left as it is. A capture Gatun did not
+     * begin is refused: nothing would hold this memory for its graph, nor order host access after
+     * the graph's launches.
      *
      * @throws dev.gatun.cuda.CudaException naming the transfer, or the fence after it, whichever failed
+     * @throws CaptureActiveException on a stream capturing for another library, before any driver call
      */
-    public void submit(String operation, StreamState s, boolean toDevice, long deviceAddress, long offset, long n) {
+    public void submit(String operation, StreamState s, MemorySegment relay, boolean toDevice, long deviceAddress,
+            long offset, long n) {
+        CaptureScope capture = s.captureOfNextWork();
+        if (capture != null) {
+            submitCaptured(operation, s, capture, toDevice, deviceAddress, offset, n);
+            return;
+        }
+        if (relay != null) {
+            // A pooled event recorded on this context's synchronous stream; s is open, not
+            // capturing, and its lock is held.
+            context.calls().streams().waitEvent(s.handle(), relay);
+        }
         if (event == null) {
             event = context.events().acquire();
         }
         usedOn(s);
         lastStream = s;
-        upload = toDevice;
-        device = deviceAddress;
-        host = offset == 0 ? view.segment() : view.segment().asSlice(offset);
-        bytes = n;
+        stage(s, toDevice, deviceAddress, offset, n);
         int r = completion.submit(transfer, record);
         s.submitted();
         if (r != 0) {
             throw context.calls().checked().fail(r,
                     completion.transferFailed() ? operation : "cuEventRecord (fence after " + operation + ")");
         }
+    }
+
+    private void submitCaptured(String operation, StreamState s, CaptureScope capture, boolean toDevice,
+            long deviceAddress, long offset, long n) {
+        if (capture == CaptureScope.FOREIGN) {
+            throw new CaptureActiveException(operation + " through " + identity() + " on " + s + ", which is capturing "
+                    + "a graph that Gatun did not begin (through its raw handle): nothing would hold the buffer for that "
+                    + "graph, nor make its host access wait for the graph's launches. Capture with Stream.beginCapture, "
+                    + "or transfer before or after the capture");
+        }
+        usedOn(s); // the capture holds it; its graph and every executable made from it take the hold over
+        stage(s, toDevice, deviceAddress, offset, n);
+        int r = transfer.run();
+        s.submitted();
+        if (r != 0) {
+            throw context.calls().checked().fail(r, operation + " (captured on " + s + ")");
+        }
+    }
+
+    /** Sets what the transfer step reads. */
+    private void stage(StreamState s, boolean toDevice, long deviceAddress, long offset, long n) {
+        stream = s;
+        upload = toDevice;
+        device = deviceAddress;
+        host = offset == 0 ? view.segment() : view.segment().asSlice(offset);
+        bytes = n;
     }
 
     /** {@return the host address of the first byte} Ranges inside it are checked by the caller. */
@@ -162,7 +310,7 @@ public final class PinnedMemory extends NativeResource {
 
     /**
      * The first half of this memory's part in a batch of copies that the caller queues on
-     * {@code s} in its own driver call (under this monitor, after {@link #awaitTransfer}, and
+     * {@code s} in its own driver call (under the transfer lock, after {@link #awaitTransfer}, and
      * under the stream's lock): lists the stream and marks the transfer UNFENCED before the call.
      * Follow it with {@link #fenceBatch()} whatever the call did.
      */

@@ -46,7 +46,7 @@ public final class BatchSubmission implements AutoCloseable {
 
     /**
      * Queues the first {@code count} copies on {@code s}, then fences each of {@code pinned}
-     * (under the monitor of each, after its last transfer completed, and under the stream's
+     * (under the transfer lock of each, after its last transfer completed, and under the stream's
      * lock, after every device range was listed on the stream: no capture begins between the
      * copies and their fences). The stream is marked as having queued work whatever happened.
      *
