@@ -150,6 +150,13 @@ public final class Checked {
      * For calls that act on the calling thread's current context: fails fast when poisoned, then
      * makes this context current (one cuCtxGetCurrent when it already is). Calls that name a
      * stream or event act in that handle's context and skip this.
+     *
+     * <p>The current context belongs to the OS thread, which for a virtual thread is its carrier
+     * of the moment. Call this immediately before the downcall it serves, with nothing between
+     * the two that can park (a lock, a wait, a blocking queue, logging, an arena that registers
+     * a cleaner): a virtual thread moves to another carrier only when it parks, and a downcall
+     * pins it to its carrier for the call's duration, so the context made current here is the
+     * one the call sees, on a platform thread and on a virtual one alike.
      */
     void current(String operation) {
         if (!hasContext) {
@@ -160,26 +167,47 @@ public final class Checked {
         // Safety: o is this thread's out block, 8 bytes for one CUcontext.
         check(api.cuCtxGetCurrent(o), "cuCtxGetCurrent");
         if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
-            // Safety: context is the primary context this process retained and never releases.
+            // Safety: context is the primary context this process retained and never releases
+            // (or a green context's, which outlives every owner made in it).
             check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
         }
     }
 
     /**
-     * Makes the context current without throwing, for retirement (which runs on whatever thread
-     * reaps): false when it is poisoned or the driver refuses.
+     * {@link #current} for the calls whose raw result is handed back (frees and destroys, for
+     * retirement and rollback): makes this context current, immediately before the call, without
+     * throwing. Returns 0, or the result to hand back instead of making the call:
+     * {@code CUDA_ERROR_NOT_PERMITTED} inside a host callback, or the driver's answer when it
+     * would not make the context current (observed: a sticky one poisons). A poisoned context is
+     * made current all the same: the call then reports the driver's own answer.
      */
-    public boolean tryCurrent() {
-        if (poison != null) {
-            return false;
+    int currentForRaw() {
+        if (!hasContext) {
+            throw new IllegalStateException("a free needs a context; these calls belong to none");
         }
-        try {
-            current("retirement");
-            return true;
-        } catch (CudaException e) {
-            LOG.warn("Cannot make device {} context current to free retired resources: {}", device, e.getMessage());
-            return false;
+        int refused = refusedInsideCallback();
+        if (refused != 0) {
+            return refused;
         }
+        MemorySegment o = out.get();
+        // Safety: as in current.
+        int r = api.cuCtxGetCurrent(o);
+        if (r != 0) {
+            return observe(r, "cuCtxGetCurrent");
+        }
+        if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
+            // Safety: as in current.
+            return observe(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        }
+        return 0;
+    }
+
+    /**
+     * Whether the calling thread may call the driver at all: false while it runs a host callback,
+     * where every call is refused (retirement then leaves its frees to a later reap).
+     */
+    public boolean callsAllowedHere() {
+        return !HostFunction.insideCallback();
     }
 
     /**

@@ -58,13 +58,18 @@ public final class ModuleCalls {
     }
 
     /**
-     * Unloads a module; the raw result, for retirement (sticky results still poison). The
-     * context must be current (retirement makes it so).
+     * Unloads a module; the raw result, for retirement (sticky results still poison). Makes the
+     * context current first, as it acts on the current one.
      *
      * @param module a module whose kernels no queued or future launch uses
      */
     public int unload(MemorySegment module) {
-        // Safety: the caller's contract: no launch of its kernels is pending or can happen.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: no launch of its kernels is pending or can happen; its
+        // context is current on this carrier, made so just now.
         return c.observe(c.api.cuModuleUnload(module), UNLOAD);
     }
 
