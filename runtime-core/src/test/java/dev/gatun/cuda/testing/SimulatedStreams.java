@@ -110,7 +110,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
-        out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.devices.current()));
+        out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.contexts.current()));
         return SUCCESS;
     }
 

@@ -33,6 +33,7 @@ public final class Checked {
     /** Room for the largest out-parameter: a device name, which the driver is told to cut at this length. */
     static final int OUT_BYTES = 256;
     private static final int NOT_PERMITTED = CudaDriver.CUDA_ERROR_NOT_PERMITTED();
+    private static final String MAKE_CURRENT = "cuCtxGetCurrent/cuCtxSetCurrent";
 
     final DriverApi api;
     private final Driver driver;
@@ -163,13 +164,9 @@ public final class Checked {
             throw new IllegalStateException(operation + " needs a context; these calls belong to none");
         }
         live(operation);
-        MemorySegment o = out.get();
-        // Safety: o is this thread's out block, 8 bytes for one CUcontext.
-        check(api.cuCtxGetCurrent(o), "cuCtxGetCurrent");
-        if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
-            // Safety: context is the primary context this process retained and never releases
-            // (or a green context's, which outlives every owner made in it).
-            check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        int r = makeCurrent();
+        if (r != 0) {
+            throw fail(r, MAKE_CURRENT + " (for " + operation + ")");
         }
     }
 
@@ -186,20 +183,20 @@ public final class Checked {
             throw new IllegalStateException("a free needs a context; these calls belong to none");
         }
         int refused = refusedInsideCallback();
-        if (refused != 0) {
-            return refused;
-        }
+        return refused != 0 ? refused : observe(makeCurrent(), MAKE_CURRENT);
+    }
+
+    /** Makes this context current on the calling thread's carrier: 0, or the result of the call that failed. */
+    private int makeCurrent() {
         MemorySegment o = out.get();
-        // Safety: as in current.
+        // Safety: o is this thread's out block, 8 bytes for one CUcontext.
         int r = api.cuCtxGetCurrent(o);
-        if (r != 0) {
-            return observe(r, "cuCtxGetCurrent");
+        if (r != 0 || o.get(ValueLayout.JAVA_LONG, 0) == contextAddress) {
+            return r;
         }
-        if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
-            // Safety: as in current.
-            return observe(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
-        }
-        return 0;
+        // Safety: context is the primary context this process retained and never releases, or a
+        // green context's, which outlives every owner made in it.
+        return api.cuCtxSetCurrent(context);
     }
 
     /**

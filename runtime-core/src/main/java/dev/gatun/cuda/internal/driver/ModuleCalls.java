@@ -128,10 +128,12 @@ public final class ModuleCalls {
      * {@code cuFuncGetParamInfo} (CUDA 12.4): the caller checks that first.
      */
     public List<Parameter> parameters(MemorySegment function) {
-        c.current(PARAM_INFO);
         List<Parameter> params = new ArrayList<>();
-        MemorySegment out = c.out();
         for (long i = 0;; i++) {
+            // Made current before each call: the lines the one before logged went to SLF4J, whose
+            // appenders may take a lock, and so park this thread and move it to another carrier.
+            c.current(PARAM_INFO);
+            MemorySegment out = c.out();
             // Safety: out holds the two size_t results; the function's module is retained.
             DriverLog.asking(); // the probe past the last parameter is refused, and logged: an answer
             int r = -1;
