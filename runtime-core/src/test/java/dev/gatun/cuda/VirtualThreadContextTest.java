@@ -1,18 +1,24 @@
 package dev.gatun.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.Carriers;
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import dev.gatun.cuda.testing.TwoCarriers;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -157,6 +163,42 @@ class VirtualThreadContextTest {
             assertEquals(0, ctx.devicePool().counters().retainedBlocks());
             assertEquals(live - 2, sim.gpu.liveDeviceAllocations());
         }
+        ctx.close();
+    }
+
+    @Test
+    void aRelaxedCaptureOnAVirtualThreadEndsOnAnotherCarrierAndTheOthersAreRefusedBeforeTheDriver() throws Exception {
+        sim.gpu.kernelBody("add", FakeKernel.ADD);
+        CudaContext ctx = sim.context();
+        ctx.modules().load("a", ModuleImage.ptx("add.ptx", Ptx.module("add", "u64", "u32", "u32")));
+        try (Kernel add = ctx.modules().kernel("a", "add"); Stream stream = ctx.createStream();
+                DeviceBuffer v = ctx.allocate(16)) {
+            v.asInts().copyFrom(new int[] {1, 2, 3, 4});
+            int[] got = new int[4];
+            Background<Void> t = Background.run(carriers.virtualThreads(), "V", () -> {
+                for (CaptureMode refused : List.of(CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL)) {
+                    sim.faults.countCalls();
+                    IllegalStateException e = assertThrows(IllegalStateException.class,
+                            () -> stream.beginCapture(refused));
+                    assertTrue(e.getMessage().contains("Capture in RELAXED mode, or on a platform thread"), e.getMessage());
+                    assertEquals(Map.of(), sim.faults.counts(), "refused before any driver call");
+                }
+                StreamCapture capture = stream.beginCapture(CaptureMode.RELAXED); // on carrier A
+                add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(10));
+                carriers.mountOnB();
+                Thread.yield(); // a park: the capture ends on carrier B
+                try (Graph graph = capture.end(); GraphExec exec = graph.instantiate()) {
+                    exec.launch(stream);
+                    exec.launch(stream);
+                }
+                v.asInts().copyTo(got);
+            });
+            t.join();
+            assertEquals(List.of("carrier-A", "carrier-B"), carriers.mounts());
+            assertArrayEquals(new int[] {21, 22, 23, 24}, got, "the relaxed capture, ended on B, replayed twice");
+        }
+        assertEquals(List.of(), sim.gpu.contextRefusals());
+        assertEquals(List.of(), sim.gpu.violations());
         ctx.close();
     }
 }

@@ -1,9 +1,12 @@
 package dev.gatun.cuda.testing;
 
+import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.concurrent.Executor;
 
 /**
@@ -19,10 +22,20 @@ import java.util.concurrent.Executor;
  * {@code gatun.test.jvm.args}). Elsewhere (testkit users, the other modules' tests) the carrier
  * cannot be seen, and a virtual thread counts as its own carrier, which is how the simulated
  * driver tracked every thread before; {@link #visible()} says which.
+ *
+ * <p>A real driver call is an FFM downcall, which pins a virtual thread to its carrier until it
+ * returns. A simulated one is Java code (a fault plan's lock, an interposer, the simulator's
+ * lock), where a contended lock would unmount the thread and let it resume on another carrier in
+ * the middle of the "call". {@link #pinned(DriverApi)} pins it for each call instead, through
+ * {@code jdk.internal.vm.Continuation.pin}, which needs
+ * {@code --add-exports java.base/jdk.internal.vm=ALL-UNNAMED} (runtime-core's tests have it too;
+ * without it nothing is pinned).
  */
 public final class Carriers {
 
     private static final MethodHandle CURRENT_CARRIER = currentCarrierHandle();
+    private static final MethodHandle PIN = continuationHandle("pin");
+    private static final MethodHandle UNPIN = continuationHandle("unpin");
 
     private Carriers() {
     }
@@ -33,6 +46,15 @@ public final class Carriers {
             return inThread.findStatic(Thread.class, "currentCarrierThread", MethodType.methodType(Thread.class));
         } catch (IllegalAccessException | NoSuchMethodException e) {
             return null; // java.lang not opened to this module: virtual threads count as their own carriers
+        }
+    }
+
+    private static MethodHandle continuationHandle(String name) {
+        try {
+            return MethodHandles.lookup().findStatic(Class.forName("jdk.internal.vm.Continuation"), name,
+                    MethodType.methodType(void.class));
+        } catch (ReflectiveOperationException e) {
+            return null; // jdk.internal.vm not exported to this module: nothing is pinned
         }
     }
 
@@ -74,5 +96,32 @@ public final class Carriers {
             throw new IllegalStateException("virtual threads on a chosen scheduler need "
                     + "--add-opens java.base/java.lang=ALL-UNNAMED in the test JVM's arguments", e);
         }
+    }
+
+    /**
+     * {@code next}, each call of which pins a virtual thread to its carrier for its duration, as
+     * an FFM downcall does: a contended lock inside blocks the carrier, as native code would,
+     * instead of moving the thread to another one.
+     */
+    public static DriverApi pinned(DriverApi next) {
+        if (PIN == null) {
+            return next;
+        }
+        return (DriverApi) Proxy.newProxyInstance(DriverApi.class.getClassLoader(), new Class<?>[] {DriverApi.class},
+                (proxy, method, args) -> {
+                    boolean pin = Thread.currentThread().isVirtual();
+                    if (pin) {
+                        PIN.invokeExact();
+                    }
+                    try {
+                        return method.invoke(next, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        if (pin) {
+                            UNPIN.invokeExact();
+                        }
+                    }
+                });
     }
 }

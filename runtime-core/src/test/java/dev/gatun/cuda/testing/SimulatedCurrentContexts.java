@@ -142,8 +142,17 @@ final class SimulatedCurrentContexts {
         return byCarrier.getOrDefault(carrier, 0L);
     }
 
+    /**
+     * The carrier that owns a capture begun now in {@code mode} ({@code CU_STREAM_CAPTURE_MODE_*}):
+     * the calling one for a global or thread-local capture, which only it may end; null for a
+     * relaxed one, which any thread may end.
+     */
+    Thread captureOwner(int mode) {
+        return mode == CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED() ? null : carrier();
+    }
+
     /** The carrier of the call in progress; outside a call (a test control), the caller's own. */
-    private Thread carrier() {
+    Thread carrier() {
         Thread c = calls.peek();
         return c != null ? c : Carriers.current();
     }

@@ -108,4 +108,35 @@ class SimulatedCurrentContextsTest {
         assertEquals(other, gpu.currentContextOn(b));
         assertEquals(MemorySegment.NULL, gpu.currentContextOn(Thread.currentThread()));
     }
+
+    @Test
+    void aThreadLocalCaptureEndsOnlyOnTheCarrierThatBeganItAndARelaxedOneOnAny() throws Exception {
+        MemorySegment stream = gpu.foreignStream(primary);
+        int[] ends = new int[3];
+        Background<Void> v = Background.run(carriers.virtualThreads(), "V", () -> {
+            try (Arena local = Arena.ofConfined()) {
+                MemorySegment graph = local.allocate(8);
+                assertEquals(FakeDriverApi.SUCCESS, api.cuCtxSetCurrent(primary));
+                assertEquals(FakeDriverApi.SUCCESS, api.cuStreamBeginCapture_v2(stream,
+                        CudaDriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL())); // on carrier A
+                carriers.mountOnB();
+                Thread.yield();
+                assertEquals(FakeDriverApi.SUCCESS, api.cuCtxSetCurrent(primary));
+                ends[0] = api.cuStreamEndCapture(stream, graph); // on carrier B: refused, the capture goes on
+                carriers.mountOnA();
+                Thread.yield();
+                ends[1] = api.cuStreamEndCapture(stream, graph); // back on A
+                assertEquals(FakeDriverApi.SUCCESS, api.cuStreamBeginCapture_v2(stream,
+                        CudaDriver.CU_STREAM_CAPTURE_MODE_RELAXED()));
+                carriers.mountOnB();
+                Thread.yield();
+                ends[2] = api.cuStreamEndCapture(stream, graph); // a relaxed one, on B
+            }
+        });
+        v.join();
+        assertEquals(List.of("carrier-A", "carrier-B", "carrier-A", "carrier-B"), carriers.mounts());
+        assertEquals(CudaDriver.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD(), ends[0]);
+        assertEquals(FakeDriverApi.SUCCESS, ends[1]);
+        assertEquals(FakeDriverApi.SUCCESS, ends[2]);
+    }
 }
