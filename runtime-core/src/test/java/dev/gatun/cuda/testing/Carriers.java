@@ -29,7 +29,9 @@ import java.util.concurrent.Executor;
  * the middle of the "call". {@link #pinned(DriverApi)} pins it for each call instead, through
  * {@code jdk.internal.vm.Continuation.pin}, which needs
  * {@code --add-exports java.base/jdk.internal.vm=ALL-UNNAMED} (runtime-core's tests have it too;
- * without it nothing is pinned).
+ * without it nothing is pinned). An {@link Interposer} stop inside such a call then holds the
+ * carrier too, as a driver call that blocks does: a test that stops a virtual thread there needs
+ * a carrier to spare for the threads that must go on.
  */
 public final class Carriers {
 
