@@ -190,6 +190,17 @@ public final class StreamCapture implements AutoCloseable {
     private static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only,
             CaptureArena arena, ArenaSpace.Cursor cursor, Graph body) {
         Objects.requireNonNull(mode, "mode");
+        if (mode != CaptureMode.RELAXED && Thread.currentThread().isVirtual()) {
+            // The driver ties a global or thread-local capture to the OS thread that began it: only
+            // that thread may end it (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), and a thread-local
+            // one forbids unsafe calls to that OS thread, which here is a carrier other virtual
+            // threads run on too. A virtual thread changes carriers whenever it parks.
+            throw new IllegalStateException("a " + mode + " capture cannot begin on a virtual thread ("
+                    + Thread.currentThread() + "): CUDA ties global and thread-local captures to the OS thread "
+                    + "that began them (only it may end one; a thread-local one forbids unsafe calls to that OS "
+                    + "thread, which other virtual threads share), and a virtual thread moves to another OS thread "
+                    + "whenever it parks. Capture in RELAXED mode, or on a platform thread");
+        }
         StreamState s = stream.state();
         Scope scope = new Scope(allowed(stream.context(), only), s, stream.toString(),
                 body == null ? new Holds() : body.ownerHolds(), body == null ? null : body.bodyName());

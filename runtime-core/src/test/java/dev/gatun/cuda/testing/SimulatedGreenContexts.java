@@ -230,10 +230,7 @@ final class SimulatedGreenContexts {
         if (k == null) {
             return INVALID_HANDLE;
         }
-        if (gpu.devices.deviceOf(gpu.devices.current()) < 0) {
-            return CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
-        }
-        long module = libraries.get(k.library());
+        long module = libraries.get(k.library()); // a context is current (SimulatedCurrentContexts)
         try (var a = java.lang.foreign.Arena.ofConfined()) {
             return gpu.modules.cuModuleGetFunction(pFunc, MemorySegment.ofAddress(module), a.allocateFrom(k.name()));
         }

@@ -1,14 +1,19 @@
 package dev.gatun.cuda.gpu;
 
 import dev.gatun.cuda.ContextCounters;
+import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DevicePoolCounters;
+import dev.gatun.cuda.OwnerKind;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Whether a context's counters add up across a run that closed everything it allocated and then
  * synchronized: every allocation is matched by a free, except the blocks the device pool keeps
- * for reuse (a closed pooled buffer returns its block to the pool, not to the driver).
+ * for reuse (a closed pooled buffer returns its block to the pool, not to the driver); and its
+ * live owners, counted per kind.
  */
 final class CounterBalance {
 
@@ -60,5 +65,16 @@ final class CounterBalance {
             wrong.add((after.retirementsAbandoned() - before.retirementsAbandoned()) + " retirements abandoned");
         }
         return wrong;
+    }
+
+    /** Live owners of every kind but STAGING (the context's own pinned staging, which grows on demand). */
+    static Map<OwnerKind, Long> liveOwners(CudaContext ctx) {
+        Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
+        for (OwnerKind kind : OwnerKind.values()) {
+            if (kind != OwnerKind.STAGING) {
+                live.put(kind, ctx.liveOwners(kind));
+            }
+        }
+        return live;
     }
 }

@@ -55,7 +55,7 @@ class StressGpuTest {
         CudaContext ctx = Gpu.context();
         double seconds = Double.parseDouble(System.getProperty(SECONDS_PROPERTY, "60"));
         long seed = Long.getLong(SEED_PROPERTY, Gpu.seed());
-        Map<OwnerKind, Long> ownersBefore = liveOwners(ctx);
+        Map<OwnerKind, Long> ownersBefore = CounterBalance.liveOwners(ctx);
         ctx.synchronize();
         ContextCounters before = ctx.counters();
         DevicePoolCounters poolBefore = ctx.devicePool().counters();
@@ -129,7 +129,7 @@ class StressGpuTest {
         for (StressOperation op : StressOperation.values()) {
             assertTrue(counts.get(op) > 0, () -> op + " never ran in " + total + " operations (seed " + seed + ")");
         }
-        assertEquals(ownersBefore, liveOwners(ctx), "live owners per kind are back to where they were before the run");
+        assertEquals(ownersBefore, CounterBalance.liveOwners(ctx), "live owners per kind are back to where they were before the run");
         assertEquals(0, after.retirementsPending(), "the retirement backlog is drained after synchronize");
         List<String> unbalanced = CounterBalance.violations(before, after, poolBefore, poolAfter,
                 shared.streamOrderedAllocations());
@@ -160,16 +160,5 @@ class StressGpuTest {
         if (first != null) {
             throw first;
         }
-    }
-
-    /** Live owners of every kind but STAGING (the context's own pinned staging, which grows on demand). */
-    private static Map<OwnerKind, Long> liveOwners(CudaContext ctx) {
-        Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
-        for (OwnerKind kind : OwnerKind.values()) {
-            if (kind != OwnerKind.STAGING) {
-                live.put(kind, ctx.liveOwners(kind));
-            }
-        }
-        return live;
     }
 }
