@@ -130,14 +130,25 @@ class CopyBatchGpuTest {
                 packed[i] = packedBytes;
                 packedBytes += sizes[i];
             }
-            long[] scattered = new long[count];
-            long scatteredBytes = 0;
+            long[] scattered = slotted(sizes, GAP);
+            return new Layout(sizes, packed, packedBytes, scattered, scattered[count]);
+        }
+
+        /**
+         * Where each chunk lies when chunk i is in slot (i * 7) % count and the slots follow one
+         * another, {@code gap} bytes apart; the last element is where the slots end.
+         */
+        static long[] slotted(int[] sizes, int gap) {
+            int count = sizes.length;
+            long[] at = new long[count + 1];
+            long end = 0;
             for (int slot = 0; slot < count; slot++) {
                 int chunk = chunkInSlot(slot, count);
-                scattered[chunk] = scatteredBytes;
-                scatteredBytes += sizes[chunk] + GAP;
+                at[chunk] = end;
+                end += sizes[chunk] + gap;
             }
-            return new Layout(sizes, packed, packedBytes, scattered, scatteredBytes);
+            at[count] = end;
+            return at;
         }
     }
 
@@ -208,13 +219,7 @@ class CopyBatchGpuTest {
         int[] sizes = l.sizes();
         long[] packed = l.packed();
         long total = l.packedBytes();
-        long[] touching = new long[count]; // chunk i at slot (i * 7) % count, slots back to back
-        long at = 0;
-        for (int slot = 0; slot < count; slot++) {
-            int chunk = chunkInSlot(slot, count);
-            touching[chunk] = at;
-            at += sizes[chunk];
-        }
+        long[] touching = Layout.slotted(sizes, 0); // the slots back to back, no gap
         byte[] data = new byte[(int) total];
         random.nextBytes(data);
         CudaContext ctx = Gpu.context();
