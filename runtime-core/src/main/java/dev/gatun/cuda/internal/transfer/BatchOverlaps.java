@@ -11,7 +11,7 @@ package dev.gatun.cuda.internal.transfer;
  * by start (a merge sort through a scratch array over short runs sorted by insertion, O(n log n),
  * and linear where the ranges come in order already, as a batch filled from a table's blocks in
  * order does), then sweeps them once (see {@link #sweep}). About 1 to 2 µs of CPU for 64 copies
- * ({@code BatchOverlapBenchmark} in runtime-bench).
+ * ({@code BatchOverlapBenchmark} in runtime-bench; runtime-core/README.md, "Batched copies").
  *
  * <p>Not thread-safe: its batch serializes access.
  */
