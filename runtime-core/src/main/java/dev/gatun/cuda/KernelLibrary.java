@@ -57,14 +57,17 @@ public final class KernelLibrary extends Owner {
             }
             try {
                 calls.loadIntoContext(handle, image.artifact());
-            } catch (CudaException e) {
+            } catch (RuntimeException | Error e) {
                 // No owner and no kernel has the handle yet: unloaded here, inside the same section.
                 int r = calls.unload(handle);
                 if (r != 0) {
                     e.addSuppressed(state.calls().checked().fail(r, "cuLibraryUnload (of the library that failed to "
                             + "load into the context; the driver keeps it)"));
                 }
-                throw ImageRejectedException.restate(e, image);
+                if (e instanceof CudaException failure) {
+                    throw ImageRejectedException.restate(failure, image);
+                }
+                throw e;
             }
         }
         return new KernelLibrary(context, new LibraryResource(state, handle, image.artifact(), image.sha256()));
