@@ -357,9 +357,15 @@ public final class CudaContext implements AutoCloseable {
      * green contexts of {@link Device#partitionSms} included ({@link KernelLibrary#kernel(String, CudaContext)}).
      * Loading may synchronize the device, so it runs inside the capture gate.
      *
+     * <p>The library is loaded into this context at once ({@code cuLibraryGetModule}), as a
+     * module is: a driver that loads libraries lazily (the default since CUDA 12.2) would
+     * otherwise compile the code only for its first kernel, and a bad image would fail there.
+     *
      * @param image the library's code (PTX, CUBIN or fatbin, checked as {@link ModuleRegistry#load} checks it)
      * @return the loaded library, to close when done; this context's retirement queue unloads it
-     * @throws CudaException when the driver rejects the image (e.g. {@code CUDA_ERROR_INVALID_PTX})
+     * @throws ImageRejectedException when the driver rejects the image (e.g. {@code CUDA_ERROR_INVALID_PTX}),
+     *     as {@link ModuleRegistry#load} reports it; nothing stays loaded
+     * @throws CudaException when the load fails otherwise
      */
     public KernelLibrary loadLibrary(ModuleImage image) {
         Objects.requireNonNull(image, "image");

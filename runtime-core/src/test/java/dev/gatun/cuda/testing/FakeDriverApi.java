@@ -557,8 +557,23 @@ public final class FakeDriverApi {
         return green.smCountOf(context.address());
     }
 
-    /** Kernel libraries loaded and not yet unloaded (each also counts in {@link #liveModules()}). */
+    /** Kernel libraries loaded and not yet unloaded (each a context loaded also counts in {@link #liveModules()}). */
     public synchronized int liveLibraries() {
         return green.liveLibraries();
+    }
+
+    /** Of the live kernel libraries, those a context has loaded (their code compiled), not only kept. */
+    public synchronized int librariesLoadedIntoContexts() {
+        return green.loadedLibraries();
+    }
+
+    /**
+     * Loads kernel libraries at {@code cuLibraryLoadData}, as the driver does with
+     * {@code CUDA_MODULE_DATA_LOADING=EAGER}; by default they load lazily, when a context first
+     * needs them, as drivers since CUDA 12.2 do.
+     */
+    public synchronized FakeDriverApi eagerLibraryLoading(boolean eager) {
+        green.eager = eager;
+        return this;
     }
 }

@@ -68,6 +68,7 @@ final class SimulatedCurrentContexts {
                 "cuCtxSynchronize", "cuCtxGetStreamPriorityRange", "cuCtxEnablePeerAccess", "cuCtxGetDevice",
                 "cuMemGetInfo_v2", "cuMemAlloc_v2", "cuMemHostAlloc", "cuMemHostGetDevicePointer_v2",
                 "cuStreamCreateWithPriority", "cuEventCreate", "cuModuleLoadData", "cuKernelGetFunction",
+                "cuLibraryGetModule",
                 "cuCoredumpGetAttribute", "cuCoredumpSetAttribute",
                 // functions, and what a kernel may do on the device
                 "cuFuncGetAttribute", "cuFuncSetAttribute", "cuFuncGetParamInfo",

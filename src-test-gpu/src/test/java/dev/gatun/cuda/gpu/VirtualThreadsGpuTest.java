@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureMode;
-import dev.gatun.cuda.ContextCounters;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
-import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.Kernel;
@@ -15,7 +13,6 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLibrary;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.ModuleImage;
-import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.SmPartition;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
@@ -27,7 +24,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.Random;
 import java.util.Set;
@@ -165,15 +161,11 @@ class VirtualThreadsGpuTest {
             for (Target t : targets) {
                 work(t, seed, new Tally()); // warm: every path taken once, on this thread
             }
-            List<Map<OwnerKind, Long>> ownersBefore = new ArrayList<>();
-            List<ContextCounters> before = new ArrayList<>();
-            List<DevicePoolCounters> poolBefore = new ArrayList<>();
+            List<CounterBalance.Snapshot> before = new ArrayList<>();
             for (Target t : targets) {
                 t.context().synchronize();
                 t.streamOrdered().reset();
-                ownersBefore.add(CounterBalance.liveOwners(t.context()));
-                before.add(t.context().counters());
-                poolBefore.add(t.context().devicePool().counters());
+                before.add(CounterBalance.Snapshot.of(t.context()));
             }
 
             Tally tally = new Tally();
@@ -205,10 +197,10 @@ class VirtualThreadsGpuTest {
                 CudaContext c = targets.get(i).context();
                 c.synchronize();
                 c.reap();
-                assertEquals(ownersBefore.get(i), CounterBalance.liveOwners(c), c + ": live owners per kind");
-                List<String> unbalanced = CounterBalance.violations(before.get(i), c.counters(), poolBefore.get(i),
-                        c.devicePool().counters(), targets.get(i).streamOrdered().sum());
-                assertTrue(unbalanced.isEmpty(), () -> c + ": the counters do not add up:\n" + String.join("\n", unbalanced));
+                List<String> unbalanced = CounterBalance.violations(before.get(i), CounterBalance.Snapshot.of(c),
+                        targets.get(i).streamOrdered().sum());
+                assertTrue(unbalanced.isEmpty(), () -> c + ": the counters (live owners per kind among them) are not back "
+                        + "at their baseline or do not add up:\n" + String.join("\n", unbalanced));
             }
             assertEquals(THREADS, tally.captures.sum());
             assertEquals((long) REPLAYS * THREADS, tally.replays.sum());

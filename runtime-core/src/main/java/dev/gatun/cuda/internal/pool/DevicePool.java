@@ -266,6 +266,11 @@ public final class DevicePool implements DevicePoolTally {
         return caps.footprint();
     }
 
+    @Override
+    public long retainedBytes() {
+        return retainedBytes.get();
+    }
+
     /** A snapshot of the counters. */
     public DevicePoolCounters counters() {
         return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
