@@ -1,9 +1,12 @@
 package dev.gatun.cuda.testing;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -116,13 +119,15 @@ public final class ScheduleExplorer {
      * @param schedules the runs made, each one order of the threads' driver calls
      * @param exhausted whether every order within the preemption bound was run (false: {@link #atMost} stopped it)
      * @param diverged runs whose replayed prefix could not be followed (a thread the prefix named was not ready)
+     * @param millis the wall time of the whole exploration, for reports (never asserted)
      */
-    public record Report(String scenario, int schedules, int preemptionBound, boolean exhausted, int diverged) {
+    public record Report(String scenario, int schedules, int preemptionBound, boolean exhausted, int diverged,
+            long millis) {
         @Override
         public String toString() {
             return scenario + ": " + schedules + " schedules (at most " + preemptionBound + " preemptions"
                     + (exhausted ? ", all of them" : ", stopped at the limit") + (diverged > 0 ? ", " + diverged
-                    + " diverged from their replayed prefix" : "") + "), no violation";
+                    + " diverged from their replayed prefix" : "") + ") in " + millis + " ms, no violation";
         }
     }
 
@@ -130,6 +135,7 @@ public final class ScheduleExplorer {
     private int preemptions = 2;
     private int atMost = 2_000;
     private List<Integer> start = List.of();
+    private Set<String> switchPoints = labels(EnumSet.allOf(SwitchPoint.class));
 
     private ScheduleExplorer(String scenario) {
         this.scenario = scenario;
@@ -155,6 +161,19 @@ public final class ScheduleExplorer {
         return this;
     }
 
+    /**
+     * Switches threads at driver calls and at {@code points} only, instead of at every
+     * {@link SwitchPoint} (the default); an empty set explores driver-call orders alone.
+     */
+    public ScheduleExplorer switchingAt(Set<SwitchPoint> points) {
+        switchPoints = labels(points);
+        return this;
+    }
+
+    private static Set<String> labels(Set<SwitchPoint> points) {
+        return points.stream().map(Interposer::label).collect(Collectors.toUnmodifiableSet());
+    }
+
     /** Stops after {@code schedules} runs (default 2,000), reporting that it did. */
     public ScheduleExplorer atMost(int schedules) {
         atMost = schedules;
@@ -169,6 +188,7 @@ public final class ScheduleExplorer {
      *     schedule and how many were explored before it
      */
     public Report explore(Supplier<Run> world) {
+        long began = System.nanoTime();
         List<Integer> prefix = start;
         int schedules = 0;
         int diverged = 0;
@@ -187,7 +207,8 @@ public final class ScheduleExplorer {
             }
             if (broken != null) {
                 AssertionError e = new AssertionError(scenario + ": schedule " + schedules + " broke an invariant after "
-                        + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions). Order of "
+                        + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions, "
+                        + (System.nanoTime() - began) / 1_000_000 + " ms). Order of "
                         + "the driver calls: " + schedule.describe() + " (replay: startAt(List.of("
                         + schedule.choices().stream().map(String::valueOf).collect(Collectors.joining(", ")) + ")))\n"
                         + broken, broken);
@@ -196,7 +217,8 @@ public final class ScheduleExplorer {
             }
             prefix = next(schedule.decisions);
             if (prefix == null || schedules >= atMost) {
-                Report report = new Report(scenario, schedules, preemptions, prefix == null, diverged);
+                Report report = new Report(scenario, schedules, preemptions, prefix == null, diverged,
+                        (System.nanoTime() - began) / 1_000_000);
                 LOG.info("{}", report);
                 return report;
             }
@@ -289,11 +311,12 @@ public final class ScheduleExplorer {
             Interposer interposer = run.interposer();
             interposer.around((function, args, real) -> {
                 Worker w = byThread.get(Thread.currentThread());
-                if (w != null) {
+                if (w != null && (function.startsWith("cu") || switchPoints.contains(function))) {
                     park(w, function);
                 }
                 return real.call();
             });
+            interposer.interceptSwitchPoints();
             try {
                 List<Step> steps = run.steps();
                 for (int i = 0; i < steps.size(); i++) {
@@ -318,6 +341,7 @@ public final class ScheduleExplorer {
             } catch (Throwable t) { // reported as this schedule's violation
                 return t;
             } finally {
+                Interposer.releaseSwitchPoints();
                 interposer.around(Interposer.PASS);
                 closeRun();
             }

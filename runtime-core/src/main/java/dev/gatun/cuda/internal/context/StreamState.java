@@ -150,6 +150,7 @@ public final class StreamState {
      * driver accepted it). One volatile read, and a write only when the flag changes.
      */
     public void submitted() {
+        SwitchPoint.UNORDERED_SET.reach();
         if (!unordered) {
             unordered = true;
         }
@@ -165,6 +166,7 @@ public final class StreamState {
 
     /** Clears the unordered flag; returns whether work may have been queued since the last clear. */
     boolean takeUnordered() {
+        SwitchPoint.UNORDERED_TAKE.reach();
         if (exported) {
             return true;
         }
@@ -269,6 +271,7 @@ public final class StreamState {
      */
     public void fenceBeforeCapture() {
         releaseFenceBeforeCapture(); // left by a begin the driver refused, or by a joined capture that ended
+        SwitchPoint.FENCE_BEFORE_CAPTURE_READ.reach();
         if (!unordered && !exported) {
             return;
         }
@@ -281,6 +284,7 @@ public final class StreamState {
             context.events().release(event);
             throw e;
         }
+        SwitchPoint.FENCE_BEFORE_CAPTURE_WRITE.reach();
         beforeCapture = event;
     }
 
