@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,6 +14,7 @@ import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -129,20 +131,25 @@ class UseCloseOrderTest {
     }
 
     /**
-     * A kind that is never recycled, whose use is refused by its closed flag alone: a mapped word
-     * written by a stream memory operation on s1 while another thread closes it (its host memory
-     * is freed at once: no stream used it yet).
+     * A kind that is never recycled, whose use is refused by its closed flag alone: the launch
+     * completion event a prepared launch names (its handle baked into the launch's attributes),
+     * closed by another thread while the launch is admitted. Unused on any stream, it is destroyed
+     * at once by its close.
      */
     @Test
-    void aStreamWriteRacingTheCloseOfItsMappedWordIsRefused() {
+    void aLaunchRacingTheCloseOfItsCompletionEventIsRefused() {
         CudaContext ctx = sim.context();
-        try (Stream s1 = ctx.createStream()) {
-            MappedWord word = ctx.allocateMappedWord();
-            Throwable refused = useHeldWhileClosed(() -> s1.memOps().write32(word, 7, WriteFlag.DEFAULT), word::close);
-            assertInstanceOf(IllegalStateException.class, refused, "the write reached the driver with the address of "
-                    + "freed host memory");
+        try (Stream s1 = ctx.createStream(); Kernel add = addKernel(ctx); DeviceBuffer b = ctx.allocate(4L * N)) {
+            Event done = ctx.createEvent();
+            MemorySegment handle = done.handle();
+            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N).withLaunchCompletionEvent(done), KernelArg.pointer(b),
+                    KernelArg.i32(N), KernelArg.i32(1));
+            Throwable refused = useHeldWhileClosed(() -> launch.launch(s1), done::close);
+            assertInstanceOf(IllegalStateException.class, refused, "the launch reached the driver naming an event "
+                    + "closed while it was being admitted");
             ctx.synchronize();
             assertEquals(List.of(), sim.gpu.violations());
+            assertFalse(sim.gpu.eventAlive(handle), "the closed event was destroyed");
         }
         ctx.close();
     }

@@ -15,11 +15,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Systematic exploration of how a few threads' driver calls can interleave, on the simulated
- * driver: a small scheduler behind an {@link Interposer} lets exactly one scenario thread go on
- * to its next driver call at a time, and enumerates the orders, depth first, one fresh run of the
- * scenario per order (stateless model checking at driver-call granularity, as CHESS does at
- * synchronization granularity). After each run the scenario's check asserts its invariants (no
+ * Systematic exploration of how a few threads' steps can interleave, on the simulated driver: a
+ * small scheduler behind an {@link Interposer} lets exactly one scenario thread go on to its next
+ * step at a time, and enumerates the orders, depth first, one fresh run of the scenario per order
+ * (stateless model checking, as CHESS does at synchronization granularity). A step is a driver
+ * call or one of the stream protocol's {@link SwitchPoint}s, the Java steps on shared state
+ * that no driver call separates (a use listing its stream, a close reading the list, the holds
+ * and the deferral, the "unordered" flag, the fence taken before a capture...); those come
+ * through the interposer too ({@link Interposer#interceptSwitchPoints()}), and
+ * {@link #switchingAt} narrows them. After each run the scenario's check asserts its invariants (no
  * stale read, no simulator violation, no use after free, the holds right); the first run that
  * breaks one fails with the schedule that did and the number of schedules explored until then.
  *
@@ -35,9 +39,11 @@ import org.slf4j.LoggerFactory;
  * violation. Driver calls of threads outside the scenario (Gatun's dispatcher, the Cleaner) and
  * of the test's own thread (set-up and checks) pass through unscheduled.
  *
- * <p>Limits: threads switch only at driver calls and where one waits, so a race between two
- * stretches of Java code with no driver call between them is not explored (the deterministic
- * tests with an {@link Interposer} stop inside such a stretch when a driver call bounds it).
+ * <p>Limits: threads switch only at driver calls, at switch points and where one waits, so a
+ * race between two Java steps with neither between them is not explored: a new shared-state step
+ * of the protocol needs its switch point ({@code SwitchPoint.X.reach()} just before the access).
+ * Until 2026-12-06 there were no switch points; the race of a launch with its buffer's close
+ * (review 2026-12-06, section 3.1) and the close/unhold deferral order went unseen for that reason.
  *
  * <p>Why not a general tool: on JDK 25, Lincheck 3.7's model checker reported a false "execution
  * has hung" inside the simulated driver after about 35 s for the first pair, and its
@@ -208,8 +214,8 @@ public final class ScheduleExplorer {
             if (broken != null) {
                 AssertionError e = new AssertionError(scenario + ": schedule " + schedules + " broke an invariant after "
                         + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions, "
-                        + (System.nanoTime() - began) / 1_000_000 + " ms). Order of "
-                        + "the driver calls: " + schedule.describe() + " (replay: startAt(List.of("
+                        + (System.nanoTime() - began) / 1_000_000 + " ms). Order of the steps (driver calls "
+                        + "and <switch points>): " + schedule.describe() + " (replay: startAt(List.of("
                         + schedule.choices().stream().map(String::valueOf).collect(Collectors.joining(", ")) + ")))\n"
                         + broken, broken);
                 LOG.info("{}: violation found at schedule {}", scenario, schedules);
