@@ -45,9 +45,10 @@ public final class StreamState {
     private volatile CaptureScope captureScope;
     /**
      * Work was queued here that the context's synchronous operations are not yet ordered
-     * after. Set after each submission, cleared by {@link SyncOrdering} before it records the
-     * fence that covers it: a submission racing with the clear is then either covered by that
-     * fence or flags the stream again.
+     * after. Set after each submission, cleared by {@link SyncOrdering} (under {@link #lock()})
+     * just before it records the fence that covers it: a submission racing with the clear is then
+     * either covered by that fence or flags the stream again, and a capture's begin sees either
+     * the flag or the fence.
      */
     private volatile boolean unordered;
     /** Its raw handle was handed out: work Gatun cannot see may be queued on it. */
@@ -164,7 +165,20 @@ public final class StreamState {
         }
     }
 
-    /** Clears the unordered flag; returns whether work may have been queued since the last clear. */
+    /**
+     * Whether work may have been queued since the last {@link #takeUnordered()}: a lock-free look,
+     * so that a synchronous operation takes the lock only of the streams that have new work.
+     */
+    boolean mayHaveUnorderedWork() {
+        SwitchPoint.UNORDERED_TAKE.reach();
+        return unordered || exported;
+    }
+
+    /**
+     * Clears the unordered flag; returns whether work may have been queued since the last clear.
+     * Call under {@link #lock()}, with the fence that covers that work: a capture's begin reads the
+     * flag under that lock ({@link #fenceBeforeCapture()}).
+     */
     boolean takeUnordered() {
         SwitchPoint.UNORDERED_TAKE.reach();
         if (exported) {
