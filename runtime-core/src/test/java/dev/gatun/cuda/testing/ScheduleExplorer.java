@@ -48,8 +48,17 @@ import org.slf4j.LoggerFactory;
  * <p>Why not a general tool: on JDK 25, Lincheck 3.7's model checker reported a false "execution
  * has hung" inside the simulated driver after about 35 s for the first pair, and its
  * {@code runConcurrentTest} (threads the test starts) explored nothing (it missed a lost update it
- * finds on JDK 17); Fray 0.9.2's Maven plugin builds its instrumented JDK by downloading Corretto
- * from outside Maven Central, and with a local JDK 25 fails in jlink (the JDK ships no jmods).
+ * finds on JDK 17). Fray 0.9.2 (tried again 2026-12-06: {@code fray-plugins-maven} and
+ * {@code fray-junit} 0.9.2 resolve from Maven Central; a lost-update {@code @ConcurrencyTest} in a
+ * scratch project, {@code mvn test -Dplugin.jdkPath=$JAVA_HOME}): its {@code prepare-fray} goal
+ * runs {@code jlink --module-path $JAVA_HOME/jmods --add-modules ALL-MODULE-PATH} and fails with
+ * "No module found in module path '/usr/lib/jvm/temurin-25-jdk-amd64/jmods'" (Temurin 25 ships no
+ * jmods: jlink links from its run-time image, which works when no module path is given); without
+ * {@code plugin.jdkPath} it downloads Corretto from outside Maven Central, which this machine cannot
+ * reach, and no JDK 25 with jmods is in its package lists. jcstress 0.16 does run on JDK 25, on the
+ * real classes without switch points (module {@code jcstress}, {@code -Pjcstress}): it stresses the
+ * lock-free pairs by the million on every JVM mode, where this explores every order of a scenario's
+ * steps; both are kept.
  */
 public final class ScheduleExplorer {
 
