@@ -6,8 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.ProbeResource;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.ScheduleExplorer;
@@ -16,7 +15,6 @@ import dev.gatun.cuda.testing.Simulated;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
@@ -35,39 +33,6 @@ class HoldCloseOrderTest {
     private final Simulated sim = new Simulated(interposer);
     private final ContextState state = sim.context().state();
 
-    /** A resource that counts its frees and runs a step between setting closed and reading holds. */
-    private static final class Probe extends NativeResource {
-        final AtomicInteger frees = new AtomicInteger();
-        Runnable afterClosedIsSet = () -> { };
-
-        Probe(ContextState context) {
-            super(context, OwnerKind.EVENT);
-        }
-
-        @Override
-        protected void beforeRetire() {
-            afterClosedIsSet.run();
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            return () -> {
-                frees.incrementAndGet();
-                return 0;
-            };
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return false;
-        }
-
-        @Override
-        public String identity() {
-            return "probe#" + id();
-        }
-    }
-
     @AfterEach
     void closeContext() {
         sim.context().close();
@@ -75,28 +40,28 @@ class HoldCloseOrderTest {
 
     @Test
     void aHoldBetweenTheCloseAndItsReadOfHoldsIsRefusedAndTheCloseFreesOnce() {
-        Probe probe = new Probe(state);
-        probe.afterClosedIsSet = () -> assertThrows(IllegalStateException.class, probe::hold);
+        ProbeResource probe = new ProbeResource(state);
+        probe.afterClosedIsSet(() -> assertThrows(IllegalStateException.class, probe::hold));
         assertTrue(probe.close());
         assertFalse(probe.held(), "the refused hold withdrew its count");
-        assertEquals(1, probe.frees.get());
+        assertEquals(1, probe.frees());
     }
 
     @Test
     void aHoldBeforeTheCloseDefersTheFreeToItsUnhold() {
-        Probe probe = new Probe(state);
+        ProbeResource probe = new ProbeResource(state);
         probe.hold();
         assertTrue(probe.close());
-        assertEquals(0, probe.frees.get(), "freed while a graph still holds it");
+        assertEquals(0, probe.frees(), "freed while a graph still holds it");
         probe.unhold();
-        assertEquals(1, probe.frees.get());
+        assertEquals(1, probe.frees());
     }
 
     @Test
     void racingHoldsAndClosesFreeOnceAndNeverUnderAHold() throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         for (int i = 0; i < 2_000; i++) {
-            Probe probe = new Probe(state);
+            ProbeResource probe = new ProbeResource(state);
             boolean[] held = new boolean[1];
             Thread holder = Thread.ofPlatform().start(() -> {
                 await(start);
@@ -111,10 +76,10 @@ class HoldCloseOrderTest {
             probe.close();
             holder.join();
             if (held[0]) {
-                assertEquals(0, probe.frees.get(), "round " + i + ": freed while a hold that succeeded is outstanding");
+                assertEquals(0, probe.frees(), "round " + i + ": freed while a hold that succeeded is outstanding");
                 probe.unhold();
             }
-            assertEquals(1, probe.frees.get(), "round " + i + ": frees");
+            assertEquals(1, probe.frees(), "round " + i + ": frees");
         }
     }
 
@@ -129,7 +94,7 @@ class HoldCloseOrderTest {
     void aLastUnholdRacingTheCloseFreesOnce() throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         for (int i = 0; i < 5_000; i++) {
-            Probe probe = new Probe(state);
+            ProbeResource probe = new ProbeResource(state);
             probe.hold();
             Thread unholder = Thread.ofPlatform().start(() -> {
                 await(start);
@@ -139,7 +104,7 @@ class HoldCloseOrderTest {
             assertTrue(probe.close());
             unholder.join();
             assertFalse(probe.held());
-            assertEquals(1, probe.frees.get(), "round " + i + ": frees");
+            assertEquals(1, probe.frees(), "round " + i + ": frees");
         }
     }
 
@@ -153,14 +118,14 @@ class HoldCloseOrderTest {
     void everyOrderOfTheCloseOfAHeldHandleAndItsLastUnholdRetiresItOnce(TestReporter reporter) {
         StreamProtocolExplorationTest.report(reporter, ScheduleExplorer.of("close of a held handle || its last unhold")
                 .explore(() -> {
-                    Probe probe = new Probe(state);
+                    ProbeResource probe = new ProbeResource(state);
                     probe.hold();
                     return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", probe::close),
                             new Step("T2", probe::unhold)), failures -> {
                                 assertEquals(null, failures.get(0), "the close threw");
                                 assertEquals(null, failures.get(1), "the unhold threw");
                                 assertFalse(probe.held());
-                                assertEquals(1, probe.frees.get(), "frees of the handle once both steps returned");
+                                assertEquals(1, probe.frees(), "frees of the handle once both steps returned");
                             }, () -> {
                             });
                 }));
@@ -170,7 +135,7 @@ class HoldCloseOrderTest {
     @Test
     void everyOrderOfAHoldAndACloseFreesOnceAndNeverUnderAHold(TestReporter reporter) {
         StreamProtocolExplorationTest.report(reporter, ScheduleExplorer.of("hold || close").explore(() -> {
-            Probe probe = new Probe(state);
+            ProbeResource probe = new ProbeResource(state);
             AtomicBoolean held = new AtomicBoolean();
             return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", () -> {
                 probe.hold();
@@ -181,10 +146,10 @@ class HoldCloseOrderTest {
                 }
                 assertEquals(null, failures.get(1), "the close threw");
                 if (held.get()) {
-                    assertEquals(0, probe.frees.get(), "freed while a hold that succeeded is outstanding");
+                    assertEquals(0, probe.frees(), "freed while a hold that succeeded is outstanding");
                     probe.unhold();
                 }
-                assertEquals(1, probe.frees.get(), "frees");
+                assertEquals(1, probe.frees(), "frees");
             }, () -> {
             });
         }));

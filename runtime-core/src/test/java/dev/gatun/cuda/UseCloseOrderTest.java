@@ -50,6 +50,11 @@ class UseCloseOrderTest {
         return ctx.modules().kernel("m", "add");
     }
 
+    /** {@code add(b, N, 1)}, prepared: b[i] += 1. */
+    private static KernelLaunch addOne(Kernel add, DeviceBuffer b) {
+        return add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N), KernelArg.i32(1));
+    }
+
     /**
      * Runs {@code use} on T1, held just before it lists its stream; runs {@code close} on T2 to
      * its end meanwhile (asserted); lets T1 go; returns what T1 threw (null if it queued its work).
@@ -76,8 +81,7 @@ class UseCloseOrderTest {
         CudaContext ctx = sim.context();
         try (Stream s1 = ctx.createStream(); Stream s2 = ctx.createStream(); Kernel add = addKernel(ctx)) {
             DeviceBuffer b = s2.allocate(4L * N);
-            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N),
-                    KernelArg.i32(1));
+            KernelLaunch launch = addOne(add, b);
             ctx.synchronize();
             DeviceBuffer[] next = new DeviceBuffer[1];
             Throwable refused = useHeldWhileClosed(() -> launch.launch(s1), () -> {
@@ -106,8 +110,7 @@ class UseCloseOrderTest {
         CudaContext ctx = sim.pooledContext();
         try (Stream s1 = ctx.createStream(); Kernel add = addKernel(ctx)) {
             DeviceBuffer b = ctx.allocate(4L * N);
-            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N),
-                    KernelArg.i32(1));
+            KernelLaunch launch = addOne(add, b);
             long address = b.address();
             DeviceBuffer[] next = new DeviceBuffer[1];
             Throwable refused = useHeldWhileClosed(() -> launch.launch(s1), () -> {
@@ -160,8 +163,7 @@ class UseCloseOrderTest {
         CudaContext ctx = sim.context();
         try (Stream s1 = ctx.createStream(); Stream s2 = ctx.createStream(); Kernel add = addKernel(ctx)) {
             DeviceBuffer b = s2.allocate(4L * N);
-            KernelLaunch launch = add.prepare(LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N),
-                    KernelArg.i32(1));
+            KernelLaunch launch = addOne(add, b);
             Interposer.Stop inLaunch = interposer.stopBefore("cuLaunchKernel").onThread("T1");
             Background<Void> t1 = Background.run("T1", () -> launch.launch(s1));
             inLaunch.awaitArrival(); // listed on s1, and holding s1's lock

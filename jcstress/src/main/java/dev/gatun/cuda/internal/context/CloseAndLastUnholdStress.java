@@ -19,7 +19,7 @@ import org.openjdk.jcstress.infra.results.I_Result;
 @State
 public class CloseAndLastUnholdStress {
 
-    private final Probes.Probe probe = new Probes.Probe();
+    private final ProbeResource probe = Probes.probe();
 
     public CloseAndLastUnholdStress() {
         probe.hold();
@@ -37,6 +37,6 @@ public class CloseAndLastUnholdStress {
 
     @Arbiter
     public void frees(I_Result r) {
-        r.r1 = probe.frees.get();
+        r.r1 = probe.frees();
     }
 }

@@ -21,7 +21,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @State
 public class HoldAndCloseStress {
 
-    private final Probes.Probe probe = new Probes.Probe();
+    private final ProbeResource probe = Probes.probe();
 
     @Actor
     public void hold(II_Result r) {
@@ -40,6 +40,6 @@ public class HoldAndCloseStress {
 
     @Arbiter
     public void frees(II_Result r) {
-        r.r2 = probe.frees.get();
+        r.r2 = probe.frees();
     }
 }

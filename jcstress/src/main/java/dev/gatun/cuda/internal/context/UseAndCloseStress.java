@@ -11,8 +11,9 @@ import org.openjdk.jcstress.infra.results.II_Result;
  * A use on another stream and the close of a resource made in its origin's order, the two sides
  * of NativeResource's Dekker pair (issue 33 §1): the use lists its stream, then reads the closed
  * state; the close marks it closed, then reads the streams listed. r1: 1 when the use was
- * admitted, 0 when refused; r2: 1 when the close freed at once on the origin alone, 2 when it saw
- * the other stream. Admitted while the close freed on the origin alone is the use-after-free.
+ * admitted, 0 when refused; r2: {@link ProbeResource#FREED_ON_ORIGIN} when the close freed at once
+ * on the origin alone, {@link ProbeResource#FENCED} when it saw the other stream. Admitted while
+ * the close freed on the origin alone is the use-after-free.
  */
 @JCStressTest
 @Outcome(id = "1, 2", expect = Expect.ACCEPTABLE, desc = "the use came first: the close saw its stream")
@@ -22,7 +23,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @State
 public class UseAndCloseStress {
 
-    private final Probes.Probe probe = new Probes.Probe();
+    private final ProbeResource probe = Probes.probe();
 
     @Actor
     public void use(II_Result r) {
@@ -37,6 +38,6 @@ public class UseAndCloseStress {
     @Actor
     public void close(II_Result r) {
         probe.close();
-        r.r2 = probe.freedAs;
+        r.r2 = probe.freedAs();
     }
 }
