@@ -41,6 +41,7 @@ class PackageDependencyTest {
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
     private static final String EVENTS = INTERNAL + "events";
+    private static final String GRAPH = INTERNAL + "graph";
     private static final String IMAGE = INTERNAL + "image";
     private static final String LAUNCH = INTERNAL + "launch";
     private static final String LOAD = INTERNAL + "load";
@@ -55,8 +56,10 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
-            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
+            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, GRAPH, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
                     BINDINGS_DRIVER)),
+            // The graph wing: on top of internal/, under the graph faces alone.
+            Map.entry(GRAPH, Set.of(CONTEXT, DRIVER, EVENTS, LAUNCH, MEMORY, BINDINGS_DRIVER)),
             Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
             Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS, MEMORY)),
@@ -215,6 +218,22 @@ class PackageDependencyTest {
         List<String> violations = violations(sources);
         assertEquals(1, violations.size(), () -> String.join("\n", violations));
         assertTrue(violations.getFirst().contains("Planted.java") && violations.getFirst().contains("CudaContext"),
+                violations.getFirst());
+    }
+
+    @Test
+    void anInternalPackageUsingTheGraphWingIsReported() {
+        Map<String, String> sources = withFile("dev/gatun/cuda/internal/memory/Planted.java", """
+                package dev.gatun.cuda.internal.memory;
+
+                import dev.gatun.cuda.internal.graph.Planted;
+
+                final class Planted {
+                }
+                """);
+        List<String> violations = violations(sources);
+        assertEquals(1, violations.size(), () -> String.join("\n", violations));
+        assertTrue(violations.getFirst().contains("may not depend on dev.gatun.cuda.internal.graph.Planted"),
                 violations.getFirst());
     }
 
