@@ -82,6 +82,7 @@ class PackageDependencyTest {
      * owner: internal code takes a ContextState, StreamState, NativeResource or an address instead.
      */
     private static final Set<String> API_VALUES = Set.of(
+            API + ".CaptureMode",
             API + ".ClusterSchedulingPolicy",
             API + ".CudaVersion",
             API + ".DeviceCapabilities",
