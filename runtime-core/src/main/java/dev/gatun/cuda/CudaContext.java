@@ -31,11 +31,31 @@ import java.util.Optional;
  * Gatun's state instead (it frees everything queued for retirement, then the context's own
  * streams and pooled events), and refuses while owners made from it are still open.
  *
- * <p>Owners can be used from any thread: an operation that acts on the calling thread's current
- * context (creating, allocating, loading, synchronizing the context) makes this one current
- * first, while one that names a stream or an event (launches, records, queries, copies) needs
- * no current context at all. Safe points where closed handles are freed: allocations, owner creation and
- * close, synchronizations, and {@link #reap()}.
+ * <p>Owners can be used from any thread, platform or virtual, by one rule: <b>every driver call
+ * Gatun makes sets or checks the current context on the OS thread it runs on.</b> CUDA's current
+ * context belongs to the OS thread, which for a virtual thread is its carrier of the moment. A
+ * call that acts on the current context (creating, allocating, loading, freeing, destroying,
+ * synchronizing the context, capturing) makes this one current itself, immediately before its
+ * downcall, with nothing between the two that can park; one that names a stream or an event
+ * (launches, graph launches, records, queries, waits, copies, memsets, stream-ordered allocations
+ * and frees) acts in that handle's context whatever is current, or none. No operation makes the
+ * context current for the calls after it.
+ *
+ * <p>What pins a virtual thread to its carrier is a downcall, for its duration only. Between two
+ * downcalls it moves to another carrier whenever it parks: on a contended lock or monitor (a
+ * stream's lock, the capture gate, the ordering and retirement locks, an executable's monitor),
+ * on the gate's bounded wait while a global capture lasts, or on a future
+ * ({@link Stream#onComplete()}, {@link Event#onComplete()}). Another context may be current on
+ * the carrier it resumes on; the rule makes that harmless. The waits that happen in the driver
+ * ({@link Stream#synchronize()}, {@link Event#synchronize()}, {@link #synchronize()}, the end of
+ * a synchronous copy) do not park: they block the carrier for as long as they last, as any
+ * downcall does, so on virtual threads a future is the wait that frees the carrier. A global or
+ * thread-local stream capture belongs to the OS thread that began it, so a virtual thread may
+ * only begin a relaxed one (see {@link CaptureMode}). runtime-core's README lists the waits and
+ * gives each owner's thread-safety contract.
+ *
+ * <p>Safe points where closed handles are freed: allocations, owner creation and close,
+ * synchronizations, and {@link #reap()}.
  *
  * <p>A <em>green</em> context ({@link #isGreen()}) is one group of a device's SMs
  * ({@link Device#partitionSms}): a context of its own ({@code cuCtxFromGreenCtx}), with its own
@@ -337,9 +357,15 @@ public final class CudaContext implements AutoCloseable {
      * green contexts of {@link Device#partitionSms} included ({@link KernelLibrary#kernel(String, CudaContext)}).
      * Loading may synchronize the device, so it runs inside the capture gate.
      *
+     * <p>The library is loaded into this context at once ({@code cuLibraryGetModule}), as a
+     * module is: a driver that loads libraries lazily (the default since CUDA 12.2) would
+     * otherwise compile the code only for its first kernel, and a bad image would fail there.
+     *
      * @param image the library's code (PTX, CUBIN or fatbin, checked as {@link ModuleRegistry#load} checks it)
      * @return the loaded library, to close when done; this context's retirement queue unloads it
-     * @throws CudaException when the driver rejects the image (e.g. {@code CUDA_ERROR_INVALID_PTX})
+     * @throws ImageRejectedException when the driver rejects the image (e.g. {@code CUDA_ERROR_INVALID_PTX}),
+     *     as {@link ModuleRegistry#load} reports it; nothing stays loaded
+     * @throws CudaException when the load fails otherwise
      */
     public KernelLibrary loadLibrary(ModuleImage image) {
         Objects.requireNonNull(image, "image");

@@ -53,8 +53,8 @@ public final class DevicePoolView {
 
     /** Trims on behalf of the context, also while it shuts down. */
     void trimNow() {
-        state.calls().context().makeCurrent(TRIM); // the frees act on the current context
-        int r = pool.trim();
+        state.calls().checked().live(TRIM);
+        int r = pool.trim(); // each free makes the context current on the carrier it runs on
         if (r != 0) {
             throw state.calls().checked().fail(r, TRIM);
         }

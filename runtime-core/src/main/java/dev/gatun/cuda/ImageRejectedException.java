@@ -1,9 +1,17 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * The driver rejected a module image ({@code CUDA_ERROR_INVALID_IMAGE},
+ * The driver rejected a module or library image ({@code CUDA_ERROR_INVALID_IMAGE},
  * {@code CUDA_ERROR_INVALID_PTX}, {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION},
  * {@code CUDA_ERROR_NO_BINARY_FOR_GPU}, {@code CUDA_ERROR_INVALID_SOURCE}). It is a
  * {@link CudaException} with the driver's result, so code that catches that keeps working, and
@@ -21,6 +29,11 @@ public final class ImageRejectedException extends CudaException {
 
     /** The system property naming the directory where rejected images are kept (unset: none are). */
     public static final String SAVE_PROPERTY = "gatun.rejectedImages";
+
+    /** The results by which the driver rejects an image itself. */
+    private static final Set<Integer> REJECTIONS = Set.of(CudaDriver.CUDA_ERROR_INVALID_IMAGE(),
+            CudaDriver.CUDA_ERROR_INVALID_PTX(), CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION(),
+            CudaDriver.CUDA_ERROR_NO_BINARY_FOR_GPU(), CudaDriver.CUDA_ERROR_INVALID_SOURCE());
 
     /** Where the rejected image came from (a file, a resource, a compiler). */
     private final String artifact;
@@ -45,6 +58,45 @@ public final class ImageRejectedException extends CudaException {
         this.kind = image.kind();
         this.sha256 = image.sha256();
         this.savedCopy = savedCopy;
+    }
+
+    /**
+     * The failure of a load of {@code image} (a module's or a library's) as the caller reports
+     * it: an {@code ImageRejectedException} when the driver rejected the image itself (keeping a
+     * copy where {@link #SAVE_PROPERTY} says), else {@code failure} unchanged.
+     */
+    static CudaException restate(CudaException failure, ModuleImage image) {
+        return REJECTIONS.contains(failure.result()) ? new ImageRejectedException(failure, image, keep(image, failure))
+                : failure;
+    }
+
+    /**
+     * Keeps a copy of a rejected image in the directory {@link #SAVE_PROPERTY}
+     * names, as {@code <artifact>-<12 hex digits of its SHA-256>.<kind>}; returns its path, or null
+     * when the setting is unset or the copy could not be written (that failure is added to
+     * {@code rejection}, whose report it must not replace).
+     */
+    private static String keep(ModuleImage image, CudaException rejection) {
+        String directory = System.getProperty(SAVE_PROPERTY);
+        if (directory == null || directory.isBlank()) {
+            return null;
+        }
+        String base = image.artifact().replaceAll(".*[/\\\\]", "").replaceAll("[^A-Za-z0-9._-]", "_");
+        try {
+            Path dir = Files.createDirectories(Path.of(directory.strip()));
+            Path file = dir.resolve(base + "-" + image.sha256().substring(0, 12) + "."
+                    + image.kind().name().toLowerCase(Locale.ROOT));
+            if (!Files.exists(file)) {
+                // The image as given: PTX without the NUL that loading appends.
+                Path temp = Files.createTempFile(dir, base, ".tmp");
+                Files.write(temp, Arrays.copyOf(image.loadableBytes(), image.byteSize()));
+                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+            return file.toString();
+        } catch (IOException | RuntimeException e) {
+            rejection.addSuppressed(e);
+            return null;
+        }
     }
 
     /** {@return where the rejected image came from (a file, a resource, a compiler)} */

@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.LibraryResource;
 import dev.gatun.cuda.internal.context.ModuleResource;
+import dev.gatun.cuda.internal.driver.LibraryCalls;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -12,7 +13,10 @@ import java.util.Objects;
  * on the device's primary context and on each of its green contexts ({@link Device#partitionSms})
  * alike. Load one with {@link CudaContext#loadLibrary}; take a kernel for a context with
  * {@link #kernel(String, CudaContext)} ({@code cuLibraryGetKernel}, then {@code cuKernelGetFunction}
- * in that context), which launches, captures and is closed like any {@link Kernel}.
+ * in that context), which launches, captures and is closed like any {@link Kernel}. The load
+ * also loads the library into the loading context, so a bad image fails there with an
+ * {@link ImageRejectedException}, as a module's load does, even where the driver loads libraries
+ * lazily.
  *
  * <p>Owner rules as for every owner: {@link #close()} is idempotent; the library is unloaded
  * ({@code cuLibraryUnload}, through the loading context's retirement queue) once it is closed and
@@ -33,13 +37,38 @@ public final class KernelLibrary extends Owner {
         this.resource = resource;
     }
 
-    /** Loads {@code image} (inside the capture gate: a load may synchronize the device). */
+    /**
+     * Loads {@code image} and loads it into {@code context} at once, so that an image the driver
+     * rejects fails here, as a module's does, not at its first kernel (inside the capture gate: a
+     * load may synchronize the device).
+     *
+     * @throws ImageRejectedException when the driver rejects the image, at either step
+     */
     static KernelLibrary load(CudaContext context, ModuleImage image) {
         ContextState state = context.state();
         byte[] bytes = image.loadableBytes(); // PTX NUL-terminated
+        LibraryCalls calls = state.calls().libraries();
         MemorySegment handle;
         try (var _ = state.enterSection(LOAD + "(" + image.artifact() + ")")) {
-            handle = state.calls().libraries().load(bytes, image.artifact());
+            try {
+                handle = calls.load(bytes, image.artifact());
+            } catch (CudaException e) {
+                throw ImageRejectedException.restate(e, image);
+            }
+            try {
+                calls.loadIntoContext(handle, image.artifact());
+            } catch (RuntimeException | Error e) {
+                // No owner and no kernel has the handle yet: unloaded here, inside the same section.
+                int r = calls.unload(handle);
+                if (r != 0) {
+                    e.addSuppressed(state.calls().checked().fail(r, "cuLibraryUnload (of the library that failed to "
+                            + "load into the context; the driver keeps it)"));
+                }
+                if (e instanceof CudaException failure) {
+                    throw ImageRejectedException.restate(failure, image);
+                }
+                throw e;
+            }
         }
         return new KernelLibrary(context, new LibraryResource(state, handle, image.artifact(), image.sha256()));
     }

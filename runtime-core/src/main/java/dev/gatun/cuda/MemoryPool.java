@@ -78,9 +78,9 @@ public final class MemoryPool extends Owner {
                 }
             }
         } catch (RuntimeException e) {
-            // No owner holds the pool yet and nothing was allocated from it: destroy it now (the
-            // failed call made the context current). The original error is the one reported: a
-            // raw destroy never throws, and a failed one only leaks the empty pool.
+            // No owner holds the pool yet and nothing was allocated from it: destroy it now. The
+            // original error is the one reported: a raw destroy never throws, and a failed one
+            // only leaks the empty pool.
             calls.destroy(handle);
             throw e;
         }

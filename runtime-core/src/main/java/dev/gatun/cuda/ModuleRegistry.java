@@ -4,14 +4,8 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.events.ModuleLoadEvent;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -32,10 +26,6 @@ public final class ModuleRegistry {
 
     private static final Logger LOG = LoggerFactory.getLogger(ModuleRegistry.class);
     private static final int UNSUPPORTED_PTX_VERSION = CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
-    /** The results by which the driver rejects an image itself (restated as {@link ImageRejectedException}). */
-    private static final Set<Integer> REJECTIONS = Set.of(CudaDriver.CUDA_ERROR_INVALID_IMAGE(),
-            CudaDriver.CUDA_ERROR_INVALID_PTX(), UNSUPPORTED_PTX_VERSION, CudaDriver.CUDA_ERROR_NO_BINARY_FOR_GPU(),
-            CudaDriver.CUDA_ERROR_INVALID_SOURCE());
     private static final String LOAD = "cuModuleLoadData";
 
     private final CudaContext context;
@@ -90,7 +80,7 @@ public final class ModuleRegistry {
                 LOG.info("The driver (CUDA {}) rejects the PTX ISA of {}; compilers that can emit CUBIN will from now on",
                         state.driver().version(), image.artifact());
             }
-            throw REJECTIONS.contains(e.result()) ? new ImageRejectedException(e, image, keep(image, e)) : e;
+            throw ImageRejectedException.restate(e, image);
         }
         try {
             for (String kernel : requiredKernels) {
@@ -114,35 +104,6 @@ public final class ModuleRegistry {
             previous.module.release();
         }
         return info(name, installed);
-    }
-
-    /**
-     * Keeps a copy of a rejected image in the directory {@link ImageRejectedException#SAVE_PROPERTY}
-     * names, as {@code <artifact>-<12 hex digits of its SHA-256>.<kind>}; returns its path, or null
-     * when the setting is unset or the copy could not be written (that failure is added to
-     * {@code rejection}, whose report it must not replace).
-     */
-    private static String keep(ModuleImage image, CudaException rejection) {
-        String directory = System.getProperty(ImageRejectedException.SAVE_PROPERTY);
-        if (directory == null || directory.isBlank()) {
-            return null;
-        }
-        String base = image.artifact().replaceAll(".*[/\\\\]", "").replaceAll("[^A-Za-z0-9._-]", "_");
-        try {
-            Path dir = Files.createDirectories(Path.of(directory.strip()));
-            Path file = dir.resolve(base + "-" + image.sha256().substring(0, 12) + "."
-                    + image.kind().name().toLowerCase(Locale.ROOT));
-            if (!Files.exists(file)) {
-                // The image as given: PTX without the NUL that loading appends.
-                Path temp = Files.createTempFile(dir, base, ".tmp");
-                Files.write(temp, Arrays.copyOf(image.loadableBytes(), image.byteSize()));
-                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            }
-            return file.toString();
-        } catch (IOException | RuntimeException e) {
-            rejection.addSuppressed(e);
-            return null;
-        }
     }
 
     private ModuleResource loadModule(String name, ModuleImage image) {

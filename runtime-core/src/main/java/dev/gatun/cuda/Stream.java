@@ -573,7 +573,8 @@ public final class Stream extends Owner {
      * @param mode the driver's capture mode, which decides what other threads may do while it lasts
      * @return the capture, to end or abort
      * @throws CaptureActiveException when a global-mode capture cannot enter the gate in time
-     * @throws IllegalStateException when this stream is closed or already capturing
+     * @throws IllegalStateException when this stream is closed or already capturing, or when a
+     *     global or thread-local capture would begin on a virtual thread (see {@link CaptureMode})
      */
     public StreamCapture beginCapture(CaptureMode mode) {
         return StreamCapture.begin(this, mode, null);

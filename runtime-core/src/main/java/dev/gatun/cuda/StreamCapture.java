@@ -77,6 +77,7 @@ public final class StreamCapture implements AutoCloseable {
     static StreamCapture begin(Stream stream, CaptureMode mode, Collection<? extends DeviceBuffer> only,
             CaptureSession.ArenaUse arena) {
         Objects.requireNonNull(mode, "mode");
+        CaptureSession.checkThread(mode);
         Set<NativeResource> allowed = allowed(stream.context(), only);
         return new StreamCapture(stream, mode,
                 CaptureSession.begin(stream.state(), stream.toString(), mode, allowed, arena), null);

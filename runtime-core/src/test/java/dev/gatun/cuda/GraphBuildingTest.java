@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
@@ -122,6 +123,41 @@ class GraphBuildingTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Two threads add chains of nodes to one graph at once (sampled, not forced: the building
+     * lock is what keeps the node list and the indices whole): no node is lost, every index is
+     * given once, and every chain keeps its dependencies.
+     */
+    @Test
+    void twoThreadsBuildingOneGraphLoseNoNodeIndexOrDependency() throws Exception {
+        int perThread = 200;
+        try (DeviceBuffer a = ctx.allocate(4 * N); DeviceBuffer b = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
+            a.asInts().copyFrom(new int[N]);
+            b.asInts().copyFrom(new int[N]);
+            List<GraphNode> added = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<Background<Void>> builders = List.of(a, b).stream().map(v -> Background.run("builder", () -> {
+                KernelLaunch launch = launch(add, v, 1); // one prepared launch per thread: not thread-safe
+                start.await();
+                GraphNode previous = null;
+                for (int i = 0; i < perThread; i++) {
+                    previous = previous == null ? g.addKernel(launch) : g.addKernel(launch, previous);
+                    added.add(previous);
+                }
+            })).toList();
+            start.countDown();
+            builders.forEach(Background::join);
+            assertEquals(2 * perThread, g.nodes().size());
+            assertEquals(java.util.stream.IntStream.range(0, 2 * perThread).boxed().toList(),
+                    added.stream().map(GraphNode::index).sorted().toList(), "each index given once");
+            try (GraphExec exec = g.instantiate()) {
+                exec.launch(stream);
+            }
+            assertArrayEquals(filled(perThread), read(a));
+            assertArrayEquals(filled(perThread), read(b));
         }
     }
 

@@ -39,6 +39,7 @@ import dev.gatun.cuda.LaunchRefusedException;
 import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
+import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.MappedWord;
 import dev.gatun.cuda.MemOp;
@@ -1131,8 +1132,13 @@ final class FaultTable {
             // ---- Kernel libraries ----
             call("cuLibraryLoadData", "ctx.loadLibrary(image)", INVALID_IMAGE,
                     w -> () -> w.open(w.ctx.loadLibrary(FaultWorld.IMAGE)),
-                    fails(CudaException.class),
-                    fails(CudaException.class).orphaning(Native.LIBRARY).orphaning(Native.MODULE)),
+                    fails(ImageRejectedException.class),
+                    // A lazy load made the library, not yet its module (no context loaded it).
+                    fails(ImageRejectedException.class).orphaning(Native.LIBRARY)),
+            call("cuLibraryGetModule", "ctx.loadLibrary(image) (loads it into this context at once)", INVALID_CONTEXT,
+                    w -> () -> w.open(w.ctx.loadLibrary(FaultWorld.IMAGE)),
+                    fails(CudaException.class).and("the library is unloaded", FaultTable::noLibraryLoaded),
+                    fails(CudaException.class).and("the library is unloaded", FaultTable::noLibraryLoaded)),
             call("cuLibraryGetKernel", "library.kernel(name)", INVALID_HANDLE,
                     w -> {
                         KernelLibrary lib = w.open(w.ctx.loadLibrary(FaultWorld.IMAGE));
@@ -1322,6 +1328,12 @@ final class FaultTable {
     private static void previousModuleStays(FaultWorld w, Throwable e) {
         assertEquals(1, w.ctx.modules().info(FaultWorld.MODULE).orElseThrow().generation());
         w.open(w.ctx.modules().kernel(FaultWorld.MODULE, FaultWorld.KERNEL));
+    }
+
+    /** A load that failed after the library was made unloads it at once: the driver keeps none. */
+    private static void noLibraryLoaded(FaultWorld w, Throwable e) {
+        assertEquals(0, w.sim.gpu.liveLibraries());
+        assertEquals(0, w.ctx.liveOwners(OwnerKind.LIBRARY));
     }
 
     /** The failed transfer's buffer is fenced: its bytes are usable at once, and the next transfer through it works. */

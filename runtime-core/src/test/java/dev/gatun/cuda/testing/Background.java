@@ -33,8 +33,8 @@ public final class Background<T> {
     private volatile T result;
     private volatile Throwable failure;
 
-    private Background(String name, Callable<T> step) {
-        thread = new Thread(() -> {
+    private Background(Thread.Builder builder, String name, Callable<T> step) {
+        thread = builder.name(name).unstarted(() -> {
             try {
                 result = step.call();
             } catch (Throwable t) { // handed to join(), which rethrows it
@@ -42,20 +42,30 @@ public final class Background<T> {
             } finally {
                 done.countDown();
             }
-        }, name);
+        });
         thread.setDaemon(true);
     }
 
     /** Starts {@code step} on a new daemon thread named {@code name}. */
     public static <T> Background<T> call(String name, Callable<T> step) {
-        Background<T> b = new Background<>(name, step);
+        return call(Thread.ofPlatform(), name, step);
+    }
+
+    /** Starts {@code step} on a new thread of {@code builder} (a virtual one, say: always a daemon) named {@code name}. */
+    public static <T> Background<T> call(Thread.Builder builder, String name, Callable<T> step) {
+        Background<T> b = new Background<>(builder, name, step);
         b.thread.start();
         return b;
     }
 
     /** Starts {@code step} on a new daemon thread named {@code name}. */
     public static Background<Void> run(String name, Step step) {
-        return call(name, () -> {
+        return run(Thread.ofPlatform(), name, step);
+    }
+
+    /** Starts {@code step} on a new thread of {@code builder} named {@code name}. */
+    public static Background<Void> run(Thread.Builder builder, String name, Step step) {
+        return call(builder, name, () -> {
             step.run();
             return null;
         });

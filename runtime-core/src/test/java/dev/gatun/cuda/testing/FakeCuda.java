@@ -10,9 +10,12 @@ public final class FakeCuda {
     private FakeCuda() {
     }
 
-    /** A Cuda over {@code api} (no fault injection). */
+    /**
+     * A Cuda over {@code api} (no fault injection), whose every call pins a virtual thread to its
+     * carrier for its duration, as a real (FFM) driver call does ({@link Carriers#pinned}).
+     */
     public static Cuda over(DriverApi api) {
-        return dev.gatun.cuda.TestHooks.cuda(Driver.create(api, "simulated driver"));
+        return dev.gatun.cuda.TestHooks.cuda(Driver.create(Carriers.pinned(api), "simulated driver"));
     }
 
     /** A Cuda over the simulated driver {@code fake} (no fault injection). */

@@ -21,6 +21,8 @@ import java.util.List;
  * instead of corrupting anything, so a test can prove Gatun never does it.
  *
  * <p>The driver functions are simulated by area, one class each: {@link SimulatedDevices},
+ * {@link SimulatedCurrentContexts} (the current context of each carrier thread, and the refusal of
+ * a call made under the wrong one),
  * {@link SimulatedStreams}, {@link SimulatedMemory}, {@link SimulatedMemoryPools}, {@link SimulatedIpc},
  * {@link SimulatedVirtualMemory}, {@link SimulatedModules} and
  * {@link SimulatedCaptureAndGraphs} with {@link SimulatedConditionals}, {@link SimulatedCaptureGraphs} and
@@ -46,6 +48,7 @@ public final class FakeDriverApi {
     private long nextHandle = 0x1000;
 
     final SimulatedDevices devices = new SimulatedDevices(this);
+    final SimulatedCurrentContexts contexts = new SimulatedCurrentContexts(this);
     final SimulatedStreams streams = new SimulatedStreams(this);
     final SimulatedMemory memory = new SimulatedMemory(this);
     final SimulatedMemoryPools pools = new SimulatedMemoryPools(this);
@@ -62,14 +65,23 @@ public final class FakeDriverApi {
     final SimulatedBatchCopies batchCopies = new SimulatedBatchCopies(this);
     final SimulatedCoredumps coredumps = new SimulatedCoredumps(this);
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
-    private final DriverApi api = SimulatedDriverApi.over(this, areas(), (function, args) -> {
-        hostCalls.check(function, args);
-        logs.calling(function);
+    private final DriverApi api = SimulatedDriverApi.over(this, areas(), new SimulatedDriverApi.Hook() {
+        @Override
+        public int begins(Thread carrier, String function, Object[] args) {
+            hostCalls.check(function, args);
+            logs.calling(function);
+            return contexts.begins(carrier, function, args);
+        }
+
+        @Override
+        public void ends(String function, Object[] args, Object result) {
+            contexts.ends(function, args, result);
+        }
     });
 
     /** The driver functions' simulations, one object per area. */
     List<Object> areas() {
-        return List.of(devices, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
+        return List.of(devices, contexts, streams, memory, pools, ipc, virtualMemory, modules, graphs, conditionals, graphMemory,
                 logs, memOps, green, batchCopies, coredumps, captureGraphs);
     }
 
@@ -125,6 +137,20 @@ public final class FakeDriverApi {
     /** How many {@code cuMemcpyAsync} calls were made (the one-at-a-time path of a batch). */
     public synchronized int singleCopyCalls() {
         return batchCopies.singleCalls;
+    }
+
+    /** The context current on {@code carrier} (the OS thread: a virtual thread's carrier, see {@link Carriers}), or NULL. */
+    public synchronized MemorySegment currentContextOn(Thread carrier) {
+        return MemorySegment.ofAddress(contexts.currentOn(carrier));
+    }
+
+    /**
+     * The calls refused with {@code CUDA_ERROR_INVALID_CONTEXT} because no context, or another
+     * than the one their handle belongs to, was current on their carrier: each one's function and
+     * why. Empty when every call that acts on the current context had its own current.
+     */
+    public synchronized List<String> contextRefusals() {
+        return List.copyOf(contexts.refusals);
     }
 
     /** How many times a primary context was retained (Gatun retains once per device). */
@@ -531,8 +557,23 @@ public final class FakeDriverApi {
         return green.smCountOf(context.address());
     }
 
-    /** Kernel libraries loaded and not yet unloaded (each also counts in {@link #liveModules()}). */
+    /** Kernel libraries loaded and not yet unloaded (each a context loaded also counts in {@link #liveModules()}). */
     public synchronized int liveLibraries() {
         return green.liveLibraries();
+    }
+
+    /** Of the live kernel libraries, those a context has loaded (their code compiled), not only kept. */
+    public synchronized int librariesLoadedIntoContexts() {
+        return green.loadedLibraries();
+    }
+
+    /**
+     * Loads kernel libraries at {@code cuLibraryLoadData}, as the driver does with
+     * {@code CUDA_MODULE_DATA_LOADING=EAGER}; by default they load lazily, when a context first
+     * needs them, as drivers since CUDA 12.2 do.
+     */
+    public synchronized FakeDriverApi eagerLibraryLoading(boolean eager) {
+        green.eager = eager;
+        return this;
     }
 }

@@ -38,6 +38,7 @@ class SimulatedBatchCopiesTest {
 
     private long pinned(long bytes) {
         MemorySegment out = arena.allocate(8);
+        assertEquals(0, api.cuCtxSetCurrent(context)); // cuMemHostAlloc acts on the current context
         assertEquals(0, api.cuMemHostAlloc(out, bytes, 0));
         return out.get(ValueLayout.JAVA_LONG, 0);
     }

@@ -88,6 +88,7 @@ final class SimulatedCaptureAndGraphs {
         }
         s.captured = new ArrayList<>();
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+        s.captureCarrier = gpu.contexts.captureOwner(mode);
         gpu.captureGraphs.begun(s.captured, createEmpty(), false, new int[0]);
         return SUCCESS;
     }
@@ -100,6 +101,14 @@ final class SimulatedCaptureAndGraphs {
         if (s.joinedTo != null) {
             return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED(); // it joined a capture begun elsewhere
         }
+        if (s.captureCarrier != null && s.captureCarrier != gpu.contexts.carrier()) {
+            // A global or thread-local capture belongs to the OS thread that began it; the
+            // capture goes on, for that thread to end.
+            gpu.logs.refused("cuStreamEndCapture", "the capture was begun on thread '" + s.captureCarrier.getName()
+                    + "' in a mode other than relaxed, and only that thread may end it");
+            return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD();
+        }
+        s.captureCarrier = null;
         boolean unjoined = gpu.streams.leaveCapture(s);
         SimulatedCaptureGraphs.Capture capture = gpu.captureGraphs.ended(s.captured);
         if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED() || unjoined) {

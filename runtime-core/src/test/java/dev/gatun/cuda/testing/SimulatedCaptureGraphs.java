@@ -217,6 +217,7 @@ final class SimulatedCaptureGraphs {
         capturesToGraph++;
         s.captured = new java.util.ArrayList<>();
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
+        s.captureCarrier = gpu.contexts.captureOwner(mode);
         begun(s.captured, graph.address(), true, positions);
         return SUCCESS;
     }

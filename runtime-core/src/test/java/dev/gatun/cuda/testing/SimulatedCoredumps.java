@@ -79,7 +79,7 @@ final class SimulatedCoredumps {
             parsed = b == 1;
         }
         if (!environment.containsKey(attrib)) {
-            settings.computeIfAbsent(gpu.devices.current(), c -> new HashMap<>()).put(attrib, parsed);
+            settings.computeIfAbsent(gpu.contexts.current(), c -> new HashMap<>()).put(attrib, parsed);
         }
         return SUCCESS;
     }
@@ -90,7 +90,7 @@ final class SimulatedCoredumps {
             return refused;
         }
         MemorySegment v = value.reinterpret(sizeOf(attrib));
-        Object setting = setting(gpu.devices.current(), attrib);
+        Object setting = setting(gpu.contexts.current(), attrib);
         if (setting instanceof String s) {
             v.fill((byte) 0);
             v.setString(0, s, StandardCharsets.UTF_8);
@@ -102,14 +102,11 @@ final class SimulatedCoredumps {
         return SUCCESS;
     }
 
-    /** What both functions check: the attribute, the size (written when value is NULL), a current context. */
+    /** What both functions check: the attribute, the size (written when value is NULL); a context is current (SimulatedCurrentContexts). */
     private int checkCall(String function, int attrib, MemorySegment value, MemorySegment size) {
         if (attrib < ENABLE_ON_EXCEPTION || attrib > GENERATION_FLAGS || size.equals(MemorySegment.NULL)) {
             gpu.logs.refused(function, "attrib " + attrib + " or a NULL size");
             return INVALID_VALUE;
-        }
-        if (gpu.devices.deviceOf(gpu.devices.current()) < 0) {
-            return CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
         }
         MemorySegment s = size.reinterpret(8);
         if (value.equals(MemorySegment.NULL)) {

@@ -30,7 +30,6 @@ final class SimulatedDevices {
     final long totalMemory = 141L << 30;
 
     private final Map<Integer, MemorySegment> errorStrings = new HashMap<>();
-    private final ThreadLocal<Long> current = ThreadLocal.withInitial(() -> 0L);
     int retainedContexts;
     /** Contexts another library created (cuCtxCreate), by handle: their device ordinals. */
     private final Map<Long, Integer> foreignContexts = new HashMap<>();
@@ -142,16 +141,6 @@ final class SimulatedDevices {
         return SUCCESS;
     }
 
-    public int cuCtxSetCurrent(MemorySegment ctx) {
-        current.set(ctx.address());
-        return SUCCESS;
-    }
-
-    public int cuCtxGetCurrent(MemorySegment pctx) {
-        pctx.set(ValueLayout.JAVA_LONG, 0, current.get());
-        return SUCCESS;
-    }
-
     /** A context another library created on {@code device}: not the device's primary context. */
     long createForeignContext(int device) {
         long h = nextForeignContext++;
@@ -162,11 +151,6 @@ final class SimulatedDevices {
     /** Forgets a context made with {@link #createForeignContext} (a green context's, destroyed). */
     void destroyForeignContext(long context) {
         foreignContexts.remove(context);
-    }
-
-    /** The calling thread's current context (0: none). */
-    long current() {
-        return current.get();
     }
 
     /** The device of a context (primary or foreign), or -1 when there is no such context. */
@@ -180,7 +164,7 @@ final class SimulatedDevices {
     }
 
     public int cuCtxGetDevice(MemorySegment device) {
-        int d = deviceOf(current.get());
+        int d = deviceOf(gpu.contexts.current());
         if (d < 0) {
             return CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
         }
@@ -190,7 +174,7 @@ final class SimulatedDevices {
 
     /** Waits for every stream of the current context (not other contexts', which the driver leaves running). */
     public int cuCtxSynchronize() {
-        gpu.streams.finishContext(current.get());
+        gpu.streams.finishContext(gpu.contexts.current());
         return SUCCESS;
     }
 

@@ -19,7 +19,9 @@ import java.util.stream.Collectors;
  * fails with an {@link UnsupportedOperationException} naming the function.
  *
  * <p>Every call holds one lock (the {@link FakeDriverApi} whose state the areas share), as the
- * test controls do, so the simulated GPU changes state one call at a time.
+ * test controls do, so the simulated GPU changes state one call at a time. A call runs on the
+ * carrier it began on ({@link Carriers#current()}, read before the lock), as a real downcall pins
+ * a virtual thread to its carrier until it returns, whatever the lock's wait does to it here.
  */
 final class SimulatedDriverApi implements InvocationHandler {
 
@@ -47,22 +49,40 @@ final class SimulatedDriverApi implements InvocationHandler {
         }
     };
 
-    /** What every call checks first, under the lock: its name and arguments. */
-    @FunctionalInterface
-    interface Check {
-        void before(String function, Object[] args);
+    /** What the simulated driver does around every call, under the lock. */
+    interface Hook {
+        /** Makes no call and refuses none. */
+        Hook NONE = new Hook() {
+            @Override
+            public int begins(Thread carrier, String function, Object[] args) {
+                return FakeDriverApi.SUCCESS;
+            }
+
+            @Override
+            public void ends(String function, Object[] args, Object result) {
+            }
+        };
+
+        /**
+         * A call of {@code function} begins on {@code carrier}: 0 to make it, else the result it
+         * returns instead. Every begin is followed by {@link #ends}.
+         */
+        int begins(Thread carrier, String function, Object[] args);
+
+        /** The call returned {@code result} (the refusal, when {@link #begins} refused it; null when it threw). */
+        void ends(String function, Object[] args, Object result);
     }
 
     private final Object lock;
     private final List<Object> areas;
-    private final Check check;
+    private final Hook hook;
     /** Built once: a call looks its target up here, never by name. */
     private final Map<Method, Target> targets = new HashMap<>();
 
-    private SimulatedDriverApi(Object lock, List<Object> areas, Check check) {
+    private SimulatedDriverApi(Object lock, List<Object> areas, Hook hook) {
         this.lock = lock;
         this.areas = areas;
-        this.check = check;
+        this.hook = hook;
         for (Object area : areas) {
             for (Map.Entry<Method, Method> e : simulations(area.getClass()).entrySet()) {
                 Target other = targets.put(e.getKey(), new Target(area, e.getValue()));
@@ -75,10 +95,10 @@ final class SimulatedDriverApi implements InvocationHandler {
         }
     }
 
-    /** The driver, each function served by the area that simulates it, under {@code lock}, after {@code check}. */
-    static DriverApi over(Object lock, List<Object> areas, Check check) {
+    /** The driver, each function served by the area that simulates it, under {@code lock}, inside {@code hook}. */
+    static DriverApi over(Object lock, List<Object> areas, Hook hook) {
         return (DriverApi) Proxy.newProxyInstance(DriverApi.class.getClassLoader(), new Class<?>[] {DriverApi.class},
-                new SimulatedDriverApi(lock, List.copyOf(areas), check));
+                new SimulatedDriverApi(lock, List.copyOf(areas), hook));
     }
 
     /**
@@ -95,12 +115,18 @@ final class SimulatedDriverApi implements InvocationHandler {
         if (target == null) {
             return unsimulated(proxy, method, args);
         }
+        Thread carrier = Carriers.current();
         synchronized (lock) {
-            check.before(method.getName(), args);
+            Object result = null;
             try {
-                return target.method().invoke(target.area(), args);
+                int refused = hook.begins(carrier, method.getName(), args);
+                result = refused != FakeDriverApi.SUCCESS ? Integer.valueOf(refused)
+                        : target.method().invoke(target.area(), args);
+                return result;
             } catch (InvocationTargetException e) {
                 throw e.getCause();
+            } finally {
+                hook.ends(method.getName(), args, result);
             }
         }
     }

@@ -69,7 +69,7 @@ class SimulatedDriverCoverageTest {
 
     @Test
     void aFunctionNoAreaSimulatesFailsNamingItself() {
-        DriverApi none = SimulatedDriverApi.over(new Object(), List.of(), (f, a) -> { });
+        DriverApi none = SimulatedDriverApi.over(new Object(), List.of(), SimulatedDriverApi.Hook.NONE);
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> none.cuInit(0));
         assertTrue(e.getMessage().contains("does not simulate cuInit"), e.getMessage());
     }
@@ -78,7 +78,7 @@ class SimulatedDriverCoverageTest {
     @Test
     void twoAreasSimulatingOneFunctionAreRefused() {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> SimulatedDriverApi.over(gpu,
-                List.of(new SimulatedDevices(gpu), new SimulatedDevices(gpu)), (f, a) -> { }));
+                List.of(new SimulatedDevices(gpu), new SimulatedDevices(gpu)), SimulatedDriverApi.Hook.NONE));
         assertTrue(e.getMessage().contains("simulated by both SimulatedDevices and SimulatedDevices"), e.getMessage());
     }
 }

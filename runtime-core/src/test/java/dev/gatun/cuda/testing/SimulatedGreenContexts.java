@@ -7,6 +7,7 @@ import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 import dev.gatun.cuda.bindings.driver.CUdevResource_st;
 import dev.gatun.cuda.bindings.driver.CUdevSmResource_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
@@ -21,8 +22,13 @@ import java.util.Set;
  * a green context needs {@code CU_GREEN_CTX_DEFAULT_STREAM}, its streams need
  * {@code CU_STREAM_NON_BLOCKING}, and destroying it while a stream of it lives is a
  * {@linkplain FakeDriverApi#violations() violation}. A library is a module the driver loads for
- * every context; {@code cuKernelGetFunction} needs a current context, and unloading a library
- * while a queued launch uses it is a violation (through the module's own check).
+ * every context, lazily by default, as drivers since CUDA 12.2 do: {@code cuLibraryLoadData}
+ * keeps the image and refuses only bytes that are no image; the code is loaded (and its PTX
+ * compiled, which may fail) when a context first needs it ({@code cuLibraryGetModule},
+ * {@code cuLibraryGetKernel}, {@code cuKernelGetFunction}), or at the load itself with
+ * {@link FakeDriverApi#eagerLibraryLoading}. {@code cuKernelGetFunction} and
+ * {@code cuLibraryGetModule} need a current context, and unloading a library while a queued
+ * launch uses it is a violation (through the module's own check).
  */
 final class SimulatedGreenContexts {
 
@@ -41,14 +47,26 @@ final class SimulatedGreenContexts {
     private record LibraryKernel(long library, String name) {
     }
 
+    /** A library: the copy of its image the driver keeps, and the module a context loaded it as (0 before). */
+    private static final class Library {
+        final MemorySegment image;
+        long module;
+
+        Library(MemorySegment image) {
+            this.image = image;
+        }
+    }
+
     private final FakeDriverApi gpu;
     /** Descriptors by handle: their device and SM count. */
     private final Map<Long, int[]> descriptors = new HashMap<>();
     private final Map<Long, Green> greens = new HashMap<>();
     /** Streams made with cuGreenCtxStreamCreate. */
     final Set<Long> greenStreams = new HashSet<>();
-    /** Libraries by handle: the module that holds their code. */
-    private final Map<Long, Long> libraries = new HashMap<>();
+    /** Libraries by handle. */
+    private final Map<Long, Library> libraries = new HashMap<>();
+    /** Set by {@link FakeDriverApi#eagerLibraryLoading}: libraries load at cuLibraryLoadData (CUDA_MODULE_DATA_LOADING=EAGER). */
+    boolean eager;
     private final Map<Long, LibraryKernel> kernels = new HashMap<>();
 
     SimulatedGreenContexts(FakeDriverApi gpu) {
@@ -199,24 +217,61 @@ final class SimulatedGreenContexts {
         if ((numJitOptions != 0 && jitOptions.address() == 0) || (numLibraryOptions != 0 && libraryOptions.address() == 0)) {
             return INVALID_VALUE;
         }
-        int r = gpu.modules.cuModuleLoadData(library, code);
-        if (r != SUCCESS) {
-            return r;
+        if (!SimulatedModules.isImage(code)) {
+            return CudaDriver.CUDA_ERROR_INVALID_IMAGE(); // even a lazy load reads what kind of image it is
         }
-        long module = library.get(ValueLayout.JAVA_LONG, 0);
+        Library lib = new Library(SimulatedModules.copyOf(code));
+        if (eager) {
+            int r = load(lib, "cuLibraryLoadData");
+            if (r != SUCCESS) {
+                return r;
+            }
+        }
         long h = gpu.newHandle();
-        libraries.put(h, module);
+        libraries.put(h, lib);
         library.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
     }
 
-    public int cuLibraryGetKernel(MemorySegment pKernel, MemorySegment library, MemorySegment name) {
-        Long module = libraries.get(library.address());
-        if (module == null) {
+    /** Loads {@code lib}'s image as a module the first time a context needs it (for {@code function}); its result. */
+    private int load(Library lib, String function) {
+        if (lib.module != 0) {
+            return SUCCESS;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ValueLayout.JAVA_LONG);
+            int r = gpu.modules.load(out, lib.image, function);
+            if (r == SUCCESS) {
+                lib.module = out.get(ValueLayout.JAVA_LONG, 0);
+            }
+            return r;
+        }
+    }
+
+    public int cuLibraryGetModule(MemorySegment pMod, MemorySegment library) {
+        Library lib = libraries.get(library.address());
+        if (lib == null) {
             return INVALID_HANDLE;
         }
+        int r = load(lib, "cuLibraryGetModule"); // a context is current (SimulatedCurrentContexts)
+        if (r != SUCCESS) {
+            return r;
+        }
+        pMod.set(ValueLayout.JAVA_LONG, 0, lib.module);
+        return SUCCESS;
+    }
+
+    public int cuLibraryGetKernel(MemorySegment pKernel, MemorySegment library, MemorySegment name) {
+        Library lib = libraries.get(library.address());
+        if (lib == null) {
+            return INVALID_HANDLE;
+        }
+        int r = load(lib, "cuLibraryGetKernel");
+        if (r != SUCCESS) {
+            return r;
+        }
         String wanted = name.reinterpret(4096).getString(0);
-        if (!gpu.modules.modules.get(module).containsKey(wanted)) {
+        if (!gpu.modules.modules.get(lib.module).containsKey(wanted)) {
             return CudaDriver.CUDA_ERROR_NOT_FOUND();
         }
         long h = gpu.newHandle();
@@ -230,22 +285,24 @@ final class SimulatedGreenContexts {
         if (k == null) {
             return INVALID_HANDLE;
         }
-        if (gpu.devices.deviceOf(gpu.devices.current()) < 0) {
-            return CudaDriver.CUDA_ERROR_INVALID_CONTEXT();
-        }
-        long module = libraries.get(k.library());
-        try (var a = java.lang.foreign.Arena.ofConfined()) {
+        long module = libraries.get(k.library()).module; // loaded by the cuLibraryGetKernel that made the kernel; a context is current (SimulatedCurrentContexts)
+        try (Arena a = Arena.ofConfined()) {
             return gpu.modules.cuModuleGetFunction(pFunc, MemorySegment.ofAddress(module), a.allocateFrom(k.name()));
         }
     }
 
     public int cuLibraryUnload(MemorySegment library) {
-        Long module = libraries.remove(library.address());
-        if (module == null) {
+        Library lib = libraries.remove(library.address());
+        if (lib == null) {
             return INVALID_HANDLE;
         }
         kernels.values().removeIf(k -> k.library() == library.address());
-        return gpu.modules.cuModuleUnload(MemorySegment.ofAddress(module));
+        return lib.module == 0 ? SUCCESS : gpu.modules.cuModuleUnload(MemorySegment.ofAddress(lib.module));
+    }
+
+    /** Libraries a context has loaded (their code compiled into a module), of those not yet unloaded. */
+    int loadedLibraries() {
+        return (int) libraries.values().stream().filter(l -> l.module != 0).count();
     }
 
     /** Libraries loaded and not yet unloaded. */

@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,12 @@ class SimulatedHostWaitsTest {
     private final DriverApi api = gpu.api();
     private final MemorySegment context = gpu.primaryContext(0);
     private final Arena arena = Arena.ofConfined();
+
+    /** As a C program does first: events, graphs and executables are created in the current context. */
+    @BeforeEach
+    void makeTheContextCurrent() {
+        check(api.cuCtxSetCurrent(context));
+    }
 
     private static void check(int result) {
         assertEquals(SUCCESS, result);

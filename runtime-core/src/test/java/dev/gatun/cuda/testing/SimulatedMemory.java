@@ -105,7 +105,7 @@ final class SimulatedMemory {
     }
 
     public int cuMemAlloc_v2(MemorySegment out, long bytes) {
-        return allocateDevice(out, bytes, gpu.devices.current(), gpu.devices.deviceOf(gpu.devices.current()));
+        return allocateDevice(out, bytes, gpu.contexts.current(), gpu.devices.deviceOf(gpu.contexts.current()));
     }
 
     public int cuMemAllocAsync(MemorySegment out, long bytes, MemorySegment stream) {

@@ -8,6 +8,7 @@ import dev.gatun.cuda.bindings.driver.CUlaunchAttributeValue_union;
 import dev.gatun.cuda.bindings.driver.CUlaunchAttribute_st;
 import dev.gatun.cuda.bindings.driver.CUlaunchConfig_st;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -71,18 +72,62 @@ final class SimulatedModules {
     }
 
     public int cuModuleLoadData(MemorySegment out, MemorySegment image) {
-        String text = image.reinterpret(1 << 24).getString(0);
-        boolean cubin = text.startsWith("\u007fELF");
-        if (cubin) {
-            // A simulated CUBIN (CubinBuilder) holds PTX-like text in its code section, right after the ELF header.
-            text = image.reinterpret(1 << 24).getString(CubinBuilder.TEXT_OFFSET);
+        return load(out, image, "cuModuleLoadData");
+    }
+
+    /** Whether {@code image} is a simulated CUBIN (CubinBuilder), which holds PTX-like text after its ELF header. */
+    private static boolean cubin(MemorySegment image) {
+        MemorySegment head = image.reinterpret(4);
+        return head.get(ValueLayout.JAVA_BYTE, 0) == 0x7f && head.get(ValueLayout.JAVA_BYTE, 1) == 'E'
+                && head.get(ValueLayout.JAVA_BYTE, 2) == 'L' && head.get(ValueLayout.JAVA_BYTE, 3) == 'F';
+    }
+
+    /** The text the simulation reads from {@code image}: the PTX, or a simulated CUBIN's code section. */
+    private static String text(MemorySegment image) {
+        return image.reinterpret(1 << 24).getString(cubin(image) ? CubinBuilder.TEXT_OFFSET : 0);
+    }
+
+    /** Whether {@code image} is an image at all (what even a lazy load tells): it has a .version. */
+    static boolean isImage(MemorySegment image) {
+        return text(image).contains(".version");
+    }
+
+    /**
+     * A copy of the bytes of {@code image} the simulation reads (through its text's NUL), which
+     * lives as long as the segment: what the driver keeps of a library's image until a context
+     * loads it.
+     */
+    static MemorySegment copyOf(MemorySegment image) {
+        MemorySegment all = image.reinterpret(1 << 24);
+        long end = cubin(image) ? CubinBuilder.TEXT_OFFSET : 0;
+        while (all.get(ValueLayout.JAVA_BYTE, end) != 0) {
+            end++;
         }
+        MemorySegment copy = Arena.ofAuto().allocate(end + 1);
+        MemorySegment.copy(all, 0, copy, 0, end + 1);
+        return copy;
+    }
+
+    /**
+     * Loads {@code image} as a module, as the driver's JIT does for PTX: an image without
+     * {@code .version} is none, PTX of a newer ISA is refused, and PTX with a line that is no PTX
+     * statement is {@code CUDA_ERROR_INVALID_PTX} with ptxas's syntax error in the log (for
+     * {@code function}, the call that made the load).
+     */
+    int load(MemorySegment out, MemorySegment image, String function) {
+        boolean cubin = cubin(image);
+        String text = text(image);
         if (!text.contains(".version")) {
             return CudaDriver.CUDA_ERROR_INVALID_IMAGE();
         }
         if (!cubin && (rejectPtx || text.contains(".version 99."))) {
-            gpu.logs.refused("cuModuleLoadData", "the PTX ISA version of image is newer than this driver supports");
+            gpu.logs.refused(function, "the PTX ISA version of image is newer than this driver supports");
             return CudaDriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION();
+        }
+        String syntax = cubin ? null : syntaxError(text);
+        if (syntax != null) {
+            gpu.logs.refused(function, "ptxas application ptx input, " + syntax);
+            return CudaDriver.CUDA_ERROR_INVALID_PTX();
         }
         long h = gpu.newHandle();
         Map<String, Function> fs = new HashMap<>();
@@ -100,6 +145,25 @@ final class SimulatedModules {
         modules.put(h, fs);
         out.set(ValueLayout.JAVA_LONG, 0, h);
         return SUCCESS;
+    }
+
+    /**
+     * ptxas's complaint about the first line of {@code ptx} that is no PTX statement, or null: a
+     * line (its comment dropped) must be blank, start a directive or a brace, or end a statement,
+     * a label or a list ({@code ; : , { (}). Bytes that are not PTX fail, as they do in ptxas.
+     */
+    static String syntaxError(String ptx) {
+        String[] lines = ptx.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            String line = lines[i];
+            int comment = line.indexOf("//");
+            line = (comment < 0 ? line : line.substring(0, comment)).strip();
+            if (line.isEmpty() || ".{}()".indexOf(line.charAt(0)) >= 0 || ";:,{(".indexOf(line.charAt(line.length() - 1)) >= 0) {
+                continue;
+            }
+            return "line " + (i + 1) + "; error   : syntax error at '" + line + "'";
+        }
+        return null;
     }
 
     public int cuModuleUnload(MemorySegment module) {

@@ -56,6 +56,11 @@ final class SimulatedStreams {
         Stream joinedTo;
         /** Joined, it captured work that the capture's own stream has not waited for since: ending then fails. */
         boolean unjoined;
+        /**
+         * The carrier (OS thread) that began the capture on it in global or thread-local mode: the
+         * only one the driver lets end it; null for a relaxed capture, or none.
+         */
+        Thread captureCarrier;
 
         Stream(int priority, long context) {
             this.priority = priority;
@@ -113,7 +118,7 @@ final class SimulatedStreams {
     }
 
     public int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
-        out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.devices.current()));
+        out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.contexts.current()));
         return SUCCESS;
     }
 

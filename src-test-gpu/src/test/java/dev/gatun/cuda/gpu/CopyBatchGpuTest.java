@@ -29,7 +29,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * {@link CopyBatch} on the GPU: random host chunks uploaded in one batch into poisoned,
  * scattered device ranges, a kernel over the whole device buffer, and one batch of downloads
  * into poisoned pinned memory, all compared with the CPU's own computation; a batch of device
- * copies; the refusal inside a capture. Each test prints which path the driver took.
+ * copies; the refusal inside a capture; the refusal of a batch whose copies overlap, and touching
+ * ranges that still match the CPU. Each test prints which path the driver took.
  */
 @RequiresGpu
 class CopyBatchGpuTest {
@@ -129,14 +130,25 @@ class CopyBatchGpuTest {
                 packed[i] = packedBytes;
                 packedBytes += sizes[i];
             }
-            long[] scattered = new long[count];
-            long scatteredBytes = 0;
+            long[] scattered = slotted(sizes, GAP);
+            return new Layout(sizes, packed, packedBytes, scattered, scattered[count]);
+        }
+
+        /**
+         * Where each chunk lies when chunk i is in slot (i * 7) % count and the slots follow one
+         * another, {@code gap} bytes apart; the last element is where the slots end.
+         */
+        static long[] slotted(int[] sizes, int gap) {
+            int count = sizes.length;
+            long[] at = new long[count + 1];
+            long end = 0;
             for (int slot = 0; slot < count; slot++) {
                 int chunk = chunkInSlot(slot, count);
-                scattered[chunk] = scatteredBytes;
-                scatteredBytes += sizes[chunk] + GAP;
+                at[chunk] = end;
+                end += sizes[chunk] + gap;
             }
-            return new Layout(sizes, packed, packedBytes, scattered, scatteredBytes);
+            at[count] = end;
+            return at;
         }
     }
 
@@ -186,6 +198,69 @@ class CopyBatchGpuTest {
             assertEquals(driverBatches() ? 1 : 0, batch.batchedSubmissions());
             System.out.printf("CopyBatchGpuTest: %d device copies, %d bytes, %s%n", count, total,
                     batch.batchedSubmissions() == 1 ? "one cuMemcpyBatchAsync" : "one cuMemcpyAsync each");
+        }
+    }
+
+    /**
+     * Issue 34: 64 chunks of random sizes uploaded in one batch into device ranges that touch
+     * (each ends where the next begins), in a permuted order, plus one more upload into a byte
+     * one of them writes: the batch is refused before any driver call (the poisoned device buffer
+     * stays poisoned, the pinned source was never fenced), keeps its copies, and once cleared and
+     * filled without the extra copy it runs, and a batch of downloads into poisoned pinned memory
+     * brings back exactly what the CPU sent.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"BATCHED", "ONE_AT_A_TIME"})
+    void anOverlappingBatchIsRefusedAndTouchingRangesStillMatchTheCpu(CopyBatch.Submission submission) {
+        long seed = Gpu.seed();
+        Random random = Gpu.random(seed);
+        int count = 64;
+        Layout l = Layout.random(random, count, 0);
+        int[] sizes = l.sizes();
+        long[] packed = l.packed();
+        long total = l.packedBytes();
+        long[] touching = Layout.slotted(sizes, 0); // the slots back to back, no gap
+        byte[] data = new byte[(int) total];
+        random.nextBytes(data);
+        CudaContext ctx = Gpu.context();
+        try (Stream stream = ctx.createStream(); CopyBatch batch = CopyBatch.create(count + 1, submission);
+                PinnedBuffer up = ctx.allocatePinned(total); PinnedBuffer down = ctx.allocatePinned(total);
+                DeviceBuffer device = ctx.allocate(total)) {
+            MemorySegment.copy(MemorySegment.ofArray(data), 0, up.segment(), 0, total);
+            down.segment().fill(POISON);
+            stream.memset(device.bytes(), POISON);
+            for (int i = 0; i < count; i++) {
+                batch.upload(device.bytes().slice(touching[i], sizes[i]), up, packed[i]);
+            }
+            int victim = random.nextInt(count);
+            long stray = touching[victim] + random.nextInt(sizes[victim]); // a byte chunk `victim` writes
+            batch.upload(device.bytes().slice(stray, 1), up, 0);
+            IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> batch.submit(stream));
+            assertTrue(refused.getMessage().contains("overlap on device bytes [0x"
+                    + Long.toHexString(device.address() + stray) + ", 0x" + Long.toHexString(device.address() + stray + 1)
+                    + ")"), refused.getMessage());
+            assertEquals(count + 1, batch.size(), "the refused batch keeps its copies");
+            assertEquals("COMPLETE", up.transferState(), "nothing was queued through the pinned buffer");
+            byte[] untouched = new byte[(int) total];
+            device.bytes().copyTo(untouched);
+            for (int k = 0; k < untouched.length; k++) {
+                assertEquals(POISON, untouched[k], "device byte " + k + " after the refused batch (seed=" + seed + ")");
+            }
+            batch.clear();
+            for (int i = 0; i < count; i++) {
+                batch.upload(device.bytes().slice(touching[i], sizes[i]), up, packed[i]);
+            }
+            batch.submit(stream);
+            for (int i = 0; i < count; i++) {
+                batch.download(down, packed[i], device.bytes().slice(touching[i], sizes[i]));
+            }
+            batch.submit(stream);
+            assertArrayEquals(data, down.segment().toArray(ValueLayout.JAVA_BYTE),
+                    "64 touching chunks went up and came back (seed=" + seed + ")");
+            System.out.printf("COPYBATCH-OVERLAP %s: an upload into byte %d of chunk %d's range refused before the driver, "
+                    + "%d touching chunks (%d bytes) match the CPU, %d batched and %d one-at-a-time submissions%n",
+                    submission, stray - touching[victim], victim, count, total, batch.batchedSubmissions(),
+                    batch.oneAtATimeSubmissions());
         }
     }
 

@@ -21,9 +21,17 @@ enum StressOperation {
     /** ModuleRegistry.load of another image under the same name; the kernel of the old image still runs it. */
     MODULE_REPLACEMENT,
     /** A temporary stream and its buffers closed while their upload, kernel and download are still queued. */
-    CLOSE_WHILE_QUEUED;
+    CLOSE_WHILE_QUEUED,
+    /** A replay of the worker's graph captured into the shared capture arena, on its own or a shared stream. */
+    ARENA_REPLAY,
+    /** A stream write of a mapped word and another stream's wait for it (stream memory operations). */
+    MAPPED_WORD,
+    /** A batch of uploads into pooled and stream-ordered buffers and a batch of downloads back (CopyBatch). */
+    COPY_BATCH;
 
     /** How often each is drawn, relative to the others. */
-    static final Map<StressOperation, Integer> WEIGHTS = Map.of(POOLED, 20, PLAIN, 1, STREAM_ORDERED, 15,
-            FENCED_ACROSS_STREAMS, 15, TIMED, 8, GRAPH, 15, LATCH, 6, MODULE_REPLACEMENT, 4, CLOSE_WHILE_QUEUED, 15);
+    static final Map<StressOperation, Integer> WEIGHTS = Map.ofEntries(Map.entry(POOLED, 20), Map.entry(PLAIN, 1),
+            Map.entry(STREAM_ORDERED, 15), Map.entry(FENCED_ACROSS_STREAMS, 15), Map.entry(TIMED, 8), Map.entry(GRAPH, 15),
+            Map.entry(LATCH, 6), Map.entry(MODULE_REPLACEMENT, 4), Map.entry(CLOSE_WHILE_QUEUED, 15),
+            Map.entry(ARENA_REPLAY, 12), Map.entry(MAPPED_WORD, 12), Map.entry(COPY_BATCH, 12));
 }

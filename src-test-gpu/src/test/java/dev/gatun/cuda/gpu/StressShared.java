@@ -1,5 +1,6 @@
 package dev.gatun.cuda.gpu;
 
+import dev.gatun.cuda.CaptureArena;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.ModuleImage;
@@ -11,7 +12,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 
-/** What the stress workers share: the context, kernels and graphs, and the tallies they report into. */
+/** What the stress workers share: the context, kernels, graphs and capture arena, and the tallies they report into. */
 final class StressShared implements AutoCloseable {
 
     /** Mismatch descriptions kept for the failure message; the count goes on past them. */
@@ -23,6 +24,8 @@ final class StressShared implements AutoCloseable {
     /** Two images of {@link StressKernels#VERSION}: VERSION=1 and VERSION=2. */
     final ModuleImage[] versions;
     final CudaGraphs graphs;
+    /** One capture arena every worker captures a graph into: their replays share its memory, on any stream. */
+    final CaptureArena arena;
     /** The validation latch opens one generation at a time: workers take turns. */
     final ReentrantLock latchTurn = new ReentrantLock();
 
@@ -31,12 +34,14 @@ final class StressShared implements AutoCloseable {
     private final ConcurrentLinkedQueue<String> firstMismatches = new ConcurrentLinkedQueue<>();
     private final LongAdder streamOrderedAllocations = new LongAdder();
 
-    StressShared(CudaContext ctx, Kernel affine, Kernel gather, ModuleImage[] versions, CudaGraphs graphs) {
+    StressShared(CudaContext ctx, Kernel affine, Kernel gather, ModuleImage[] versions, CudaGraphs graphs,
+            CaptureArena arena) {
         this.ctx = ctx;
         this.affine = affine;
         this.gather = gather;
         this.versions = versions;
         this.graphs = graphs;
+        this.arena = arena;
         for (StressOperation op : StressOperation.values()) {
             counts.put(op, new LongAdder());
         }
@@ -75,9 +80,11 @@ final class StressShared implements AutoCloseable {
         return streamOrderedAllocations.sum();
     }
 
+    /** Closes the kernels and the arena (whose memory goes once the workers' graphs of it are gone). */
     @Override
     public void close() {
         affine.close();
         gather.close();
+        arena.close();
     }
 }

@@ -1,16 +1,24 @@
 package dev.gatun.cuda.gpu;
 
 import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceView;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Fence;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.MappedWord;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.WaitCondition;
+import dev.gatun.cuda.WaitFlag;
+import dev.gatun.cuda.WriteFlag;
 import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.graph.LatchFlags;
 import dev.gatun.cuda.graph.ValidationLatch;
@@ -23,8 +31,9 @@ import java.util.Locale;
 import java.util.Random;
 
 /**
- * One stress thread: its own two streams, pinned staging pair and graph slot, plus the context's
- * shared compute and copy streams; draws operations from its seeded mix until the deadline.
+ * One stress thread: its own two streams, pinned staging pair, graph slot, graph in the shared
+ * capture arena, mapped word and copy batch, plus the context's shared compute and copy streams;
+ * draws operations from its seeded mix until the deadline.
  * Every device output is poisoned before the work that writes it, and so is the pinned buffer it
  * is downloaded into, so that work that did not run cannot pass for work that did.
  */
@@ -33,11 +42,14 @@ final class StressWorker {
     private static final int POISON = 0xDEADBEEF;
     private static final byte HOST_POISON = 0x5A;
     private static final int MAX_ELEMENTS = 1 << 16;
-    private static final int GRAPH_ELEMENTS = 4099;
+    static final int GRAPH_ELEMENTS = 4099;
     private static final int GATHER_ELEMENTS = 1000;
     private static final int TABLE_ELEMENTS = 64;
     /** Above the pool's largest class (1 GiB), so the allocation bypasses the pool. */
     private static final long PLAIN_BYTES = (1L << 30) + 4096;
+    /** The most copies in one COPY_BATCH submission, and the most ints each moves: together at most MAX_ELEMENTS. */
+    static final int BATCH_COPIES = 16;
+    private static final int BATCH_INTS = MAX_ELEMENTS / BATCH_COPIES;
 
     private final StressShared shared;
     private final CudaContext ctx;
@@ -58,6 +70,15 @@ final class StressWorker {
     /** The kernel of the previous MODULE_REPLACEMENT, whose image the registry has since replaced. */
     private Kernel previous;
     private int previousVersion;
+    /** This worker's graph in the shared arena: arenaY = arenaX * arenaA + arenaB, through an arena temporary. */
+    private DeviceBuffer arenaX;
+    private DeviceBuffer arenaY;
+    private GraphExec arenaGraph;
+    private int arenaA;
+    private int arenaB;
+    private MappedWord word;
+    private int wordValue;
+    private CopyBatch batch;
 
     StressWorker(StressShared shared, int index, OperationMix<StressOperation> mix) {
         this.shared = shared;
@@ -72,13 +93,20 @@ final class StressWorker {
         try (Stream s0 = ctx.createStream(); Stream s1 = ctx.createStream();
                 PinnedBuffer pinnedIn = ctx.allocatePinned(4L * MAX_ELEMENTS);
                 PinnedBuffer pinnedOut = ctx.allocatePinned(4L * MAX_ELEMENTS);
-                DeviceBuffer gx = ctx.allocate(4L * GRAPH_ELEMENTS); DeviceBuffer gy = ctx.allocate(4L * GRAPH_ELEMENTS)) {
+                DeviceBuffer gx = ctx.allocate(4L * GRAPH_ELEMENTS); DeviceBuffer gy = ctx.allocate(4L * GRAPH_ELEMENTS);
+                DeviceBuffer ax = ctx.allocate(4L * GRAPH_ELEMENTS); DeviceBuffer ay = ctx.allocate(4L * GRAPH_ELEMENTS);
+                MappedWord mapped = ctx.allocateMappedWord(); CopyBatch copies = CopyBatch.create(BATCH_COPIES)) {
             own0 = s0;
             own1 = s1;
             in = pinnedIn;
             out = pinnedOut;
             graphX = gx;
             graphY = gy;
+            arenaX = ax;
+            arenaY = ay;
+            word = mapped;
+            batch = copies;
+            arenaGraph = captureIntoArena();
             slot = shared.graphs.registerGroup("stress-" + index).slot("affine");
             recipient = shared.graphs.latch().register("stress-" + index);
             try {
@@ -88,6 +116,7 @@ final class StressWorker {
                     shared.ran(op);
                 }
             } finally {
+                arenaGraph.close();
                 slot.reset();
                 shared.graphs.latch().unregister(recipient);
                 if (previous != null) {
@@ -126,6 +155,9 @@ final class StressWorker {
             case LATCH -> latchGeneration();
             case MODULE_REPLACEMENT -> replaceModule();
             case CLOSE_WHILE_QUEUED -> closeWhileQueued();
+            case ARENA_REPLAY -> arenaReplay();
+            case MAPPED_WORD -> mappedWord();
+            case COPY_BATCH -> copyBatch();
         }
     }
 
@@ -319,6 +351,114 @@ final class StressWorker {
         temp.close();
         check("CLOSE_WHILE_QUEUED (" + (streamOrdered ? "stream-ordered" : "pooled") + " buffers)",
                 StressKernels.affine(hostX, a, b), read(out, n));
+    }
+
+    /**
+     * Captures this worker's graph into the shared arena on its own stream (other workers capture
+     * theirs at the same time): the temporary it allocates is the arena's first bytes, which every
+     * worker's graph uses, so their replays must be ordered across streams by Gatun.
+     */
+    private GraphExec captureIntoArena() {
+        arenaA = random.nextInt() | 1;
+        arenaB = random.nextInt();
+        Graph graph;
+        try (StreamCapture capture = shared.arena.beginCapture(own0, CaptureMode.THREAD_LOCAL)) {
+            DeviceBuffer t = own0.allocate(4L * GRAPH_ELEMENTS);
+            shared.affine.launch(own0, LaunchConfig.covering(GRAPH_ELEMENTS, 128), KernelArg.pointer(t),
+                    KernelArg.pointer(arenaX), KernelArg.i32(arenaA), KernelArg.i32(arenaB), KernelArg.i32(GRAPH_ELEMENTS));
+            own0.copy(arenaY.asInts(), t.asInts());
+            t.close();
+            graph = capture.end();
+        }
+        try (graph) {
+            return graph.instantiate();
+        }
+    }
+
+    /** Uploads x, replays this worker's arena graph on any stream, downloads y, compares with the CPU. */
+    private void arenaReplay() {
+        Stream s = anyStream();
+        int[] hostX = randomInts(GRAPH_ELEMENTS);
+        write(in, 0, hostX);
+        s.upload(arenaX.asInts(), in, 0);
+        s.fill(arenaY.asInts(), POISON);
+        arenaGraph.launch(s);
+        poison(out, GRAPH_ELEMENTS);
+        s.download(out, 0, arenaY.asInts());
+        check("ARENA_REPLAY on " + s, StressKernels.affine(hostX, arenaA, arenaB), read(out, GRAPH_ELEMENTS));
+    }
+
+    /**
+     * One stream writes the next value into this worker's mapped word, another (or the same) waits
+     * for it; once the waiter has passed its wait, the host must read that value.
+     */
+    private void mappedWord() {
+        Stream writer = anyStream();
+        Stream waiter = anyStream();
+        int value = ++wordValue;
+        writer.memOps().write32(word, value, WriteFlag.DEFAULT);
+        waiter.memOps().wait32(word, value, WaitCondition.GEQ, WaitFlag.DEFAULT);
+        waiter.synchronize();
+        int seen = word.getInt();
+        if (seen != value) {
+            shared.mismatch(String.format(Locale.ROOT, "MAPPED_WORD on worker %d: the host read %d after %s passed its "
+                    + "wait for %d written on %s", index, seen, waiter, value, writer));
+        }
+    }
+
+    /**
+     * 1 to {@link #BATCH_COPIES} pooled or stream-ordered buffers, uploaded from consecutive ranges of
+     * the pinned input in one batch, downloaded back in another; half the time they are closed while
+     * the downloads are queued.
+     */
+    private void copyBatch() {
+        Stream s = anyStream();
+        int copies = 1 + random.nextInt(BATCH_COPIES);
+        DeviceBuffer[] buffers = new DeviceBuffer[copies];
+        int[] offsets = new int[copies + 1];
+        try {
+            for (int k = 0; k < copies; k++) {
+                int ints = 1 + random.nextInt(BATCH_INTS);
+                offsets[k + 1] = offsets[k] + ints;
+                boolean streamOrdered = random.nextBoolean();
+                buffers[k] = streamOrdered ? s.allocate(4L * ints) : ctx.allocate(4L * ints);
+                if (streamOrdered) {
+                    shared.streamOrderedAllocations(1);
+                }
+            }
+            int total = offsets[copies];
+            int[] hostX = randomInts(total);
+            write(in, 0, hostX);
+            for (int k = 0; k < copies; k++) {
+                batch.upload(view(buffers[k], offsets, k), in, 4L * offsets[k]);
+            }
+            batch.submit(s);
+            poison(out, total);
+            for (int k = 0; k < copies; k++) {
+                batch.download(out, 4L * offsets[k], view(buffers[k], offsets, k));
+            }
+            batch.submit(s);
+            if (random.nextBoolean()) {
+                closeAll(buffers); // while the downloads are queued: freed only after them
+            }
+            check("COPY_BATCH of " + copies + " on " + s, hostX, read(out, total));
+        } finally {
+            batch.clear(); // a copy added before a failure must not ride along with the next batch
+            closeAll(buffers);
+        }
+    }
+
+    /** Copy k's ints of its buffer: offsets[k + 1] - offsets[k] of them. */
+    private static DeviceView view(DeviceBuffer buffer, int[] offsets, int k) {
+        return buffer.asInts().slice(0, offsets[k + 1] - offsets[k]);
+    }
+
+    private static void closeAll(DeviceBuffer[] buffers) {
+        for (DeviceBuffer b : buffers) {
+            if (b != null) {
+                b.close();
+            }
+        }
     }
 
     private Stream anyStream() {

@@ -323,8 +323,8 @@ public final class ContextState implements RetirementQueue.Host {
     }
 
     @Override
-    public boolean makeCurrentForRetirement() {
-        return checked.tryCurrent();
+    public boolean callsAllowedHere() {
+        return checked.callsAllowedHere();
     }
 
     @Override

@@ -58,19 +58,23 @@ public final class ContextStats {
         bytesLive.add(-bytes);
     }
 
-    /** Bytes of device memory live now: the device pool's and the stream-ordered allocations'. */
-    public long bytesLive() {
-        return sums()[2] + devicePool.driverBytes();
+    /** Bytes of the stream-ordered allocations ({@code Stream.allocate}, {@code MemoryPool.allocate}) not yet freed. */
+    public long streamOrderedBytesLive() {
+        return sums()[2];
     }
 
-    /** The counters now, with the number of retirements still waiting for their evidence. */
+    /**
+     * The counters now, with the number of retirements still waiting for their evidence. The
+     * live bytes are the owners': the device pool's blocks handed out (its bytes from the driver
+     * less those it retains for reuse, which no owner holds) and the stream-ordered allocations'.
+     */
     public ContextCounters snapshot(long pendingRetirements) {
         long[] ordered = sums();
         DevicePoolTally pool = devicePool;
+        long retained = pool.retainedBytes();
         return new ContextCounters(pool.driverAllocations(), ordered[0], pool.driverFrees(), ordered[1],
-                ordered[2] + pool.driverBytes(),
-                hostToDeviceCopies.sum(), hostToDeviceBytes.sum(), deviceToHostCopies.sum(),
-                deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
+                ordered[2] + pool.driverBytes() - retained, retained, hostToDeviceCopies.sum(), hostToDeviceBytes.sum(),
+                deviceToHostCopies.sum(), deviceToHostBytes.sum(), deviceToDeviceCopies.sum(), deviceToDeviceBytes.sum(),
                 forcedSynchronizations.sum(), pendingRetirements, retirementsCompleted.sum(), retirementsFailed.sum(),
                 retirementsAbandoned.sum());
     }

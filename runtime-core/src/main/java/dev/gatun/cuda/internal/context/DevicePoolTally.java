@@ -24,6 +24,11 @@ public interface DevicePoolTally {
         public long driverBytes() {
             return 0;
         }
+
+        @Override
+        public long retainedBytes() {
+            return 0;
+        }
     };
 
     /** {@return the pool's {@code cuMemAlloc} calls that succeeded} */
@@ -32,6 +37,9 @@ public interface DevicePoolTally {
     /** {@return the pool's {@code cuMemFree} calls that succeeded} */
     long driverFrees();
 
-    /** {@return the bytes the pool holds from the driver now} */
+    /** {@return the bytes the pool holds from the driver now: handed out, or retained} */
     long driverBytes();
+
+    /** {@return of those, the bytes retained in its free lists for reuse, which no owner holds} */
+    long retainedBytes();
 }

@@ -402,8 +402,8 @@ public abstract class NativeResource implements Runnable {
     private boolean retire(boolean closing) {
         // Runs on whatever thread closes (or the Cleaner's, or a graph's retirement), with any
         // context current or none: a stream-ordered free and a fence record name their stream,
-        // a pooled event is created with the context made current, and the retirement queue makes
-        // it current before it frees anything. Never under a stream's lock or this monitor: the
+        // a pooled event is created with the context made current, and each free makes it
+        // current itself, just before its call. Never under a stream's lock or this monitor: the
         // free and the fences take the locks of the streams that used the handle.
         boolean countClose = closing && countsLifeOnStream();
         if (freeAtClose(usage.sole(), countClose)) {

@@ -22,7 +22,10 @@ public record Retirement(Object identity, OwnerKind kind, List<Evidence> evidenc
         evidence = List.copyOf(evidence);
     }
 
-    /** Frees a native handle. Runs with the owner's context current. */
+    /**
+     * Frees a native handle. Runs on any thread, with any context current or none: each driver
+     * call of a free makes its context current itself.
+     */
     @FunctionalInterface
     public interface Release {
         int free();

@@ -30,8 +30,13 @@ public final class RetirementQueue {
 
     /** What the queue needs from its context. */
     public interface Host {
-        /** Makes the context current on this thread; false when it cannot (poisoned, driver error). */
-        boolean makeCurrentForRetirement();
+        /**
+         * Whether the calling thread may call the driver: false while it runs a host callback.
+         * (Each free makes the context current itself, immediately before its call: a reap can
+         * park between two frees, on the gate's lock for one, and a virtual thread then resumes
+         * on another carrier, where another context may be current.)
+         */
+        boolean callsAllowedHere();
 
         /** Whether the context has been poisoned by a sticky error. */
         boolean poisoned();
@@ -93,8 +98,8 @@ public final class RetirementQueue {
     /**
      * Retires a handle that no queued work can use (it has no evidence to wait for): frees it
      * now, on the calling thread, as the C caller frees it, without the queue's entry and list,
-     * when that needs no wait (no other thread is reaping, the context is live and current here,
-     * and a synchronizing free enters the gate at once). It frees under the reaping lock, as a
+     * when that needs no wait (no other thread is reaping, the context is live, this thread may
+     * call the driver, and a synchronizing free enters the gate at once). It frees under the reaping lock, as a
      * reap does, and then reaps what the free let go of. Otherwise it is queued as
      * {@link #submit} queues it; a failed free counts as its first attempt and waits for the
      * next reap.
@@ -110,13 +115,12 @@ public final class RetirementQueue {
         }
         try {
             Entry failed = null;
-            // A release that makes no driver call (it drops Java references) needs neither a live
-            // nor a current context: no cuCtxGetCurrent for it (it may run on a thread that must
-            // not call the driver, a host callback's).
-            if (release.callsDriver() && (host.poisoned() || !host.makeCurrentForRetirement())
+            // A release that makes no driver call (it drops Java references) needs no live context
+            // (it may run on a thread that must not call the driver, a host callback's).
+            if (release.callsDriver() && (host.poisoned() || !host.callsAllowedHere())
                     || synchronizing && !host.gate().tryEnterSynchronizing()) {
-                // Poisoned, not current, or a global-mode capture is active: the reap below
-                // decides (abandons, or defers), and never waits.
+                // Poisoned, inside a host callback, or a global-mode capture is active: the reap
+                // below decides (abandons, or defers), and never waits.
                 enqueue(new Entry(new Retirement(identity, kind, List.of(), release, synchronizing)));
             } else {
                 int r;
@@ -270,7 +274,7 @@ public final class RetirementQueue {
     }
 
     private int reapRound(boolean synchronizedDevice) {
-        if (waiting.isEmpty() || !host.makeCurrentForRetirement() && !host.poisoned()) {
+        if (waiting.isEmpty() || !host.callsAllowedHere() && !host.poisoned()) {
             return 0;
         }
         int finished = 0;

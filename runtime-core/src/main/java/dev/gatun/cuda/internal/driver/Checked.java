@@ -33,6 +33,7 @@ public final class Checked {
     /** Room for the largest out-parameter: a device name, which the driver is told to cut at this length. */
     static final int OUT_BYTES = 256;
     private static final int NOT_PERMITTED = CudaDriver.CUDA_ERROR_NOT_PERMITTED();
+    private static final String MAKE_CURRENT = "cuCtxGetCurrent/cuCtxSetCurrent";
 
     final DriverApi api;
     private final Driver driver;
@@ -150,36 +151,60 @@ public final class Checked {
      * For calls that act on the calling thread's current context: fails fast when poisoned, then
      * makes this context current (one cuCtxGetCurrent when it already is). Calls that name a
      * stream or event act in that handle's context and skip this.
+     *
+     * <p>The current context belongs to the OS thread, which for a virtual thread is its carrier
+     * of the moment. Call this immediately before the downcall it serves, with nothing between
+     * the two that can park (a lock, a wait, a blocking queue, logging, an arena that registers
+     * a cleaner): a virtual thread moves to another carrier only when it parks, and a downcall
+     * pins it to its carrier for the call's duration, so the context made current here is the
+     * one the call sees, on a platform thread and on a virtual one alike.
      */
     void current(String operation) {
         if (!hasContext) {
             throw new IllegalStateException(operation + " needs a context; these calls belong to none");
         }
         live(operation);
-        MemorySegment o = out.get();
-        // Safety: o is this thread's out block, 8 bytes for one CUcontext.
-        check(api.cuCtxGetCurrent(o), "cuCtxGetCurrent");
-        if (o.get(ValueLayout.JAVA_LONG, 0) != contextAddress) {
-            // Safety: context is the primary context this process retained and never releases.
-            check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        int r = makeCurrent();
+        if (r != 0) {
+            throw fail(r, MAKE_CURRENT + " (for " + operation + ")");
         }
     }
 
     /**
-     * Makes the context current without throwing, for retirement (which runs on whatever thread
-     * reaps): false when it is poisoned or the driver refuses.
+     * {@link #current} for the calls whose raw result is handed back (frees and destroys, for
+     * retirement and rollback): makes this context current, immediately before the call, without
+     * throwing. Returns 0, or the result to hand back instead of making the call:
+     * {@code CUDA_ERROR_NOT_PERMITTED} inside a host callback, or the driver's answer when it
+     * would not make the context current (observed: a sticky one poisons). A poisoned context is
+     * made current all the same: the call then reports the driver's own answer.
      */
-    public boolean tryCurrent() {
-        if (poison != null) {
-            return false;
+    int currentForRaw() {
+        if (!hasContext) {
+            throw new IllegalStateException("a free needs a context; these calls belong to none");
         }
-        try {
-            current("retirement");
-            return true;
-        } catch (CudaException e) {
-            LOG.warn("Cannot make device {} context current to free retired resources: {}", device, e.getMessage());
-            return false;
+        int refused = refusedInsideCallback();
+        return refused != 0 ? refused : observe(makeCurrent(), MAKE_CURRENT);
+    }
+
+    /** Makes this context current on the calling thread's carrier: 0, or the result of the call that failed. */
+    private int makeCurrent() {
+        MemorySegment o = out.get();
+        // Safety: o is this thread's out block, 8 bytes for one CUcontext.
+        int r = api.cuCtxGetCurrent(o);
+        if (r != 0 || o.get(ValueLayout.JAVA_LONG, 0) == contextAddress) {
+            return r;
         }
+        // Safety: context is the primary context this process retained and never releases, or a
+        // green context's, which outlives every owner made in it.
+        return api.cuCtxSetCurrent(context);
+    }
+
+    /**
+     * Whether the calling thread may call the driver at all: false while it runs a host callback,
+     * where every call is refused (retirement then leaves its frees to a later reap).
+     */
+    public boolean callsAllowedHere() {
+        return !HostFunction.insideCallback();
     }
 
     /**

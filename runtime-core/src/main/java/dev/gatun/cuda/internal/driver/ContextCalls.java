@@ -5,8 +5,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Layer 2, the context itself: making it current, synchronizing it, its stream priority range
- * and peer access. Each call names its operation once, owns its out-parameters and checks its
+ * Layer 2, the context itself: synchronizing it, its stream priority range and peer access
+ * (each makes it current first: see {@link Checked#current}). Each call names its operation once, owns its out-parameters and checks its
  * result.
  */
 public final class ContextCalls {
@@ -24,14 +24,6 @@ public final class ContextCalls {
 
     /** The stream priorities the device allows: lower numbers mean higher priority. */
     public record StreamPriorities(int least, int greatest) {
-    }
-
-    /**
-     * Makes this context current on the calling thread, for callers that then make raw calls
-     * (frees) outside a retirement round.
-     */
-    public void makeCurrent(String operation) {
-        c.current(operation);
     }
 
     /** Blocks until all work of this context has completed; synchronizes the device: call it inside the gate. */

@@ -12,6 +12,15 @@ package dev.gatun.cuda.internal.driver;
  * when another context is current on the thread). A call pays it only where the driver acts on
  * the calling thread's current context; this table is the one place that decides it.
  *
+ * <p>The rule that makes this safe on virtual threads: every call that acts on the current
+ * context makes it current itself, inside its typed call, immediately before its downcall, with
+ * nothing between the two that can park. The current context belongs to the OS thread, which
+ * for a virtual thread is its carrier of the moment; a virtual thread changes carriers only when
+ * it parks, and a downcall pins it for the call's duration. No caller makes the context current
+ * for calls that follow: whatever it does between them (take a lock, wait on the gate, log) may
+ * park, and its next call may then run on another carrier. The calls that name a stream or an
+ * event act in that handle's context on any carrier.
+ *
  * <table>
  *   <caption>Current-context policy</caption>
  *   <tr><th>Calls</th><th>Policy</th><th>Why</th></tr>
@@ -88,12 +97,14 @@ package dev.gatun.cuda.internal.driver;
  *   <tr><td>raw frees and destroys: {@code cuMemFree}, {@code cuMemFreeHost},
  *       {@code cuModuleUnload}, {@code cuStreamDestroy}, {@code cuEventDestroy},
  *       {@code cuMemPoolDestroy}, {@code cuIpcCloseMemHandle}; {@code cuMemUnmap}, {@code cuMemRelease},
- *       {@code cuMemAddressFree}</td>
- *     <td>{@code current}, made by their caller</td>
- *     <td>They act on the current context, but run in batches: retirement makes the context
- *       current once per round ({@link Checked#tryCurrent}), shutdown once before it drains, a
- *       pool trim or staging free once before its frees ({@link ContextCalls#makeCurrent}).
- *       Their results still poison through {@code observe}.</td></tr>
+ *       {@code cuMemAddressFree}; {@code cuGraphDestroy}, {@code cuGraphExecDestroy}</td>
+ *     <td>{@code current}, each call its own ({@link Checked#currentForRaw}), without throwing</td>
+ *     <td>They act on the current context (the graph destroys: cold, the safe side). They run in
+ *       batches (a retirement round, a pool trim, a shrink), whose steps between two frees can
+ *       park (the gate's lock, a section's wait, a log line): a virtual thread may be on another
+ *       carrier by its next free, with another context current there or none. So each free makes
+ *       its context current itself, one cuCtxGetCurrent when it already is. Their results still
+ *       poison through {@code observe}.</td></tr>
  *   <tr><td>{@code cuMemFreeAsync}</td>
  *     <td>neither</td>
  *     <td>Names its stream (see the probe above); a raw result, for retirement.</td></tr>

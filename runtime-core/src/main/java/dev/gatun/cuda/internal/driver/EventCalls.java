@@ -47,7 +47,12 @@ public final class EventCalls {
      * @param event an event of this context that no one will record, query or wait on again
      */
     public int destroy(MemorySegment event) {
-        // Safety: the caller's contract: the event is live and unused from now on.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: the event is live and unused from now on; its context is
+        // current on this carrier, made so just now.
         return c.observe(c.api.cuEventDestroy_v2(event), DESTROY);
     }
 

@@ -14,7 +14,8 @@ import java.lang.foreign.ValueLayout;
  * succeeding, with the right result, while another context was current, so they only check
  * that the context is not poisoned, and a warmed launch is one driver call. Every other call
  * makes the context current first (instantiating acts on the current context; the rest are
- * not on a hot path), except the destroys, for which retirement makes it current.
+ * not on a hot path), the destroys too (cold paths: the safe side), which hand back their raw
+ * result for retirement.
  */
 public final class GraphCalls {
 
@@ -104,8 +105,8 @@ public final class GraphCalls {
      *     driver's reason and the nodes it blamed when it refused the update; {@code exec} is then unchanged
      */
     public UpdateOutcome update(MemorySegment exec, MemorySegment graph) {
+        c.require("cuGraphExecUpdate_v2", 12000); // first: its symbol lookup may take a lock, which can park
         c.current(UPDATE);
-        c.require("cuGraphExecUpdate_v2", 12000);
         MemorySegment info = c.out();
         // Safety: both handles are live and of this context, and no launch of exec is in
         // progress (the caller's contract); info (64 bytes) holds the 24-byte
@@ -151,6 +152,10 @@ public final class GraphCalls {
      *     executables are destroyed: the driver names an executable's nodes by its graph's
      */
     public int destroy(MemorySegment graph) {
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
         // Safety: the caller's contract: the graph is live and nothing uses it any more.
         return c.observe(c.api.cuGraphDestroy(graph), DESTROY);
     }
@@ -161,6 +166,10 @@ public final class GraphCalls {
      * @param exec an executable of this context whose every launch has completed
      */
     public int destroyExec(MemorySegment exec) {
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
         // Safety: the caller's contract: the fences of every stream it was launched on completed.
         return c.observe(c.api.cuGraphExecDestroy(exec), DESTROY_EXEC);
     }
@@ -207,8 +216,8 @@ public final class GraphCalls {
      * of the graph {@code exec} was instantiated from, which must still be alive.
      */
     public void setKernelNodeParams(MemorySegment exec, MemorySegment node, MemorySegment params) {
+        c.require("cuGraphExecKernelNodeSetParams_v2", 12000); // first: its symbol lookup may take a lock, which can park
         c.current(SET_KERNEL_NODE_PARAMS);
-        c.require("cuGraphExecKernelNodeSetParams_v2", 12000);
         // Safety: exec is live; node is a kernel node of the live graph it was instantiated
         // from; params describes a kernel of a module exec holds; the driver copies the
         // argument values during the call.

@@ -64,12 +64,17 @@ public final class IpcCalls {
 
     /**
      * Unmaps memory opened with {@link #openMemory}; the raw result, for retirement (sticky
-     * results still poison). The context must be current (retirement makes it so).
+     * results still poison). Makes the context current first, as it acts on the current one.
      *
      * @param address a mapping no queued or future work in this process uses
      */
     public int closeMemory(long address) {
-        // Safety: the caller's contract: the mapping's last use in this process has completed.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: the mapping's last use in this process has completed;
+        // the context it was opened in is current on this carrier, made so just now.
         return c.observe(c.api.cuIpcCloseMemHandle(address), CLOSE_MEM);
     }
 

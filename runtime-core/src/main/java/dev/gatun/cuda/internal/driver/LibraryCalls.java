@@ -13,6 +13,7 @@ import java.lang.foreign.ValueLayout;
 public final class LibraryCalls {
 
     private static final String LOAD = "cuLibraryLoadData";
+    private static final String GET_MODULE = "cuLibraryGetModule";
     private static final String UNLOAD = "cuLibraryUnload";
     private static final String GET_KERNEL = "cuLibraryGetKernel";
     private static final String GET_FUNCTION = "cuKernelGetFunction";
@@ -48,6 +49,30 @@ public final class LibraryCalls {
                 throw c.fail(r, LOAD + "(" + artifact + ")");
             }
             return MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    /**
+     * Loads {@code library} into this context now, as {@code cuModuleLoadData} loads a module
+     * ({@code cuLibraryGetModule}, with this context current). A driver that loads libraries
+     * lazily (the default since CUDA 12.2: {@code CUDA_MODULE_LOADING}, and for libraries
+     * {@code CUDA_MODULE_DATA_LOADING}, process-wide settings read at {@code cuInit}) compiles and
+     * checks a library's code only when a context first needs it, and {@code cuLibraryLoadData}
+     * has no option to ask for an eager load (its library options are the host table and
+     * {@code CU_LIBRARY_BINARY_IS_PRESERVED}): without this, a bad image would load and fail at
+     * its first kernel.
+     *
+     * @param library a library just loaded, which nothing else uses yet
+     * @param artifact where its image came from, for the error message
+     */
+    public void loadIntoContext(MemorySegment library, String artifact) {
+        c.current(GET_MODULE);
+        MemorySegment out = c.out();
+        // Safety: the caller holds the library loaded; this context is current, the one the driver
+        // loads it into; out receives the CUmodule, which the library owns and unloads with itself.
+        int r = c.api.cuLibraryGetModule(out, library);
+        if (r != 0) {
+            throw c.fail(r, GET_MODULE + "(" + artifact + ", loading it into this context)");
         }
     }
 

@@ -46,12 +46,17 @@ public final class MemoryCalls {
 
     /**
      * Frees device memory from {@link #allocate}; the raw result, for retirement and the pool
-     * (sticky results still poison). The context must be current (retirement makes it so).
+     * (sticky results still poison). Makes the context current first, as it acts on the current one.
      *
      * @param address an allocation no queued or future work uses
      */
     public int free(long address) {
-        // Safety: the caller's contract: the allocation's last use has completed.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: the allocation's last use has completed; its context is
+        // current on this carrier, made so just now with nothing between that can park.
         return c.observe(c.api.cuMemFree_v2(address), FREE);
     }
 
@@ -94,12 +99,17 @@ public final class MemoryCalls {
 
     /**
      * Frees page-locked host memory; the raw result, for retirement (sticky results still
-     * poison). The context must be current (retirement makes it so).
+     * poison). Makes the context current first, as it acts on the current one.
      *
      * @param address memory from {@link #allocateHost} that no transfer uses and no Java view reaches
      */
     public int freeHost(long address) {
-        // Safety: the caller's contract: no DMA or host access can reach the memory any more.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: no DMA or host access can reach the memory any more; the
+        // context is current on this carrier, made so just now.
         return c.observe(c.api.cuMemFreeHost(MemorySegment.ofAddress(address)), FREE_HOST);
     }
 

@@ -93,13 +93,18 @@ public final class MemoryPoolCalls {
     }
 
     /**
-     * Destroys a pool; the raw result, for retirement (sticky results still poison). The context
-     * must be current (retirement makes it so).
+     * Destroys a pool; the raw result, for retirement (sticky results still poison). Makes the
+     * context current first.
      *
      * @param pool a pool from {@link #create} whose every allocation Gatun has freed (stream-ordered frees may still be queued: the driver releases the pool after them)
      */
     public int destroy(MemorySegment pool) {
-        // Safety: the caller's contract: nothing will allocate from the pool again.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: nothing will allocate from the pool again; the context is
+        // current on this carrier, made so just now.
         return c.observe(c.api.cuMemPoolDestroy(pool), DESTROY);
     }
 

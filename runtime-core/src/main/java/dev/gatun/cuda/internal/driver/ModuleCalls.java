@@ -58,13 +58,18 @@ public final class ModuleCalls {
     }
 
     /**
-     * Unloads a module; the raw result, for retirement (sticky results still poison). The
-     * context must be current (retirement makes it so).
+     * Unloads a module; the raw result, for retirement (sticky results still poison). Makes the
+     * context current first, as it acts on the current one.
      *
      * @param module a module whose kernels no queued or future launch uses
      */
     public int unload(MemorySegment module) {
-        // Safety: the caller's contract: no launch of its kernels is pending or can happen.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: no launch of its kernels is pending or can happen; its
+        // context is current on this carrier, made so just now.
         return c.observe(c.api.cuModuleUnload(module), UNLOAD);
     }
 
@@ -123,10 +128,12 @@ public final class ModuleCalls {
      * {@code cuFuncGetParamInfo} (CUDA 12.4): the caller checks that first.
      */
     public List<Parameter> parameters(MemorySegment function) {
-        c.current(PARAM_INFO);
         List<Parameter> params = new ArrayList<>();
-        MemorySegment out = c.out();
         for (long i = 0;; i++) {
+            // Made current before each call: the lines the one before logged went to SLF4J, whose
+            // appenders may take a lock, and so park this thread and move it to another carrier.
+            c.current(PARAM_INFO);
+            MemorySegment out = c.out();
             // Safety: out holds the two size_t results; the function's module is retained.
             DriverLog.asking(); // the probe past the last parameter is refused, and logged: an answer
             int r = -1;

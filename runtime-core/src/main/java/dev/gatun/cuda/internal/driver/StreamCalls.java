@@ -62,7 +62,12 @@ public final class StreamCalls {
      * @param stream a stream of this context with no queued work, that no one will use again
      */
     public int destroy(MemorySegment stream) {
-        // Safety: the caller's contract: the stream is drained and unused from now on.
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
+        // Safety: the caller's contract: the stream is drained and unused from now on; its context
+        // is current on this carrier, made so just now.
         return c.observe(c.api.cuStreamDestroy_v2(stream), DESTROY);
     }
 

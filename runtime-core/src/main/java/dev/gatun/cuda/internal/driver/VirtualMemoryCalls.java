@@ -13,8 +13,8 @@ import java.lang.foreign.ValueLayout;
  * reserved once; physical chunks are created on the device and mapped into it, then made
  * accessible; shrinking unmaps and releases them; the range is freed last. Each call names its
  * operation once, owns its out-parameters and checks its result; the undoing calls (unmap,
- * release, address free) hand their raw result back, for retirement and rollback, and leave
- * making the context current to their caller.
+ * release, address free) hand their raw result back, for retirement and rollback; each makes
+ * the context current first, as every call here does.
  *
  * <p>Virtual memory management came with CUDA 10.2, older than the oldest driver Gatun runs on
  * (CUDA 12.0), so no call here needs a version check; whether a device supports it is its
@@ -87,11 +87,15 @@ public final class VirtualMemoryCalls {
     }
 
     /**
-     * Frees a reserved range; the raw result. The context must be current.
+     * Frees a reserved range; the raw result.
      *
      * @param address a range from {@link #reserve} with nothing mapped in it any more
      */
     public int free(long address, long bytes) {
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
         // Safety: the caller's contract: every mapping in the range has been unmapped, so no work can reach it.
         return c.observe(c.api.cuMemAddressFree(address, bytes), ADDRESS_FREE);
     }
@@ -110,9 +114,13 @@ public final class VirtualMemoryCalls {
 
     /**
      * Releases a physical allocation's handle; the memory goes back to the device once no mapping
-     * of it remains. The raw result; the context must be current.
+     * of it remains. The raw result.
      */
     public int release(long handle) {
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
         // Safety: the caller's contract: the handle is from create, and is released once.
         return c.observe(c.api.cuMemRelease(handle), RELEASE);
     }
@@ -126,11 +134,15 @@ public final class VirtualMemoryCalls {
     }
 
     /**
-     * Unmaps one mapping ({@code cuMemUnmap}); the raw result. The context must be current.
+     * Unmaps one mapping ({@code cuMemUnmap}); the raw result.
      *
      * @param address the start of a mapping made by {@link #map}, of exactly {@code bytes}
      */
     public int unmap(long address, long bytes) {
+        int current = c.currentForRaw();
+        if (current != 0) {
+            return current;
+        }
         // Safety: the caller's contract: all work that may touch the range has completed.
         return c.observe(c.api.cuMemUnmap(address, bytes), UNMAP);
     }

@@ -140,6 +140,7 @@ public final class CaptureSession implements CaptureScope {
         }
         boolean begun = false;
         try {
+            checkThread(mode);
             CaptureSession session = begin(stream, streamName, mode, null, null, body);
             begun = true;
             return session;
@@ -147,6 +148,25 @@ public final class CaptureSession implements CaptureScope {
             if (!begun) {
                 bodyCaptureOver(body, null);
             }
+        }
+    }
+
+    /**
+     * Refuses a global or thread-local capture on a virtual thread, before any driver call.
+     *
+     * @throws IllegalStateException on a virtual thread, unless {@code mode} is relaxed
+     */
+    public static void checkThread(CaptureMode mode) {
+        if (mode != CaptureMode.RELAXED && Thread.currentThread().isVirtual()) {
+            // The driver ties a global or thread-local capture to the OS thread that began it: only
+            // that thread may end it (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), and a thread-local
+            // one forbids unsafe calls to that OS thread, which here is a carrier other virtual
+            // threads run on too. A virtual thread changes carriers whenever it parks.
+            throw new IllegalStateException("a " + mode + " capture cannot begin on a virtual thread ("
+                    + Thread.currentThread() + "): CUDA ties global and thread-local captures to the OS thread "
+                    + "that began them (only it may end one; a thread-local one forbids unsafe calls to that OS "
+                    + "thread, which other virtual threads share), and a virtual thread moves to another OS thread "
+                    + "whenever it parks. Capture in RELAXED mode, or on a platform thread");
         }
     }
 

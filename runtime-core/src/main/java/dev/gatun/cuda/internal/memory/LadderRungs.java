@@ -72,7 +72,7 @@ final class LadderRungs {
             return 0;
         }
         try {
-            context.calls().context().makeCurrent(TRIM); // the frees act on the current context
+            context.calls().checked().live(TRIM); // each free then makes the context current itself
             long before = devicePool.footprint();
             int r = devicePool.trim();
             if (r != 0) {

@@ -45,8 +45,7 @@ final class MemoryReports {
         }
         return new MemoryReport(device == null ? -1 : device.freeBytes(), device == null ? -1 : device.totalBytes(),
                 devicePoolBytes, devicePool.counters().retainedBytes(),
-                // bytesLive counts the device pool's driver bytes and the stream-ordered ones
-                Math.max(0, stats.bytesLive() - devicePoolBytes),
+                stats.streamOrderedBytesLive(),
                 stats.graphAllocationBytesLive.sum(), stats.pinnedBytesLive.sum(), stats.growableBytesMapped.sum(),
                 poolLines, askDriver ? graphMemory() : null, largest());
     }

@@ -53,8 +53,8 @@ public final class SoftLimits {
             return;
         }
         try {
-            context.calls().context().makeCurrent(TRIM);
-            devicePool.trimIfIdle();
+            context.calls().checked().live(TRIM);
+            devicePool.trimIfIdle(); // each free makes the context current on the carrier it runs on
         } catch (RuntimeException e) {
             LOG.warn("Trimming the device pool down to its soft limit failed; the next safe point tries again: {}",
                     e.getMessage());

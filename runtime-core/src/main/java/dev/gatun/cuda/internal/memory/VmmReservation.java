@@ -98,7 +98,7 @@ public final class VmmReservation extends NativeResource {
 
     /**
      * Maps the chunks [0, newSize) needs and makes them accessible, in a synchronizing section
-     * named {@code operation} (under {@link #lock()}, with the context current); on failure the
+     * named {@code operation} (under {@link #lock()}); on failure the
      * chunks mapped by this call are unmapped and released again, and the error is rethrown.
      */
     public void mapFor(long newSize, String operation) {
@@ -153,13 +153,13 @@ public final class VmmReservation extends NativeResource {
      */
     public void unmapPast(long newSize, String operation) {
         try (var _ = context.enterSection(operation)) {
-            context.calls().context().makeCurrent(operation);
+            context.calls().checked().live(operation); // each call below makes the context current itself
             unmapDownTo((int) chunksFor(newSize));
         }
         shrinks++;
     }
 
-    /** Unmaps and releases chunks [target, chunks), top down; the context is current. */
+    /** Unmaps and releases chunks [target, chunks), top down (each call makes the context current itself). */
     private void unmapDownTo(int target) {
         VirtualMemoryCalls vm = context.calls().virtualMemory();
         while (chunks > target) {

@@ -153,7 +153,7 @@ public final class DevicePool implements DevicePoolTally {
         int r = keep(address, bytes) ? 0
                 : free(address, bytes <= largestPooledRequest ? SizeClasses.classBytes(bytes) : bytes);
         if (r == 0 && caps.softLimited()) {
-            trimIfIdle(); // a release comes from retirement, inside the gate with the context current
+            trimIfIdle(); // a release comes from retirement, inside the gate
         }
         return r;
     }
@@ -191,7 +191,7 @@ public final class DevicePool implements DevicePoolTally {
     }
 
     /**
-     * At a safe point (inside a synchronizing section, with the context current): when the pool
+     * At a safe point (inside a synchronizing section): when the pool
      * holds more than its soft limit from the driver and was idle since the previous check, frees
      * retained blocks, largest first, until it holds no more than the limit or retains nothing.
      *
@@ -264,6 +264,11 @@ public final class DevicePool implements DevicePoolTally {
     @Override
     public long driverBytes() {
         return caps.footprint();
+    }
+
+    @Override
+    public long retainedBytes() {
+        return retainedBytes.get();
     }
 
     /** A snapshot of the counters. */

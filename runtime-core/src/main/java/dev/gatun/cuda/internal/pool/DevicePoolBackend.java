@@ -39,8 +39,9 @@ public final class DevicePoolBackend implements PoolBackend {
         }
         try {
             // The pool frees a block only after the retirement queue saw every fence of its last
-            // use complete (or at trim, when it holds no block anyone uses); both make the
-            // context current first. The pool counts the free and its bytes (DevicePoolTally).
+            // use complete (or at trim, when it holds no block anyone uses). The free makes the
+            // context current itself: the gate's lock just above may have parked this thread and
+            // moved it to another carrier. The pool counts the free and its bytes (DevicePoolTally).
             return contextState.calls().memory().free(address);
         } finally {
             if (enter) {

@@ -132,7 +132,7 @@ public final class StagingPool {
             }
             return;
         }
-        contextState.calls().context().makeCurrent(FREE_STAGING); // the frees act on the current context
+        contextState.calls().checked().live(FREE_STAGING); // each free makes the context current itself
         try (var _ = contextState.enterSection(FREE_STAGING)) {
             for (Block b : blocks) {
                 int r = freeBlock(b);

@@ -40,8 +40,8 @@ class RetirementQueueTest {
         final List<String> failed = new ArrayList<>();
 
         @Override
-        public boolean makeCurrentForRetirement() {
-            return !poisoned;
+        public boolean callsAllowedHere() {
+            return true;
         }
 
         @Override

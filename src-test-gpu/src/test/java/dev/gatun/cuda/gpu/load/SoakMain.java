@@ -1,5 +1,6 @@
 package dev.gatun.cuda.gpu.load;
 
+import dev.gatun.cuda.ContextCounters;
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaUnavailableException;
@@ -216,7 +217,9 @@ public final class SoakMain {
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         long nativeBytes = NativeMemory.committedBytes(NativeMemory.summary()).orElse(0);
         deviceUsed.add(t, (memory.totalBytes() - memory.freeBytes()) / MIB);
-        gatunBytesLive.add(t, ctx.counters().bytesLive() / MIB);
+        ContextCounters counters = ctx.counters();
+        // The owners' bytes and the pool's retained blocks: all the device memory Gatun's allocations hold.
+        gatunBytesLive.add(t, (counters.bytesLive() + counters.devicePoolRetainedBytes()) / MIB);
         pinnedOwners.add(t, ctx.liveOwners(OwnerKind.PINNED_BUFFER) + ctx.liveOwners(OwnerKind.STAGING));
         heapAfterGc.add(t, heap / MIB);
         nativeCommitted.add(t, nativeBytes / MIB);
