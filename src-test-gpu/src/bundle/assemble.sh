@@ -36,7 +36,7 @@ install -m 0755 "$here/stress" "$bundle/stress"
 install -m 0755 "$here/soak" "$bundle/soak"
 install -m 0755 "$here/examples" "$bundle/examples"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
-# The CLI is a shaded jar holding runtime-core too: it stays out of lib/, which is the
+# The CLI is a shaded jar holding gatun-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...
 install -m 0644 "$cli_jar" "$bundle/gatun.jar"
 # The C comparison (runtime-bench/README.md): ./compare builds the C twin and the PTX from bench/.

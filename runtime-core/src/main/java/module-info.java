@@ -10,8 +10,8 @@ module dev.gatun.cuda {
 
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.nvrtc;
-    // The JUnit extension reads its switches (gatun.gpu.required) the way runtime-core reads its own.
-    exports dev.gatun.cuda.internal.settings to dev.gatun.cuda.junit;
+    // Nothing else, not even to Gatun's own modules: they use the API above (api/gatun-core.api
+    // records this module's exports).
 
     // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
     provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;

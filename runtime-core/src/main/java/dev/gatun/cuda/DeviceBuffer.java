@@ -298,14 +298,18 @@ public final class DeviceBuffer implements AutoCloseable {
         return as(ElementType.DOUBLE);
     }
 
-    /** Checks that this buffer is open and belongs to {@code user}, then records use on {@code stream} (under its lock). */
+    /**
+     * Checks that this buffer is open and belongs to {@code user}, then records use on
+     * {@code stream} (under its lock), refused if this buffer was closed meanwhile
+     * ({@link DeviceMemory#usedBy}).
+     */
     void useOn(CudaContext user, StreamState stream) {
         checkOpen();
         if (user.state() != memory.context()) {
             user.checkSame(context(), memory);
         }
         checkGraphMemory(stream);
-        memory.usedOn(stream);
+        memory.usedBy(this, stream);
     }
 
     /**
@@ -318,7 +322,7 @@ public final class DeviceBuffer implements AutoCloseable {
             user.checkSameDriver(context(), memory.identity());
         }
         checkGraphMemory(stream);
-        memory.usedOn(stream);
+        memory.usedBy(this, stream);
     }
 
     /** For a graph allocation: refuses work on {@code stream} that cannot reach its memory (see {@code GraphAllocations}). */

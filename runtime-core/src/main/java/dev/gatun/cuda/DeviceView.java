@@ -125,7 +125,7 @@ public final class DeviceView {
     public void copyFrom(MemorySegment source) {
         Ranges.sameLength(byteLength, source.byteSize());
         buffer.checkSynchronous("copyFrom(host)");
-        buffer.context().copies().upload(buffer.resource(), address(), source);
+        buffer.context().copies().upload(buffer.resource(), buffer, address(), source);
     }
 
     /**
@@ -136,7 +136,7 @@ public final class DeviceView {
     public void copyTo(MemorySegment destination) {
         Ranges.sameLength(destination.byteSize(), byteLength);
         buffer.checkSynchronous("copyTo(host)");
-        buffer.context().copies().download(destination, buffer.resource(), address());
+        buffer.context().copies().download(destination, buffer.resource(), buffer, address());
     }
 
     /**
@@ -150,8 +150,8 @@ public final class DeviceView {
         buffer.checkSynchronous("copyFrom(device)");
         source.buffer.checkSynchronous("copyFrom(device)");
         buffer.context().checkSameDriver(source.buffer.context(), "the source");
-        buffer.context().copies().copyOnDevice(buffer.resource(), address(), source.buffer.resource(), source.address(),
-                byteLength);
+        buffer.context().copies().copyOnDevice(buffer.resource(), buffer, address(), source.buffer.resource(),
+                source.buffer, source.address(), byteLength);
     }
 
     /**
@@ -266,13 +266,13 @@ public final class DeviceView {
     private void copyFromArray(Object source, ValueLayout element, int count) {
         Ranges.sameLength(byteLength, element.byteSize() * count);
         buffer.checkSynchronous("copyFrom(host)");
-        buffer.context().copies().uploadArray(buffer.resource(), address(), source, element, count);
+        buffer.context().copies().uploadArray(buffer.resource(), buffer, address(), source, element, count);
     }
 
     private void copyToArray(Object destination, ValueLayout element, int count) {
         Ranges.sameLength(element.byteSize() * count, byteLength);
         buffer.checkSynchronous("copyTo(host)");
-        buffer.context().copies().downloadArray(destination, element, count, buffer.resource(), address());
+        buffer.context().copies().downloadArray(destination, element, count, buffer.resource(), buffer, address());
     }
 
     @Override

@@ -1,10 +1,11 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.settings.Settings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
 
-/** Facts about this copy of Gatun. */
+/** Facts about this copy of Gatun, and how it reads its settings. */
 public final class Gatun {
 
     /** Written by Maven's resource filtering when the jar is built. */
@@ -29,6 +30,26 @@ public final class Gatun {
                     + "build it with Maven (mvn package) or use a released jar");
         }
         return VERSION;
+    }
+
+    /**
+     * Reads a yes/no setting as Gatun reads its own ({@code gatun.leakTracking} and the others):
+     * {@code true} or {@code false}, in any case, surrounding blanks ignored. For code built on
+     * Gatun that has switches of its own (gatun-junit's {@code gatun.gpu.required}), so that they
+     * accept and refuse the same values with the same message: a misspelt switch fails instead of
+     * quietly meaning its default.
+     *
+     * @param setting what the value came from, for the message, e.g.
+     *     {@code "system property gatun.gpu.required"}
+     * @param value the value; null when the setting is unset
+     * @param unset what an unset setting means
+     * @return the setting's value
+     * @throws IllegalArgumentException for any other value, the empty one included ({@code -Dname}
+     *     alone sets the empty string, which means neither), naming the setting, the value and
+     *     what is accepted
+     */
+    public static boolean readFlag(String setting, String value, boolean unset) {
+        return Settings.flag(setting, value, unset);
     }
 
     /**

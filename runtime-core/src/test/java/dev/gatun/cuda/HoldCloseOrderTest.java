@@ -6,57 +6,32 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.context.ProbeResource;
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.ScheduleExplorer;
+import dev.gatun.cuda.testing.ScheduleExplorer.Step;
 import dev.gatun.cuda.testing.Simulated;
+import java.util.List;
 import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestReporter;
 
 /**
  * A hold (a captured graph keeping a handle) and a close race without a monitor on the close's
  * path: close sets closed and then reads the holds, hold counts and then reads closed, so of the
  * two at least one sees the other. Whatever the order, the handle is freed exactly once, and
- * never while a hold that succeeded is outstanding.
+ * never while a hold that succeeded is outstanding. The racing tests sample the orders; the
+ * exploring ones run every order of the two threads' steps at the protocol's switch points
+ * (internal/context/SwitchPoint), which is what proves them.
  */
 class HoldCloseOrderTest {
 
-    private final Simulated sim = new Simulated();
+    private final Interposer interposer = Interposer.over(new FakeDriverApi());
+    private final Simulated sim = new Simulated(interposer);
     private final ContextState state = sim.context().state();
-
-    /** A resource that counts its frees and runs a step between setting closed and reading holds. */
-    private static final class Probe extends NativeResource {
-        final AtomicInteger frees = new AtomicInteger();
-        Runnable afterClosedIsSet = () -> { };
-
-        Probe(ContextState context) {
-            super(context, OwnerKind.EVENT);
-        }
-
-        @Override
-        protected void beforeRetire() {
-            afterClosedIsSet.run();
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            return () -> {
-                frees.incrementAndGet();
-                return 0;
-            };
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return false;
-        }
-
-        @Override
-        public String identity() {
-            return "probe#" + id();
-        }
-    }
 
     @AfterEach
     void closeContext() {
@@ -65,28 +40,28 @@ class HoldCloseOrderTest {
 
     @Test
     void aHoldBetweenTheCloseAndItsReadOfHoldsIsRefusedAndTheCloseFreesOnce() {
-        Probe probe = new Probe(state);
-        probe.afterClosedIsSet = () -> assertThrows(IllegalStateException.class, probe::hold);
+        ProbeResource probe = new ProbeResource(state);
+        probe.afterClosedIsSet(() -> assertThrows(IllegalStateException.class, probe::hold));
         assertTrue(probe.close());
         assertFalse(probe.held(), "the refused hold withdrew its count");
-        assertEquals(1, probe.frees.get());
+        assertEquals(1, probe.frees());
     }
 
     @Test
     void aHoldBeforeTheCloseDefersTheFreeToItsUnhold() {
-        Probe probe = new Probe(state);
+        ProbeResource probe = new ProbeResource(state);
         probe.hold();
         assertTrue(probe.close());
-        assertEquals(0, probe.frees.get(), "freed while a graph still holds it");
+        assertEquals(0, probe.frees(), "freed while a graph still holds it");
         probe.unhold();
-        assertEquals(1, probe.frees.get());
+        assertEquals(1, probe.frees());
     }
 
     @Test
     void racingHoldsAndClosesFreeOnceAndNeverUnderAHold() throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         for (int i = 0; i < 2_000; i++) {
-            Probe probe = new Probe(state);
+            ProbeResource probe = new ProbeResource(state);
             boolean[] held = new boolean[1];
             Thread holder = Thread.ofPlatform().start(() -> {
                 await(start);
@@ -101,10 +76,10 @@ class HoldCloseOrderTest {
             probe.close();
             holder.join();
             if (held[0]) {
-                assertEquals(0, probe.frees.get(), "round " + i + ": freed while a hold that succeeded is outstanding");
+                assertEquals(0, probe.frees(), "round " + i + ": freed while a hold that succeeded is outstanding");
                 probe.unhold();
             }
-            assertEquals(1, probe.frees.get(), "round " + i + ": frees");
+            assertEquals(1, probe.frees(), "round " + i + ": frees");
         }
     }
 
@@ -119,7 +94,7 @@ class HoldCloseOrderTest {
     void aLastUnholdRacingTheCloseFreesOnce() throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         for (int i = 0; i < 5_000; i++) {
-            Probe probe = new Probe(state);
+            ProbeResource probe = new ProbeResource(state);
             probe.hold();
             Thread unholder = Thread.ofPlatform().start(() -> {
                 await(start);
@@ -129,8 +104,55 @@ class HoldCloseOrderTest {
             assertTrue(probe.close());
             unholder.join();
             assertFalse(probe.held());
-            assertEquals(1, probe.frees.get(), "round " + i + ": frees");
+            assertEquals(1, probe.frees(), "round " + i + ": frees");
         }
+    }
+
+    /**
+     * Every order of the close of a held handle and its last unhold, switching at each step on
+     * the holds and the deferral (review 2026-12-06, section 3.2): the handle is retired exactly
+     * once. With the pre-2026-12-04 order (the close reads the holds, then defers), the unhold
+     * between the two finds no deferral, and nothing ever retires the handle.
+     */
+    @Test
+    void everyOrderOfTheCloseOfAHeldHandleAndItsLastUnholdRetiresItOnce(TestReporter reporter) {
+        StreamProtocolExplorationTest.report(reporter, ScheduleExplorer.of("close of a held handle || its last unhold")
+                .explore(() -> {
+                    ProbeResource probe = new ProbeResource(state);
+                    probe.hold();
+                    return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", probe::close),
+                            new Step("T2", probe::unhold)), failures -> {
+                                assertEquals(null, failures.get(0), "the close threw");
+                                assertEquals(null, failures.get(1), "the unhold threw");
+                                assertFalse(probe.held());
+                                assertEquals(1, probe.frees(), "frees of the handle once both steps returned");
+                            }, () -> {
+                            });
+                }));
+    }
+
+    /** Every order of a hold and a close: freed once, and never while the hold that succeeded is outstanding. */
+    @Test
+    void everyOrderOfAHoldAndACloseFreesOnceAndNeverUnderAHold(TestReporter reporter) {
+        StreamProtocolExplorationTest.report(reporter, ScheduleExplorer.of("hold || close").explore(() -> {
+            ProbeResource probe = new ProbeResource(state);
+            AtomicBoolean held = new AtomicBoolean();
+            return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", () -> {
+                probe.hold();
+                held.set(true);
+            }), new Step("T2", probe::close)), failures -> {
+                if (failures.get(0) != null) {
+                    assertEquals(IllegalStateException.class, failures.get(0).getClass(), "refused as closed");
+                }
+                assertEquals(null, failures.get(1), "the close threw");
+                if (held.get()) {
+                    assertEquals(0, probe.frees(), "freed while a hold that succeeded is outstanding");
+                    probe.unhold();
+                }
+                assertEquals(1, probe.frees(), "frees");
+            }, () -> {
+            });
+        }));
     }
 
     private static void await(CyclicBarrier barrier) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Interposer;
@@ -14,7 +15,10 @@ import dev.gatun.cuda.testing.ScheduleExplorer;
 import dev.gatun.cuda.testing.ScheduleExplorer.Step;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,6 +40,13 @@ class StreamProtocolExplorationTest {
 
     private static final int N = 4;
     private static final long MIB = 1 << 20;
+    /**
+     * Where the three-thread scenarios of synchronous ordering switch besides driver calls: at the
+     * "unordered" flag they race on. At every switch point they make more orders than the
+     * explorer's limit of 2,000; at the flag's, every order within the bound runs (1,410 and 794).
+     */
+    private static final Set<SwitchPoint> SYNC_ORDERING = EnumSet.of(SwitchPoint.UNORDERED_SET,
+            SwitchPoint.UNORDERED_TAKE);
 
     /**
      * One schedule's world: a fresh simulated GPU behind an interposer, a context and a stream.
@@ -89,8 +100,10 @@ class StreamProtocolExplorationTest {
         }
     }
 
-    private static void report(TestReporter reporter, ScheduleExplorer.Report report) {
+    /** Publishes what the exploration covered, and prints it: the schedules and time of each scenario are reported numbers. */
+    static void report(TestReporter reporter, ScheduleExplorer.Report report) {
         reporter.publishEntry("schedules", report.toString());
+        System.out.println("EXPLORED " + report);
     }
 
     @Test
@@ -199,7 +212,7 @@ class StreamProtocolExplorationTest {
     @Test
     @Tag("protocol-fix")
     void twoSynchronousReadsAndASubmission(TestReporter reporter) {
-        report(reporter, ScheduleExplorer.of("sync read || sync read || fill").explore(() -> {
+        report(reporter, ScheduleExplorer.of("sync read || sync read || fill").switchingAt(SYNC_ORDERING).explore(() -> {
             World w = new World();
             DeviceBuffer b = w.own(w.ctx.allocate(16));
             DeviceBuffer c = w.own(w.ctx.allocate(16));
@@ -264,6 +277,92 @@ class StreamProtocolExplorationTest {
                     assertInstanceOf(IllegalStateException.class, failures.get(1), "refused as a use of a closed buffer");
                 }
                 assertEquals(List.of(), w.sim.gpu.violations(), "the buffer was freed under the fill queued on y");
+                w.ctx.synchronize();
+            });
+        }));
+    }
+
+    /**
+     * A launch on one stream racing the close of its buffer, a stream-ordered allocation made on
+     * another stream and used nowhere else (review 2026-12-06, section 3.1): no driver call falls
+     * between the launch's admission and the close's free, so only the switch points (a use
+     * listing its stream, a close reading the list) let the explorer see the window.
+     */
+    @Test
+    void launchAndTheCloseOfItsBufferOnAnotherStream(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("launch on s1 || close of its buffer made on s2").explore(() -> {
+            World w = new World();
+            Stream s2 = w.own(w.ctx.createStream());
+            DeviceBuffer b = w.own(s2.allocate(4L * N));
+            KernelLaunch launch = w.addInto(b);
+            w.ctx.synchronize();
+            return w.run(List.of(new Step("T1", () -> launch.launch(w.s)), new Step("T2", b::close)), failures -> {
+                if (failures.get(0) != null) {
+                    assertInstanceOf(IllegalStateException.class, failures.get(0), "refused as a use of a closed buffer");
+                }
+                assertEquals(null, failures.get(1), "the close threw");
+                w.ctx.synchronize(); // runs the launch: the simulator flags it if its buffer was freed first
+            });
+        }));
+    }
+
+    /**
+     * Work queued on S, then a capture begun on S, while another thread reads synchronously
+     * (review 2026-12-06, section 3.3): the read must wait for that work through the fence S took
+     * as its capture began, since nothing can be recorded on S while it captures.
+     */
+    @Test
+    void aSynchronousReadAndWorkQueuedBeforeACaptureBegins(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("fill, capture begin || sync read").explore(() -> {
+            World w = new World();
+            DeviceBuffer b = w.own(w.ctx.allocate(16));
+            b.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            HeldStreams.hold(w.sim, w.s); // the fill stays queued until a host wait needs it
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            AtomicBoolean readAfterCaptureBegan = new AtomicBoolean();
+            int[] out = new int[N];
+            return w.run(List.of(new Step("T1", () -> {
+                w.s.fill(b.asInts(), 7);
+                capture.set(w.s.beginCapture(CaptureMode.RELAXED));
+            }), new Step("T2", () -> {
+                readAfterCaptureBegan.set(capture.get() != null);
+                b.asInts().copyTo(out);
+            })), failures -> {
+                noneThrew(failures);
+                if (readAfterCaptureBegan.get()) {
+                    assertArrayEquals(new int[] {7, 7, 7, 7}, out, "a read begun after the capture began skipped the "
+                            + "fill queued before it: " + Arrays.toString(out));
+                }
+                capture.get().end().close();
+                HeldStreams.release(w.sim, w.s);
+                w.ctx.synchronize();
+            });
+        }));
+    }
+
+    /** As {@link #aSynchronousReadAndWorkQueuedBeforeACaptureBegins}, with a shrink that unmaps the chunk the fill writes. */
+    @Test
+    void aShrinkAndWorkQueuedBeforeACaptureBegins(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("fill, capture begin || shrink").explore(() -> {
+            World w = new World();
+            GrowableBuffer g = w.own(w.ctx.reserveGrowable(16 * MIB));
+            g.grow(4 * MIB);
+            DeviceView chunk = g.mapped().asInts().slice(3 * MIB / 4, 16); // in the second 2 MiB chunk
+            HeldStreams.hold(w.sim, w.s);
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> {
+                w.s.fill(chunk, 7);
+                capture.set(w.s.beginCapture(CaptureMode.RELAXED));
+            }), new Step("T2", () -> g.shrink(2 * MIB))), failures -> {
+                if (failures.get(0) != null) {
+                    assertInstanceOf(IllegalStateException.class, failures.get(0), "refused: the view is closed");
+                }
+                assertEquals(null, failures.get(1), "the shrink threw");
+                assertEquals(List.of(), w.sim.gpu.violations(), "unmapped under the fill queued before the capture");
+                if (capture.get() != null) {
+                    capture.get().end().close();
+                }
+                HeldStreams.release(w.sim, w.s);
                 w.ctx.synchronize();
             });
         }));
@@ -345,7 +444,7 @@ class StreamProtocolExplorationTest {
     @Test
     @Tag("protocol-fix")
     void shrinkASynchronousCopyAndASubmission(TestReporter reporter) {
-        report(reporter, ScheduleExplorer.of("shrink || sync copy || fill").explore(() -> {
+        report(reporter, ScheduleExplorer.of("shrink || sync copy || fill").switchingAt(SYNC_ORDERING).explore(() -> {
             World w = new World();
             GrowableBuffer g = w.own(w.ctx.reserveGrowable(16 * MIB));
             g.grow(4 * MIB);

@@ -2,15 +2,18 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Simulated;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +57,44 @@ class SyncOrderingInterleavingTest {
             t2.join();
             assertArrayEquals(SEVENS, out, "the synchronous read returned " + Arrays.toString(out)
                     + "; the fill queued on S before it writes 7s");
+            HeldStreams.release(sim, s);
+        }
+        s.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    @AfterEach
+    void releaseSwitchPoints() {
+        Interposer.releaseSwitchPoints();
+    }
+
+    /**
+     * A capture begins on S (T1, held under S's lock just before it reads S's "unordered" flag to
+     * decide whether it needs a fence) while a synchronous read (T2) orders itself after S. Found
+     * by the schedule explorer (StreamProtocolExplorationTest.aShrinkAndWorkQueuedBeforeACaptureBegins)
+     * on 9e28154: the read took S's flag without S's lock and then waited for it; the begin found
+     * the flag clear and took no fence; the read then found S capturing with no fence to wait on,
+     * and returned the bytes from before the fill queued on S. The flag is now taken under S's lock
+     * with the fence, so the begin sees the flag, takes its fence, and the read waits on it.
+     */
+    @Test
+    void aSynchronousReadRacingACaptureBeginOnTheStreamItOrdersAfterSeesTheFill() {
+        try (DeviceBuffer b = ctx.allocate(16)) {
+            b.asInts().copyFrom(new int[] {-1, -1, -1, -1});
+            HeldStreams.hold(sim, s);
+            s.fill(b.asInts(), 7);
+            Interposer.Stop beforeTheFlag = interposer.stopAt(SwitchPoint.FENCE_BEFORE_CAPTURE_READ).onThread("T1");
+            Background<StreamCapture> t1 = Background.call("T1", () -> s.beginCapture(CaptureMode.RELAXED));
+            beforeTheFlag.awaitArrival(); // T1 holds S's lock
+            int[] out = new int[4];
+            Background<Void> t2 = Background.run("T2", () -> b.asInts().copyTo(out));
+            assertFalse(t2.awaitFinishedOrWaiting(), "the read needs S's lock, which the begin holds");
+            beforeTheFlag.release();
+            StreamCapture capture = t1.join();
+            t2.join();
+            assertArrayEquals(SEVENS, out, "the synchronous read returned " + Arrays.toString(out)
+                    + "; the fill queued on S before the capture began writes 7s");
+            capture.end().close();
             HeldStreams.release(sim, s);
         }
         s.close();

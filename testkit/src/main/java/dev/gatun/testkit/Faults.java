@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
  * {@code cuMemAlloc_v2}, {@code cuLaunchKernel}, {@code cuGraphLaunch}, {@code cuEventRecord},
  * {@code cuStreamWaitEvent}, ... ({@link #ANY_FUNCTION} names them all). Results are
  * {@code CUresult} numbers, such as {@code CudaDriver.CUDA_ERROR_OUT_OF_MEMORY()}
- * ({@code dev.gatun.cuda.bindings.driver.CudaDriver}, which comes with runtime-core). Calls are
+ * ({@code dev.gatun.cuda.bindings.driver.CudaDriver}, which comes with gatun-core). Calls are
  * counted from the moment a fault is planned: "the 2nd call" is the second one after the
  * {@code fail...} call that planned it. Thread-safe.
  */

@@ -204,7 +204,7 @@ public enum NativeLibrary {
         }
         throw new IllegalStateException(Character.toUpperCase(displayName.charAt(0)) + displayName.substring(1)
                 + " could not be opened: "
-                + String.join("; ", failures) + ". cuda-bindings is used without Gatun's runtime (dev.gatun:runtime-core), "
+                + String.join("; ", failures) + ". gatun-bindings is used without Gatun's runtime (dev.gatun:gatun-core), "
                 + "so only the dynamic loader's search was tried; with the runtime on the class or module path, its "
                 + "loader also searches where drivers and toolkits are installed and can be pointed at a library.");
     }

@@ -1,7 +1,7 @@
 package dev.gatun.cuda.bindings;
 
 /**
- * Opens the native libraries for the generated bindings. Gatun's runtime ({@code runtime-core})
+ * Opens the native libraries for the generated bindings. Gatun's runtime ({@code gatun-core})
  * provides one, so that a raw generated call reaches the very library the runtime opened and
  * fails, when there is none, with the runtime's own exception and reason.
  *

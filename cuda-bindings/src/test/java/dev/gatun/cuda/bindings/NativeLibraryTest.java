@@ -133,7 +133,7 @@ class NativeLibraryTest {
                         () -> CudaDriver.cuDriverGetVersion(version));
                 assertTrue(e.getMessage().startsWith("The CUDA driver could not be opened: libcuda.so.1: "),
                         e.getMessage());
-                assertTrue(e.getMessage().contains("without Gatun's runtime (dev.gatun:runtime-core)"), e.getMessage());
+                assertTrue(e.getMessage().contains("without Gatun's runtime (dev.gatun:gatun-core)"), e.getMessage());
             }
             IllegalStateException address = assertThrows(IllegalStateException.class,
                     CudaDriver::cuDriverGetVersion$address);

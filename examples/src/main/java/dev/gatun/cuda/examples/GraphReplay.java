@@ -53,7 +53,7 @@ public final class GraphReplay {
         ExampleMain.exit("GraphReplay", cuda -> {
             CudaContext ctx = cuda.device(0).context();
             try {
-                // gatun_latch.cuh travels inside runtime-graph's jar; latchIncludeDirectory() unpacks it.
+                // gatun_latch.cuh travels inside gatun-graph's jar; latchIncludeDirectory() unpacks it.
                 NvrtcLibrary.system().compiler().load(ctx.modules(), "lookup", GATHER_SOURCE,
                         CompileOptions.builder(CompileTarget.ptx(ctx.device().capabilities()))
                                 .includeDirectory(CudaGraphs.latchIncludeDirectory()).build(), "gather");

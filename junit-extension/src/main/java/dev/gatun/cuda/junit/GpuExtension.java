@@ -2,8 +2,8 @@ package dev.gatun.cuda.junit;
 
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.Device;
+import dev.gatun.cuda.Gatun;
 import dev.gatun.cuda.Stream;
-import dev.gatun.cuda.internal.settings.Settings;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.ArrayList;
@@ -83,7 +83,7 @@ public final class GpuExtension
     public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
         // Read before anything else, GPU or not: a misspelt value must fail the run, not quietly
         // skip every GPU test of a GPU CI that lost its GPU.
-        boolean required = Settings.flag("JUnit configuration parameter (or system property) " + REQUIRED_PARAMETER,
+        boolean required = Gatun.readFlag("JUnit configuration parameter (or system property) " + REQUIRED_PARAMETER,
                 context.getConfigurationParameter(REQUIRED_PARAMETER).orElse(null), false);
         GpuRun run = GpuRun.of(context);
         if (!run.available()) {

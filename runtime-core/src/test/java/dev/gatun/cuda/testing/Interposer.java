@@ -1,5 +1,6 @@
 package dev.gatun.cuda.testing;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.InvocationTargetException;
@@ -31,6 +32,13 @@ import java.util.function.Predicate;
  *
  * <p>{@link #around} hooks every call for a scheduler ({@link ScheduleExplorer}); stops apply
  * inside the hook.
+ *
+ * <p>The stream protocol's Java steps between driver calls ({@link SwitchPoint}: a use listing
+ * its stream, a close reading them, a hold, the deferral...) go through the same hooks and stops
+ * once {@link #interceptSwitchPoints()} routes them here, each as a call named by
+ * {@link #label(SwitchPoint)} with no arguments: {@link #stopAt} holds a thread at one, as
+ * {@link #stopBefore} does at a driver call. Switch points are one per JVM, so the last
+ * interposer that asked gets them until {@link #releaseSwitchPoints()}.
  */
 public final class Interposer {
 
@@ -44,6 +52,7 @@ public final class Interposer {
     }
 
     public static final Around PASS = (function, args, real) -> real.call();
+    private static final Object[] NO_ARGUMENTS = {};
 
     private final DriverApi api;
     private final FakeDriverApi gpu;
@@ -85,6 +94,39 @@ public final class Interposer {
     /** Runs every call through {@code hook} from now on ({@link #PASS} to stop). */
     public void around(Around hook) {
         around = hook;
+    }
+
+    /**
+     * Routes every switch point reached from now on (by any thread) through this interposer's
+     * hook and stops, until {@link #releaseSwitchPoints()} or another interposer asks.
+     */
+    public void interceptSwitchPoints() {
+        SwitchPoint.listen(point -> {
+            String label = label(point);
+            try {
+                around.call(label, NO_ARGUMENTS, () -> throughStops(label, NO_ARGUMENTS, () -> null));
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new AssertionError("a switch point's hook threw " + t, t);
+            }
+        });
+    }
+
+    /** Stops routing switch points to any interposer. */
+    public static void releaseSwitchPoints() {
+        SwitchPoint.listen(null);
+    }
+
+    /** The name under which {@code point} passes hooks and stops, e.g. {@code <USAGE_ADD>}. */
+    public static String label(SwitchPoint point) {
+        return "<" + point + ">";
+    }
+
+    /** Holds the thread reaching {@code point} (routed here, see {@link #interceptSwitchPoints()}) just before its step. */
+    public Stop stopAt(SwitchPoint point) {
+        interceptSwitchPoints();
+        return add(new Stop(label(point), true));
     }
 
     /** Holds the thread making the matching call before the real call is made. */

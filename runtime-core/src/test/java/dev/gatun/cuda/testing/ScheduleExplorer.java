@@ -1,9 +1,12 @@
 package dev.gatun.cuda.testing;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -12,11 +15,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Systematic exploration of how a few threads' driver calls can interleave, on the simulated
- * driver: a small scheduler behind an {@link Interposer} lets exactly one scenario thread go on
- * to its next driver call at a time, and enumerates the orders, depth first, one fresh run of the
- * scenario per order (stateless model checking at driver-call granularity, as CHESS does at
- * synchronization granularity). After each run the scenario's check asserts its invariants (no
+ * Systematic exploration of how a few threads' steps can interleave, on the simulated driver: a
+ * small scheduler behind an {@link Interposer} lets exactly one scenario thread go on to its next
+ * step at a time, and enumerates the orders, depth first, one fresh run of the scenario per order
+ * (stateless model checking, as CHESS does at synchronization granularity). A step is a driver
+ * call or one of the stream protocol's {@link SwitchPoint}s, the Java steps on shared state
+ * that no driver call separates (a use listing its stream, a close reading the list, the holds
+ * and the deferral, the "unordered" flag, the fence taken before a capture...); those come
+ * through the interposer too ({@link Interposer#interceptSwitchPoints()}), and
+ * {@link #switchingAt} narrows them. After each run the scenario's check asserts its invariants (no
  * stale read, no simulator violation, no use after free, the holds right); the first run that
  * breaks one fails with the schedule that did and the number of schedules explored until then.
  *
@@ -32,15 +39,26 @@ import org.slf4j.LoggerFactory;
  * violation. Driver calls of threads outside the scenario (Gatun's dispatcher, the Cleaner) and
  * of the test's own thread (set-up and checks) pass through unscheduled.
  *
- * <p>Limits: threads switch only at driver calls and where one waits, so a race between two
- * stretches of Java code with no driver call between them is not explored (the deterministic
- * tests with an {@link Interposer} stop inside such a stretch when a driver call bounds it).
+ * <p>Limits: threads switch only at driver calls, at switch points and where one waits, so a
+ * race between two Java steps with neither between them is not explored: a new shared-state step
+ * of the protocol needs its switch point ({@code SwitchPoint.X.reach()} just before the access).
+ * Until 2026-12-06 there were no switch points; the race of a launch with its buffer's close
+ * (review 2026-12-06, section 3.1) and the close/unhold deferral order went unseen for that reason.
  *
  * <p>Why not a general tool: on JDK 25, Lincheck 3.7's model checker reported a false "execution
  * has hung" inside the simulated driver after about 35 s for the first pair, and its
  * {@code runConcurrentTest} (threads the test starts) explored nothing (it missed a lost update it
- * finds on JDK 17); Fray 0.9.2's Maven plugin builds its instrumented JDK by downloading Corretto
- * from outside Maven Central, and with a local JDK 25 fails in jlink (the JDK ships no jmods).
+ * finds on JDK 17). Fray 0.9.2 (tried again 2026-12-06: {@code fray-plugins-maven} and
+ * {@code fray-junit} 0.9.2 resolve from Maven Central; a lost-update {@code @ConcurrencyTest} in a
+ * scratch project, {@code mvn test -Dplugin.jdkPath=$JAVA_HOME}): its {@code prepare-fray} goal
+ * runs {@code jlink --module-path $JAVA_HOME/jmods --add-modules ALL-MODULE-PATH} and fails with
+ * "No module found in module path '/usr/lib/jvm/temurin-25-jdk-amd64/jmods'" (Temurin 25 ships no
+ * jmods: jlink links from its run-time image, which works when no module path is given); without
+ * {@code plugin.jdkPath} it downloads Corretto from outside Maven Central, which this machine cannot
+ * reach, and no JDK 25 with jmods is in its package lists. jcstress 0.16 does run on JDK 25, on the
+ * real classes without switch points (module {@code jcstress}, {@code -Pjcstress}): it stresses the
+ * lock-free pairs by the million on every JVM mode, where this explores every order of a scenario's
+ * steps; both are kept.
  */
 public final class ScheduleExplorer {
 
@@ -116,13 +134,15 @@ public final class ScheduleExplorer {
      * @param schedules the runs made, each one order of the threads' driver calls
      * @param exhausted whether every order within the preemption bound was run (false: {@link #atMost} stopped it)
      * @param diverged runs whose replayed prefix could not be followed (a thread the prefix named was not ready)
+     * @param millis the wall time of the whole exploration, for reports (never asserted)
      */
-    public record Report(String scenario, int schedules, int preemptionBound, boolean exhausted, int diverged) {
+    public record Report(String scenario, int schedules, int preemptionBound, boolean exhausted, int diverged,
+            long millis) {
         @Override
         public String toString() {
             return scenario + ": " + schedules + " schedules (at most " + preemptionBound + " preemptions"
                     + (exhausted ? ", all of them" : ", stopped at the limit") + (diverged > 0 ? ", " + diverged
-                    + " diverged from their replayed prefix" : "") + "), no violation";
+                    + " diverged from their replayed prefix" : "") + ") in " + millis + " ms, no violation";
         }
     }
 
@@ -130,6 +150,7 @@ public final class ScheduleExplorer {
     private int preemptions = 2;
     private int atMost = 2_000;
     private List<Integer> start = List.of();
+    private Set<String> switchPoints = labels(EnumSet.allOf(SwitchPoint.class));
 
     private ScheduleExplorer(String scenario) {
         this.scenario = scenario;
@@ -155,6 +176,19 @@ public final class ScheduleExplorer {
         return this;
     }
 
+    /**
+     * Switches threads at driver calls and at {@code points} only, instead of at every
+     * {@link SwitchPoint} (the default); an empty set explores driver-call orders alone.
+     */
+    public ScheduleExplorer switchingAt(Set<SwitchPoint> points) {
+        switchPoints = labels(points);
+        return this;
+    }
+
+    private static Set<String> labels(Set<SwitchPoint> points) {
+        return points.stream().map(Interposer::label).collect(Collectors.toUnmodifiableSet());
+    }
+
     /** Stops after {@code schedules} runs (default 2,000), reporting that it did. */
     public ScheduleExplorer atMost(int schedules) {
         atMost = schedules;
@@ -169,6 +203,7 @@ public final class ScheduleExplorer {
      *     schedule and how many were explored before it
      */
     public Report explore(Supplier<Run> world) {
+        long began = System.nanoTime();
         List<Integer> prefix = start;
         int schedules = 0;
         int diverged = 0;
@@ -187,8 +222,9 @@ public final class ScheduleExplorer {
             }
             if (broken != null) {
                 AssertionError e = new AssertionError(scenario + ": schedule " + schedules + " broke an invariant after "
-                        + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions). Order of "
-                        + "the driver calls: " + schedule.describe() + " (replay: startAt(List.of("
+                        + (schedules - 1) + " schedules without one (at most " + preemptions + " preemptions, "
+                        + (System.nanoTime() - began) / 1_000_000 + " ms). Order of the steps (driver calls "
+                        + "and <switch points>): " + schedule.describe() + " (replay: startAt(List.of("
                         + schedule.choices().stream().map(String::valueOf).collect(Collectors.joining(", ")) + ")))\n"
                         + broken, broken);
                 LOG.info("{}: violation found at schedule {}", scenario, schedules);
@@ -196,7 +232,8 @@ public final class ScheduleExplorer {
             }
             prefix = next(schedule.decisions);
             if (prefix == null || schedules >= atMost) {
-                Report report = new Report(scenario, schedules, preemptions, prefix == null, diverged);
+                Report report = new Report(scenario, schedules, preemptions, prefix == null, diverged,
+                        (System.nanoTime() - began) / 1_000_000);
                 LOG.info("{}", report);
                 return report;
             }
@@ -289,11 +326,12 @@ public final class ScheduleExplorer {
             Interposer interposer = run.interposer();
             interposer.around((function, args, real) -> {
                 Worker w = byThread.get(Thread.currentThread());
-                if (w != null) {
+                if (w != null && (function.startsWith("cu") || switchPoints.contains(function))) {
                     park(w, function);
                 }
                 return real.call();
             });
+            interposer.interceptSwitchPoints();
             try {
                 List<Step> steps = run.steps();
                 for (int i = 0; i < steps.size(); i++) {
@@ -318,6 +356,7 @@ public final class ScheduleExplorer {
             } catch (Throwable t) { // reported as this schedule's violation
                 return t;
             } finally {
+                Interposer.releaseSwitchPoints();
                 interposer.around(Interposer.PASS);
                 closeRun();
             }

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +15,9 @@ import org.junit.jupiter.api.Test;
  * The explorer on its own, with two threads that each read a counter, make a driver call and
  * write the counter back: it must find the lost update, explore a locked version without hanging
  * while one thread waits on the lock another holds inside a driver call, and report two steps
- * that deadlock each other.
+ * that deadlock each other. And with no driver call at all between the read and the write, only
+ * a {@link SwitchPoint}: the explorer finds that lost update too, and misses it when told to
+ * switch at driver calls alone (which is all it could do before switch points).
  */
 class ScheduleExplorerTest {
 
@@ -47,6 +51,39 @@ class ScheduleExplorerTest {
                 .explore(() -> counter(Interposer.over(new FakeDriverApi()), new int[1], null)));
         assertTrue(e.getMessage().startsWith("racy counter: schedule "), e.getMessage());
         assertTrue(e.getMessage().contains("an increment was lost"), e.getMessage());
+    }
+
+    /** Two steps that each add one to {@code counter}, reading and writing it around a switch point and no driver call. */
+    private static ScheduleExplorer.Run javaOnlyCounter(Interposer interposer, int[] counter) {
+        Background.Step increment = () -> {
+            int seen = counter[0];
+            SwitchPoint.LEDGER.reach(); // stands for a protocol step between the read and the write
+            counter[0] = seen + 1;
+        };
+        return ScheduleExplorer.Run.of(interposer,
+                List.of(new ScheduleExplorer.Step("T1", increment), new ScheduleExplorer.Step("T2", increment)),
+                failures -> assertEquals(2, counter[0], "an increment was lost"), () -> {
+                });
+    }
+
+    @Test
+    void findsAnUpdateLostBetweenTwoJavaStepsWithNoDriverCallBetween() {
+        Interposer interposer = Interposer.over(new FakeDriverApi());
+        AssertionError e = assertThrows(AssertionError.class, () -> ScheduleExplorer.of("racy counter, Java only")
+                .explore(() -> javaOnlyCounter(interposer, new int[1])));
+        assertTrue(e.getMessage().contains("an increment was lost"), e.getMessage());
+        assertTrue(e.getMessage().contains(Interposer.label(SwitchPoint.LEDGER)), "the order names the switch point: "
+                + e.getMessage());
+    }
+
+    @Test
+    void missesThatUpdateWhenSwitchingAtDriverCallsAlone() {
+        Interposer interposer = Interposer.over(new FakeDriverApi());
+        ScheduleExplorer.Report report = ScheduleExplorer.of("racy counter, driver calls only")
+                .switchingAt(EnumSet.noneOf(SwitchPoint.class))
+                .explore(() -> javaOnlyCounter(interposer, new int[1]));
+        assertTrue(report.exhausted(), report.toString());
+        assertEquals(2, report.schedules(), "only the two start orders, each step run whole: " + report);
     }
 
     @Test

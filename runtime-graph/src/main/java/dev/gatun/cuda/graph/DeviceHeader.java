@@ -82,12 +82,12 @@ final class DeviceHeader {
     private String load() {
         try (InputStream in = DeviceHeader.class.getResourceAsStream(fileName)) {
             if (in == null) {
-                throw new GatunException(fileName + " is missing from the runtime-graph jar (it belongs next to "
+                throw new GatunException(fileName + " is missing from the gatun-graph jar (it belongs next to "
                         + DeviceHeader.class.getName() + "); the jar is incomplete: rebuild or re-download it");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new GatunException("reading " + fileName + " from the runtime-graph jar failed", e);
+            throw new GatunException("reading " + fileName + " from the gatun-graph jar failed", e);
         }
     }
 

@@ -22,6 +22,7 @@ public final class CaptureCensus {
 
     /** Whether a stream of the context may be capturing now: the driver must be asked. */
     public boolean anyPossible() {
+        SwitchPoint.CAPTURE_FAST_READ.reach();
         return untracked || inProgress.get() != 0;
     }
 

@@ -197,6 +197,7 @@ public final class CaptureGate {
 
     /** Whether the calling thread began a global-mode capture that has not ended. */
     public boolean capturingOnCurrentThread() {
+        SwitchPoint.CAPTURE_FAST_READ.reach();
         if (capturesVisible == 0) {
             return false;
         }

@@ -187,23 +187,47 @@ public abstract class NativeResource implements Runnable {
      * it) first, so a capture never bakes in a handle it does not hold. (The synchronous stream,
      * which never captures, needs no lock.)
      *
-     * <p>Refuses a resource closed and on its way to retirement: the close took its fences, each
-     * under its stream's lock, so work admitted under that lock is either before the fence (and
-     * covered) or sees the close here. A use that passed its owner's open check just before a
-     * close on another thread (a shrink revoking a growable buffer's view, say) is refused instead
-     * of queued after the fences. A closed resource a graph still holds stays usable.
+     * <p>Refuses a resource closed and on its way to retirement. A use and a close are a Dekker
+     * pair: the use lists its stream first and then reads whether the resource is closed; the
+     * close marks it closed first and then reads the streams listed (its free at close, or its
+     * fences). Of a use and a close that race, at least one sees the other: either the close sees
+     * the stream and fences it (under the stream's lock, which this use holds, so after the
+     * work), or the use sees the close and is refused, leaving its stream listed (harmless; see
+     * {@link StreamUsage}). So a use that passed its owner's open check just before a close on
+     * another thread (a launch whose buffer another thread closes, a shrink revoking a growable
+     * buffer's view) is refused instead of queued after the memory was freed. A closed resource a
+     * graph still holds stays usable.
      *
      * @throws IllegalStateException when the resource is closed and not held
      */
     public final void usedOn(StreamState stream) {
-        if (closed && !retirementDeferred) {
-            throw new IllegalStateException(identity() + " is closed");
+        list(stream);
+        if (closedForGood()) {
+            throw new IllegalStateException(closedIdentity() + " is closed");
         }
+    }
+
+    /**
+     * The first half of a use ({@link #usedOn}): the capture scope's admission, then the stream
+     * listed. The caller then reads whether the use may go on, and refuses it if not.
+     */
+    protected final void list(StreamState stream) {
         CaptureScope scope = stream.captureScope();
         if (scope != null) {
             scope.admit(this);
         }
         usage.add(stream, context);
+    }
+
+    /** Whether the resource is closed and no deferred retirement keeps it usable (a graph's hold). */
+    protected final boolean closedForGood() {
+        SwitchPoint.CLOSED_READ.reach();
+        return closed && !retirementDeferred;
+    }
+
+    /** Names the resource in the refusal of a use after its close; {@link #identity()} unless a kind says better. */
+    public String closedIdentity() {
+        return identity();
     }
 
     /**
@@ -219,8 +243,9 @@ public abstract class NativeResource implements Runnable {
         synchronized (this) {
             // Counted before the check, the mirror of close(), which sets closed before it reads
             // holds: of a hold and a close that race, at least one sees the other's write.
+            SwitchPoint.HOLD_COUNT.reach();
             HOLDS.getAndAdd(this, 1);
-            refused = closed && !retirementDeferred;
+            refused = closedForGood();
         }
         if (refused) {
             unhold(); // outside this monitor: the close may have deferred to this count meanwhile
@@ -235,11 +260,12 @@ public abstract class NativeResource implements Runnable {
 
     /** Drops a hold; the last one lets a deferred close proceed to retirement. */
     public final void unhold() {
+        SwitchPoint.UNHOLD_COUNT.reach();
         int n = (int) HOLDS.getAndAdd(this, -1) - 1;
         if (n < 0) {
             throw new IllegalStateException(identity() + " unheld more often than held");
         }
-        if (n == 0 && retirementDeferred) {
+        if (n == 0 && deferred()) {
             boolean due;
             synchronized (this) {
                 due = retirementDeferred && holds == 0;
@@ -251,6 +277,30 @@ public abstract class NativeResource implements Runnable {
                 retire(false); // outside this monitor, which a submission's admission takes under a stream's lock
             }
         }
+    }
+
+    /** Whether a close deferred the retirement to the last unhold (read outside the monitor by {@link #unhold()}). */
+    private boolean deferred() {
+        SwitchPoint.DEFERRAL_READ.reach();
+        return retirementDeferred;
+    }
+
+    /** Whether anything holds the handle, read by a close (outside the monitor when nothing does). */
+    private boolean heldAtClose() {
+        SwitchPoint.HOLDS_READ.reach();
+        return holds > 0;
+    }
+
+    /** Sets or withdraws the close's deferral of retirement to the last unhold (under this monitor). */
+    private void deferRetirement(boolean defer) {
+        SwitchPoint.DEFERRAL_WRITE.reach();
+        retirementDeferred = defer;
+    }
+
+    /** Marks the resource closed, once; whether this call did. */
+    private boolean markClosed() {
+        SwitchPoint.CLOSED_WRITE.reach();
+        return CLOSED.compareAndSet(this, false, true);
     }
 
     /**
@@ -327,7 +377,7 @@ public abstract class NativeResource implements Runnable {
 
     /** Closes once; later calls do nothing. Returns whether this call closed it. */
     public final boolean close() {
-        if (!CLOSED.compareAndSet(this, false, true)) {
+        if (!markClosed()) {
             return false;
         }
         // The owner counts as live until its handle is in retirement's hands (or deferred to a
@@ -338,18 +388,18 @@ public abstract class NativeResource implements Runnable {
             // No monitor when nothing holds the handle (the allocate + close hot path): closed was
             // set above before holds is read here, and hold() counts before it reads closed, so a
             // hold this read misses sees the close and withdraws.
-            if (holds > 0) {
+            if (heldAtClose()) {
                 synchronized (this) {
                     // Deferred before holds is read again, as unhold() counts down before it reads
                     // the deferral (outside this monitor): of the two, at least one sees the
                     // other's write, so a last unhold that this read misses finds the deferral
                     // and retires the handle. Deferring after the read would let that unhold
                     // pass unseen between the two, and nothing would ever retire the handle.
-                    retirementDeferred = true;
-                    if (holds > 0) {
+                    deferRetirement(true);
+                    if (heldAtClose()) {
                         return true; // a captured graph still needs the handle
                     }
-                    retirementDeferred = false; // an unhold that saw it waits for this monitor, then finds it withdrawn
+                    deferRetirement(false); // an unhold that saw it waits for this monitor, then finds it withdrawn
                 }
             }
             countedOnStream = retire(true);
@@ -366,10 +416,10 @@ public abstract class NativeResource implements Runnable {
      */
     public final boolean closeUnlessHeld() {
         synchronized (this) {
-            if (holds > 0) {
+            if (heldAtClose()) {
                 return false;
             }
-            if (!CLOSED.compareAndSet(this, false, true)) {
+            if (!markClosed()) {
                 return true; // closed before
             }
             // Closed under the lock hold() takes: a later hold() sees it and refuses.

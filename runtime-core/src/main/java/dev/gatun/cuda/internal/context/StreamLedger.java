@@ -32,22 +32,26 @@ public final class StreamLedger {
 
     /** Counts an allocation of {@code bytes} made in the stream's order. */
     public void allocated(long bytes) {
+        SwitchPoint.LEDGER.reach();
         allocations++;
         liveBytes += bytes;
     }
 
     /** Counts an owner made in the stream's order live (it counts its life here). */
     public void ownerOpened() {
+        SwitchPoint.LEDGER.reach();
         liveOwners++;
     }
 
     /** Counts such an owner closed by its free at close in the stream's order. */
     public void ownerClosed() {
+        SwitchPoint.LEDGER.reach();
         liveOwners--;
     }
 
     /** Counts a free of {@code bytes} queued in the stream's order. */
     public void freed(long bytes) {
+        SwitchPoint.LEDGER.reach();
         frees++;
         liveBytes -= bytes;
     }
@@ -57,6 +61,7 @@ public final class StreamLedger {
      * next {@link #takeSpare}; returns false, keeping nothing, when the place is taken.
      */
     public boolean keepSpare(NativeResource resource, Object keeper) {
+        SwitchPoint.LEDGER.reach();
         if (spare != null) {
             return false;
         }
@@ -67,6 +72,7 @@ public final class StreamLedger {
 
     /** The resource kept for {@code keeper}, which leaves the ledger; null when none is. */
     public NativeResource takeSpare(Object keeper) {
+        SwitchPoint.LEDGER.reach();
         if (spareKeeper != keeper) {
             return null;
         }
@@ -78,6 +84,7 @@ public final class StreamLedger {
 
     /** Adds the counts to {@code sums} (allocations, frees, live bytes). */
     void addTo(long[] sums) {
+        SwitchPoint.LEDGER.reach();
         sums[0] += allocations;
         sums[1] += frees;
         sums[2] += liveBytes;
@@ -86,6 +93,7 @@ public final class StreamLedger {
 
     /** Moves the counts into the context's adders and forgets the spare: the stream is drained. */
     void moveTo(LongAdder allocationsTo, LongAdder freesTo, LongAdder liveBytesTo, LongAdder liveOwnersTo) {
+        SwitchPoint.LEDGER.reach();
         allocationsTo.add(allocations);
         freesTo.add(frees);
         liveBytesTo.add(liveBytes);

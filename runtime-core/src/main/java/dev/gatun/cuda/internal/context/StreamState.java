@@ -45,9 +45,10 @@ public final class StreamState {
     private volatile CaptureScope captureScope;
     /**
      * Work was queued here that the context's synchronous operations are not yet ordered
-     * after. Set after each submission, cleared by {@link SyncOrdering} before it records the
-     * fence that covers it: a submission racing with the clear is then either covered by that
-     * fence or flags the stream again.
+     * after. Set after each submission, cleared by {@link SyncOrdering} (under {@link #lock()})
+     * just before it records the fence that covers it: a submission racing with the clear is then
+     * either covered by that fence or flags the stream again, and a capture's begin sees either
+     * the flag or the fence.
      */
     private volatile boolean unordered;
     /** Its raw handle was handed out: work Gatun cannot see may be queued on it. */
@@ -150,6 +151,7 @@ public final class StreamState {
      * driver accepted it). One volatile read, and a write only when the flag changes.
      */
     public void submitted() {
+        SwitchPoint.UNORDERED_SET.reach();
         if (!unordered) {
             unordered = true;
         }
@@ -163,8 +165,22 @@ public final class StreamState {
         }
     }
 
-    /** Clears the unordered flag; returns whether work may have been queued since the last clear. */
+    /**
+     * Whether work may have been queued since the last {@link #takeUnordered()}: a lock-free look,
+     * so that a synchronous operation takes the lock only of the streams that have new work.
+     */
+    boolean mayHaveUnorderedWork() {
+        SwitchPoint.UNORDERED_TAKE.reach();
+        return unordered || exported;
+    }
+
+    /**
+     * Clears the unordered flag; returns whether work may have been queued since the last clear.
+     * Call under {@link #lock()}, with the fence that covers that work: a capture's begin reads the
+     * flag under that lock ({@link #fenceBeforeCapture()}).
+     */
     boolean takeUnordered() {
+        SwitchPoint.UNORDERED_TAKE.reach();
         if (exported) {
             return true;
         }
@@ -269,6 +285,7 @@ public final class StreamState {
      */
     public void fenceBeforeCapture() {
         releaseFenceBeforeCapture(); // left by a begin the driver refused, or by a joined capture that ended
+        SwitchPoint.FENCE_BEFORE_CAPTURE_READ.reach();
         if (!unordered && !exported) {
             return;
         }
@@ -281,6 +298,7 @@ public final class StreamState {
             context.events().release(event);
             throw e;
         }
+        SwitchPoint.FENCE_BEFORE_CAPTURE_WRITE.reach();
         beforeCapture = event;
     }
 

@@ -92,16 +92,35 @@ public final class SyncOrdering {
         StreamState waiter = context.syncStream();
         synchronized (ordering) {
             for (StreamState s : streams) {
-                if (s != waiter && s.takeUnordered()) {
-                    boolean queued = false;
-                    try {
-                        orderAfter(waiter, s);
-                        queued = true;
-                    } finally {
-                        if (!queued) {
-                            s.restoreUnordered(); // an Error too: the next synchronous operation must fence it
-                        }
-                    }
+                if (s != waiter && s.mayHaveUnorderedWork()) {
+                    orderAfterUnordered(waiter, s);
+                }
+            }
+        }
+    }
+
+    /**
+     * Takes {@code stream}'s "unordered" flag and queues the wait that covers the work it marks, as
+     * one step under the stream's lock. A capture's begin reads the flag under that lock to decide
+     * whether it needs a fence of its own ({@link StreamState#fenceBeforeCapture()}): taken outside
+     * it, the flag could be clear by the time the capture began while its fence was still to be
+     * recorded, and this would then find the stream capturing with no fence to wait on, and skip
+     * the work queued before the capture (found by the schedule explorer at the switch points
+     * around the flag, 2026-12-06). The flag is given back when the wait could not be queued,
+     * whatever was thrown.
+     */
+    private static void orderAfterUnordered(StreamState waiter, StreamState stream) {
+        synchronized (stream.lock()) {
+            if (!stream.takeUnordered()) {
+                return; // another synchronous operation took it meanwhile, and queued its wait first
+            }
+            boolean queued = false;
+            try {
+                orderAfter(waiter, stream);
+                queued = true;
+            } finally {
+                if (!queued) {
+                    stream.restoreUnordered(); // an Error too: the next synchronous operation must fence it
                 }
             }
         }

@@ -5,6 +5,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import java.lang.invoke.MethodHandles;
 import java.lang.ref.WeakReference;
 import java.lang.invoke.VarHandle;
@@ -113,6 +114,7 @@ public abstract sealed class DeviceMemory extends NativeResource
 
     /** Whether {@code handle} stands for this memory now (it claimed it and did not close it). */
     public final boolean ownedBy(Object handle) {
+        SwitchPoint.OWNER_READ.reach();
         Object o = owner;
         return o == handle || o instanceof WeakReference<?> w && w.get() == handle;
     }
@@ -125,16 +127,38 @@ public abstract sealed class DeviceMemory extends NativeResource
     }
 
     /**
+     * Records that work using this memory through {@code handle} is being queued on
+     * {@code stream}, as {@link #usedOn}, and refuses it unless {@code handle} still stands for
+     * this memory once the stream is listed. For the recycled kinds, whose closed flag a next
+     * life sets back to false, the owner is the epoch a late use must compare: listed, then
+     * checked, a use either sees its handle's close (and is refused, even when a later
+     * allocation already stands for this object) or the close sees its stream (and fences it).
+     * The range read before this call (a kernel's parameters baked at prepare, a synchronous
+     * copy's address) is therefore still the handle's own when this returns.
+     *
+     * @throws IllegalStateException when {@code handle} no longer stands for this memory, or it
+     *     is closed and not held
+     */
+    public final void usedBy(Object handle, StreamState stream) {
+        list(stream);
+        if (!ownedBy(handle) || closedForGood()) {
+            throw new IllegalStateException(closedIdentity() + " is closed");
+        }
+    }
+
+    /**
      * Names a closed handle of this memory: by the full identity while this memory is closed too
      * (it still describes the handle's allocation, with what closed it), by number alone once a
      * recycled object stands for a later allocation.
      */
+    @Override
     public final String closedIdentity() {
         return isClosed() ? identity() : "DeviceBuffer#" + id();
     }
 
     /** Closes this memory for {@code handle}, once; nothing when {@code handle} does not stand for it. */
     public final void closeBy(Object handle) {
+        SwitchPoint.OWNER_CLEAR.reach();
         Object o = owner;
         if ((o == handle || o instanceof WeakReference<?> w && w.get() == handle) && OWNER.compareAndSet(this, o, null)) {
             close();

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.memory;
 
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -25,6 +26,7 @@ public final class Recycler<T extends DeviceMemory> {
 
     /** A freed object of this kind, or null when none is kept. */
     T take() {
+        SwitchPoint.RECYCLE.reach();
         T m = spare.getAndSet(null);
         return m != null ? m : takeKept();
     }
@@ -52,6 +54,7 @@ public final class Recycler<T extends DeviceMemory> {
 
     /** Keeps a freed object for reuse (unless leaks are tracked, or every place is taken). */
     void giveBack(T memory) {
+        SwitchPoint.RECYCLE.reach();
         if (memory.context().leakTracking() || spare.compareAndSet(null, memory)) {
             return;
         }

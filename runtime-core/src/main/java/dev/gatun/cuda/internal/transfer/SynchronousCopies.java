@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.events.SynchronousCopyEvent;
+import dev.gatun.cuda.internal.memory.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -30,13 +31,14 @@ public final class SynchronousCopies {
      * Copies a host segment to the device and returns when it has arrived.
      *
      * @param destination the allocation written, of this context
+     * @param handle the buffer that stands for {@code destination}, and whose {@code address} was read
      * @param address the device address of the first byte written, inside {@code destination}
      * @param source {@code source.byteSize()} bytes, the length of the range written
      */
-    public void upload(NativeResource destination, long address, MemorySegment source) {
+    public void upload(DeviceMemory destination, Object handle, long address, MemorySegment source) {
         long n = source.byteSize();
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enter("copyFrom(host)", destination);
+        StreamState copy = enter("copyFrom(host)", destination, handle);
         if (n > 0) {
             if (source.isNative()) {
                 // The caller's segment is alive for this call, and the call synchronizes the copy
@@ -63,14 +65,15 @@ public final class SynchronousCopies {
      *
      * @param array a primitive array whose element type is {@code element}'s carrier
      */
-    public void uploadArray(NativeResource destination, long address, Object array, ValueLayout element, int count) {
+    public void uploadArray(DeviceMemory destination, Object handle, long address, Object array, ValueLayout element,
+            int count) {
         long n = element.byteSize() * count;
         if (n == 0 || n > StagingPool.BLOCK_BYTES) {
-            upload(destination, address, HeapArrays.segment(array));
+            upload(destination, handle, address, HeapArrays.segment(array));
             return;
         }
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enter("copyFrom(host)", destination);
+        StreamState copy = enter("copyFrom(host)", destination, handle);
         uploadThroughOneBlock(copy, address, null, array, element, n);
         uploaded(event, n, true);
     }
@@ -79,13 +82,14 @@ public final class SynchronousCopies {
      * Copies device bytes into a host segment and returns when they have arrived.
      *
      * @param source the allocation read, of this context
+     * @param handle the buffer that stands for {@code source}, and whose {@code address} was read
      * @param address the device address of the first byte read, inside {@code source}
      * @param destination {@code destination.byteSize()} bytes, the length of the range read
      */
-    public void download(MemorySegment destination, NativeResource source, long address) {
+    public void download(MemorySegment destination, DeviceMemory source, Object handle, long address) {
         long n = destination.byteSize();
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enter("copyTo(host)", source);
+        StreamState copy = enter("copyTo(host)", source, handle);
         if (n > 0) {
             if (destination.isNative()) {
                 // As in upload; the destination segment is alive and writable.
@@ -108,14 +112,15 @@ public final class SynchronousCopies {
      * arrived; as {@link #uploadArray}, a copy that fits a staging block allocates nothing (the
      * 4-byte readback of an inference loop).
      */
-    public void downloadArray(Object array, ValueLayout element, int count, NativeResource source, long address) {
+    public void downloadArray(Object array, ValueLayout element, int count, DeviceMemory source, Object handle,
+            long address) {
         long n = element.byteSize() * count;
         if (n == 0 || n > StagingPool.BLOCK_BYTES) {
-            download(HeapArrays.segment(array), source, address);
+            download(HeapArrays.segment(array), source, handle, address);
             return;
         }
         SynchronousCopyEvent event = SynchronousCopyEvent.start();
-        StreamState copy = enter("copyTo(host)", source);
+        StreamState copy = enter("copyTo(host)", source, handle);
         downloadThroughOneBlock(copy, address, null, array, element, n);
         downloaded(event, n, true);
     }
@@ -126,10 +131,11 @@ public final class SynchronousCopies {
      * source may be another device's memory (a peer copy, staged through the host by the driver
      * when peer access is off).
      */
-    public void copyOnDevice(NativeResource destination, long to, NativeResource source, long from, long bytes) {
+    public void copyOnDevice(DeviceMemory destination, Object destinationHandle, long to, DeviceMemory source,
+            Object sourceHandle, long from, long bytes) {
         StreamState copy = enterSynchronous("copyFrom(device)", destination, source);
-        use(destination, copy);
-        use(source, copy);
+        destination.usedBy(destinationHandle, copy);
+        source.usedBy(sourceHandle, copy);
         if (source.context() == contextState) {
             // Both ranges are checked and inside open allocations of this context, which list the
             // synchronous stream; the copy is synchronized before this returns.
@@ -145,10 +151,14 @@ public final class SynchronousCopies {
         contextState.stats().deviceToDeviceBytes.add(bytes);
     }
 
-    /** Enters a synchronous operation on one allocation and records its use on the synchronous stream. */
-    private StreamState enter(String operation, NativeResource allocation) {
+    /**
+     * Enters a synchronous operation on one allocation and records its use on the synchronous
+     * stream through {@code handle}, which must still stand for it once listed: the address the
+     * caller read before is then the handle's own, and the allocation's close fences this stream.
+     */
+    private StreamState enter(String operation, DeviceMemory allocation, Object handle) {
         StreamState copy = enterSynchronous(operation, allocation, null);
-        use(allocation, copy);
+        allocation.usedBy(handle, copy);
         return copy;
     }
 
@@ -210,12 +220,6 @@ public final class SynchronousCopies {
             resource.context().ordering().orderAfterAllWork(copy);
         }
         resource.orderAfterForeignUses(copy);
-    }
-
-    /** Checks that the allocation is open, then records its use on the synchronous stream. */
-    private static void use(NativeResource allocation, StreamState copy) {
-        allocation.checkOpen();
-        allocation.usedOn(copy);
     }
 
     /**
