@@ -16,16 +16,11 @@ import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphCaptureEvent;
-import dev.gatun.cuda.internal.memory.ArenaBlock;
 import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.memory.DeviceMemory;
-import dev.gatun.cuda.internal.memory.GraphAllocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -35,9 +30,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One Gatun capture on one stream, from its begin to its end or abort: the capture gate's ticket
  * of a global-mode one, what the captured work uses (held, or refused when the capture lists its
- * buffers), the allocations made on the capturing stream (memory nodes, or ranges of a capture
- * arena at this capture's cursor), the graph state made when a conditional handle or node first
- * needs one, and the capture's end on the driver. The capturing stream's state names it as its
+ * buffers), what it allocates on the capturing stream ({@link CaptureMemory}), the graph state
+ * made when a conditional handle or node first needs one, and the capture's end on the driver. The capturing stream's state names it as its
  * {@link CaptureScope} while it is open: that is how the stream, and streams that joined it, find
  * it ({@link #begunOn}), never through the public {@code StreamCapture}. See the package's
  * invariants.
@@ -58,18 +52,8 @@ public final class CaptureSession implements CaptureScope {
     private final Holds holds;
     /** The buffers the capture may use, or null for any. */
     private final Set<NativeResource> allowed;
-    /** The allocations made in this capture, which it may use whatever {@link #allowed} lists. */
-    private final GraphAllocations allocations;
-    /** Their memory (guarded by the stream's lock). */
-    private final Set<NativeResource> allocatedHere = Collections.newSetFromMap(new IdentityHashMap<>());
-    /**
-     * The allocations made in this capture, in order, each with the handle that claimed it: held
-     * as the capture holds them, until its end hands the open ones to the graph (guarded by the
-     * stream's lock).
-     */
-    private final List<Claimed> allocated = new ArrayList<>();
-    /** The arena its allocations come from, or null for memory nodes. */
-    private final ArenaUse arena;
+    /** What the capture allocates on its stream, which it may use whatever {@link #allowed} lists. */
+    private final CaptureMemory memory;
     /** The conditional node's body this capture records into, or null for a new graph. */
     private final NodeBuilder body;
     /** Cleared under the capturing stream's lock right after the driver ended the capture. */
@@ -88,10 +72,6 @@ public final class CaptureSession implements CaptureScope {
     public record ArenaUse(ArenaSpace space, ArenaSpace.Cursor cursor, String name) {
     }
 
-    /** An allocation of this capture and the handle (the public buffer) that claimed it. */
-    private record Claimed(DeviceMemory memory, Object handle) {
-    }
-
     /** A graph a capture recorded, and the handles of its allocations still open at the end, in allocation order. */
     public record Ended(GraphState graph, List<Object> allocations) {
     }
@@ -105,8 +85,7 @@ public final class CaptureSession implements CaptureScope {
         this.ticket = ticket;
         this.allowed = allowed;
         this.holds = holds;
-        this.allocations = new GraphAllocations(stream, this);
-        this.arena = arena;
+        this.memory = new CaptureMemory(stream, this, arena);
         this.body = body;
     }
 
@@ -211,7 +190,7 @@ public final class CaptureSession implements CaptureScope {
                 context.gate().exitCapture(ticket);
             }
             if (!begun && arena != null) {
-                arena.cursor().close();
+                arena.cursor().close(); // the capture never began: its arena range comes back
             }
         }
     }
@@ -256,7 +235,7 @@ public final class CaptureSession implements CaptureScope {
                     + "the conditional node, in the capture that holds it");
         }
         if (allowed != null && resource.kind() == OwnerKind.DEVICE_BUFFER && !allowed.contains(resource)
-                && !allocatedHere.contains(resource)) {
+                && !memory.madeHere(resource)) {
             throw new IllegalStateException(resource.identity() + " is not one of the buffers the capture on "
                     + streamName + " may use; list it when beginning the capture, or queue this work outside it");
         }
@@ -267,7 +246,7 @@ public final class CaptureSession implements CaptureScope {
 
     @Override
     public GraphAllocations allocations() {
-        return allocations;
+        return memory.allocations();
     }
 
     @Override
@@ -301,97 +280,21 @@ public final class CaptureSession implements CaptureScope {
             throw new IllegalStateException("the capture on " + streamName + " has conditional handles or nodes, and "
                     + "Gatun does not mix those with allocations in one capture; allocate before the capture begins");
         }
-        ArenaSpace.Cursor cursor = cursor();
-        return cursor == null || cursor.measuring()
-                ? GraphAllocation.allocate(context, stream, allocations, measured(bytes))
-                : fromArena(bytes);
+        return memory.allocate(bytes);
     }
 
     /**
-     * {@code handle} claimed {@code memory}, which {@link #allocate} just made (under the stream's
-     * lock): the captured work may use it, and the capture holds it, as everything its work uses.
+     * {@code handle} claimed {@code allocation}, which {@link #allocate} just made (under the
+     * stream's lock): the captured work may use it, and the capture holds it, as everything its
+     * work uses.
      */
-    public void claimed(DeviceMemory memory, Object handle) {
-        allocatedHere.add(memory);
-        allocated.add(new Claimed(memory, handle));
-        memory.usedOn(stream);
-    }
-
-    /**
-     * {@code bytes}, counted in a probe's arena cursor when this capture is one (under the stream's
-     * lock): its allocations are the driver's allocation nodes, valid addresses the driver's copy
-     * and memset nodes accept, which no launch ever backs, since a probe is aborted.
-     */
-    private long measured(long bytes) {
-        ArenaSpace.Cursor cursor = cursor();
-        if (cursor != null && !cursor.measure(bytes)) {
-            throw overflow(bytes);
-        }
-        return bytes;
-    }
-
-    /** The next {@code bytes} of the arena, or the report of why they do not fit (under the stream's lock). */
-    private ArenaBlock fromArena(long bytes) {
-        ArenaBlock block = arena.cursor().allocate(bytes);
-        if (block == null) {
-            throw overflow(bytes);
-        }
-        return block;
-    }
-
-    /** The report of an arena allocation of {@code bytes} that did not fit. */
-    private CaptureArenaOverflowException overflow(long bytes) {
-        long free;
-        try {
-            context.checkOpen();
-            free = context.calls().memory().info().freeBytes();
-        } catch (RuntimeException e) {
-            LOG.debug("Reading the device's free memory for an arena overflow report failed: {}", e.toString());
-            free = -1;
-        }
-        return new CaptureArenaOverflowException(arena.name(), arena.cursor().neededFor(bytes),
-                arena.space().mappedBytes(), arena.space().reservation().reservedBytes(), free);
+    public void claimed(DeviceMemory allocation, Object handle) {
+        memory.claimed(allocation, handle);
     }
 
     /** {@return the bytes this capture has taken from its arena so far: its peak} */
     public long arenaPeakBytes() {
-        synchronized (stream.lock()) {
-            return arena.cursor().peakBytes();
-        }
-    }
-
-    private ArenaSpace.Cursor cursor() {
-        return arena == null ? null : arena.cursor();
-    }
-
-    /** The capture is over: its arena range comes back for the next capture (under the stream's lock). */
-    private void closeCursor() {
-        if (arena != null) {
-            arena.cursor().close();
-        }
-    }
-
-    /** The capture is over without a graph: its allocations were never backed, and no free may name them. */
-    private void discardAllocations() {
-        synchronized (stream.lock()) {
-            closeCursor();
-            allocations.discarded();
-        }
-    }
-
-    /**
-     * Closes the buffers allocated in a capture that made no graph (after {@link
-     * #discardAllocations()}): their addresses never held memory, so they are retired without a
-     * free, and using them fails as for any closed buffer.
-     */
-    private void closeAllocations() {
-        List<Claimed> made;
-        synchronized (stream.lock()) {
-            made = List.copyOf(allocated);
-        }
-        for (Claimed c : made) {
-            c.memory().closeBy(c.handle());
-        }
+        return memory.arenaPeakBytes();
     }
 
     // ---- conditional handles and nodes ----
@@ -418,9 +321,9 @@ public final class CaptureSession implements CaptureScope {
             throw new IllegalStateException("cannot " + action + " the capture on " + streamName + ": it is over (ended "
                     + "or aborted)");
         }
-        if (arena != null || !allocated.isEmpty()) {
-            throw new IllegalStateException("cannot " + action + " the capture on " + streamName + ": it "
-                    + (arena != null ? "takes its allocations from " + arena.name() : "allocated on its stream")
+        String allocating = memory.refusalOfConditionals();
+        if (allocating != null) {
+            throw new IllegalStateException("cannot " + action + " the capture on " + streamName + ": it " + allocating
                     + ", and Gatun does not mix graph memory with conditional nodes in one capture; allocate before "
                     + "the capture begins");
         }
@@ -487,14 +390,14 @@ public final class CaptureSession implements CaptureScope {
         try {
             graph = endOnStream();
         } catch (RuntimeException e) {
-            discardAllocations(); // no graph: its allocation nodes allocated nothing
+            memory.discard(); // no graph: its allocation nodes allocated nothing
             if (body != null) {
                 bodyCaptureOver(body, "the capture into " + body.name() + " failed (" + e.getMessage() + ") and may "
                         + "have left part of its work in it, which the driver cannot take back: build the graph again");
             } else {
                 holds.releaseAll(); // nothing needs what the work used
             }
-            closeAllocations();
+            memory.closeDiscarded();
             record("invalidated");
             throw invalidated(e);
         } finally {
@@ -513,19 +416,10 @@ public final class CaptureSession implements CaptureScope {
      * no {@link #captured()} state was made): it takes the capture's holds, allocations and arena.
      */
     public Ended graphOf(MemorySegment recorded) {
-        List<Object> open;
-        synchronized (stream.lock()) {
-            closeCursor();
-            allocations.ended();
-            open = new ArrayList<>(allocated.size());
-            for (Claimed c : allocated) {
-                if (c.memory().ownedBy(c.handle())) { // closed in the capture: a free node freed it
-                    open.add(c.handle());
-                }
-            }
-        }
-        return new Ended(GraphState.captured(context, recorded, holds, allocations.any() ? allocations : null,
-                arena == null ? null : arena.space()), open);
+        List<Object> open = memory.ended();
+        GraphAllocations nodes = memory.allocations();
+        return new Ended(GraphState.captured(context, recorded, holds, nodes.any() ? nodes : null,
+                memory.arenaSpace()), open);
     }
 
     /**
@@ -551,14 +445,14 @@ public final class CaptureSession implements CaptureScope {
             return false;
         } finally {
             exitGate();
-            discardAllocations();
+            memory.discard();
             if (body != null) { // what was recorded stays in the body: the graph that owns it keeps holding it
                 bodyCaptureOver(body, "the capture into " + body.name() + " was aborted, and the part of its work "
                         + "recorded before stays in it (the driver cannot take it back): build the graph again");
             } else {
                 holds.releaseAll(); // nothing will be launched from what was recorded
             }
-            closeAllocations();
+            memory.closeDiscarded();
         }
         if (body == null && captured == null) {
             GraphState.discard(context, partial);

@@ -17,7 +17,8 @@
  *   <li>{@link dev.gatun.cuda.internal.graph.Conditionals}: conditional handles and nodes, for
  *       a graph and for a capture in progress.
  *   <li>{@link dev.gatun.cuda.internal.graph.CaptureSession}: one capture from its begin to its
- *       end or abort.
+ *       end or abort; {@link dev.gatun.cuda.internal.graph.CaptureMemory}: what it allocates on
+ *       its stream (memory nodes, or ranges of a capture arena).
  *   <li>{@link dev.gatun.cuda.internal.graph.ExecState}: an executable, its accumulator and its
  *       launch; {@link dev.gatun.cuda.internal.graph.ExecUpdates}: its updates.
  * </ul>
