@@ -131,6 +131,29 @@ class DriverCallsPerOperationTest {
         }
     }
 
+    /** asyncAPI's download back into the buffer it uploaded from: what a warmed upload costs, with no host wait for the upload. */
+    @Test
+    void aPinnedDownloadQueuedBehindAnUploadThroughTheSameBufferOnTheSameStreamIsOneCopyAndItsFence() {
+        try (PinnedBuffer pinned = ctx.allocatePinned(256); DeviceBuffer b = ctx.allocate(256)) {
+            stream.upload(b.bytes(), pinned, 0);
+            stream.download(pinned, 0, b.bytes());
+            stream.upload(b.bytes(), pinned, 0);
+            assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuEventRecord", 1),
+                    callsOf(() -> stream.download(pinned, 0, b.bytes())), "stream order follows the upload");
+        }
+    }
+
+    @Test
+    void aPinnedTransferBehindOneOnAnotherStreamAddsOneCuStreamWaitEvent() {
+        try (PinnedBuffer pinned = ctx.allocatePinned(256); DeviceBuffer b = ctx.allocate(256); Stream other = ctx.createStream()) {
+            other.upload(b.bytes(), pinned, 0);
+            stream.download(pinned, 0, b.bytes());
+            other.upload(b.bytes(), pinned, 0);
+            assertEquals(Map.of("cuStreamWaitEvent", 1, "cuMemcpyDtoHAsync_v2", 1, "cuEventRecord", 1),
+                    callsOf(() -> stream.download(pinned, 0, b.bytes())), "a GPU wait on the upload's fence");
+        }
+    }
+
     @Test
     void aStreamOrderedAllocationIsOneCuMemAllocAsync() {
         stream.allocate(256).close();
