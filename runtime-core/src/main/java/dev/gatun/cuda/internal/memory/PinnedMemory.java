@@ -253,8 +253,11 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
      */
     public void followLastTransfer(StreamState s) {
         if (completion.nextWaitsForFence(lastStream == s)) {
+            // Listed first (the transfer lists it anyway): the memory is freed, and its event goes
+            // back to the pool, only after a fence on s, which follows this wait.
+            usedOn(s);
             // The buffer's own event, last recorded outside any capture (captured transfers record
-            // none) and kept until the memory is freed; s is open, not capturing, its lock held.
+            // none); s is open, not capturing, its lock held.
             context.calls().streams().waitEvent(s.handle(), event);
         }
     }
