@@ -49,52 +49,76 @@ class AsyncApiGpuTest {
     private record Round(long iterations, long downloadNanos, boolean uploadDoneWhenDownloadReturned, float gpuMillis) {
     }
 
-    /** One round: fills the buffer, queues the pipeline, counts until it is done, checks the result against the CPU. */
-    private static Round round(Kernel increment, Stream stream, PinnedBuffer a, DeviceBuffer d,
-            Event start, Event uploaded, Event stop, Random random, long seed) {
-        int[] input = new int[N];
-        for (int i = 0; i < N; i++) {
-            input[i] = random.nextInt(1 << 24);
+    /** The pipeline's owners: the kernel, a stream, the pinned buffer and the device buffer, the events around the work. */
+    private static final class Pipeline implements AutoCloseable {
+        private final CudaContext ctx = Gpu.context();
+        private final long seed = Gpu.seed();
+        private final Random random = Gpu.random(seed);
+        private final Kernel increment = Gpu.kernel(INCREMENT, "increment");
+        private final Stream stream = ctx.createStream();
+        private final PinnedBuffer a = ctx.allocatePinned(4L * N);
+        private final DeviceBuffer d = ctx.allocate(4L * N);
+        private final Event start = ctx.createTimingEvent();
+        private final Event uploaded = ctx.createEvent();
+        private final Event stop = ctx.createTimingEvent();
+
+        /** {@code rounds} rounds; what the last one measured. */
+        Round run(int rounds) {
+            Round last = null;
+            for (int r = 0; r < rounds; r++) {
+                last = round();
+            }
+            return last;
         }
-        int value = 1 + random.nextInt(1000);
-        MemorySegment host = a.segment();
-        host.copyFrom(MemorySegment.ofArray(input));
-        start.record(stream);
-        stream.upload(d.bytes(), a, 0);
-        uploaded.record(stream);
-        increment.launch(stream, LaunchConfig.of(N / BLOCK, BLOCK), KernelArg.pointer(d), KernelArg.i32(value));
-        long before = System.nanoTime();
-        stream.download(a, 0, d.bytes());
-        long downloadNanos = System.nanoTime() - before;
-        boolean uploadDone = uploaded.query();
-        stop.record(stream);
-        long iterations = 0;
-        while (!stop.query()) {
-            iterations++;
+
+        /** One round: fills the buffer, queues the pipeline, counts until it is done, checks the result against the CPU. */
+        private Round round() {
+            int[] input = new int[N];
+            for (int i = 0; i < N; i++) {
+                input[i] = random.nextInt(1 << 24);
+            }
+            int value = 1 + random.nextInt(1000);
+            a.segment().copyFrom(MemorySegment.ofArray(input));
+            start.record(stream);
+            stream.upload(d.bytes(), a, 0);
+            uploaded.record(stream);
+            increment.launch(stream, LaunchConfig.of(N / BLOCK, BLOCK), KernelArg.pointer(d), KernelArg.i32(value));
+            long before = System.nanoTime();
+            stream.download(a, 0, d.bytes());
+            long downloadNanos = System.nanoTime() - before;
+            boolean uploadDone = uploaded.query();
+            stop.record(stream);
+            long iterations = 0;
+            while (!stop.query()) {
+                iterations++;
+            }
+            int[] out = a.segment().toArray(ValueLayout.JAVA_INT);
+            int[] expected = new int[N];
+            for (int i = 0; i < N; i++) {
+                expected[i] = input[i] + value;
+            }
+            assertArrayEquals(expected, out, () -> "seed " + seed + ", value " + value);
+            return new Round(iterations, downloadNanos, uploadDone, stop.elapsedMillis(start));
         }
-        int[] out = a.segment().toArray(ValueLayout.JAVA_INT);
-        int[] expected = new int[N];
-        for (int i = 0; i < N; i++) {
-            expected[i] = input[i] + value;
+
+        @Override
+        public void close() {
+            stop.close();
+            uploaded.close();
+            start.close();
+            d.close();
+            a.close();
+            stream.close();
+            increment.close();
         }
-        assertArrayEquals(expected, out, () -> "seed " + seed + ", value " + value);
-        return new Round(iterations, downloadNanos, uploadDone, stop.elapsedMillis(start));
     }
 
     /** The pipeline's result: every element is its input plus the value, in every round (the sanitizers run this one). */
     @Test
     void anUploadKernelDownloadPipelineThroughOnePinnedBufferMatchesTheCpu() {
-        CudaContext ctx = Gpu.context();
-        long seed = Gpu.seed();
-        Random random = Gpu.random(seed);
-        try (Kernel increment = Gpu.kernel(INCREMENT, "increment"); Stream stream = ctx.createStream();
-                PinnedBuffer a = ctx.allocatePinned(4L * N); DeviceBuffer d = ctx.allocate(4L * N);
-                Event start = ctx.createTimingEvent(); Event uploaded = ctx.createEvent();
-                Event stop = ctx.createTimingEvent()) {
-            for (int r = 0; r < 2; r++) {
-                round(increment, stream, a, d, start, uploaded, stop, random, seed);
-            }
-            assertEquals("COMPLETE", a.transferState());
+        try (Pipeline pipeline = new Pipeline()) {
+            pipeline.run(2);
+            assertEquals("COMPLETE", pipeline.a.transferState());
         }
     }
 
@@ -105,17 +129,9 @@ class AsyncApiGpuTest {
     @Test
     @Tag(GpuTags.TIMING)
     void theHostRunsWhileThePipelineWorks() {
-        CudaContext ctx = Gpu.context();
-        long seed = Gpu.seed();
-        Random random = Gpu.random(seed);
-        Round last = null;
-        try (Kernel increment = Gpu.kernel(INCREMENT, "increment"); Stream stream = ctx.createStream();
-                PinnedBuffer a = ctx.allocatePinned(4L * N); DeviceBuffer d = ctx.allocate(4L * N);
-                Event start = ctx.createTimingEvent(); Event uploaded = ctx.createEvent();
-                Event stop = ctx.createTimingEvent()) {
-            for (int r = 0; r < ROUNDS; r++) {
-                last = round(increment, stream, a, d, start, uploaded, stop, random, seed);
-            }
+        Round last;
+        try (Pipeline pipeline = new Pipeline()) {
+            last = pipeline.run(ROUNDS);
         }
         System.out.printf("ASYNC-API gatun: %d host iterations while the GPU worked; download returned after %.1f us "
                 + "(GPU time %.3f ms, round %d of %d)%n", last.iterations(), last.downloadNanos() / 1e3, last.gpuMillis(),
