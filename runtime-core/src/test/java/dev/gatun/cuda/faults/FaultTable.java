@@ -319,26 +319,10 @@ final class FaultTable {
                         return e::synchronize;
                     },
                     poisoned(), poisoned()),
-            call("cuEventElapsedTime_v2", "end.elapsedMillis(start)", NOT_READY,
-                    w -> {
-                        Stream s = w.stream();
-                        Event start = w.timingEvent();
-                        Event end = w.timingEvent();
-                        start.record(s);
-                        end.record(s);
-                        return () -> end.elapsedMillis(start);
-                    },
+            call("cuEventElapsedTime_v2", "end.elapsedMillis(start)", NOT_READY, FaultTable::elapsed,
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuEventElapsedTime", "end.elapsedMillis(start) on a driver for CUDA 12.4 (no _v2)", NOT_READY,
-                    w -> {
-                        Stream s = w.stream();
-                        Event start = w.timingEvent();
-                        Event end = w.timingEvent();
-                        start.record(s);
-                        end.record(s);
-                        return () -> end.elapsedMillis(start);
-                    },
-                    fails(CudaException.class), fails(CudaException.class)).onDriver(12040),
+                    FaultTable::elapsed, fails(CudaException.class), fails(CudaException.class)).onDriver(12040),
 
             // ---- Memory ----
             call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory once", OUT_OF_MEMORY,
@@ -1186,6 +1170,16 @@ final class FaultTable {
     private static FaultCase call(String function, String scenario, int error, Scenario setUp, Outcome before,
             Outcome after) {
         return new FaultCase(function, scenario, error, 1, 1, 13000, setUp, Outcome.SUCCEEDS, before, after);
+    }
+
+    /** {@code end.elapsedMillis(start)} after both were recorded on a stream. */
+    private static Executable elapsed(FaultWorld w) {
+        Stream s = w.stream();
+        Event start = w.timingEvent();
+        Event end = w.timingEvent();
+        start.record(s);
+        end.record(s);
+        return () -> end.elapsedMillis(start);
     }
 
     /** The graph the scenario kept takes a conditional handle now: a refused lookup is not remembered. */

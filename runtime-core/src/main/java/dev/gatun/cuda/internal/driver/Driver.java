@@ -4,6 +4,7 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.CudaVersion;
 import dev.gatun.cuda.DriverTooOldException;
+import dev.gatun.cuda.GatunException;
 import dev.gatun.cuda.bindings.NativeLibrary;
 import dev.gatun.cuda.internal.load.SystemLibraries;
 import java.lang.foreign.Arena;
@@ -208,7 +209,15 @@ public final class Driver {
     private static String describe(DriverApi api, int result) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            if (api.cuGetErrorString(result, out) != 0) {
+            int r;
+            try {
+                r = api.cuGetErrorString(result, out);
+            } catch (GatunException unbound) {
+                // Its first call binds it (cuGetProcAddress_v2): on a driver that failed cuInit, or
+                // is too old, that can fail too, and the error being described must not be lost.
+                return "";
+            }
+            if (r != 0) {
                 return "";
             }
             MemorySegment text = out.get(ValueLayout.ADDRESS, 0);

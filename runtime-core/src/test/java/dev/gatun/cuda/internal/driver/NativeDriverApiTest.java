@@ -273,6 +273,18 @@ class NativeDriverApiTest {
     }
 
     @Test
+    void aFailedCuInitIsReportedEvenWhenTheErrorStringCannotBeBound() {
+        FakeLibrary driver = new FakeLibrary(12000); // its cuInit answers a number of its own: a failure
+        driver.hidden.add("cuGetErrorString");
+        CudaUnavailableException e = assertThrows(CudaUnavailableException.class,
+                () -> Driver.create(new NativeDriverApi(driver.symbols, "fake"), "/fake/libcuda.so.1"));
+        int failed = answer(driver.id, DriverFunction.cuInit);
+        assertTrue(e.getMessage().startsWith("/fake/libcuda.so.1 loaded, but cuInit failed: CUresult " + failed + " ("
+                + failed + "). Check"), e.getMessage());
+        assertTrue(driver.asked.contains("cuGetErrorString@6000/" + EntryPoints.LEGACY_STREAM), driver.asked::toString);
+    }
+
+    @Test
     void aLibraryWithoutTheFunctionsFoundByNameIsNoDriver() {
         NativeDriverApi api = new NativeDriverApi(name -> Optional.empty(), "/nowhere/libcuda.so.1");
         CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> api.cuInit(0));
