@@ -37,6 +37,7 @@ class PackageDependencyTest {
     private static final Path MAIN = Path.of("src/main/java");
     private static final String API = "dev.gatun.cuda";
     private static final String NVRTC = "dev.gatun.cuda.nvrtc";
+    private static final String DOCTOR = "dev.gatun.cuda.doctor";
     private static final String INTERNAL = "dev.gatun.cuda.internal.";
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
@@ -55,6 +56,7 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
+            Map.entry(DOCTOR, Set.of(API, NVRTC)),
             Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
                     BINDINGS_DRIVER)),
             Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
@@ -160,7 +162,7 @@ class PackageDependencyTest {
         List<String> hidden = new ArrayList<>();
         for (Map.Entry<String, String> e : mainSources().entrySet()) {
             String p = packageOf(e.getValue());
-            if (!API.equals(p) && !NVRTC.equals(p)) {
+            if (!isPublic(p)) {
                 continue;
             }
             String file = Path.of(e.getKey()).getFileName().toString();
@@ -396,7 +398,7 @@ class PackageDependencyTest {
     }
 
     private static boolean isPublic(String pkg) {
-        return pkg.equals(API) || pkg.equals(NVRTC);
+        return pkg.equals(API) || pkg.equals(NVRTC) || pkg.equals(DOCTOR);
     }
 
     private static boolean isApiValueOrException(Reference r) {
