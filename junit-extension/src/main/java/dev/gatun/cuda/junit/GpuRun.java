@@ -147,8 +147,8 @@ final class GpuRun {
     synchronized IllegalStateException requiredButUnavailable() {
         if (requiredButUnavailable == null) {
             StringBuilder message = new StringBuilder(GpuExtension.REQUIRED_PARAMETER + " is true, but there is no usable GPU: "
-                    + unavailableReason + ". Gatun's diagnosis of this JVM (dev.gatun.cuda.doctor.Doctor):"
-                    + System.lineSeparator());
+                    + unavailableReason + System.lineSeparator() + "Gatun's diagnosis of this JVM "
+                    + "(dev.gatun.cuda.doctor.Doctor):" + System.lineSeparator());
             Doctor.diagnose(message);
             requiredButUnavailable = new IllegalStateException(message.toString().stripTrailing(), unavailable);
         }
