@@ -23,7 +23,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * java -cp target/benchmarks.jar example.kernelbench.AllocationCheck [JMH include regex]
  * </pre>
  *
- * Prints one {@code ALLOCATION} line per benchmark; exit 0 when none allocates, 1 otherwise.
+ * Prints one {@code ALLOCATION} line per benchmark; exit 0 when none allocates, 1 when one does or
+ * none ran.
  */
 public final class AllocationCheck {
 
@@ -73,6 +74,10 @@ public final class AllocationCheck {
                 .addProfiler(GCProfiler.class)
                 .addProfiler(GpuTimeProfiler.class)
                 .build()).run();
+        if (results.isEmpty()) {
+            System.out.println("ALLOCATION no benchmark ran to the end (JMH's output above says why: without a GPU, "
+                    + "the loader's CudaUnavailableException)");
+        }
         boolean allocates = false;
         for (RunResult run : results) {
             Verdict verdict = Verdict.of(run.getParams().getBenchmark(), bytesPerOp(run));
