@@ -39,6 +39,8 @@ install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding gatun-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...
 install -m 0644 "$cli_jar" "$bundle/gatun.jar"
+# The JMH example (examples/kernel-benchmark): a user's kernel benchmarked; its own runnable jar.
+install -m 0644 "$(dirname "$module_dir")/examples/kernel-benchmark/target/benchmarks.jar" "$bundle/kernel-benchmark.jar"
 # The C comparison (runtime-bench/README.md): ./compare builds the C twin and the PTX from bench/.
 bench=$(dirname "$module_dir")/runtime-bench/src
 install -m 0755 "$bench/bench/compare" "$bundle/compare"

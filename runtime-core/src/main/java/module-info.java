@@ -1,7 +1,8 @@
 /**
  * Gatun's runtime: owners for CUDA contexts, streams, events, memory, modules, kernels, stream
- * captures and graphs, and NVRTC compilation. API: {@code dev.gatun.cuda} and
- * {@code dev.gatun.cuda.nvrtc} (which depends on the first, never the other way).
+ * captures and graphs, and NVRTC compilation. API: {@code dev.gatun.cuda},
+ * {@code dev.gatun.cuda.nvrtc} (which depends on the first, never the other way) and
+ * {@code dev.gatun.cuda.doctor} (the report on both that {@code gatun doctor} prints).
  */
 module dev.gatun.cuda {
     requires dev.gatun.cuda.bindings;
@@ -10,6 +11,7 @@ module dev.gatun.cuda {
 
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.nvrtc;
+    exports dev.gatun.cuda.doctor;
     // Nothing else, not even to Gatun's own modules: they use the API above (api/gatun-core.api
     // records this module's exports).
 

@@ -37,6 +37,7 @@ class PackageDependencyTest {
     private static final Path MAIN = Path.of("src/main/java");
     private static final String API = "dev.gatun.cuda";
     private static final String NVRTC = "dev.gatun.cuda.nvrtc";
+    private static final String DOCTOR = "dev.gatun.cuda.doctor";
     private static final String INTERNAL = "dev.gatun.cuda.internal.";
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
@@ -56,6 +57,7 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
+            Map.entry(DOCTOR, Set.of(API, NVRTC)),
             Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, GRAPH, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
                     BINDINGS_DRIVER)),
             // The graph wing: on top of internal/, under the graph faces alone.
@@ -175,7 +177,7 @@ class PackageDependencyTest {
         List<String> hidden = new ArrayList<>();
         for (Map.Entry<String, String> e : mainSources().entrySet()) {
             String p = packageOf(e.getValue());
-            if (!API.equals(p) && !NVRTC.equals(p)) {
+            if (!isPublic(p)) {
                 continue;
             }
             String file = Path.of(e.getKey()).getFileName().toString();
@@ -482,7 +484,7 @@ class PackageDependencyTest {
     }
 
     private static boolean isPublic(String pkg) {
-        return pkg.equals(API) || pkg.equals(NVRTC);
+        return pkg.equals(API) || pkg.equals(NVRTC) || pkg.equals(DOCTOR);
     }
 
     private static boolean isApiValueOrException(Reference r) {

@@ -2,6 +2,7 @@ package dev.gatun.cuda.examples;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.doctor.Doctor;
 import java.util.function.Predicate;
 
 /**
@@ -10,8 +11,9 @@ import java.util.function.Predicate;
  * context as a parameter, so that the CPU tests can run them on the simulated driver.
  *
  * <p>Exit status: 0 when the program's results match what the CPU computed, 1 when they do
- * not, 3 when there is no usable GPU (no driver, no device, or no NVRTC); an exception from
- * Gatun itself ends the program with the JVM's status 1 and its stack trace.
+ * not, 3 when there is no usable GPU (no driver, no device, or no NVRTC), after Gatun's own
+ * diagnosis on standard error ({@link Doctor#diagnose}); an exception from Gatun itself ends the
+ * program with the JVM's status 1 and its stack trace.
  */
 final class ExampleMain {
 
@@ -28,20 +30,22 @@ final class ExampleMain {
     }
 
     private static int status(String program, Predicate<Cuda> example) {
+        // snippet:doctor
+        if (!Cuda.isAvailable() || Cuda.system().deviceCount() == 0) {
+            System.err.println(program + " needs an NVIDIA GPU and its driver. What Gatun finds here:");
+            Doctor.diagnose(System.err);   // dev.gatun.cuda.doctor: the report `gatun doctor` prints
+            return NO_GPU;
+        }
+        // end-snippet
         try {
-            Cuda cuda = Cuda.system();
-            if (cuda.deviceCount() == 0) {
-                System.err.println(program + ": the CUDA driver reports no device; run it on a machine with an "
-                        + "NVIDIA GPU");
-                return NO_GPU;
-            }
-            boolean match = example.test(cuda);
+            boolean match = example.test(Cuda.system());
             System.out.println(program + (match ? ": results match the CPU" : ": RESULTS DIFFER from the CPU"));
             return match ? MATCH : MISMATCH;
         } catch (CudaUnavailableException e) {
-            // Thrown by the first call that needs the driver or NVRTC; its message lists every path tried.
-            System.err.println(program + ": needs an NVIDIA GPU with its driver (and NVRTC to compile kernels): "
-                    + e.getMessage());
+            // NVRTC, which the driver does not bring: its message lists every path tried, and the
+            // report says the same beside the rest.
+            System.err.println(program + ": needs NVRTC to compile its kernels: " + e.getMessage());
+            Doctor.diagnose(System.err);
             return NO_GPU;
         }
     }

@@ -27,10 +27,12 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  *
  * <ul>
  *   <li><b>Condition.</b> Without a CUDA driver or device, every test it covers is skipped with
- *       the loader's whole reason, every path it tried included (also logged at WARN); with
+ *       the loader's whole reason, every path it tried included (logged at WARN per test, and
+ *       printed once per JVM on standard error, where Surefire's console shows it); with
  *       {@value #REQUIRED_PARAMETER}{@code =true} (a JUnit configuration parameter or a system
- *       property) it fails instead. A test whose parameters name a device
- *       the driver does not report is skipped.
+ *       property) it fails instead, with the reason and Gatun's diagnosis of the JVM
+ *       ({@link dev.gatun.cuda.doctor.Doctor}). A test whose parameters name a device the driver
+ *       does not report is skipped.
  *   <li><b>Parameters.</b> {@link Device}, {@link CudaContext} and {@link Stream} parameters of
  *       test methods, {@code @BeforeEach} and {@code @AfterEach} methods are injected; device 0,
  *       or the one {@link OnDevice} names. The context is the device's
@@ -88,7 +90,7 @@ public final class GpuExtension
         GpuRun run = GpuRun.of(context);
         if (!run.available()) {
             if (required) {
-                throw run.unavailable();
+                throw run.requiredButUnavailable();
             }
             return ConditionEvaluationResult.disabled(run.skip(context.getDisplayName()));
         }
@@ -134,7 +136,7 @@ public final class GpuExtension
         GpuRun run = GpuRun.of(context);
         if (!run.available()) {
             throw new ParameterResolutionException("cannot inject a " + type.getSimpleName() + ": "
-                    + run.unavailable().getMessage());
+                    + run.unavailableReason());
         }
         if (ordinal < 0 || ordinal >= run.cuda().deviceCount()) {
             throw new ParameterResolutionException("cannot inject a " + type.getSimpleName() + " of device " + ordinal

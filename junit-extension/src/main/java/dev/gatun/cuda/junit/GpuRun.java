@@ -5,6 +5,7 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.doctor.Doctor;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -29,9 +30,12 @@ final class GpuRun {
 
     /** The Cuda, or null when there is none. */
     private final Cuda cuda;
-    /** Why there is no Cuda (null when there is): the skip reason and the exception a required GPU throws. */
+    /** Why there is no Cuda (null when there is): the skip reason, and the start of a required GPU's failure. */
     private final String unavailableReason;
-    private final RuntimeException unavailable;
+    /** What made the Cuda unavailable: the loader's exception, or null when the driver loaded and reports no device. */
+    private final CudaUnavailableException unavailable;
+    /** The failure of a required GPU's absence, made on first need (it carries the doctor's report). */
+    private IllegalStateException requiredButUnavailable;
     private final Map<Integer, CudaContext> contexts = new ConcurrentHashMap<>();
     private final Map<Integer, Poisoning> poisoned = new ConcurrentHashMap<>();
 
@@ -44,7 +48,7 @@ final class GpuRun {
         }
     }
 
-    private GpuRun(Cuda cuda, String unavailableReason, RuntimeException unavailable) {
+    private GpuRun(Cuda cuda, String unavailableReason, CudaUnavailableException unavailable) {
         this.cuda = cuda;
         this.unavailableReason = unavailableReason;
         this.unavailable = unavailable;
@@ -63,18 +67,27 @@ final class GpuRun {
         try {
             supplied = supplier.get();
         } catch (CudaUnavailableException e) {
-            return new GpuRun(null, "no CUDA driver/GPU: " + summary(e), e);
+            return new GpuRun(null, "no CUDA driver/GPU: " + summary(e) + visibleDevices(), e);
         }
         if (!(supplied instanceof Cuda cuda)) {
             throw new IllegalArgumentException("the supplier named by " + GpuExtension.CUDA_SUPPLIER_PARAMETER
                     + " returned " + supplied + " instead of a dev.gatun.cuda.Cuda");
         }
         if (cuda.deviceCount() == 0) {
-            String reason = "the CUDA driver (" + cuda.driverLibrary() + ") reports no device";
-            return new GpuRun(null, reason, new IllegalStateException(GpuExtension.REQUIRED_PARAMETER
-                    + " is true, but " + reason + " (is CUDA_VISIBLE_DEVICES empty?)"));
+            return new GpuRun(null, "the CUDA driver (" + cuda.driverLibrary() + ") reports no device" + visibleDevices(),
+                    null);
         }
         return new GpuRun(cuda, null, null);
+    }
+
+    /**
+     * The driver's device filter, when this process has one: with {@code CUDA_VISIBLE_DEVICES}
+     * empty (a common way to keep a job off the GPU) the driver finds no device, whichever way it
+     * says so (no device, or {@code cuInit} failing with {@code CUDA_ERROR_NO_DEVICE}).
+     */
+    private static String visibleDevices() {
+        String filter = System.getenv("CUDA_VISIBLE_DEVICES");
+        return filter == null ? "" : " (CUDA_VISIBLE_DEVICES is '" + filter + "': the driver shows only the devices it lists)";
     }
 
     private static Supplier<?> instantiate(String className) {
@@ -121,16 +134,36 @@ final class GpuRun {
         return cuda;
     }
 
-    /** What a required GPU's absence throws. */
-    RuntimeException unavailable() {
-        return unavailable;
+    /** Why there is no GPU in this run; only when not {@link #available()}. */
+    String unavailableReason() {
+        return unavailableReason;
     }
 
-    /** The reason a test is skipped without a GPU, with every place the loader tried; logged as it is returned. */
+    /**
+     * What a required GPU's absence throws: the reason, then Gatun's diagnosis of this process
+     * ({@code gatun doctor}'s report: versions, driver, devices, NVRTC, settings), with the
+     * loader's exception, if there was one, as the cause. Made once per run.
+     */
+    synchronized IllegalStateException requiredButUnavailable() {
+        if (requiredButUnavailable == null) {
+            StringBuilder message = new StringBuilder(GpuExtension.REQUIRED_PARAMETER + " is true, but there is no usable GPU: "
+                    + unavailableReason + System.lineSeparator() + "Gatun's diagnosis of this JVM "
+                    + "(dev.gatun.cuda.doctor.Doctor):" + System.lineSeparator());
+            Doctor.diagnose(message);
+            requiredButUnavailable = new IllegalStateException(message.toString().stripTrailing(), unavailable);
+        }
+        return requiredButUnavailable;
+    }
+
+    /**
+     * The reason a test is skipped without a GPU, with every place the loader tried; logged per
+     * test as it is returned, and printed once per JVM on standard error ({@link SkipNotice}).
+     */
     String skip(String test) {
         String reason = unavailableReason + "; GPU tests run only on a GPU host (" + GpuExtension.REQUIRED_PARAMETER
                 + "=true makes this a failure)";
         log.warn("{} skipped: {}", test, reason);
+        SkipNotice.once(reason);
         return reason;
     }
 

@@ -68,12 +68,20 @@ class GpuConditionTest {
     }
 
     @Test
-    void whenAGpuIsRequiredItsAbsenceFailsWithTheLoadersException() {
+    void whenAGpuIsRequiredItsAbsenceFailsWithTheReasonAndGatunsDiagnosis() {
         FixtureRun run = FixtureRun.withoutGpu(NeedsAGpu.class, GpuExtension.REQUIRED_PARAMETER, "true");
         FixtureRun.Outcome outcome = run.of("NeedsAGpu");
         assertEquals("FAILED", outcome.status());
-        // JUnit wraps what a condition throws; the loader's exception is the cause.
-        CudaUnavailableException e = assertInstanceOf(CudaUnavailableException.class, outcome.thrown().getCause());
+        // JUnit wraps what a condition throws: the extension's failure, with the loader's exception as its cause.
+        IllegalStateException failure = assertInstanceOf(IllegalStateException.class, outcome.thrown().getCause());
+        assertTrue(failure.getMessage().startsWith("gatun.gpu.required is true, but there is no usable GPU: no CUDA "
+                + "driver/GPU: No CUDA driver could be loaded. Tried: " + NoGpu.TRIED), failure.getMessage());
+        // The doctor's report of this JVM follows, whole: what a GPU host that lost its GPU needs to see.
+        assertTrue(failure.getMessage().contains("Gatun's diagnosis of this JVM (dev.gatun.cuda.doctor.Doctor):\n"
+                + "Gatun doctor\ngatun:   "), failure.getMessage());
+        assertTrue(failure.getMessage().contains("\nsettings:\n") && failure.getMessage().contains("\nResult: "),
+                failure.getMessage());
+        CudaUnavailableException e = assertInstanceOf(CudaUnavailableException.class, failure.getCause());
         assertEquals(java.util.List.of(NoGpu.TRIED), e.attempts());
         assertTrue(LogCapture.find(Level.WARN, GpuExtension.class, "skipped").isEmpty(), "a failure is not a skip");
     }
@@ -96,7 +104,9 @@ class GpuConditionTest {
         FixtureRun.Outcome failed = FixtureRun.simulated(NeedsAGpu.class, GpuExtension.REQUIRED_PARAMETER, "true")
                 .of("NeedsAGpu");
         assertEquals("FAILED", failed.status());
-        assertTrue(failed.failure().contains("gatun.gpu.required is true, but the CUDA driver"), failed.failure());
+        assertTrue(failed.failure().contains("gatun.gpu.required is true, but there is no usable GPU: the CUDA driver "
+                + "(simulated driver) reports no device"), failed.failure());
+        assertTrue(failed.failure().contains("Gatun doctor"), failed.failure());
     }
 
     @Test

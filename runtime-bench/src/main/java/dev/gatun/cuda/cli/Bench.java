@@ -2,6 +2,7 @@ package dev.gatun.cuda.cli;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.GatunException;
+import dev.gatun.cuda.doctor.Diagnosis;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -23,7 +24,7 @@ import org.openjdk.jmh.runner.options.Options;
  * {@code gatun bench [JMH options]}: runs the JMH benchmarks in this jar through JMH's
  * {@link Runner}, and fails when any of them failed. JMH's own {@code Main} prints a failed
  * benchmark as {@code <failure>}, goes on, and exits 0 even when every benchmark failed; here the
- * run exits {@link #EXIT_FAILED} naming the failures, or {@link Doctor#EXIT_NO_DEVICE} before
+ * run exits {@link #EXIT_FAILED} naming the failures, or {@link Diagnosis#EXIT_NO_DEVICE} before
  * starting when there is no device to run on.
  */
 final class Bench {
@@ -68,7 +69,7 @@ final class Bench {
             err.println("gatun bench: no usable CUDA device, and every benchmark needs one "
                     + "(`gatun doctor` says what Gatun finds on this machine):");
             err.println("  " + noDevice.replace("\n", "\n  "));
-            return Doctor.EXIT_NO_DEVICE;
+            return Diagnosis.EXIT_NO_DEVICE;
         }
         return measure(options, out, err);
     }

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.cli;
 
 import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.doctor.Doctor;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -9,9 +10,10 @@ import java.util.Arrays;
  * The {@code gatun} command: {@code java -jar gatun.jar <command>}.
  *
  * <ul>
- *   <li>{@code doctor}: the versions, the driver, NVRTC, devices and settings Gatun finds; exit 0
- *       when a device is usable and the settings work, 3 when no device is usable, 4 when a
- *       setting needs attention.
+ *   <li>{@code doctor}: the versions, the driver, NVRTC, devices and settings Gatun finds
+ *       (gatun-core's {@link Doctor#diagnose}, which applications can print too); exit 0 when a
+ *       device is usable and the settings work, 3 when no device is usable, 4 when a setting needs
+ *       attention ({@link dev.gatun.cuda.doctor.Diagnosis#exitStatus()}).
  *   <li>{@code bench [JMH options]}: runs the JMH benchmarks in this jar, e.g.
  *       {@code bench -prof gc Launch}; exit 1 when a benchmark failed, 3 without a usable device.
  *   <li>{@code --version}: Gatun's version.
@@ -58,7 +60,7 @@ public final class GatunCli {
         }
         switch (command) {
             case "doctor":
-                return Doctor.ofProcess().run(out);
+                return Doctor.diagnose(out).exitStatus();
             case "--version":
                 out.println("gatun " + Gatun.version());
                 return 0;

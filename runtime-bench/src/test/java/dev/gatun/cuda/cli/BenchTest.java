@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaUnavailableException;
+import dev.gatun.cuda.doctor.Diagnosis;
 import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import java.io.ByteArrayOutputStream;
@@ -60,7 +61,7 @@ class BenchTest {
         };
         List<String> ran = new ArrayList<>();
         int exit = bench(none, (options, format) -> ran.add("run"), "-f", "1");
-        assertEquals(Doctor.EXIT_NO_DEVICE, exit, err());
+        assertEquals(Diagnosis.EXIT_NO_DEVICE, exit, err());
         assertEquals(List.of(), ran, "no benchmark is started without a device");
         assertTrue(err().contains("no usable CUDA device"), err());
         assertTrue(err().contains("  - libcuda.so.1: not found"), "the loader's reasons: " + err());
@@ -71,7 +72,7 @@ class BenchTest {
     void aDriverWithoutDevicesExitsThree() throws Exception {
         List<String> ran = new ArrayList<>();
         int exit = bench(() -> FakeCuda.over(new FakeDriverApi().deviceCount(0)), (options, format) -> ran.add("run"));
-        assertEquals(Doctor.EXIT_NO_DEVICE, exit, err());
+        assertEquals(Diagnosis.EXIT_NO_DEVICE, exit, err());
         assertEquals(List.of(), ran);
         assertTrue(err().contains("the driver reports no device"), err());
     }

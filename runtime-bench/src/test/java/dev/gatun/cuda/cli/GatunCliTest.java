@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.Gatun;
+import dev.gatun.cuda.doctor.Doctor;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -63,5 +64,15 @@ class GatunCliTest {
         for (String text : new String[] {"doctor", "bench", "--version", "exit 3", "exit 4"}) {
             assertTrue(out().contains(text), text + " in " + out());
         }
+    }
+
+    @Test
+    void doctorPrintsGatunCoresReportAndExitsWithItsVerdict() throws Exception {
+        StringBuilder library = new StringBuilder();
+        int expected = Doctor.diagnose(library).exitStatus();
+        assertEquals(expected, cli("doctor"), err());
+        assertEquals(library.toString(), out(), "the command prints what Doctor.diagnose writes, line for line");
+        assertTrue(out().startsWith("Gatun doctor" + System.lineSeparator()), out());
+        assertEquals("", err());
     }
 }

@@ -1,4 +1,4 @@
-package dev.gatun.cuda.cli;
+package dev.gatun.cuda.doctor;
 
 import dev.gatun.cuda.ContextOptions;
 import dev.gatun.cuda.Cuda;
@@ -12,7 +12,7 @@ import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.nvrtc.KernelCache;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
-import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -23,33 +23,37 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * {@code gatun doctor}: what Gatun finds on this machine, and whether its settings work. Exit 0
- * when at least one device is usable and every setting works, {@link #EXIT_NO_DEVICE} when no
- * device is usable, {@link #EXIT_BAD_SETTINGS} when a setting needs attention; always with a
- * diagnosis and never a stack trace.
+ * What Gatun finds on this machine, and whether its settings work: the report that
+ * {@code gatun doctor} prints, for an application or a test suite to print where it needs it (at
+ * start-up, in a failure's message, in a support bundle).
  *
- * <p>The settings are read exactly as runtime-core reads them ({@link KernelCache#defaultCache()},
+ * <pre>{@code
+ * if (!Cuda.isAvailable()) {
+ *     Doctor.diagnose(System.err);   // every place the driver was looked for, and why it was not used
+ * }
+ * }</pre>
+ *
+ * <p>The report names Gatun's, Java's and the OS's versions, the driver (where it was loaded from,
+ * or every path tried and why each failed), each device, NVRTC, and the settings in force: the
+ * kernel cache, the device pool, leak tracking, the out-of-memory ladder and GPU coredumps. The
+ * settings are read exactly as Gatun reads them ({@link KernelCache#defaultCache()},
  * {@link ContextOptions#defaults()}), so a value the application would refuse is refused here,
- * with runtime-core's own message.
+ * with Gatun's own message. Looking changes nothing: no directory is created, no context opened.
+ * It never throws for what it finds, and never prints a stack trace.
  */
-final class Doctor {
-
-    static final int EXIT_OK = 0;
-    static final int EXIT_NO_DEVICE = 3;
-    static final int EXIT_BAD_SETTINGS = 4;
+public final class Doctor {
 
     /** The driver's own coredump environment variables, which take precedence over Gatun's setting when set. */
     static final List<String> COREDUMP_ENVIRONMENT = List.of("CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE",
             "CUDA_COREDUMP_GENERATION_FLAGS", "CUDA_ENABLE_LIGHTWEIGHT_COREDUMP", "CUDA_ENABLE_CPU_COREDUMP_ON_EXCEPTION",
             "CUDA_COREDUMP_SHOW_PROGRESS");
 
+    /** The driver's device filter: with it set, the driver shows only the devices it lists (none when empty). */
+    static final String VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
+
     private final Supplier<Cuda> driver;
     private final Supplier<NvrtcLibrary> nvrtc;
     private final Map<String, String> environment;
-
-    Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc) {
-        this(driver, nvrtc, System.getenv());
-    }
 
     /** @param environment the process's environment variables, as {@link System#getenv()} gives them */
     Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc, Map<String, String> environment) {
@@ -58,11 +62,21 @@ final class Doctor {
         this.environment = environment;
     }
 
-    static Doctor ofProcess() {
-        return new Doctor(Cuda::system, NvrtcLibrary::system);
+    /**
+     * Writes the report on this process ({@link Cuda#system()}, {@link NvrtcLibrary#system()}, its
+     * system properties and environment) to {@code report}, and returns its verdict.
+     *
+     * @param report where the report goes, line by line: {@code System.err}, a {@code StringBuilder},
+     *     a log's writer
+     * @return how many devices are usable and how many settings need attention
+     * @throws UncheckedIOException when {@code report} fails to take a line
+     */
+    public static Diagnosis diagnose(Appendable report) {
+        return new Doctor(Cuda::system, NvrtcLibrary::system, System.getenv()).run(report);
     }
 
-    int run(PrintStream out) {
+    Diagnosis run(Appendable report) {
+        Lines out = new Lines(report);
         out.println("Gatun doctor");
         reportVersions(out);
         int usable = reportDriver(out);
@@ -74,13 +88,33 @@ final class Doctor {
         if (usable == 0) {
             out.println("Result: no usable CUDA device" + settingsNote + ". GPU work will fail with CudaUnavailableException;");
             out.println("Gatun's CPU-side features and tests still work.");
-            return EXIT_NO_DEVICE;
+        } else {
+            out.println("Result: " + usable + (usable == 1 ? " usable device" : " usable devices") + settingsNote + ".");
         }
-        out.println("Result: " + usable + (usable == 1 ? " usable device" : " usable devices") + settingsNote + ".");
-        return badSettings == 0 ? EXIT_OK : EXIT_BAD_SETTINGS;
+        return new Diagnosis(usable, badSettings);
     }
 
-    private static void reportVersions(PrintStream out) {
+    /** The report's lines, each ended as {@code println} ends it; a failing {@link Appendable} throws unchecked. */
+    private record Lines(Appendable to) {
+
+        void println() {
+            println("");
+        }
+
+        void println(String line) {
+            try {
+                to.append(line).append(System.lineSeparator());
+            } catch (IOException e) {
+                throw new UncheckedIOException("the doctor's report could not be written", e);
+            }
+        }
+
+        void printf(String format, Object... args) {
+            println(String.format(Locale.ROOT, format, args));
+        }
+    }
+
+    private static void reportVersions(Lines out) {
         String gatun;
         try {
             gatun = Gatun.version();
@@ -95,7 +129,20 @@ final class Doctor {
                 + System.getProperty("os.arch") + ")");
     }
 
-    private int reportDriver(PrintStream out) {
+    /** Prints the driver, its devices and the driver's device filter; returns how many devices are usable. */
+    private int reportDriver(Lines out) {
+        int usable = reportDevices(out);
+        String visible = environment.get(VISIBLE_DEVICES);
+        if (visible != null) {
+            // With an empty (or unmatched) filter, cuInit finds no device: the usual cause of a GPU
+            // host whose GPU tests are all skipped.
+            out.println("         environment " + VISIBLE_DEVICES + "=" + visible + " (the driver shows only the devices "
+                    + "it lists" + (visible.isBlank() ? ", here none" : "") + ")");
+        }
+        return usable;
+    }
+
+    private int reportDevices(Lines out) {
         Cuda cuda;
         try {
             cuda = driver.get();
@@ -114,7 +161,7 @@ final class Doctor {
         for (Device device : cuda.devices()) {
             try {
                 DeviceCapabilities caps = device.capabilities();
-                out.printf(Locale.ROOT, "  [%d] %s, compute capability %s, %d multiprocessors, %s, PCI %s%n",
+                out.printf("  [%d] %s, compute capability %s, %d multiprocessors, %s, PCI %s",
                         device.ordinal(), device.name(), caps.computeCapability(), caps.multiprocessorCount(),
                         gib(device.totalMemoryBytes()), device.pciBusId());
                 usable++;
@@ -125,7 +172,7 @@ final class Doctor {
         return usable;
     }
 
-    private void reportNvrtc(PrintStream out) {
+    private void reportNvrtc(Lines out) {
         try {
             NvrtcLibrary library = nvrtc.get();
             out.println("nvrtc:   " + library.library());
@@ -137,7 +184,7 @@ final class Doctor {
     }
 
     /** Prints the settings in force; returns how many need attention. */
-    private int reportSettings(PrintStream out) {
+    private int reportSettings(Lines out) {
         out.println("settings:");
         int bad = reportKernelCache(out) ? 0 : 1;
         return bad + reportContextOptions(out) + (reportCoredumps(out) ? 0 : 1);
@@ -148,7 +195,7 @@ final class Doctor {
      * precedence over it; false when a setting is wrong, or the environment turns dumps on without
      * {@code skip_abort} (a kernel fault would then abort the JVM after its dump).
      */
-    private boolean reportCoredumps(PrintStream out) {
+    private boolean reportCoredumps(Lines out) {
         boolean ok = true;
         try {
             GpuCoredumps dumps = GpuCoredumps.fromSystemProperties();
@@ -180,7 +227,7 @@ final class Doctor {
         return ok;
     }
 
-    private static boolean reportKernelCache(PrintStream out) {
+    private static boolean reportKernelCache(Lines out) {
         KernelCache cache;
         try {
             cache = KernelCache.defaultCache();
@@ -230,7 +277,7 @@ final class Doctor {
         return true;
     }
 
-    private static void reportNotWritable(PrintStream out, Path dir, String problem) {
+    private static void reportNotWritable(Lines out, Path dir, String problem) {
         out.println("  kernel cache:  " + dir + " NOT WRITABLE (" + problem + ")");
         out.println("                 NVRTC output will not be cached: set -D" + KernelCache.DIRECTORY_PROPERTY
                 + " to a writable directory, or -D" + KernelCache.SWITCH_PROPERTY + "=off");
@@ -272,7 +319,7 @@ final class Doctor {
     }
 
     /** Prints the device pool, leak tracking and out-of-memory ladder settings; returns how many need attention. */
-    private static int reportContextOptions(PrintStream out) {
+    private static int reportContextOptions(Lines out) {
         DevicePoolOptions pool;
         try {
             pool = DevicePoolOptions.fromSystemProperties();
