@@ -349,7 +349,7 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
                 return added(calls().addMemset(handle, deps, destination.address(), value & 0xff, 1,
-                        destination.byteLength(), arena), GraphNode.Kind.MEMSET, List.of(buffer));
+                        destination.byteSize(), arena), GraphNode.Kind.MEMSET, List.of(buffer));
             }
         }
     }
@@ -373,7 +373,7 @@ public final class Graph extends Owner {
                 MemorySegment deps = dependencies(dependencies, arena);
                 resource.holds.add(buffer);
                 return added(calls().addMemset(handle, deps, destination.address(), value, 4,
-                        destination.byteLength() / 4, arena), GraphNode.Kind.MEMSET, List.of(buffer));
+                        destination.byteSize() / 4, arena), GraphNode.Kind.MEMSET, List.of(buffer));
             }
         }
     }
@@ -391,7 +391,7 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph or a buffer is closed
      */
     public GraphNode addCopy(DeviceView destination, DeviceView source, GraphNode... dependencies) {
-        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        long bytes = Ranges.sameLength(destination.byteSize(), source.byteSize());
         NativeResource to = checkTarget(destination, "the copy's destination");
         NativeResource from = checkTarget(source, "the copy's source");
         synchronized (resource.building) {
@@ -682,7 +682,7 @@ public final class Graph extends Owner {
     }
 
     /**
-     * Adds a node that copies {@code destination.byteLength()} bytes from {@code source}, a pinned
+     * Adds a node that copies {@code destination.byteSize()} bytes from {@code source}, a pinned
      * host buffer of this graph's context, from {@code sourceOffset} on, to {@code destination} on
      * the device, at every launch. The graph then holds both buffers.
      *
@@ -704,8 +704,8 @@ public final class Graph extends Owner {
     public GraphNode addUpload(DeviceView destination, PinnedBuffer source, long sourceOffset,
             GraphNode... dependencies) {
         NativeResource device = checkTarget(destination, "the upload's destination");
-        long host = checkedHost(source, sourceOffset, destination.byteLength(), "upload source");
-        return addHostCopy(device, destination.address(), source.memory(), host, true, destination.byteLength(),
+        long host = checkedHost(source, sourceOffset, destination.byteSize(), "upload source");
+        return addHostCopy(device, destination.address(), source.memory(), host, true, destination.byteSize(),
                 dependencies);
     }
 
@@ -728,8 +728,8 @@ public final class Graph extends Owner {
     public GraphNode addDownload(PinnedBuffer destination, long destinationOffset, DeviceView source,
             GraphNode... dependencies) {
         NativeResource device = checkTarget(source, "the download's source");
-        long host = checkedHost(destination, destinationOffset, source.byteLength(), "download destination");
-        return addHostCopy(device, source.address(), destination.memory(), host, false, source.byteLength(),
+        long host = checkedHost(destination, destinationOffset, source.byteSize(), "download destination");
+        return addHostCopy(device, source.address(), destination.memory(), host, false, source.byteSize(),
                 dependencies);
     }
 
@@ -772,8 +772,8 @@ public final class Graph extends Owner {
      * pinned memory that copy nodes around it move, count, signal a Java thread.
      *
      * <p><b>What it throws</b> cannot reach the code that launched the graph: it is logged (SLF4J,
-     * ERROR), counted ({@link CudaContext#hostCallbackFailureCount()}) and kept for
-     * {@link CudaContext#takeHostCallbackFailures()}; the nodes after it run as usual.
+     * ERROR), counted ({@link ContextDiagnostics#hostCallbackFailureCount()}) and kept for
+     * {@link ContextDiagnostics#takeHostCallbackFailures()}; the nodes after it run as usual.
      *
      * @param callback what the node runs; it should return soon, since the driver's thread runs
      *     every host function of the process in turn
@@ -1110,7 +1110,7 @@ public final class Graph extends Owner {
         DeviceBuffer buffer = view.buffer();
         context.checkSame(buffer.context(), what);
         buffer.address(); // throws when the buffer is closed
-        if (view.byteLength() == 0) {
+        if (view.byteSize() == 0) {
             throw new IllegalArgumentException(what + " is empty; add no node for it");
         }
         return buffer.resource();

@@ -129,7 +129,7 @@ public final class KernelLaunch {
         if (arg instanceof KernelArg.Pointer p) {
             if (p.view() != null) {
                 DeviceBuffer b = p.view().buffer();
-                if (b.context() != context && !context.peerAccessEnabled(b.context())) {
+                if (b.context() != context && !context.isPeerAccessEnabled(b.context())) {
                     throw new IllegalArgumentException("argument " + index + " (" + b + ") is device "
                             + b.context().device().ordinal() + "'s memory; a kernel on device "
                             + context.device().ordinal() + " may use it only after "

@@ -180,7 +180,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      *
      * @param bytes dynamic shared memory per block, in bytes
      */
-    public LaunchConfig withSharedMemory(int bytes) {
+    public LaunchConfig withSharedMemoryBytes(int bytes) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, bytes, clusterX, clusterY, clusterZ,
                 cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
                 triggerAtBlockStart, launchCompletionEvent);

@@ -530,7 +530,7 @@ public final class StreamCapture implements AutoCloseable {
     private CaptureArenaOverflowException overflow(long bytes) {
         long free;
         try {
-            free = stream.context().memoryInfo().freeBytes();
+            free = stream.context().diagnostics().memoryInfo().freeBytes();
         } catch (RuntimeException e) {
             LOG.debug("Reading the device's free memory for an arena overflow report failed: {}", e.toString());
             free = -1;

@@ -105,7 +105,7 @@ class CaptureArenaTest {
             assertEquals(0, arena.mappedBytes());
             assertEquals(0, sim.gpu.livePhysicalAllocations(), "nothing mapped");
             assertEquals(0, sim.gpu.backedGraphAllocations(), "the probe's allocation nodes never allocated");
-            assertEquals(0, ctx.graphAllocations().live());
+            assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
             int[] after = new int[MAX];
             in.asInts().copyTo(after);
             assertArrayEquals(before, after, "nothing ran");
@@ -281,7 +281,7 @@ class CaptureArenaTest {
                 assertEquals(4096 + 8192, e.neededBytes());
                 assertEquals(4096, e.mappedBytes());
                 assertEquals(4 * MiB, e.reservedBytes());
-                assertEquals(ctx.memoryInfo().freeBytes(), e.deviceFreeBytes());
+                assertEquals(ctx.diagnostics().memoryInfo().freeBytes(), e.deviceFreeBytes());
                 assertTrue(e.getMessage().contains("CaptureArena.ensure(12288)"), e.getMessage());
                 assertTrue(capture.isOpen());
                 capture.abort();

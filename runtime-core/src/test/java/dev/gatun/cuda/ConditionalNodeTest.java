@@ -260,7 +260,7 @@ class ConditionalNodeTest {
         ConditionalNode loop = g.addIf(h);
         Graph body = loop.body();
         GraphNode inBody = body.addKernel(plus(a, 1));
-        assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH), "a body is not an owner of its own");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH), "a body is not an owner of its own");
         int graphs = sim.gpu.liveGraphs();
         assertEquals(2, graphs, "the graph and its body");
 

@@ -178,7 +178,7 @@ class LaunchEventsTest {
             LaunchConfig both = plain.withProgrammaticEvent(e, true).withLaunchCompletionEvent(f);
             assertTrue(plain.withProgrammaticEvent(e, false).hasExtendedAttributes());
             assertTrue(plain.withLaunchCompletionEvent(f).hasExtendedAttributes());
-            LaunchConfig changed = both.withPriority(-1).withSharedMemory(64).withCluster(1, 1, 1)
+            LaunchConfig changed = both.withPriority(-1).withSharedMemoryBytes(64).withCluster(1, 1, 1)
                     .withProgrammaticStreamSerialization(true).withCooperative(false).withoutPriority();
             assertEquals(Optional.of(e), changed.programmaticEvent());
             assertTrue(changed.triggerAtBlockStart());

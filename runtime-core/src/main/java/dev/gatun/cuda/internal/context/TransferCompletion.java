@@ -1,5 +1,7 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.TransferState;
+
 /**
  * Whether the last transfer through a pinned host buffer is done, as a small state machine:
  * {@code COMPLETE -> UNFENCED} (work may have been queued, no fence yet) {@code -> EVENT_RECORDED}
@@ -27,20 +29,16 @@ package dev.gatun.cuda.internal.context;
  */
 public final class TransferCompletion {
 
-    public enum State {
-        COMPLETE, UNFENCED, EVENT_RECORDED
-    }
-
     /** A driver step: returns a CUresult (0 = success). */
     @FunctionalInterface
     public interface Step {
         int run();
     }
 
-    private State state = State.COMPLETE;
+    private TransferState state = TransferState.COMPLETE;
     private boolean transferFailed;
 
-    public State state() {
+    public TransferState state() {
         return state;
     }
 
@@ -87,7 +85,7 @@ public final class TransferCompletion {
      * with {@link #fence} whatever the call did, and report the call's own error first.
      */
     public void begin() {
-        state = State.UNFENCED;
+        state = TransferState.UNFENCED;
         transferFailed = false;
     }
 
@@ -95,7 +93,7 @@ public final class TransferCompletion {
     public int fence(Step record) {
         int first = record.run();
         if (first == 0 || record.run() == 0) {
-            state = State.EVENT_RECORDED;
+            state = TransferState.EVENT_RECORDED;
         }
         return first;
     }
@@ -118,7 +116,7 @@ public final class TransferCompletion {
                 if (r != 0) {
                     return r;
                 }
-                state = State.EVENT_RECORDED;
+                state = TransferState.EVENT_RECORDED;
                 break;
             }
             case EVENT_RECORDED:
@@ -126,7 +124,7 @@ public final class TransferCompletion {
         }
         int r = waitEvent.run();
         if (r == 0) {
-            state = State.COMPLETE;
+            state = TransferState.COMPLETE;
         }
         return r;
     }

@@ -5,7 +5,7 @@ import dev.gatun.cuda.internal.context.Retirement;
 
 /**
  * Another process's allocation mapped into this one with {@code cuIpcOpenMemHandle}
- * ({@code CudaContext.importBuffer}): borrowed, and unmapped ({@code cuIpcCloseMemHandle}) once
+ * ({@code DeviceBuffer.importFrom}): borrowed, and unmapped ({@code cuIpcCloseMemHandle}) once
  * this process's work on it completed; the exporter frees it after every importer unmapped it.
  */
 public final class IpcMapping extends DeviceMemory implements Retirement.Release {
@@ -29,7 +29,7 @@ public final class IpcMapping extends DeviceMemory implements Retirement.Release
             address = context.calls().ipc().openMemory(driverHandle);
         }
         IpcMapping mapping = new IpcMapping(context, address, claimed);
-        mapping.checkMapped("IpcMemoryHandle");
+        mapping.checkMapped("IpcBufferExport");
         return mapping;
     }
 

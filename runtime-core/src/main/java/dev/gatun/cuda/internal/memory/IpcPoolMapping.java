@@ -36,7 +36,7 @@ public final class IpcPoolMapping extends DeviceMemory implements Retirement.Rel
         }
         pool.importedAllocation(claimed);
         IpcPoolMapping mapping = new IpcPoolMapping(context, pool, address, claimed);
-        mapping.checkMapped("IpcPoolAllocation");
+        mapping.checkMapped("IpcBufferExport");
         return mapping;
     }
 
