@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.graph.CaptureSession;
 import dev.gatun.cuda.internal.memory.ArenaSpace;
 import java.util.Collection;
 import java.util.Objects;
@@ -161,7 +162,8 @@ public final class CaptureArena implements AutoCloseable {
             boolean measuring) {
         context.checkSame(stream.context(), "the stream");
         checkOpen();
-        return StreamCapture.begin(stream, mode, only, this, space.open(measuring));
+        return StreamCapture.begin(stream, mode, only,
+                new CaptureSession.ArenaUse(space, space.open(measuring), toString()));
     }
 
     /** {@return the first byte of the arena; every capture's first allocation starts here} */
@@ -190,11 +192,6 @@ public final class CaptureArena implements AutoCloseable {
     /** {@return whether the arena is closed} */
     public boolean isClosed() {
         return memory.isClosed();
-    }
-
-    /** The allocator and replay order, for the captures and executables of this arena. */
-    ArenaSpace space() {
-        return space;
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.graph.Conditionals;
+
 /**
  * The value a conditional node reads ({@link Graph#createConditionalHandle}): a
  * {@code CUgraphConditionalHandle} that kernels of the graph set with
@@ -57,10 +59,19 @@ public final class ConditionalHandle {
         return KernelArg.i64(value);
     }
 
+    /** Checks that a node of {@code user} may use this handle: one of that graph or of a graph it is a body of. */
+    void checkUsableIn(Graph user) {
+        for (Graph g = user; g != null; g = g.parent()) {
+            if (g == graph) {
+                return;
+            }
+        }
+        throw new IllegalArgumentException(this + " is not of " + user + " nor of a graph it is a body of; create "
+                + "the handle with createConditionalHandle on this graph");
+    }
+
     @Override
     public String toString() {
-        return "ConditionalHandle 0x" + Long.toHexString(value) + " of " + graph
-                + (assignedEachLaunch ? " (each launch starts at " + Integer.toUnsignedString(defaultValue) + ")"
-                        : " (set by kernels)");
+        return Conditionals.describeHandle(value, graph.toString(), defaultValue, assignedEachLaunch);
     }
 }

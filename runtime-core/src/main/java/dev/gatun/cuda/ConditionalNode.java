@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.driver.ConditionalCalls;
 import java.util.List;
 
 /**
@@ -22,7 +23,16 @@ public final class ConditionalNode {
         /** Runs its body while the value is not 0, checked before each run: a body kernel must end the loop. */
         WHILE,
         /** Runs body number {@code value}; none when the value is not below the number of bodies. */
-        SWITCH
+        SWITCH;
+
+        /** {@return the driver's {@code CU_GRAPH_COND_TYPE_*} of this type} */
+        int driverType() {
+            return switch (this) {
+                case IF -> ConditionalCalls.IF;
+                case WHILE -> ConditionalCalls.WHILE;
+                case SWITCH -> ConditionalCalls.SWITCH;
+            };
+        }
     }
 
     private final GraphNode node;

@@ -2,8 +2,8 @@ package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ForeignHandles;
-import dev.gatun.cuda.internal.context.GraphAllocations;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.graph.CaptureSession;
 import dev.gatun.cuda.internal.memory.ArenaBlock;
 import dev.gatun.cuda.internal.memory.Borrowed;
 import dev.gatun.cuda.internal.memory.DeviceMemory;
@@ -67,11 +67,6 @@ public final class DeviceBuffer implements AutoCloseable {
         return claim(view);
     }
 
-    /** A capture's allocation from a {@link CaptureArena} (under the capturing stream's lock). */
-    static DeviceBuffer ofArena(ArenaBlock block) {
-        return claim(block);
-    }
-
     /** {@code bytes} from the context's device pool ({@link CudaContext#allocate}). */
     static DeviceBuffer allocate(CudaContext context, long bytes) {
         ContextState state = context.state();
@@ -119,13 +114,15 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * A stream-ordered allocation on {@code stream} while the Gatun capture that made
-     * {@code allocations} is open on it (call under the stream's lock): an allocation node of the
-     * captured graph. The caller admits it to the capture; {@code bytes} more than 0.
+     * A stream-ordered allocation of {@code bytes} (more than 0) on the stream {@code capture} was
+     * begun on, while it is open (call under the stream's lock): an allocation node of the captured
+     * graph, or a range of its capture arena. The capture holds the buffer from then on.
      */
-    static DeviceBuffer allocateInCapture(CudaContext context, StreamState stream, GraphAllocations allocations,
-            long bytes) {
-        return claim(GraphAllocation.allocate(context.state(), stream, allocations, bytes));
+    static DeviceBuffer allocateInCapture(CaptureSession capture, long bytes) {
+        DeviceMemory memory = capture.allocate(bytes);
+        DeviceBuffer buffer = claim(memory);
+        capture.claimed(memory, buffer);
+        return buffer;
     }
 
     /** As {@link #allocateAsync} (under the stream's lock), from {@code pool}; {@code bytes} more than 0. */

@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
@@ -96,6 +97,19 @@ public final class DeviceView {
             throw new IllegalArgumentException(byteSize + " bytes are not a whole number of " + other + " elements");
         }
         return new DeviceView(buffer, byteOffset, byteSize, other);
+    }
+
+    /**
+     * For a graph node that names this view ({@code what}, in refusals): checks that its buffer is
+     * open and of {@code graphContext}, and that it is not empty; returns the buffer's memory.
+     */
+    NativeResource nodeTarget(CudaContext graphContext, String what) {
+        graphContext.checkSame(buffer.context(), what);
+        buffer.address(); // throws when the buffer is closed
+        if (byteSize == 0) {
+            throw new IllegalArgumentException(what + " is empty; add no node for it");
+        }
+        return buffer.resource();
     }
 
     /** Records use on a stream of {@code context}, after checking the buffer is open and of that context. */

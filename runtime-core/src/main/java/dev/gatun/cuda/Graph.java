@@ -1,31 +1,19 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.GraphAllocations;
-import dev.gatun.cuda.internal.context.HostCallback;
-import dev.gatun.cuda.internal.context.Holds;
 import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.driver.ConditionalCalls;
-import dev.gatun.cuda.internal.driver.GraphBuildCalls;
-import dev.gatun.cuda.internal.driver.GraphCalls;
-import dev.gatun.cuda.internal.memory.PinnedMemory;
-import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
-import dev.gatun.cuda.internal.launch.KernelNodes;
-import dev.gatun.cuda.internal.memory.ArenaSpace;
+import dev.gatun.cuda.internal.graph.CaptureSession;
+import dev.gatun.cuda.internal.graph.Conditionals;
+import dev.gatun.cuda.internal.graph.ExecState;
+import dev.gatun.cuda.internal.graph.GraphState;
+import dev.gatun.cuda.internal.graph.Node;
+import dev.gatun.cuda.internal.graph.NodeBuilder;
 import dev.gatun.cuda.internal.transfer.Ranges;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.file.FileSystems;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A CUDA graph: a description of work, launched through the executables {@link #instantiate()}
@@ -60,183 +48,35 @@ import java.util.Objects;
 public final class Graph extends Owner {
 
     private final CudaContext context;
-    /** The graph's resource; a body view shares the one of the graph that owns it. */
-    private final Resource resource;
-    /** The graph nodes are added to: the resource's, or a body's. */
-    private final MemorySegment handle;
+    /** The graph's state; a body view shares the one of the graph that owns it. */
+    private final GraphState state;
+    /** Where nodes are added: the graph's root, or a body's. */
+    private final NodeBuilder builder;
     /** The graph whose conditional node this body belongs to; null for a graph of its own. */
     private final Graph parent;
-    /** What the resource knows of this body; null for a graph of its own. */
-    private final Body body;
     /** The buffers allocated in its capture and not freed there, in allocation order. */
     private final List<DeviceBuffer> allocations;
-    /** Its nodes Gatun made or listed, by handle, so each is one {@link GraphNode} (guarded by the resource's building lock). */
-    private final Map<Long, GraphNode> known = new HashMap<>();
+    /** The face of each node its builder made or listed, so each node is one {@link GraphNode}. */
+    private final Map<Node, GraphNode> faces = new ConcurrentHashMap<>();
 
-    /** The graph handle, what it holds, and its retirement. */
-    static final class Resource extends NativeResource {
-        final MemorySegment handle;
-        final Holds holds;
-        /** Serializes adding nodes, cloning and instantiating, so each sees a whole graph. */
-        final Object building = new Object();
-        /** How many nodes were added by hand (guarded by {@link #building}): the next one's index. */
-        int added;
-        /** Every conditional-node body inside this graph, at any depth (guarded by {@link #building}). */
-        final List<Body> bodies = new ArrayList<>();
-        /** Conditional handles created in this graph or its bodies that no node uses yet, by value (guarded by {@link #building}). */
-        final Map<Long, String> unusedHandles = new LinkedHashMap<>();
-        /** The allocations its capture made, when it has memory nodes; else null. */
-        final GraphAllocations memory;
-        /** The capture arena its allocations came from, whose replays are ordered; else null. */
-        final ArenaSpace arena;
-        /**
-         * Whether everything it holds was named by nodes added by hand (it was made empty): only
-         * then may removing a node let go of what no other node names. Set before it is shared.
-         */
-        boolean handBuilt;
-        /** Per node added by hand (by handle, in this graph or a body), the owners it names (guarded by {@link #building}). */
-        final Map<Long, List<NativeResource>> namedByNode = new HashMap<>();
-        /**
-         * How many executables of it exist in the driver (guarded by {@link #building}): made and
-         * not yet destroyed. With memory nodes, the driver allows one.
-         */
-        int executables;
-        /** How many stream captures record into it or a body inside it now (guarded by {@link #building}). */
-        int capturesOpen;
-        /** Why it can never be instantiated (a capture into a body failed part way, ...), or null (guarded by {@link #building}). */
-        String unusable;
-        /** Set when the driver destroyed the handle itself (the capture that recorded it was invalidated). */
-        volatile boolean destroyedByDriver;
-
-        Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory) {
-            this(state, handle, holds, memory, null);
-        }
-
-        Resource(ContextState state, MemorySegment handle, Holds holds, GraphAllocations memory, ArenaSpace arena) {
-            super(state, OwnerKind.GRAPH);
-            this.handle = handle;
-            this.holds = holds;
-            this.memory = memory;
-            this.arena = arena;
-        }
-
-        /**
-         * Refuses, before the driver does, a second executable of a graph with memory nodes.
-         * Called under {@link #building}.
-         */
-        void checkOneExecutable() {
-            if (memory != null && executables > 0) {
-                throw new IllegalStateException(identity() + " has memory allocation or free nodes, and the driver "
-                        + "lets such a graph have one executable at a time: close the one it has; it is destroyed once "
-                        + "its last launch has completed (at the next reap), and then this graph can be instantiated again");
-            }
-        }
-
-        /** An executable of this graph was destroyed (or given up by retirement, which leaves it to the driver). */
-        void executableDestroyed() {
-            synchronized (building) {
-                executables--;
-            }
-        }
-
-        /**
-         * Refuses, before the driver sees it, a graph the driver would refuse or run forever:
-         * a conditional body without nodes, or a conditional handle that no node uses. Called
-         * under {@link #building}.
-         */
-        void checkConditionals() {
-            if (unusable != null) {
-                throw new IllegalStateException(identity() + " cannot be instantiated: " + unusable);
-            }
-            if (capturesOpen > 0) {
-                throw new IllegalStateException("a stream capture still records into " + identity() + " or a body in it; "
-                        + "the driver instantiates it only once that capture has ended: end it first");
-            }
-            for (Body b : bodies) {
-                if (b.nodes == b.removed) {
-                    throw new IllegalStateException(b.name + " has no nodes; add at least one node to every body of "
-                            + "a conditional node first (a WHILE body must also be able to end its loop)");
-                }
-            }
-            if (!unusedHandles.isEmpty()) {
-                throw new IllegalStateException("no conditional node uses " + String.join(", ", unusedHandles.values())
-                        + "; the driver refuses a graph with an unused handle: add a node that uses it");
-            }
-        }
-
-        @Override
-        protected Retirement.Release howToFree() {
-            if (destroyedByDriver) {
-                return Retirement.Release.withoutDriver(holds::releaseAll); // nothing of it is left in the driver
-            }
-            return () -> {
-                // Nothing is launched from a graph itself, and the executables made from it hold
-                // it until they are destroyed: no work and no executable uses it any more.
-                int r = context.calls().graphs().destroy(handle);
-                holds.releaseAll(); // a graph is never launched: what it baked in is free to go
-                return r;
-            };
-        }
-
-        @Override
-        protected boolean synchronizingFree() {
-            return true; // it may free device memory the graph's nodes own
-        }
-
-        @Override
-        public String identity() {
-            return "Graph#" + id() + " (device " + context.device() + ")";
-        }
-    }
-
-    /** What a graph's resource knows of one body of a conditional node inside it. */
-    static final class Body {
-        final String name;
-        /** How many nodes were added to the body (guarded by the resource's building lock). */
-        int nodes;
-
-        /** How many of them were removed since (guarded by the resource's building lock). */
-        int removed;
-
-        /** Whether a stream capture records into it now (guarded by the resource's building lock). */
-        boolean capturing;
-
-        Body(String name) {
-            this.name = name;
-        }
-    }
-
-    Graph(CudaContext context, MemorySegment handle, Holds holds) {
-        this(context, handle, holds, null, List.of(), null);
-    }
-
-    /** A captured graph; {@code memory} null when its capture made no allocation node, {@code arena} without an arena. */
-    Graph(CudaContext context, MemorySegment handle, Holds holds, GraphAllocations memory,
-            List<DeviceBuffer> allocations, ArenaSpace arena) {
-        Resource r = new Resource(context.state(), handle, holds, memory, arena);
-        super(r);
+    /** A graph of its own over {@code state}: built by hand, a copy, or what a capture recorded, with its open {@code allocations}. */
+    Graph(CudaContext context, GraphState state, List<DeviceBuffer> allocations) {
+        super(state);
         this.context = context;
-        this.resource = r;
-        this.handle = handle;
+        this.state = state;
+        this.builder = NodeBuilder.of(state);
         this.parent = null;
-        this.body = null;
         this.allocations = List.copyOf(allocations);
     }
 
     /** A view of a body the driver created for a conditional node of {@code parent}. */
-    private Graph(Graph parent, MemorySegment handle, Body body) {
-        super(parent.resource, Tie.VIEWS);
+    private Graph(Graph parent, NodeBuilder body) {
+        super(parent.state, Tie.VIEWS);
         this.context = parent.context;
-        this.resource = parent.resource;
-        this.handle = handle;
+        this.state = parent.state;
+        this.builder = body;
         this.parent = parent;
-        this.body = body;
         this.allocations = List.of();
-    }
-
-    /** Retires a graph no one will use (what an aborted capture recorded). */
-    static void discard(CudaContext context, MemorySegment handle) {
-        new Resource(context.state(), handle, new Holds(), null).close();
     }
 
     /**
@@ -256,7 +96,7 @@ public final class Graph extends Owner {
 
     /** {@return whether this graph has memory allocation or free nodes (its capture allocated on its stream)} */
     public boolean hasMemoryNodes() {
-        return resource.memory != null;
+        return state.hasMemoryNodes();
     }
 
     /** {@return the context this graph belongs to} */
@@ -278,20 +118,8 @@ public final class Graph extends Owner {
      *     memory nodes and an executable of it still exists (the driver allows one at a time)
      */
     public GraphExec instantiate() {
-        checkNotBody("instantiate");
-        GraphInstantiateEvent event = GraphInstantiateEvent.start();
-        boolean instantiated = false;
-        try {
-            GraphExec exec = new GraphExec(context, resource);
-            instantiated = true;
-            return exec;
-        } finally {
-            if (event != null) {
-                event.device = context.device().ordinal();
-                event.instantiated = instantiated;
-                event.commit();
-            }
-        }
+        builder.checkRoot("instantiate");
+        return new GraphExec(context, ExecState.instantiate(state, context.ladder()));
     }
 
     /**
@@ -313,21 +141,8 @@ public final class Graph extends Owner {
         checkOpen();
         List<NativeResource> buffers = launch.checkedArgumentOwnersFor(context);
         Kernel kernel = launch.kernel();
-        MemorySegment function = kernel.function();
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                MemorySegment params = KernelNodes.params(function, launch.config(), launch.params().kernelParams(),
-                        arena);
-                resource.holds.add(kernel.module()); // before the node can launch it
-                resource.holds.addAll(buffers);
-                List<NativeResource> names = new ArrayList<>(buffers);
-                names.add(kernel.module());
-                // The launch checked its arguments against the kernel at prepare; the buffers
-                // they name are open and now held by this graph.
-                return added(calls().addKernel(handle, deps, params), GraphNode.Kind.KERNEL, names);
-            }
-        }
+        return face(builder.kernel(GraphNode.nodesOf(dependencies), kernel.function(), launch.config(),
+                launch.params().kernelParams(), kernel.module(), buffers));
     }
 
     /**
@@ -344,14 +159,8 @@ public final class Graph extends Owner {
      */
     public GraphNode addMemset(DeviceView destination, byte value, GraphNode... dependencies) {
         NativeResource buffer = checkTarget(destination, "the memset's destination");
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(buffer);
-                return added(calls().addMemset(handle, deps, destination.address(), value & 0xff, 1,
-                        destination.byteSize(), arena), GraphNode.Kind.MEMSET, List.of(buffer));
-            }
-        }
+        return face(builder.memset(GraphNode.nodesOf(dependencies), buffer, destination.address(), value & 0xff, 1,
+                destination.byteSize()));
     }
 
     /**
@@ -368,14 +177,8 @@ public final class Graph extends Owner {
     public GraphNode addFill(DeviceView destination, int value, GraphNode... dependencies) {
         NativeResource buffer = checkTarget(destination, "the fill's destination");
         destination.checkWords("fill");
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(buffer);
-                return added(calls().addMemset(handle, deps, destination.address(), value, 4,
-                        destination.byteSize() / 4, arena), GraphNode.Kind.MEMSET, List.of(buffer));
-            }
-        }
+        return face(builder.memset(GraphNode.nodesOf(dependencies), buffer, destination.address(), value, 4,
+                destination.byteSize() / 4));
     }
 
     /**
@@ -394,15 +197,8 @@ public final class Graph extends Owner {
         long bytes = Ranges.sameLength(destination.byteSize(), source.byteSize());
         NativeResource to = checkTarget(destination, "the copy's destination");
         NativeResource from = checkTarget(source, "the copy's source");
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(to);
-                resource.holds.add(from);
-                return added(calls().addCopy(handle, deps, destination.address(), false, source.address(), false,
-                        bytes, arena), GraphNode.Kind.COPY, List.of(to, from));
-            }
-        }
+        return face(builder.copy(GraphNode.nodesOf(dependencies), to, destination.address(), from, source.address(),
+                bytes));
     }
 
     /**
@@ -421,7 +217,7 @@ public final class Graph extends Owner {
      *     conditional node's body
      */
     public GraphNode addEventRecord(Event event, GraphNode... dependencies) {
-        return addEventNode(event, dependencies, GraphNode.Kind.EVENT_RECORD);
+        return addEventNode(event, dependencies, true);
     }
 
     /**
@@ -440,28 +236,15 @@ public final class Graph extends Owner {
      *     conditional node's body
      */
     public GraphNode addEventWait(Event event, GraphNode... dependencies) {
-        return addEventNode(event, dependencies, GraphNode.Kind.EVENT_WAIT);
+        return addEventNode(event, dependencies, false);
     }
 
-    private GraphNode addEventNode(Event event, GraphNode[] dependencies, GraphNode.Kind kind) {
+    private GraphNode addEventNode(Event event, GraphNode[] dependencies, boolean record) {
         checkOpen();
-        if (body != null) {
-            throw new IllegalStateException(this + " is a conditional node's body, which the driver lets hold only "
-                    + "kernel, memset, copy and conditional nodes; add the event node to the graph that holds it");
-        }
+        checkNotInBody("the driver", "the event node");
         Objects.requireNonNull(event, "event");
-        NativeResource owner = event.checkedOwnerFor(context, kind == GraphNode.Kind.EVENT_RECORD
-                ? "the event to record" : "the event to wait for");
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(owner); // before the node can name it: no destroy while the graph lives
-                MemorySegment node = kind == GraphNode.Kind.EVENT_RECORD
-                        ? calls().addEventRecord(handle, deps, event.handle())
-                        : calls().addEventWait(handle, deps, event.handle());
-                return added(node, kind, List.of(owner));
-            }
-        }
+        NativeResource owner = event.checkedOwnerFor(context, record ? "the event to record" : "the event to wait for");
+        return face(builder.event(GraphNode.nodesOf(dependencies), owner, event.handle(), record));
     }
 
     /**
@@ -480,24 +263,10 @@ public final class Graph extends Owner {
      */
     public GraphNode addBatchMemOps(List<MemOp> ops, GraphNode... dependencies) {
         checkOpen();
-        if (body != null) {
-            throw new IllegalStateException(this + " is a conditional node's body, which the driver lets hold only "
-                    + "kernel, memset, copy and conditional nodes; add the memory operations to the graph that holds it");
-        }
+        checkNotInBody("the driver", "the memory operations");
         List<MemOp> checked = MemOp.checkBatch(ops, context);
-        List<NativeResource> targets = new ArrayList<>(checked.size());
-        for (MemOp op : checked) {
-            targets.add(op.targetOf(context));
-        }
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                targets.forEach(resource.holds::add); // before the node names them: no free while the graph lives
-                MemorySegment params = MemOp.encode(checked, arena);
-                return added(context.state().calls().memOps().addBatchNode(handle, deps, checked.size(), params,
-                        arena), GraphNode.Kind.BATCH_MEM_OP, targets);
-            }
-        }
+        List<NativeResource> targets = checked.stream().map(op -> op.targetOf(context)).toList();
+        return face(builder.batchMemOps(GraphNode.nodesOf(dependencies), targets, MemOp.encoded(checked)));
     }
 
     /**
@@ -511,7 +280,8 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph is closed
      */
     public ConditionalHandle createConditionalHandle(int defaultValue) {
-        return createHandle(defaultValue, true);
+        checkOpen();
+        return new ConditionalHandle(this, Conditionals.createHandle(builder, defaultValue, true), defaultValue, true);
     }
 
     /**
@@ -521,17 +291,8 @@ public final class Graph extends Owner {
      * {@link #createConditionalHandle(int)}.
      */
     public ConditionalHandle createConditionalHandleSetByKernels() {
-        return createHandle(0, false);
-    }
-
-    private ConditionalHandle createHandle(int defaultValue, boolean assignEachLaunch) {
         checkOpen();
-        synchronized (resource.building) {
-            long value = conditionals().createHandle(handle, defaultValue, assignEachLaunch);
-            ConditionalHandle created = new ConditionalHandle(this, value, defaultValue, assignEachLaunch);
-            resource.unusedHandles.put(value, created.toString());
-            return created;
-        }
+        return new ConditionalHandle(this, Conditionals.createHandle(builder, 0, false), 0, false);
     }
 
     /**
@@ -547,7 +308,7 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph is closed
      */
     public ConditionalNode addIf(ConditionalHandle handle, GraphNode... dependencies) {
-        return addConditional(handle, ConditionalNode.Type.IF, 1, dependencies);
+        return addConditional(handle, ConditionalNode.Type.IF, 1, dependencies, null, null);
     }
 
     /**
@@ -560,7 +321,7 @@ public final class Graph extends Owner {
      * @throws DriverTooOldException on a driver older than CUDA 12.8, before any driver call
      */
     public ConditionalNode addIfElse(ConditionalHandle handle, GraphNode... dependencies) {
-        return addConditional(handle, ConditionalNode.Type.IF, 2, dependencies);
+        return addConditional(handle, ConditionalNode.Type.IF, 2, dependencies, null, null);
     }
 
     /**
@@ -574,7 +335,7 @@ public final class Graph extends Owner {
      * @return the new node, with its body to build
      */
     public ConditionalNode addWhile(ConditionalHandle handle, GraphNode... dependencies) {
-        return addConditional(handle, ConditionalNode.Type.WHILE, 1, dependencies);
+        return addConditional(handle, ConditionalNode.Type.WHILE, 1, dependencies, null, null);
     }
 
     /**
@@ -592,93 +353,29 @@ public final class Graph extends Owner {
         if (cases < 1) {
             throw new IllegalArgumentException("a SWITCH node needs at least one case, not " + cases);
         }
-        return addConditional(handle, ConditionalNode.Type.SWITCH, cases, dependencies);
-    }
-
-    private ConditionalNode addConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
-            GraphNode... dependencies) {
-        int driverType = checkConditional(handle, type, bodies);
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                return conditionalAdded(conditionals().addConditional(this.handle, deps, handle.value(), driverType,
-                        bodies, arena), type, handle, bodies);
-            }
-        }
-    }
-
-    /** Checks a conditional node's graph, handle and driver before any call; returns its {@code CU_GRAPH_COND_TYPE_*}. */
-    private int checkConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies) {
-        checkOpen();
-        checkHandle(handle);
-        int driverType = switch (type) {
-            case IF -> ConditionalCalls.IF;
-            case WHILE -> ConditionalCalls.WHILE;
-            case SWITCH -> ConditionalCalls.SWITCH;
-        };
-        conditionals().requireNode(driverType, bodies);
-        return driverType;
-    }
-
-    /** The conditional node the driver just added, with views of its bodies (under the building lock). */
-    private ConditionalNode conditionalAdded(ConditionalCalls.AddedConditional made, ConditionalNode.Type type,
-            ConditionalHandle handle, int bodies) {
-        resource.unusedHandles.remove(handle.value());
-        GraphNode added = added(made.node(), GraphNode.Kind.CONDITIONAL, List.of());
-        List<Graph> views = new ArrayList<>(bodies);
-        for (int i = 0; i < bodies; i++) {
-            Body b = new Body(bodyName(type, bodies, i) + " of " + added);
-            resource.bodies.add(b);
-            views.add(new Graph(this, made.bodies().get(i), b));
-        }
-        return new ConditionalNode(added, type, handle, views);
+        return addConditional(handle, ConditionalNode.Type.SWITCH, cases, dependencies, null, null);
     }
 
     /**
-     * Adds a conditional node to this graph, which the capture on {@code stream} records into,
-     * after the capture's current dependencies ({@code info}, read just before under the
-     * stream's lock, which the caller still holds), and makes it the capture's only dependency,
-     * so the work captured next runs after it ({@link StreamCapture#addIf} and the others).
+     * Adds a conditional node after {@code dependencies}; or, for {@code capture}, which records into
+     * this graph, after its dependencies ({@code info}, read under the stream's lock, still held),
+     * as its only dependency from then on ({@link StreamCapture#addIf} and the others).
      */
-    ConditionalNode addConditionalToCapture(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
-            ConditionalCalls.CaptureInfo info, MemorySegment stream) {
-        int driverType = checkConditional(handle, type, bodies);
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                ConditionalNode node = conditionalAdded(conditionals().addConditional(this.handle, info.dependencies(),
-                        info.edgeData(), info.count(), handle.value(), driverType, bodies, arena), type, handle, bodies);
-                try {
-                    conditionals().setCaptureDependency(stream, node.node().handle());
-                } catch (RuntimeException e) {
-                    // The node is in the graph, but work captured from now on would not wait for it.
-                    resource.unusable = node + " was added to the capture, but could not be made the capture's "
-                            + "dependency (" + e.getMessage() + "), so the work captured after it does not wait for it: "
-                            + "abort the capture and capture again";
-                    throw e;
-                }
-                return node;
-            }
-        }
+    ConditionalNode addConditional(ConditionalHandle handle, ConditionalNode.Type type, int bodies,
+            GraphNode[] dependencies, ConditionalCalls.CaptureInfo info, CaptureSession capture) {
+        checkOpen();
+        Objects.requireNonNull(handle, "handle").checkUsableIn(this);
+        Conditionals.Added added = capture == null
+                ? Conditionals.add(builder, GraphNode.nodesOf(dependencies), handle.value(), type.driverType(), bodies)
+                : Conditionals.addToCapture(builder, info, capture.streamHandle(), handle.value(), type.driverType(),
+                        bodies);
+        List<Graph> views = added.bodies().stream().map(body -> new Graph(this, body)).toList();
+        return new ConditionalNode(face(added.node()), type, handle, views);
     }
 
-    private static String bodyName(ConditionalNode.Type type, int bodies, int i) {
-        return switch (type) {
-            case IF -> i == 0 ? "the IF body" : "the ELSE body";
-            case WHILE -> "the WHILE body";
-            case SWITCH -> "case " + i + " of " + bodies;
-        };
-    }
-
-    /** Checks that a node of this graph may use {@code handle}: one of this graph or of a graph it is a body of. */
-    private void checkHandle(ConditionalHandle handle) {
-        Objects.requireNonNull(handle, "handle");
-        for (Graph g = this; g != null; g = g.parent) {
-            if (g == handle.graph()) {
-                return;
-            }
-        }
-        throw new IllegalArgumentException(handle + " is not of " + this + " nor of a graph it is a body of; create "
-                + "the handle with createConditionalHandle on this graph");
+    /** The graph whose conditional node this body belongs to; null for a graph of its own. */
+    Graph parent() {
+        return parent;
     }
 
     /**
@@ -704,9 +401,10 @@ public final class Graph extends Owner {
     public GraphNode addUpload(DeviceView destination, PinnedBuffer source, long sourceOffset,
             GraphNode... dependencies) {
         NativeResource device = checkTarget(destination, "the upload's destination");
-        long host = checkedHost(source, sourceOffset, destination.byteSize(), "upload source");
-        return addHostCopy(device, destination.address(), source.memory(), host, true, destination.byteSize(),
-                dependencies);
+        long host = Objects.requireNonNull(source, "upload source").nodeRange(context, sourceOffset,
+                destination.byteSize(), "upload source");
+        return face(builder.hostCopy(GraphNode.nodesOf(dependencies), device, destination.address(), source.memory(),
+                host, true, destination.byteSize()));
     }
 
     /**
@@ -728,35 +426,10 @@ public final class Graph extends Owner {
     public GraphNode addDownload(PinnedBuffer destination, long destinationOffset, DeviceView source,
             GraphNode... dependencies) {
         NativeResource device = checkTarget(source, "the download's source");
-        long host = checkedHost(destination, destinationOffset, source.byteSize(), "download destination");
-        return addHostCopy(device, source.address(), destination.memory(), host, false, source.byteSize(),
-                dependencies);
-    }
-
-    /** Adds a copy node between checked device and pinned ranges; the graph then holds both buffers. */
-    private GraphNode addHostCopy(NativeResource device, long deviceAddress, PinnedMemory pinned, long hostAddress,
-            boolean toDevice, long bytes, GraphNode[] dependencies) {
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment deps = dependencies(dependencies, arena);
-                resource.holds.add(device);
-                resource.holds.add(pinned);
-                MemorySegment node = toDevice
-                        ? calls().addCopy(handle, deps, deviceAddress, false, hostAddress, true, bytes, arena)
-                        : calls().addCopy(handle, deps, hostAddress, true, deviceAddress, false, bytes, arena);
-                return added(node, GraphNode.Kind.COPY, List.of(device, pinned));
-            }
-        }
-    }
-
-    /** Checks a pinned buffer's range for a copy node; returns the host address it starts at. */
-    private long checkedHost(PinnedBuffer buffer, long offset, long bytes, String role) {
-        Objects.requireNonNull(buffer, role);
-        context.checkSame(buffer.context(), "the " + role);
-        PinnedMemory memory = buffer.memory();
-        memory.checkOpen();
-        Ranges.checkRange(offset, bytes, memory.size(), role, memory);
-        return memory.view().address() + offset;
+        long host = Objects.requireNonNull(destination, "download destination").nodeRange(context,
+                destinationOffset, source.byteSize(), "download destination");
+        return face(builder.hostCopy(GraphNode.nodesOf(dependencies), device, source.address(), destination.memory(),
+                host, false, source.byteSize()));
     }
 
     /**
@@ -784,20 +457,8 @@ public final class Graph extends Owner {
      */
     public GraphNode addHost(Runnable callback, GraphNode... dependencies) {
         checkOpen();
-        checkNotInBody("a host node");
-        HostCallback held = new HostCallback(context.state(), callback);
-        try {
-            synchronized (resource.building) {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment deps = dependencies(dependencies, arena);
-                    resource.holds.add(held); // before the node can run it
-                    return added(calls().addHost(handle, deps, held.token(), arena), GraphNode.Kind.HOST,
-                            List.of(held));
-                }
-            }
-        } finally {
-            held.close(); // the graph's hold keeps it registered; without one (a refusal) it goes now
-        }
+        checkNotInBody("Gatun", "a host node");
+        return face(builder.host(GraphNode.nodesOf(dependencies), callback));
     }
 
     /**
@@ -819,44 +480,11 @@ public final class Graph extends Owner {
      */
     public GraphNode addChild(Graph child, GraphNode... dependencies) {
         checkOpen();
-        checkNotInBody("a child graph node");
+        checkNotInBody("Gatun", "a child graph node");
         Objects.requireNonNull(child, "child");
         context.checkSame(child.context(), "the child graph");
         child.checkOpen();
-        if (child.resource == resource) {
-            throw new IllegalArgumentException(child + " is this graph or one of its bodies; a graph cannot contain "
-                    + "itself: add a copy() of it instead");
-        }
-        if (child.body != null) {
-            throw new IllegalArgumentException(child + " is a conditional node's body; add the graph that holds it");
-        }
-        if (child.resource.memory != null) {
-            throw new IllegalArgumentException(child + " has memory allocation or free nodes, which the driver does "
-                    + "not allow in a child graph; capture the work into this graph instead");
-        }
-        // Both graphs' building locks, in the order of their ids: the child cannot change while
-        // it is copied, and two threads adding each other's graphs cannot deadlock.
-        Resource first = resource.id() < child.resource.id() ? resource : child.resource;
-        Resource second = first == resource ? child.resource : resource;
-        synchronized (first.building) {
-            synchronized (second.building) {
-                if (child.resource.capturesOpen > 0) {
-                    throw new IllegalArgumentException("a stream capture still records into " + child + " or a body "
-                            + "in it; end that capture first");
-                }
-                if (!child.resource.bodies.isEmpty()) {
-                    throw new IllegalArgumentException(child + " has conditional nodes; Gatun does not add such a "
-                            + "graph as a child (its handles belong to it): add the conditional nodes to this graph");
-                }
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment deps = dependencies(dependencies, arena);
-                    List<NativeResource> names = child.resource.holds.snapshot();
-                    resource.holds.addAll(names); // before the copy names them
-                    return added(calls().addChild(handle, deps, child.resource.handle), GraphNode.Kind.CHILD_GRAPH,
-                            names);
-                }
-            }
-        }
+        return face(builder.child(GraphNode.nodesOf(dependencies), child.builder));
     }
 
     /**
@@ -882,51 +510,13 @@ public final class Graph extends Owner {
     public void remove(GraphNode node) {
         checkOpen();
         Objects.requireNonNull(node, "node");
-        if (node.graph() != this) {
-            throw new IllegalArgumentException(node + " is not a node of " + this + "; remove it from its own graph");
-        }
-        if (node.kind() == GraphNode.Kind.CONDITIONAL) {
-            throw new IllegalArgumentException(node + " is a conditional node; Gatun does not remove those (their "
-                    + "bodies and handles are checked at instantiation): build the graph again without it");
-        }
-        List<NativeResource> release = new ArrayList<>();
-        synchronized (resource.building) {
+        try {
+            builder.remove(node.node());
+        } finally {
             if (node.isRemoved()) {
-                throw new IllegalStateException(node + " was removed already");
-            }
-            try {
-                calls().destroyNode(node.handle());
-            } finally {
-                // A failed destroy may have taken effect: the node is never named to the driver
-                // again, and what it named stays held (below runs only on success).
-                node.markRemoved();
-                known.remove(node.handle().address());
-            }
-            if (body != null) {
-                body.removed++;
-            }
-            List<NativeResource> names = resource.namedByNode.remove(node.handle().address());
-            if (names != null && resource.handBuilt) {
-                for (NativeResource r : names) {
-                    if (!release.contains(r) && !namedByAnotherNode(r)) {
-                        release.add(r);
-                    }
-                }
+                faces.remove(node.node()); // the driver lists it no more
             }
         }
-        // Outside the building lock: a last hold let go retires its owner, which may record fences.
-        for (NativeResource r : release) {
-            resource.holds.remove(r);
-        }
-    }
-
-    private boolean namedByAnotherNode(NativeResource owner) {
-        for (List<NativeResource> names : resource.namedByNode.values()) {
-            if (names.contains(owner)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -968,33 +558,8 @@ public final class Graph extends Owner {
 
     private void addProgrammatic(GraphNode producer, GraphNode consumer, boolean launchOrder) {
         checkOpen();
-        checkKernelNode(producer, "producer");
-        checkKernelNode(consumer, "consumer");
-        if (producer == consumer) {
-            throw new IllegalArgumentException(producer + " cannot depend on itself; name two kernel nodes");
-        }
-        DeviceCapabilities caps = context.device().capabilities();
-        if (caps.computeMajor() < 9) {
-            throw new IllegalArgumentException("programmatic dependencies need compute capability 9.0 or newer, this "
-                    + "device has " + caps.computeCapability() + "; name the producer as an ordinary dependency instead");
-        }
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                calls().addProgrammaticEdge(handle, producer.handle(), consumer.handle(), launchOrder, arena);
-            }
-        }
-    }
-
-    private void checkKernelNode(GraphNode node, String role) {
-        Objects.requireNonNull(node, role);
-        if (node.graph() != this || node.isRemoved()) {
-            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a node of " + this
-                    + (node.isRemoved() ? " any more" : "") + "; name kernel nodes this graph has");
-        }
-        if (node.kind() != GraphNode.Kind.KERNEL) {
-            throw new IllegalArgumentException("the " + role + ", " + node + ", is not a kernel node; programmatic "
-                    + "dependencies join kernel nodes only");
-        }
+        builder.programmaticEdge(GraphNode.nodeOf(producer), GraphNode.nodeOf(consumer), launchOrder,
+                context.device()::capabilities);
     }
 
     /**
@@ -1009,40 +574,14 @@ public final class Graph extends Owner {
      */
     public List<GraphNode> nodes() {
         checkOpen();
-        GraphCalls graphs = context.state().calls().graphs();
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment handles = graphs.nodes(handle, arena);
-                int n = (int) (handles.byteSize() / ValueLayout.ADDRESS.byteSize());
-                List<GraphNode> listed = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    MemorySegment h = handles.getAtIndex(ValueLayout.ADDRESS, i);
-                    GraphNode node = known.get(h.address());
-                    if (node == null) {
-                        node = new GraphNode(this, h, kindOf(graphs.nodeType(h)), -1);
-                        known.put(h.address(), node);
-                    }
-                    listed.add(node);
-                }
-                return List.copyOf(listed);
-            }
-        }
+        return builder.nodes().stream().map(this::face).toList();
     }
 
-    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*} the driver reported. */
-    private static GraphNode.Kind kindOf(int type) {
-        GraphNode.Kind kind = GraphNode.kindOfDriverType(type);
-        if (kind == null) {
-            throw new IllegalStateException("the driver reports node type " + type + ", which this version of Gatun "
-                    + "does not know; update Gatun");
-        }
-        return kind;
-    }
-
-    private void checkNotInBody(String what) {
-        if (body != null) {
-            throw new IllegalStateException(this + " is a conditional node's body, which Gatun lets hold only kernel, "
-                    + "memset, copy and conditional nodes; add " + what + " to the graph that holds it");
+    /** Refuses a node a body may not hold ({@code who} says so) before any driver call. */
+    private void checkNotInBody(String who, String what) {
+        if (builder.isBody()) {
+            throw new IllegalStateException(this + " is a conditional node's body, which " + who + " lets hold only "
+                    + "kernel, memset, copy and conditional nodes; add " + what + " to the graph that holds it");
         }
     }
 
@@ -1057,23 +596,9 @@ public final class Graph extends Owner {
      *     neither: {@code CUDA_ERROR_NOT_SUPPORTED}), and for what {@link #instantiate()} refuses
      */
     public Graph copy() {
-        checkNotBody("copy");
+        builder.checkRoot("copy");
         checkOpen();
-        if (resource.memory != null) {
-            throw new IllegalStateException(this + " has memory allocation or free nodes, and the driver cannot clone "
-                    + "such a graph; capture it again instead");
-        }
-        synchronized (resource.building) {
-            if (!resource.bodies.isEmpty()) { // every conditional node has at least one body
-                throw new IllegalStateException(this + " has conditional nodes, and the driver cannot clone such a graph "
-                        + "(cuGraphClone: CUDA_ERROR_NOT_SUPPORTED); build it again with the same add calls instead");
-            }
-            resource.checkConditionals();
-            MemorySegment clone = calls().cloneGraph(resource.handle);
-            Holds holds = new Holds();
-            holds.addAll(resource.holds); // its nodes bake in the same addresses and kernels
-            return new Graph(context, clone, holds);
-        }
+        return new Graph(context, state.copy(), List.of());
     }
 
     /**
@@ -1087,147 +612,41 @@ public final class Graph extends Owner {
      */
     public void writeDot(Path file) {
         checkOpen();
-        Objects.requireNonNull(file, "file");
-        if (file.getFileSystem() != FileSystems.getDefault()) {
-            throw new IllegalArgumentException("the driver writes the DOT file itself, so it must be on the default "
-                    + "file system, not " + file.getFileSystem() + "; write it to a local path and copy it");
-        }
-        Path absolute = file.toAbsolutePath();
-        Path directory = absolute.getParent();
-        if (directory == null || !Files.isDirectory(directory)) {
-            throw new IllegalArgumentException("the directory of " + absolute + " does not exist; create it first");
-        }
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                calls().printDot(handle, arena.allocateFrom(absolute.toString()));
-            }
-        }
+        builder.writeDot(file);
     }
 
-    /** Checks a node's view: open, of this graph's context, not empty; returns its buffer's owner. */
+    /** Checks a node's view (see {@link DeviceView#nodeTarget}) once this graph is open. */
     private NativeResource checkTarget(DeviceView view, String what) {
         checkOpen();
-        DeviceBuffer buffer = view.buffer();
-        context.checkSame(buffer.context(), what);
-        buffer.address(); // throws when the buffer is closed
-        if (view.byteSize() == 0) {
-            throw new IllegalArgumentException(what + " is empty; add no node for it");
-        }
-        return buffer.resource();
+        return view.nodeTarget(context, what);
     }
 
-    /** The dependency array the driver takes, checked: nodes of this graph, each once. */
-    private MemorySegment dependencies(GraphNode[] nodes, Arena arena) {
-        Objects.requireNonNull(nodes, "dependencies; pass none instead of null");
-        if (nodes.length == 0) {
-            return MemorySegment.NULL;
-        }
-        MemorySegment array = arena.allocate(ValueLayout.ADDRESS, nodes.length);
-        for (int i = 0; i < nodes.length; i++) {
-            GraphNode n = Objects.requireNonNull(nodes[i], "dependency " + i + " is null");
-            if (n.graph() != this) {
-                throw new IllegalArgumentException(n + " is not a node of " + this + "; name as dependencies only "
-                        + "nodes this graph's add methods or nodes() returned");
-            }
-            if (n.isRemoved()) {
-                throw new IllegalArgumentException(n + " was removed from " + this + "; name only nodes it still has");
-            }
-            for (int j = 0; j < i; j++) {
-                if (nodes[j] == n) {
-                    throw new IllegalArgumentException(n + " is named twice as a dependency; name it once");
-                }
-            }
-            array.setAtIndex(ValueLayout.ADDRESS, i, n.handle());
-        }
-        return array;
-    }
-
-    /** The node just added, naming {@code names} (called under the building lock). */
-    private GraphNode added(MemorySegment node, GraphNode.Kind kind, List<NativeResource> names) {
-        GraphNode added = new GraphNode(this, node, kind, body == null ? resource.added++ : body.nodes++);
-        known.put(node.address(), added);
-        resource.namedByNode.put(node.address(), names);
-        return added;
+    /** The one face of {@code node}, a node of this graph or body. */
+    private GraphNode face(Node node) {
+        return faces.computeIfAbsent(node, n -> new GraphNode(this, n));
     }
 
     /** Throws when this graph or, for a body, the graph that owns it, or the view itself, is closed. */
     private void checkOpen() {
-        resource.checkOpen();
+        state.checkOpen();
         if (isClosed()) {
             throw new IllegalStateException(this + " is closed");
         }
     }
 
-    private void checkNotBody(String what) {
-        if (body != null) {
-            throw new IllegalStateException("cannot " + what + " " + this + " on its own; " + what
-                    + " the graph that holds its conditional node");
-        }
-    }
-
-    /** Whether this is a conditional node's body (a view owned by the graph that holds the node). */
-    boolean isBody() {
-        return body != null;
-    }
-
     @Override
     public String toString() {
-        return body == null ? super.toString() : body.name;
-    }
-
-    private GraphBuildCalls calls() {
-        return context.state().calls().graphBuilding();
-    }
-
-    private ConditionalCalls conditionals() {
-        return context.state().calls().conditionals();
+        return builder.name();
     }
 
     /** Creates an empty graph of {@code context} ({@link CudaContext#createGraph()}). */
     static Graph create(CudaContext context) {
-        Graph g = new Graph(context, context.state().calls().graphBuilding().create(), new Holds());
-        g.resource.handBuilt = true; // before anyone else sees it
-        return g;
+        return new Graph(context, GraphState.create(context.state()), List.of());
     }
 
-    Resource resource() {
-        return resource;
-    }
-
-    /** The driver's handle of this graph, or of this body. */
-    MemorySegment handle() {
-        return handle;
-    }
-
-    /**
-     * The graph a Gatun capture records into, for its conditional handles and nodes, made once the
-     * capture first needs it ({@link StreamCapture#createConditionalHandle}): it holds what the
-     * capture holds ({@code holds}, shared), and a hold on itself until the capture is over
-     * ({@link #captureOver}), so closing it meanwhile never destroys a graph the driver still records into.
-     */
-    static Graph ofCapture(CudaContext context, MemorySegment handle, Holds holds) {
-        Graph g = new Graph(context, handle, holds);
-        synchronized (g.resource.building) {
-            g.resource.capturesOpen++;
-        }
-        g.resource.hold();
-        return g;
-    }
-
-    /**
-     * The capture that made this graph ({@link #ofCapture}) is over: {@code destroyed} when the
-     * driver destroyed the graph with it (an invalidated capture) or the capture was aborted; the
-     * graph is then closed, and retired without a destroy call when the driver destroyed it.
-     */
-    void captureOver(boolean destroyed, boolean destroyedByDriver) {
-        synchronized (resource.building) {
-            resource.capturesOpen--;
-        }
-        resource.destroyedByDriver = destroyedByDriver;
-        if (destroyed) {
-            close();
-        }
-        resource.unhold();
+    /** The graph's state, shared by its bodies. */
+    GraphState state() {
+        return state;
     }
 
     /**
@@ -1261,73 +680,16 @@ public final class Graph extends Owner {
         Objects.requireNonNull(stream, "stream");
         Objects.requireNonNull(mode, "mode");
         checkOpen();
-        if (body == null) {
+        if (!builder.isBody()) {
             throw new IllegalStateException(this + " is not a conditional node's body; Gatun captures into bodies only: "
                     + "capture a new graph with stream.beginCapture(mode) instead");
         }
         context.checkSame(stream.context(), "the capturing stream");
-        synchronized (resource.building) {
-            if (body.capturing) {
-                throw new IllegalStateException("a stream capture records into " + this + " already; end it first");
-            }
-            body.capturing = true;
-            resource.capturesOpen++;
-        }
-        boolean begun = false;
-        try {
-            StreamCapture capture = StreamCapture.intoBody(stream, mode, this);
-            begun = true;
-            return capture;
-        } finally {
-            if (!begun) {
-                bodyCaptureOver(null);
-            }
-        }
+        return StreamCapture.intoBody(stream, mode, this);
     }
 
-    /** The holds of the graph that owns this body: what a capture into the body uses, the graph holds. */
-    Holds ownerHolds() {
-        return resource.holds;
-    }
-
-    /** The name of this body, when it is one, for a capture into it; else null. */
-    String bodyName() {
-        return body == null ? null : body.name;
-    }
-
-    /**
-     * A capture into this body is over: {@code failure} null when it ended with its work in the
-     * body (whose nodes are then counted, so an empty body is still refused at instantiation);
-     * otherwise why part of its work may be left there, which makes the graph unusable.
-     */
-    void bodyCaptureOver(String failure) {
-        synchronized (resource.building) {
-            body.capturing = false;
-            resource.capturesOpen--;
-            if (failure != null && resource.unusable == null) {
-                resource.unusable = failure;
-            }
-        }
-    }
-
-    /**
-     * Counts the nodes a capture just recorded into this body ({@code cuGraphGetNodes}); call after
-     * a successful end of that capture. When the listing fails, the graph is marked unusable, since
-     * whether the body is empty is then unknown, and the failure is thrown.
-     */
-    void countCapturedNodes() {
-        synchronized (resource.building) {
-            try (Arena arena = Arena.ofConfined()) {
-                long listed = context.state().calls().graphs().nodes(handle, arena).byteSize()
-                        / ValueLayout.ADDRESS.byteSize();
-                body.nodes += (int) listed - (body.nodes - body.removed);
-            } catch (RuntimeException e) {
-                if (resource.unusable == null) {
-                    resource.unusable = "the nodes captured into " + body.name + " could not be listed (" + e.getMessage()
-                            + "), so whether it is empty is unknown: build the graph again";
-                }
-                throw e;
-            }
-        }
+    /** Where nodes are added: for a capture into this body, for an update to this graph. */
+    NodeBuilder builder() {
+        return builder;
     }
 }

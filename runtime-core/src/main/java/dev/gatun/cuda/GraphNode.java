@@ -1,8 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
-
-import java.lang.foreign.MemorySegment;
+import dev.gatun.cuda.internal.graph.Node;
 
 /**
  * One node of a {@link Graph} built node by node ({@link Graph#addKernel}, {@link Graph#addMemset},
@@ -49,42 +47,32 @@ public final class GraphNode {
         EXTERNAL_SEMAPHORE_WAIT
     }
 
-    /** The kind of a {@code CU_GRAPH_NODE_TYPE_*}; null for a type this version does not know. */
-    static Kind kindOfDriverType(int type) {
-        Kind[] byType = {
-            Kind.KERNEL, Kind.COPY, Kind.MEMSET, Kind.HOST,
-            Kind.CHILD_GRAPH, Kind.EMPTY, Kind.EVENT_WAIT, Kind.EVENT_RECORD,
-            Kind.EXTERNAL_SEMAPHORE_SIGNAL, Kind.EXTERNAL_SEMAPHORE_WAIT,
-            Kind.MEMORY_ALLOCATION, Kind.MEMORY_FREE, Kind.BATCH_MEM_OP,
-            Kind.CONDITIONAL};
-        int[] types = {
-            CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL(), CudaDriver.CU_GRAPH_NODE_TYPE_MEMCPY(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_MEMSET(), CudaDriver.CU_GRAPH_NODE_TYPE_HOST(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_GRAPH(), CudaDriver.CU_GRAPH_NODE_TYPE_EMPTY(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT(), CudaDriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL(), CudaDriver.CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC(), CudaDriver.CU_GRAPH_NODE_TYPE_MEM_FREE(),
-            CudaDriver.CU_GRAPH_NODE_TYPE_BATCH_MEM_OP(), CudaDriver.CU_GRAPH_NODE_TYPE_CONDITIONAL()};
-        for (int i = 0; i < types.length; i++) {
-            if (types[i] == type) {
-                return byType[i];
-            }
-        }
-        return null;
+    private final Graph graph;
+    private final Node node;
+    private final Kind kind;
+
+    /** The face of {@code node}, a node of {@code graph}'s builder (one per node: the graph keeps it). */
+    GraphNode(Graph graph, Node node) {
+        this.graph = graph;
+        this.node = node;
+        this.kind = Kind.valueOf(node.kind().name());
     }
 
-    private final Graph graph;
-    private final MemorySegment handle;
-    private final Kind kind;
-    private final int index;
-    /** Set once {@link Graph#remove} destroyed it: the driver no longer knows its handle. */
-    private volatile boolean removed;
+    /** The wing's nodes of {@code nodes}, in order; null where a node is null (the builder refuses it), or for a null array. */
+    static Node[] nodesOf(GraphNode[] nodes) {
+        if (nodes == null) {
+            return null;
+        }
+        Node[] of = new Node[nodes.length];
+        for (int i = 0; i < nodes.length; i++) {
+            of[i] = nodeOf(nodes[i]);
+        }
+        return of;
+    }
 
-    GraphNode(Graph graph, MemorySegment handle, Kind kind, int index) {
-        this.graph = graph;
-        this.handle = handle;
-        this.kind = kind;
-        this.index = index;
+    /** The wing's node of {@code node}, or null for null (the wing refuses it). */
+    static Node nodeOf(GraphNode node) {
+        return node == null ? null : node.node;
     }
 
     /** {@return the graph this node belongs to} */
@@ -102,25 +90,21 @@ public final class GraphNode {
      * {@link Graph#nodes()} found that no add method of this graph made (a captured one)}
      */
     public int index() {
-        return index;
+        return node.index();
     }
 
     /** {@return whether it was removed from its graph ({@link Graph#remove})} */
     public boolean isRemoved() {
-        return removed;
+        return node.isRemoved();
     }
 
-    void markRemoved() {
-        removed = true;
-    }
-
-    MemorySegment handle() {
-        return handle;
+    /** The node as the graph wing knows it. */
+    Node node() {
+        return node;
     }
 
     @Override
     public String toString() {
-        return kind + (index < 0 ? " node (not added by hand)" : " node " + index) + " of " + graph
-                + (removed ? " (removed)" : "");
+        return node.toString();
     }
 }

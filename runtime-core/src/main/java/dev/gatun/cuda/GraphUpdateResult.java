@@ -1,6 +1,6 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.graph.ExecUpdates;
 
 /**
  * Why an executable was, or was not, updated in place from another graph
@@ -13,23 +13,23 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 public enum GraphUpdateResult {
 
     /** Updated: launches from now on run the new graph. */
-    APPLIED(CudaDriver.CU_GRAPH_EXEC_UPDATE_SUCCESS()),
+    APPLIED(ExecUpdates.UPDATE_SUCCESS),
     /** The driver refused for a reason it did not classify. */
-    REFUSED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR()),
+    REFUSED(ExecUpdates.UPDATE_ERROR),
     /** Nodes or edges were added or removed: the shape of the work changed (a new batch size, another branch). */
-    TOPOLOGY_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED()),
+    TOPOLOGY_CHANGED(ExecUpdates.TOPOLOGY_CHANGED),
     /** A node at the same place is of another type (a copy where a kernel was). */
-    NODE_TYPE_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED()),
+    NODE_TYPE_CHANGED(ExecUpdates.NODE_TYPE_CHANGED),
     /** A kernel node runs another function in a way an update cannot change (another context, or a cooperative switch). */
-    FUNCTION_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED()),
+    FUNCTION_CHANGED(ExecUpdates.FUNCTION_CHANGED),
     /** A node's parameters changed in a way an update cannot apply (for example a copy's memory type). */
-    PARAMETERS_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED()),
+    PARAMETERS_CHANGED(ExecUpdates.PARAMETERS_CHANGED),
     /** Something about the graph cannot be updated at all (some node kinds and settings). */
-    NOT_SUPPORTED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED()),
+    NOT_SUPPORTED(ExecUpdates.NOT_SUPPORTED),
     /** A kernel node's function changed to one the driver cannot swap in (for example with other launch properties). */
-    UNSUPPORTED_FUNCTION_CHANGE(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE()),
+    UNSUPPORTED_FUNCTION_CHANGE(ExecUpdates.UNSUPPORTED_FUNCTION_CHANGE),
     /** A node's attributes (for example a kernel's cluster or priority) changed in a way an update cannot apply. */
-    ATTRIBUTES_CHANGED(CudaDriver.CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED()),
+    ATTRIBUTES_CHANGED(ExecUpdates.ATTRIBUTES_CHANGED),
     /**
      * Refused by Gatun before the driver: one of the graphs has memory nodes, whose allocations
      * have addresses of their own that an update would hand to this executable.

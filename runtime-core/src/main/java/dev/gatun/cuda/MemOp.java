@@ -1,12 +1,9 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CUstreamBatchMemOpParams_union;
-import dev.gatun.cuda.bindings.driver.CUstreamBatchMemOpParams_union.CUstreamMemOpWaitValueParams_st;
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
+import dev.gatun.cuda.internal.launch.MemOpParams;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -22,11 +19,10 @@ public final class MemOp {
     /** Most operations in one batch: the driver takes fewer than 256. */
     public static final int MAX_BATCH = 255;
 
-    static final int WRITE32 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_32();
-    static final int WRITE64 = CudaDriver.CU_STREAM_MEM_OP_WRITE_VALUE_64();
-    static final int WAIT32 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_32();
-    static final int WAIT64 = CudaDriver.CU_STREAM_MEM_OP_WAIT_VALUE_64();
-    private static final long ENTRY = CUstreamBatchMemOpParams_union.layout().byteSize();
+    static final int WRITE32 = MemOpParams.WRITE32;
+    static final int WRITE64 = MemOpParams.WRITE64;
+    static final int WAIT32 = MemOpParams.WAIT32;
+    static final int WAIT64 = MemOpParams.WAIT64;
 
     private final int operation;
     private final DeviceView view;
@@ -190,7 +186,7 @@ public final class MemOp {
     }
 
     private boolean is64() {
-        return operation == WRITE64 || operation == WAIT64;
+        return MemOpParams.is64(operation);
     }
 
     /** Checks this operation against the device of {@code context}. */
@@ -249,25 +245,15 @@ public final class MemOp {
     }
 
     /**
-     * The driver's parameter array for {@code ops} ({@code CUstreamBatchMemOpParams[]}), in
-     * {@code arena}; call after each target was checked.
+     * The operations as the driver is told them ({@link MemOpParams#encode}); call after each
+     * target was checked.
      */
-    static MemorySegment encode(List<MemOp> ops, Arena arena) {
-        MemorySegment all = arena.allocate(ENTRY * ops.size(), 8); // zeroed: the alias fields stay 0
-        for (int i = 0; i < ops.size(); i++) {
-            MemOp op = ops.get(i);
-            MemorySegment e = all.asSlice(i * ENTRY, ENTRY);
-            // The write and wait structs share one layout (operation, address, value, flags, alias).
-            CUstreamMemOpWaitValueParams_st.operation(e, op.operation);
-            CUstreamMemOpWaitValueParams_st.address(e, op.address());
-            if (op.is64()) {
-                CUstreamMemOpWaitValueParams_st.value64(e, op.value);
-            } else {
-                CUstreamMemOpWaitValueParams_st.value(e, (int) op.value);
-            }
-            CUstreamMemOpWaitValueParams_st.flags(e, op.flags);
+    static List<MemOpParams.Op> encoded(List<MemOp> ops) {
+        List<MemOpParams.Op> encoded = new ArrayList<>(ops.size());
+        for (MemOp op : ops) {
+            encoded.add(new MemOpParams.Op(op.operation, op.address(), op.value, op.flags));
         }
-        return all;
+        return encoded;
     }
 
     @Override

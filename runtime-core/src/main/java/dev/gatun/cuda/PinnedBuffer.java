@@ -126,6 +126,18 @@ public final class PinnedBuffer extends Owner {
     }
 
     /**
+     * For a graph copy node of {@code graphContext} that reads or writes {@code bytes} of this
+     * buffer from {@code offset} on ({@code role}, in refusals): checks that it is open, of that
+     * context, and holds the range; returns the host address the range starts at.
+     */
+    long nodeRange(CudaContext graphContext, long offset, long bytes, String role) {
+        graphContext.checkSame(context, "the " + role);
+        resource.checkOpen();
+        Ranges.checkRange(offset, bytes, resource.size(), role, resource);
+        return resource.view().address() + offset;
+    }
+
+    /**
      * The memory behind this buffer, for a batch of copies ({@link CopyBatch}) that fences it
      * itself, and for the graph nodes that copy to and from it.
      */

@@ -9,6 +9,7 @@ import dev.gatun.cuda.internal.context.HostCallback;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.graph.CaptureSession;
 import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
@@ -36,8 +37,6 @@ public final class Stream extends Owner {
     private final Resource resource;
     private final int priority;
     private final boolean contextOwned;
-    /** The Gatun capture open on this stream, or null. */
-    private volatile StreamCapture capture;
     private final StreamMemOps memOps;
 
     /**
@@ -553,7 +552,7 @@ public final class Stream extends Owner {
         try {
             return allocateOnce(s, bytes);
         } catch (CudaException e) {
-            if (capture != null) {
+            if (CaptureSession.begunOn(s) != null) {
                 throw e; // an allocation node: its memory comes at the graph's launch, where the driver decides
             }
             // Out of the stream's lock: the ladder retires and synchronizes, then the whole
@@ -568,9 +567,9 @@ public final class Stream extends Owner {
             if (bytes == 0) {
                 return DeviceBuffer.allocateAsync(context, s, 0);
             }
-            StreamCapture open = capture;
-            if (open != null) {
-                return open.allocate(bytes);
+            CaptureSession capture = CaptureSession.begunOn(s); // the open capture begun on this stream, if any
+            if (capture != null) {
+                return DeviceBuffer.allocateInCapture(capture, bytes);
             }
             if (s.queuesIntoCapture()) { // a joined capture, or one begun through the raw handle
                 // The driver would record an allocation node in a graph Gatun does not own, whose
@@ -582,11 +581,6 @@ public final class Stream extends Owner {
             }
             return DeviceBuffer.allocateAsync(context, s, bytes);
         }
-    }
-
-    /** Set while a Gatun capture is open on this stream (under its lock), so that allocations become its graph's. */
-    void capturing(StreamCapture open) {
-        capture = open;
     }
 
     /**

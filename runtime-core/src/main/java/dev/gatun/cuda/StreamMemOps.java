@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.MemOpCalls;
+import dev.gatun.cuda.internal.launch.MemOpParams;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -182,7 +183,7 @@ public final class StreamMemOps {
                 }
                 // Every word is aligned, inside an open allocation of this context that now lists
                 // this stream; the array is read during the call.
-                MemorySegment params = MemOp.encode(checked, arena);
+                MemorySegment params = MemOpParams.encode(MemOp.encoded(checked), arena);
                 try {
                     calls.batch(s.handle(), checked.size(), params);
                 } finally {

@@ -41,6 +41,7 @@ class PackageDependencyTest {
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
     private static final String EVENTS = INTERNAL + "events";
+    private static final String GRAPH = INTERNAL + "graph";
     private static final String IMAGE = INTERNAL + "image";
     private static final String LAUNCH = INTERNAL + "launch";
     private static final String LOAD = INTERNAL + "load";
@@ -55,8 +56,10 @@ class PackageDependencyTest {
 
     /** Each package of runtime-core and the packages it may depend on: the README's map. */
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
-            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
+            Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, GRAPH, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
                     BINDINGS_DRIVER)),
+            // The graph wing: on top of internal/, under the graph faces alone.
+            Map.entry(GRAPH, Set.of(CONTEXT, DRIVER, EVENTS, LAUNCH, MEMORY, BINDINGS_DRIVER)),
             Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
             Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS, MEMORY)),
@@ -79,6 +82,7 @@ class PackageDependencyTest {
      * owner: internal code takes a ContextState, StreamState, NativeResource or an address instead.
      */
     private static final Set<String> API_VALUES = Set.of(
+            API + ".CaptureMode",
             API + ".ClusterSchedulingPolicy",
             API + ".CudaVersion",
             API + ".DeviceCapabilities",
@@ -106,6 +110,17 @@ class PackageDependencyTest {
      * (package-private so that only Gatun's owners extend it).
      */
     private static final Set<String> API_PACKAGE_PRIVATE = Set.of(API + ".Owner");
+
+    /**
+     * The public files of the graph family: faces over {@code internal.graph}, whose methods check
+     * their arguments and call into the wing. None declares a native resource, opens an arena or
+     * uses the bindings (issue 35).
+     */
+    private static final Set<String> GRAPH_FACES = Set.of("CaptureArena", "CapturedWork", "ConditionalHandle",
+            "ConditionalNode", "Graph", "GraphExec", "GraphInstaller", "GraphNode", "GraphUpdateReport",
+            "GraphUpdateResult", "MemOp", "StreamCapture", "UpdatingExecutable");
+    private static final Pattern OPENS_ARENA = Pattern.compile("\\bArena\\s*\\.\\s*of");
+    private static final Pattern DECLARES_RESOURCE = Pattern.compile("\\bextends\\s+[\\w.]*\\bNativeResource\\b");
 
     /** A dependency of one source file on a type (or, for a wildcard import, a package). */
     record Reference(String file, String from, String toPackage, String toType) {
@@ -199,7 +214,39 @@ class PackageDependencyTest {
                 + "NativeResource, pool)");
     }
 
+    @Test
+    void theGraphFacesHoldNoMachinery() {
+        assertEquals(List.of(), machineryInGraphFaces(mainSources()), "the graph faces check arguments and call "
+                + "into internal.graph, which holds the native resources, the arenas and the bindings");
+    }
+
     // ---- the checks catch what they are meant to (on the real sources plus one planted file) ----
+
+    @Test
+    void machineryInAGraphFaceIsReported() {
+        Map<String, String> sources = withFile("dev/gatun/cuda/GraphExec.java", """
+                package dev.gatun.cuda;
+
+                import dev.gatun.cuda.bindings.driver.CudaDriver;
+                import dev.gatun.cuda.internal.context.NativeResource;
+                import java.lang.foreign.Arena;
+
+                /** Mentions Arena.ofConfined() and extends NativeResource in a comment only. */
+                public final class GraphExec {
+                    private static final class Resource extends NativeResource {
+                    }
+
+                    void update() {
+                        try (Arena arena = Arena.ofConfined()) {
+                        }
+                    }
+                }
+                """);
+        List<String> found = machineryInGraphFaces(sources);
+        assertEquals(List.of("dev/gatun/cuda/GraphExec.java declares a native resource",
+                "dev/gatun/cuda/GraphExec.java opens an arena", "dev/gatun/cuda/GraphExec.java uses the bindings"),
+                found);
+    }
 
     @Test
     void anInternalImportOfAnOwnerIsReported() {
@@ -216,6 +263,22 @@ class PackageDependencyTest {
         List<String> violations = violations(sources);
         assertEquals(1, violations.size(), () -> String.join("\n", violations));
         assertTrue(violations.getFirst().contains("Planted.java") && violations.getFirst().contains("CudaContext"),
+                violations.getFirst());
+    }
+
+    @Test
+    void anInternalPackageUsingTheGraphWingIsReported() {
+        Map<String, String> sources = withFile("dev/gatun/cuda/internal/memory/Planted.java", """
+                package dev.gatun.cuda.internal.memory;
+
+                import dev.gatun.cuda.internal.graph.Planted;
+
+                final class Planted {
+                }
+                """);
+        List<String> violations = violations(sources);
+        assertEquals(1, violations.size(), () -> String.join("\n", violations));
+        assertTrue(violations.getFirst().contains("may not depend on dev.gatun.cuda.internal.graph.Planted"),
                 violations.getFirst());
     }
 
@@ -375,6 +438,29 @@ class PackageDependencyTest {
     }
 
     // ---- the rules ----
+
+    /** Each graph face that declares a native resource, opens an arena or uses the bindings, once per finding. */
+    static List<String> machineryInGraphFaces(Map<String, String> sources) {
+        List<String> found = new ArrayList<>();
+        for (Map.Entry<String, String> e : sources.entrySet()) {
+            Path file = Path.of(e.getKey());
+            String name = file.getFileName().toString().replace(".java", "");
+            if (!GRAPH_FACES.contains(name) || !API.equals(packageOf(e.getValue()))) {
+                continue;
+            }
+            String code = codeOnly(e.getValue());
+            if (DECLARES_RESOURCE.matcher(code).find()) {
+                found.add(e.getKey() + " declares a native resource");
+            }
+            if (OPENS_ARENA.matcher(code).find()) {
+                found.add(e.getKey() + " opens an arena");
+            }
+            if (code.contains(BINDINGS_LIBRARIES + ".")) {
+                found.add(e.getKey() + " uses the bindings");
+            }
+        }
+        return found;
+    }
 
     /** Every reference the map forbids, one line each, saying what to do. */
     static List<String> violations(Map<String, String> sources) {

@@ -1,21 +1,32 @@
 package dev.gatun.cuda.bench;
 
 /**
- * The floor under a row: its driver calls made as bare FFM downcalls
- * ({@link RawDowncallBenchmark}'s handles and operations: no owner, no checked layer, no
- * bookkeeping), timed the way both twins time theirs (a warm-up of N/2, then N, one final
- * synchronize). {@link SameProcess} runs it beside the C and Gatun twins with {@code --bare}
- * (compare's {@code BARE=1}), so that the table shows, from the same process and slices, what the
- * Java-to-C transition alone costs over C and what Gatun costs over it. Only the rows whose whole
- * operation is two driver calls on one stream have one: the stream-ordered allocate + free and
- * the event record + query.
+ * The floor under a row: its driver calls made as bare FFM downcalls ({@link BareDowncalls}: no
+ * owner, no checked layer, no bookkeeping), timed the way both twins time theirs (a warm-up of
+ * N/2, then N, one final synchronize). {@link SameProcess} runs it beside the C and Gatun twins
+ * with {@code --bare} (compare's {@code BARE=1}), so that the table shows, from the same process
+ * and slices, what the Java-to-C transition alone costs over C and what Gatun costs over it. Only
+ * the rows whose whole operation is two driver calls on one stream have one: the stream-ordered
+ * allocate + free and the event record + query.
+ *
+ * <p><b>Compiled before it is timed.</b> A floor measured in the interpreter is no floor: an FFM
+ * downcall from an interpreted loop costs 100 ns and more over a compiled one (issue 36: the
+ * first version of this class ran its loop inside one call, with its handles in plain fields,
+ * and landed 6–18 % above C, where a compiled bare loop lands 1–3 % above). So each row's loop is
+ * a method of its own ({@link #allocateLoop}, {@link #eventLoop}), called in chunks of
+ * {@value Twin#WARM_CHUNK} during the warm-up, as {@link Twin}'s loop is, so that it is compiled
+ * as a method (not only on stack) and the timed call enters compiled code; the first run of a row
+ * in a process warms it with at least {@value #FIRST_WARM_UP} operations; and {@link SameProcess}
+ * asks a {@link CompileWatch} whether C2's code of the loop is live before the first reported
+ * run, and says so in its output.
  */
 final class BareTwin {
 
-    /** One operation of a row, as bare downcalls. */
-    private interface Operation {
-        void run() throws Throwable;
-    }
+    /** Operations of the first warm-up of a row in a process: where HotSpot has long compiled a hot loop with C2. */
+    static final int FIRST_WARM_UP = 200_000;
+
+    private static boolean allocateWarm;
+    private static boolean eventWarm;
 
     private BareTwin() {
     }
@@ -25,6 +36,12 @@ final class BareTwin {
         return row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY;
     }
 
+    /** The method whose compiled code times {@code row}'s operations, for {@link CompileWatch}. */
+    static CompileWatch.Method loopOf(TwinRow row) {
+        requireCovered(row, 1);
+        return CompileWatch.Method.of(BareTwin.class, row == TwinRow.ALLOC_STREAM_ORDERED ? "allocateLoop" : "eventLoop");
+    }
+
     /**
      * The timed nanoseconds of {@code n} operations of {@code row}, on a stream and event of its
      * own (the device's primary context, retained and released around the run).
@@ -32,28 +49,53 @@ final class BareTwin {
      * @throws IllegalArgumentException when the row has no bare twin, or {@code n} is not positive
      */
     static long measure(TwinRow row, int n) throws Throwable {
+        requireCovered(row, n);
+        boolean allocate = row == TwinRow.ALLOC_STREAM_ORDERED;
+        try (BareDowncalls.Session s = BareDowncalls.Session.open()) {
+            boolean first = allocate ? !allocateWarm : !eventWarm;
+            int warmUp = first ? Math.max(FIRST_WARM_UP, n / 2) : n / 2;
+            for (int i = 0; i < warmUp; i += Twin.WARM_CHUNK) {
+                run(allocate, s, Math.min(Twin.WARM_CHUNK, warmUp - i));
+            }
+            s.drain();
+            if (allocate) {
+                allocateWarm = true;
+            } else {
+                eventWarm = true;
+            }
+            long start = System.nanoTime();
+            run(allocate, s, n);
+            s.drain();
+            return System.nanoTime() - start;
+        }
+    }
+
+    private static void run(boolean allocate, BareDowncalls.Session s, int n) throws Throwable {
+        if (allocate) {
+            allocateLoop(s, n);
+        } else {
+            eventLoop(s, n);
+        }
+    }
+
+    /** The stream-ordered row's loop: {@code n} allocate + free pairs. */
+    static void allocateLoop(BareDowncalls.Session s, int n) throws Throwable {
+        for (int i = 0; i < n; i++) {
+            BareDowncalls.allocateAndFree(s);
+        }
+    }
+
+    /** The event row's loop: {@code n} record + query pairs. */
+    static void eventLoop(BareDowncalls.Session s, int n) throws Throwable {
+        for (int i = 0; i < n; i++) {
+            BareDowncalls.recordAndQuery(s);
+        }
+    }
+
+    private static void requireCovered(TwinRow row, int n) {
         if (!covers(row) || n <= 0) {
             throw new IllegalArgumentException(row.id() + " with N " + n + ": only " + TwinRow.ALLOC_STREAM_ORDERED.id()
                     + " and " + TwinRow.EVENT_RECORD_QUERY.id() + " have a bare twin, with N more than 0");
-        }
-        RawDowncallBenchmark.Driver driver = new RawDowncallBenchmark.Driver();
-        driver.open();
-        try {
-            RawDowncallBenchmark calls = new RawDowncallBenchmark();
-            Operation operation = row == TwinRow.ALLOC_STREAM_ORDERED ? () -> calls.streamOrderedAllocateAndFree(driver)
-                    : () -> calls.recordAndQueryEvent(driver);
-            for (int i = 0; i < n / 2; i++) {
-                operation.run();
-            }
-            driver.drain();
-            long start = System.nanoTime();
-            for (int i = 0; i < n; i++) {
-                operation.run();
-            }
-            driver.drain();
-            return System.nanoTime() - start;
-        } finally {
-            driver.close();
         }
     }
 }

@@ -33,6 +33,9 @@ import java.util.TreeSet;
  *                                    or bare: the row's driver calls as bare FFM downcalls, {@link BareTwin})
  * FAIL impl row round exit_status    a run that failed or timed out
  * JMH Class.method[:p=v] bytes_per_op score unit   one JMH benchmark under -prof gc
+ * COMPILED impl row yes|no detail    whether a Java twin's timed loop was C2's code before the
+ *                                    row's reported runs ({@link CompileWatch}); shown under the
+ *                                    table, and a "no" in the notes: that row's ratio measured the JIT
  * NOTE text                          shown under the table
  * </pre>
  *
@@ -88,6 +91,8 @@ public final class CompareTable {
     /** Whether some rows ran in slices, each a pair of its own. */
     private boolean sliced;
     private final List<String> notes = new ArrayList<>();
+    /** Per row, then twin: how many checks found its timed loop C2's code, and how many did not. */
+    private final Map<TwinRow, Map<String, int[]>> compiled = new EnumMap<>(TwinRow.class);
     private final TreeSet<Integer> rounds = new TreeSet<>();
 
     private CompareTable() {
@@ -138,6 +143,7 @@ public final class CompareTable {
                     }
                     case "JMH" -> table.jmh(f);
                     case "NOTE" -> table.notes.add(line.substring(4).strip());
+                    case "COMPILED" -> table.compiled(f, line);
                     default -> {
                         // Not a result line (a log line): ignored.
                     }
@@ -147,6 +153,20 @@ public final class CompareTable {
             }
         }
         return table;
+    }
+
+    private void compiled(String[] f, String line) {
+        boolean yes = switch (f[3]) {
+            case "yes" -> true;
+            case "no" -> false;
+            default -> throw new IllegalArgumentException("neither yes nor no: " + f[3]);
+        };
+        TwinRow row = TwinRow.byId(f[2]);
+        compiled.computeIfAbsent(row, r -> new TreeMap<>()).computeIfAbsent(f[1], i -> new int[2])[yes ? 0 : 1]++;
+        if (!yes) {
+            notes.add("the " + f[1] + " twin's timed loop of " + row.id() + " was not C2's code when the row's reported"
+                    + " runs began, so its ratio partly measures the JIT: " + line.split("\\s+", 5)[4]);
+        }
     }
 
     private void jmh(String[] f) {
@@ -323,6 +343,15 @@ public final class CompareTable {
                     .append(TwinRow.values().length).append(" rows were not run");
         }
         sb.append(".\n");
+        if (!compiled.isEmpty()) {
+            sb.append("\nTimed loops compiled by C2 before the reported runs (checks that found it / all checks):\n");
+            compiled.forEach((row, byTwin) -> {
+                sb.append("- ").append(row.id()).append(':');
+                byTwin.forEach((twin, c) -> sb.append(' ').append(twin).append(' ').append(c[0]).append('/')
+                        .append(c[0] + c[1]));
+                sb.append('\n');
+            });
+        }
         if (!notes.isEmpty()) {
             sb.append("\nNotes:\n");
             notes.forEach(n -> sb.append("- ").append(n).append('\n'));

@@ -33,6 +33,9 @@ import java.util.List;
  * <pre>
  *     TWIN c|gatun|baseline ROW N TOTAL_NS BYTES|-
  *     FAIL c ROW ROUND STATUS          (the C twin's check failed, or a bad row or N)
+ *     COMPILED gatun|baseline|bare ROW yes|no DETAIL
+ *                                       (whether that Java twin's timed loop was C2's code before
+ *                                       the row's first reported run; {@link CompileWatch})
  * </pre>
  *
  * <p>Why: on the H200's machines the time of a sub-microsecond driver call depends on the
@@ -58,6 +61,11 @@ import java.util.List;
  * up runs that are that much closer in time; the table's median is then over every slice's
  * ratio. A row of smaller N runs once per twin, after one unreported run of each as well.
  *
+ * <p>Every row, sliced or not, is reported only after one unreported run of each twin and, while
+ * a Java twin's timed loop is not yet C2's code ({@link CompileWatch}), up to
+ * {@value #EXTRA_WARM_UPS} more: a loop still in the interpreter or in C1's profiling code
+ * measures the JIT's warm-up, not the binding. The COMPILED lines say what the reported runs ran.
+ *
  * <p>With {@code --bare true}, the rows that have a {@link BareTwin} (the same driver calls as
  * bare FFM downcalls) run it as a fourth twin, tagged {@code bare}.
  */
@@ -72,6 +80,8 @@ public final class SameProcess {
      * not, and a slice of them would be a handful of operations.
      */
     static final int SLICED_FROM = 100_000;
+    /** Unreported runs more, at most, while a Java twin's timed loop is not yet C2's code. */
+    static final int EXTRA_WARM_UPS = 2;
     /** Where the unreported warm-up runs' lines go. */
     private static final PrintStream DISCARD = new PrintStream(OutputStream.nullOutputStream());
 
@@ -129,7 +139,7 @@ public final class SameProcess {
         List<Job> jobs = rest.stream().map(Job::parse).toList();
         ModuleImage kernels = ModuleImage.fromFile(ptx);
         Arena arena = Arena.ofConfined();
-        try (arena) {
+        try (arena; CompileWatch compiles = new CompileWatch()) {
             Twins twins = new Twins(cTwin(library, arena), arena, arena.allocateFrom(Files.readString(ptx)), kernels,
                     baseline, ptx);
             List<String> plain = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
@@ -138,16 +148,18 @@ public final class SameProcess {
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
                 List<String> impls = bare && BareTwin.covers(job.row()) ? withBare : plain;
-                if (slices == 1) {
-                    twins.runEach(impls, round + j, job, round, out);
-                    continue;
-                }
-                boolean sliced = job.n() >= SLICED_FROM;
+                boolean sliced = slices > 1 && job.n() >= SLICED_FROM;
                 Job run = sliced ? new Job(job.row(), Math.max(1, job.n() / slices)) : job;
                 // One run of each twin first that is not reported: every twin's path compiled
                 // and its first use loaded (a kilobyte or two per operation at N 100), the
-                // driver's pool grown.
+                // driver's pool grown. Then each Java twin's timed loop must be C2's code, or
+                // the run measures the JIT's warm-up: up to two more unreported runs while one
+                // is not, and a COMPILED line per twin says what the reported runs ran.
                 twins.runEach(impls, round + j, run, round, DISCARD);
+                for (int extra = 0; extra < EXTRA_WARM_UPS && !twins.compiled(compiles, impls, job.row(), null); extra++) {
+                    twins.runEach(impls, round + j, run, round, DISCARD);
+                }
+                twins.compiled(compiles, impls, job.row(), out);
                 if (!sliced) {
                     twins.runEach(impls, round + j, run, round, out);
                     continue;
@@ -165,6 +177,31 @@ public final class SameProcess {
     /** What the twins of one process run with: the C library's entry, the PTX, the baseline (or null). */
     private record Twins(MethodHandle c, Arena arena, MemorySegment ptxText, ModuleImage kernels, Method baseline,
             Path ptx) {
+
+        /**
+         * Whether every Java twin among {@code impls} has its timed loop as live C2 code; with
+         * {@code out}, prints one line per twin: {@code COMPILED impl row yes|no detail}.
+         */
+        boolean compiled(CompileWatch compiles, List<String> impls, TwinRow row, PrintStream out) {
+            boolean all = true;
+            for (String impl : impls) {
+                CompileWatch.Method loop = switch (impl) {
+                    case "c" -> null;
+                    case "gatun" -> CompileWatch.Method.of(Twin.class, "loop");
+                    case "bare" -> BareTwin.loopOf(row);
+                    default -> CompileWatch.Method.of(baseline.getDeclaringClass(), "loop");
+                };
+                if (loop == null) {
+                    continue;
+                }
+                CompileWatch.Verdict v = compiles.check(loop);
+                all &= v.compiled();
+                if (out != null) {
+                    out.println("COMPILED " + impl + " " + row.id() + " " + (v.compiled() ? "yes" : "no") + " " + v.detail());
+                }
+            }
+            return all;
+        }
 
         /** One run of each twin of {@code job}, in the order that {@code rotation} picks; their lines go to {@code out}. */
         void runEach(List<String> impls, int rotation, Job job, int round, PrintStream out) {

@@ -18,6 +18,9 @@ import java.nio.file.Path;
  *
  * <pre>TWIN gatun ROW N TOTAL_NS BYTES</pre>
  *
+ * <p>after an unreported run of the same row and a line that says whether the timed loop was
+ * C2's code by then ({@link CompileWatch}; {@code COMPILED gatun ROW yes|no DETAIL}).
+ *
  * <p>The method (issue 11): a warm-up of N/2 operations and a stream sync, then N timed
  * operations and one final stream sync; TOTAL_NS is that wall time, so the value of the run is
  * TOTAL_NS / N. Host-issue rows ({@link TwinRow#batched()}) instead time batches of
@@ -75,6 +78,18 @@ public final class Twin {
         TwinRow row = TwinRow.byId(args[0]);
         int n = Integer.parseInt(args[1]);
         ModuleImage kernels = ModuleImage.fromFile(Path.of(args[2]));
+        // As SameProcess does: an unreported run first, then the reported one only once the
+        // timed loop is C2's code (or the COMPILED line says it was not).
+        try (CompileWatch compiles = new CompileWatch()) {
+            CompileWatch.Method loop = CompileWatch.Method.of(Twin.class, "loop");
+            measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+            CompileWatch.Verdict v = compiles.check(loop);
+            for (int extra = 0; extra < SameProcess.EXTRA_WARM_UPS && !v.compiled(); extra++) {
+                measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+                v = compiles.check(loop);
+            }
+            out.println("COMPILED gatun " + row.id() + " " + (v.compiled() ? "yes" : "no") + " " + v.detail());
+        }
         out.println(measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES).line(row, n));
         return 0;
     }

@@ -70,6 +70,25 @@ class CompareTableTest {
     }
 
     @Test
+    void compiledLinesAreCountedPerTwinAndANoIsANote() {
+        List<String> lines = new ArrayList<>(rounds(TwinRow.EVENT_RECORD_QUERY, new double[] {0.5, 0.5},
+                new double[] {0.52, 0.52}, 0));
+        lines.add("COMPILED gatun event_record_query yes dev.gatun.cuda.bench.Twin::loop: 1 C2 compilations");
+        lines.add("COMPILED bare event_record_query yes dev.gatun.cuda.bench.BareTwin::eventLoop: 1 C2 compilations");
+        lines.add("COMPILED gatun event_record_query yes dev.gatun.cuda.bench.Twin::loop: 2 C2 compilations");
+        lines.add("COMPILED bare event_record_query no dev.gatun.cuda.bench.BareTwin::eventLoop: 0 C2 compilations");
+        String table = CompareTable.parse(lines).render();
+
+        assertTrue(table.contains("- event_record_query: bare 1/2 gatun 2/2\n"), table);
+        assertTrue(table.contains("the bare twin's timed loop of event_record_query was not C2's code when the row's "
+                + "reported runs began, so its ratio partly measures the JIT: dev.gatun.cuda.bench.BareTwin::eventLoop: "
+                + "0 C2 compilations"), table);
+        List<String> bad = new ArrayList<>(lines);
+        bad.add("COMPILED gatun event_record_query maybe x");
+        assertTrue(CompareTable.parse(bad).render().contains("ignored (neither yes nor no: maybe)"));
+    }
+
+    @Test
     void bareRunsGetTheirRatioToCAndGatunsRatioToThemPerRound() {
         TwinRow row = TwinRow.EVENT_RECORD_QUERY;
         long n = row.n();

@@ -1,0 +1,143 @@
+package dev.gatun.cuda.bench;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The driver calls of the floor rows as bare FFM downcalls: no owner, no checked layer, no
+ * bookkeeping, made the way a careful hand-written binding makes them, so that they measure the
+ * Java-to-C transition and nothing else. The handles are {@code static final} (the JIT treats
+ * them as constants and links each call straight to its native stub; a handle in a plain field
+ * is called through its lambda form), the out-parameter is allocated once for the process in the
+ * global arena (a segment of a shared or automatic arena would be acquired and released around
+ * every downcall that takes it), and every result is checked as a C loop would check it. Used by {@link BareTwin} (the floor in
+ * {@code compare}) and {@link RawDowncallBenchmark} (the same under JMH).
+ *
+ * <p>Loaded only where a driver is: the class's initialization looks up {@code libcuda.so.1}.
+ */
+final class BareDowncalls {
+
+    static final long BYTES = TwinRow.ALLOCATION_BYTES;
+    private static final int DISABLE_TIMING = 2; // CU_EVENT_DISABLE_TIMING
+    private static final int NON_BLOCKING = 1; // CU_STREAM_NON_BLOCKING, as Gatun's streams
+    private static final int NOT_READY = 600; // CUDA_ERROR_NOT_READY
+
+    private static final ValueLayout A = ValueLayout.ADDRESS;
+    private static final ValueLayout I = ValueLayout.JAVA_INT;
+    private static final ValueLayout L = ValueLayout.JAVA_LONG;
+    private static final SymbolLookup CUDA = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+
+    private static final MethodHandle INIT = handle("cuInit", FunctionDescriptor.of(I, I));
+    private static final MethodHandle RETAIN = handle("cuDevicePrimaryCtxRetain", FunctionDescriptor.of(I, A, I));
+    private static final MethodHandle RELEASE = handle("cuDevicePrimaryCtxRelease_v2", FunctionDescriptor.of(I, I));
+    private static final MethodHandle SET_CURRENT = handle("cuCtxSetCurrent", FunctionDescriptor.of(I, A));
+    private static final MethodHandle STREAM_CREATE = handle("cuStreamCreate", FunctionDescriptor.of(I, A, I));
+    private static final MethodHandle STREAM_DESTROY = handle("cuStreamDestroy_v2", FunctionDescriptor.of(I, A));
+    private static final MethodHandle STREAM_SYNCHRONIZE = handle("cuStreamSynchronize", FunctionDescriptor.of(I, A));
+    private static final MethodHandle EVENT_CREATE = handle("cuEventCreate", FunctionDescriptor.of(I, A, I));
+    private static final MethodHandle EVENT_DESTROY = handle("cuEventDestroy_v2", FunctionDescriptor.of(I, A));
+    private static final MethodHandle EVENT_RECORD = handle("cuEventRecord", FunctionDescriptor.of(I, A, A));
+    private static final MethodHandle EVENT_QUERY = handle("cuEventQuery", FunctionDescriptor.of(I, A));
+    private static final MethodHandle MEM_ALLOC_ASYNC = handle("cuMemAllocAsync", FunctionDescriptor.of(I, A, L, A));
+    private static final MethodHandle MEM_FREE_ASYNC = handle("cuMemFreeAsync", FunctionDescriptor.of(I, L, A));
+    /** The out-parameter of every call here, one thread at a time (the twins and JMH's one thread). */
+    private static final MemorySegment OUT = Arena.global().allocate(8, 8);
+
+    private BareDowncalls() {
+    }
+
+    /**
+     * Device 0's primary context made current on the opening thread, one non-blocking stream and
+     * one event without timing, all through bare calls (a record: its fields are final and
+     * trusted, so a compiled loop reads them once).
+     */
+    record Session(MemorySegment stream, MemorySegment event) implements AutoCloseable {
+
+        static Session open() {
+            MemorySegment out = OUT;
+            try {
+                // Safety (every set-up call): out is 8 bytes for the one handle each call writes,
+                // and the handles passed back are the ones the driver wrote.
+                check((int) INIT.invokeExact(0), "cuInit");
+                check((int) RETAIN.invokeExact(out, 0), "cuDevicePrimaryCtxRetain");
+                check((int) SET_CURRENT.invokeExact(MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0))),
+                        "cuCtxSetCurrent");
+                check((int) STREAM_CREATE.invokeExact(out, NON_BLOCKING), "cuStreamCreate");
+                MemorySegment stream = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+                check((int) EVENT_CREATE.invokeExact(out, DISABLE_TIMING), "cuEventCreate");
+                MemorySegment event = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
+                return new Session(stream, event);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        /** Waits for everything queued on the stream. */
+        void drain() {
+            try {
+                check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cuStreamSynchronize");
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                // Safety: the stream and event are this session's, destroyed once, after the drain.
+                drain();
+                check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
+                check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
+                check((int) RELEASE.invokeExact(0), "cuDevicePrimaryCtxRelease");
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+    }
+
+    /** cuMemAllocAsync + cuMemFreeAsync of 1 MiB on the session's stream: a stream-ordered allocate + close. */
+    static long allocateAndFree(Session s) throws Throwable {
+        // Safety: out is 8 bytes for the CUdeviceptr; the stream is open until the session closes;
+        // the free names the address just allocated, on the stream that allocated it.
+        check((int) MEM_ALLOC_ASYNC.invokeExact(OUT, BYTES, s.stream()), "cuMemAllocAsync");
+        long address = OUT.get(ValueLayout.JAVA_LONG, 0);
+        check((int) MEM_FREE_ASYNC.invokeExact(address, s.stream()), "cuMemFreeAsync");
+        return address;
+    }
+
+    /** cuEventRecord + cuEventQuery on the session's stream and event: an event record + query. */
+    static int recordAndQuery(Session s) throws Throwable {
+        // Safety: the event and stream live until the session closes.
+        check((int) EVENT_RECORD.invokeExact(s.event(), s.stream()), "cuEventRecord");
+        int r = (int) EVENT_QUERY.invokeExact(s.event());
+        if (r != 0 && r != NOT_READY) {
+            check(r, "cuEventQuery");
+        }
+        return r;
+    }
+
+    static void check(int result, String call) {
+        if (result != 0) {
+            throw new IllegalStateException(call + " returned CUresult " + result);
+        }
+    }
+
+    private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
+        return Linker.nativeLinker().downcallHandle(CUDA.findOrThrow(name), descriptor);
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IllegalStateException(t);
+    }
+}
