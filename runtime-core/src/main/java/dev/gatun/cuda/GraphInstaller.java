@@ -95,7 +95,7 @@ public final class GraphInstaller {
         Objects.requireNonNull(prepare, "prepare");
         GraphInstallEvent event = GraphInstallEvent.start();
         GraphUpdateReport refusal = current.tryUpdateExplained(next);
-        if (refusal.applied()) {
+        if (refusal.isApplied()) {
             paths.getAndIncrement(UpdatingExecutable.Path.UPDATED.ordinal());
             commit(event, current, UpdatingExecutable.Path.UPDATED, null);
             return new Result(current, UpdatingExecutable.Path.UPDATED, null, List.of());
@@ -106,7 +106,7 @@ public final class GraphInstaller {
         List<GraphExec> dropped = new ArrayList<>(2);
         GraphExec installed;
         UpdatingExecutable.Path path;
-        if (spareResult != null && spareResult.applied()) {
+        if (spareResult != null && spareResult.isApplied()) {
             installed = spare;
             path = UpdatingExecutable.Path.SPARE;
         } else {

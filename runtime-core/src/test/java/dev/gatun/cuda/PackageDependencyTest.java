@@ -180,6 +180,9 @@ class PackageDependencyTest {
                 continue;
             }
             String file = Path.of(e.getKey()).getFileName().toString();
+            if (file.equals("package-info.java")) {
+                continue; // the package's comment: no type
+            }
             String type = p + "." + file.substring(0, file.length() - ".java".length());
             if (!Modifier.isPublic(Class.forName(type, false, loader()).getModifiers()) && !API_PACKAGE_PRIVATE.contains(type)) {
                 hidden.add(type);

@@ -274,7 +274,7 @@ class CaptureArenaGpuTest {
                 GraphInstallCounters sh = shared.counters();
                 String figures = "ARENA-FIGURES replays=" + replays + " shapes=" + shapes.length
                         + " reservedBytes=" + c.reservedBytes() + " mappedBytes=" + c.mappedBytes()
-                        + " chunkBytes=" + c.chunkBytes() + " peakBytes=" + c.peakBytes()
+                        + " chunkBytes=" + c.chunkBytes() + " peakCaptureBytes=" + c.peakCaptureBytes()
                         + " sumOfShapesBytes=" + (shapes[0].arenaBytes() + shapes[1].arenaBytes() + shapes[2].arenaBytes())
                         + " deviceUsedDeltaBytes=" + used + " captures=" + c.captures() + " probes=" + c.probes()
                         + " overflows=" + c.overflows() + " orderedReplays=" + c.orderedReplays()
