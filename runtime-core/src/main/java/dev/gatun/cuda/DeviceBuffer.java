@@ -10,6 +10,7 @@ import dev.gatun.cuda.internal.memory.DeviceMemory;
 import dev.gatun.cuda.internal.memory.EmptyMemory;
 import dev.gatun.cuda.internal.memory.GraphAllocation;
 import dev.gatun.cuda.internal.memory.GrowableView;
+import dev.gatun.cuda.internal.memory.ImportedMemory;
 import dev.gatun.cuda.internal.memory.IpcMapping;
 import dev.gatun.cuda.internal.memory.IpcPoolMapping;
 import dev.gatun.cuda.internal.memory.PoolAllocation;
@@ -184,7 +185,7 @@ public final class DeviceBuffer implements AutoCloseable {
      * ({@link #importFrom}, {@link MemoryPool#importAllocation})}
      */
     public boolean isImported() {
-        return memory instanceof IpcMapping || memory instanceof IpcPoolMapping;
+        return memory instanceof ImportedMemory;
     }
 
     /**
@@ -229,8 +230,7 @@ public final class DeviceBuffer implements AutoCloseable {
             case StreamOrdered s -> throw notShareable(s, "the device's default pool");
             case EmptyMemory e -> throw new IllegalStateException(e.identity() + " is empty: a 0-byte buffer has no "
                     + "allocation to share; export a buffer of at least 1 byte");
-            case IpcMapping i -> throw imported(i);
-            case IpcPoolMapping i -> throw imported(i);
+            case ImportedMemory i -> throw imported(i);
             case Borrowed b -> throw new IllegalStateException(b.identity() + " is another library's memory: export it "
                     + "from that library, or copy the bytes to share into a buffer from CudaContext.allocate");
             case GraphAllocation g -> throw new IllegalStateException(g.identity() + " is a graph allocation, whose "
