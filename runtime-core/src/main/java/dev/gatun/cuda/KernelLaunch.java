@@ -87,7 +87,7 @@ public final class KernelLaunch {
             state.driver().require("cuLaunchKernelEx", 11080);
             this.extended = LaunchExConfig.retained(config, handleOf(programmaticEvent), handleOf(completionEvent));
         } else {
-            this.mode = config.cooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
+            this.mode = config.isCooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
             this.extended = null;
         }
     }

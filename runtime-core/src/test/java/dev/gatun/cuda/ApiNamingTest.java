@@ -35,9 +35,10 @@ class ApiNamingTest {
     /** A record's components by reflection, where the record is on this module's class path (gatun-core's are). */
     private static Optional<Set<String>> components(Type t) {
         try {
-            Class<?> c = Class.forName(t.name(), false, ApiNamingTest.class.getClassLoader());
-            return Optional.of(Arrays.stream(c.getRecordComponents()).map(RecordComponent::getName)
-                    .collect(Collectors.toSet()));
+            RecordComponent[] components = Class.forName(t.name(), false, ApiNamingTest.class.getClassLoader())
+                    .getRecordComponents();
+            return components == null ? Optional.empty() // a listing older than the class: verify reports it
+                    : Optional.of(Arrays.stream(components).map(RecordComponent::getName).collect(Collectors.toSet()));
         } catch (ClassNotFoundException e) {
             return Optional.empty(); // gatun-graph's: every accessor counts as a component
         }
