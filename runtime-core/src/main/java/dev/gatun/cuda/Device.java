@@ -214,7 +214,8 @@ public final class Device {
      * @return the partition, to close when done
      * @throws IllegalArgumentException when a count is not positive, or the device's SMs make fewer
      *     than {@code groups} groups of {@code minCount} (nothing is made then)
-     * @throws DriverTooOldException on a driver older than CUDA 12.4
+     * @throws DriverTooOldException on a driver older than CUDA 12.5 (green contexts came with 12.4,
+     *     the streams made for them with 12.5)
      * @throws CudaException when the driver refuses a step (nothing is left made then)
      */
     public SmPartition partitionSms(int minCount, int groups, ContextOptions options) {

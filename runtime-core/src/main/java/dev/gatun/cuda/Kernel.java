@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
+import dev.gatun.cuda.internal.driver.DriverFeature;
 import dev.gatun.cuda.internal.driver.ModuleCalls;
 import dev.gatun.cuda.internal.launch.LaunchChecks;
 import dev.gatun.cuda.internal.launch.LaunchExConfig;
@@ -19,8 +20,6 @@ import java.util.Optional;
  */
 public final class Kernel extends Owner {
 
-    /** Params info needs cuFuncGetParamInfo, new in CUDA 12.4. */
-    static final int PARAM_INFO_SINCE = 12040;
 
     private final CudaContext context;
     private final ContextState contextState;
@@ -231,9 +230,7 @@ public final class Kernel extends Owner {
     /** The parameters as layer 2 reports them, or null when the driver cannot tell. */
     private List<ModuleCalls.Parameter> parameterInfo() {
         resource.checkOpen();
-        try {
-            contextState.driver().require("cuFuncGetParamInfo", PARAM_INFO_SINCE);
-        } catch (DriverTooOldException tooOld) {
+        if (!contextState.driver().supports(DriverFeature.PARAMETER_INFO)) {
             return null;
         }
         return contextState.calls().modules().parameters(resource.function);

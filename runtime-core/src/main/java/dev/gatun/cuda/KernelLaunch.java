@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.driver.CuResults;
+import dev.gatun.cuda.internal.driver.DriverFeature;
 import dev.gatun.cuda.internal.driver.LaunchCalls;
 import dev.gatun.cuda.internal.launch.LaunchChecks;
 import dev.gatun.cuda.internal.launch.LaunchExConfig;
@@ -32,9 +33,6 @@ import java.util.Optional;
  * <p>Not thread-safe: one thread prepares and launches it at a time (use one per thread).
  */
 public final class KernelLaunch {
-
-    /** The driver that first took {@code CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT}: CUDA 12.3. */
-    private static final int COMPLETION_EVENT_SINCE = 12030;
 
     private enum Mode {
         PLAIN, COOPERATIVE, EXTENDED
@@ -67,12 +65,7 @@ public final class KernelLaunch {
         this.programmaticEvent = checkedEvent(config.programmaticEvent(), "the programmatic event");
         this.completionEvent = checkedEvent(config.launchCompletionEvent(), "the launch completion event");
         if (completionEvent != null) {
-            int installed = state.driver().version().encoded();
-            if (installed < COMPLETION_EVENT_SINCE) {
-                throw new DriverTooOldException("CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", COMPLETION_EVENT_SINCE,
-                        installed, "a launch attribute of cuLaunchKernelEx; launch without withLaunchCompletionEvent, "
-                                + "or record an event after the launch");
-            }
+            state.driver().require(DriverFeature.LAUNCH_COMPLETION_EVENT);
         }
         if (config.sharedMemoryBytes() > 0) {
             kernel.ensureDynamicSharedMemory(config.sharedMemoryBytes());
@@ -84,7 +77,6 @@ public final class KernelLaunch {
         }
         if (config.hasExtendedAttributes()) {
             this.mode = Mode.EXTENDED;
-            state.driver().require("cuLaunchKernelEx", 11080);
             this.extended = LaunchExConfig.retained(config, handleOf(programmaticEvent), handleOf(completionEvent));
         } else {
             this.mode = config.isCooperative() ? Mode.COOPERATIVE : Mode.PLAIN;

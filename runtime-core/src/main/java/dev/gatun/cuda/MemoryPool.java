@@ -3,6 +3,7 @@ package dev.gatun.cuda;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.driver.DriverFeature;
 import dev.gatun.cuda.internal.driver.MemoryPoolCalls;
 import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.memory.PoolMemory;
@@ -40,8 +41,6 @@ public final class MemoryPool extends Owner {
     private static final int RESERVED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH();
     private static final int USED_CURRENT = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT();
     private static final int USED_HIGH = CudaDriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH();
-    /** The first driver with {@code CUmemPoolProps.maxSize} (CUDA 12.2). */
-    private static final int MAX_SIZE_SINCE = 12020;
 
     private final CudaContext context;
     private final ContextState state;
@@ -65,7 +64,7 @@ public final class MemoryPool extends Owner {
      */
     static MemoryPool create(CudaContext context, MemoryPoolOptions options) {
         MemoryPoolCalls calls = context.state().calls().pools();
-        boolean driverCaps = context.state().driver().version().encoded() >= MAX_SIZE_SINCE;
+        boolean driverCaps = context.state().driver().supports(DriverFeature.POOL_HARD_CAP);
         long maxSize = driverCaps && options.hardCapBytes() != MemoryPoolOptions.NO_CAP ? options.hardCapBytes() : 0;
         MemorySegment handle = calls.create(context.device().ordinal(), options.exportHandle().type, maxSize);
         try {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.nvrtc.CompilationException;
+import dev.gatun.cuda.nvrtc.NvrtcTooOldException;
 import dev.gatun.cuda.testing.ExceptionTypes;
 import java.io.IOException;
 import java.util.Set;
@@ -25,7 +26,7 @@ class ExceptionTypesTest {
                 CaptureInvalidatedException.class, CompilationException.class, CudaUnavailableException.class,
                 DriverTooOldException.class, CaptureActiveException.class, ReservationExceededException.class,
                 OutOfDeviceMemoryException.class, LaunchRefusedException.class, ImageRejectedException.class,
-                CaptureArenaOverflowException.class), declared);
+                CaptureArenaOverflowException.class, NvrtcTooOldException.class), declared);
         for (Class<?> type : declared) {
             assertTrue(GatunException.class.isAssignableFrom(type), type + " is a runtime failure outside GatunException");
         }

@@ -194,7 +194,9 @@ class GpuCoredumpContextTest {
         Simulated old = new Simulated(new FakeDriverApi().version(12040));
         DriverTooOldException e = assertThrows(DriverTooOldException.class,
                 () -> old.cuda.device(0).context(ContextOptions.defaults().withCoredumps(GpuCoredumps.into(dir))));
-        assertTrue(e.getMessage().contains("cuCoredumpSetAttribute"), e.getMessage());
+        assertEquals("GPU coredumps on sticky errors", e.feature());
+        assertEquals("CU_COREDUMP_GENERATION_FLAGS", e.function(), "what the dumps need beyond the functions of 12.1");
+        assertEquals(12050, e.requiredVersion());
         old.cuda.device(0).context(ContextOptions.defaults()).close(); // off: nothing asked of the driver
     }
 

@@ -83,14 +83,19 @@ class StreamAndEventTest {
     }
 
     @Test
-    void elapsedTimeNeedsADriverThatHasIt() {
-        Simulated old = new Simulated(new FakeDriverApi().version(12040));
-        CudaContext c = old.context();
-        try (Stream s = c.createStream(); Event a = c.createTimingEvent(); Event b = c.createTimingEvent()) {
-            a.record(s);
-            b.record(s);
-            DriverTooOldException e = assertThrows(DriverTooOldException.class, () -> b.elapsedMillis(a));
-            assertEquals(12080, e.requiredVersion());
+    void elapsedTimeIsMeasuredWithTheSecondVersionWhereTheDriverHasItElseTheFirst() {
+        for (int version : new int[] {12040, 12080}) {
+            Simulated sim = new Simulated(new FakeDriverApi().version(version));
+            CudaContext c = sim.context();
+            try (Stream s = c.createStream(); Event a = c.createTimingEvent(); Event b = c.createTimingEvent()) {
+                a.record(s);
+                b.record(s);
+                sim.faults.countCalls();
+                assertTrue(b.elapsedMillis(a) >= 0);
+                boolean second = version >= 12080;
+                assertEquals(second ? 0 : 1, sim.faults.calls("cuEventElapsedTime"), "on " + version);
+                assertEquals(second ? 1 : 0, sim.faults.calls("cuEventElapsedTime_v2"), "on " + version);
+            }
         }
     }
 

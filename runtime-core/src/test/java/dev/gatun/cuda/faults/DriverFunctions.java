@@ -44,7 +44,7 @@ final class DriverFunctions {
         for (String line : lines(LIST)) {
             String s = line.strip();
             if (!s.isEmpty() && !s.startsWith("#")) {
-                functions.add(s);
+                functions.add(s.split("\\s+")[0]); // the function, before its version
             }
         }
         return List.copyOf(functions);

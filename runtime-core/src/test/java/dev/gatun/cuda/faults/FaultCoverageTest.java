@@ -61,7 +61,7 @@ class FaultCoverageTest {
     @ParameterizedTest(name = "{0} [{1}]")
     @MethodSource("runs")
     void aFailedDriverCallEndsTypedOrRecoveredAndLeaksNothing(FaultCase c, Injection injection) throws Throwable {
-        FaultWorld w = new FaultWorld(c.devices());
+        FaultWorld w = new FaultWorld(c.devices(), c.driverVersion());
         Map<OwnerKind, Long> baseline = liveOwners(w.ctx);
         LogCapture.clear();
         Executable call = c.setUp().open(w);

@@ -21,6 +21,7 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DeviceBuffer;
+import dev.gatun.cuda.DriverTooOldException;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.GpuCoredumps;
 import dev.gatun.cuda.Graph;
@@ -115,6 +116,16 @@ final class FaultTable {
                     w -> () -> FakeCuda.over(w.sim.gpu, w.sim.faults),
                     fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks),
                     fails(CudaUnavailableException.class).and("a later Cuda initializes", FaultTable::newCudaWorks)),
+            call("cuGetProcAddress_v2", "graph.createConditionalHandle(1), the first use of conditional nodes: "
+                    + "the driver is asked for their entry points", INVALID_VALUE,
+                    w -> {
+                        Graph g = w.keep(w.open(w.ctx.createGraph()));
+                        return () -> g.createConditionalHandle(1);
+                    },
+                    fails(DriverTooOldException.class).and("a later use asks again, and works",
+                            FaultTable::conditionalHandleWorks),
+                    fails(DriverTooOldException.class).and("a later use asks again, and works",
+                            FaultTable::conditionalHandleWorks)),
             call("cuGetErrorString", "device.attribute(an attribute the driver rejects): the error's description",
                     INVALID_VALUE, w -> {
                         w.sim.gpu.failAttribute(CLOCK_RATE);
@@ -310,16 +321,10 @@ final class FaultTable {
                         return e::synchronize;
                     },
                     poisoned(), poisoned()),
-            call("cuEventElapsedTime_v2", "end.elapsedMillis(start)", NOT_READY,
-                    w -> {
-                        Stream s = w.stream();
-                        Event start = w.timingEvent();
-                        Event end = w.timingEvent();
-                        start.record(s);
-                        end.record(s);
-                        return () -> end.elapsedMillis(start);
-                    },
+            call("cuEventElapsedTime_v2", "end.elapsedMillis(start)", NOT_READY, FaultTable::elapsed,
                     fails(CudaException.class), fails(CudaException.class)),
+            call("cuEventElapsedTime", "end.elapsedMillis(start) on a driver for CUDA 12.4 (no _v2)", NOT_READY,
+                    FaultTable::elapsed, fails(CudaException.class), fails(CudaException.class)).onDriver(12040),
 
             // ---- Memory ----
             call("cuMemAlloc_v2", "ctx.allocate(1 MiB), pool off: out of memory once", OUT_OF_MEMORY,
@@ -1166,7 +1171,24 @@ final class FaultTable {
 
     private static FaultCase call(String function, String scenario, int error, Scenario setUp, Outcome before,
             Outcome after) {
-        return new FaultCase(function, scenario, error, 1, 1, setUp, Outcome.SUCCEEDS, before, after);
+        return new FaultCase(function, scenario, error, 1, 1, 13000, setUp, Outcome.SUCCEEDS, before, after);
+    }
+
+    /** {@code end.elapsedMillis(start)} after both were recorded on a stream. */
+    private static Executable elapsed(FaultWorld w) {
+        Stream s = w.stream();
+        Event start = w.timingEvent();
+        Event end = w.timingEvent();
+        start.record(s);
+        end.record(s);
+        return () -> end.elapsedMillis(start);
+    }
+
+    /** The graph the scenario kept takes a conditional handle now: a refused lookup is not remembered. */
+    private static void conditionalHandleWorks(FaultWorld w, Throwable e) {
+        assertTrue(e.getMessage().contains("cuGetProcAddress_v2(\"cuGraphConditionalHandleCreate\", 12030) answered "
+                + "CUDA_ERROR_INVALID_VALUE"), e.getMessage());
+        w.kept(Graph.class).createConditionalHandle(1);
     }
 
     // ---- scenarios shared by several rows ----

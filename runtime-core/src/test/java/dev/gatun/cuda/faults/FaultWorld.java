@@ -81,8 +81,12 @@ final class FaultWorld {
     private final Map<Class<?>, Object> kept = new HashMap<>();
     private final Random random = new Random(15);
 
-    FaultWorld(int devices) {
-        sim = new Simulated(new FakeDriverApi().deviceCount(devices));
+    /**
+     * @param devices how many simulated devices
+     * @param driverVersion the CUDA version the simulated driver reports
+     */
+    FaultWorld(int devices, int driverVersion) {
+        sim = new Simulated(new FakeDriverApi().deviceCount(devices).version(driverVersion));
         ctx = sim.context();
         // A gate left held by a failed capture shows as a CaptureActiveException, not a hang.
         ctx.setGateTimeout(Duration.ofMillis(200));

@@ -67,6 +67,11 @@ public final class FakeDriverApi {
     private final SimulatedHostCalls hostCalls = new SimulatedHostCalls(this);
     private final DriverApi api = SimulatedDriverApi.over(this, areas(), new SimulatedDriverApi.Hook() {
         @Override
+        public void binds(String function) {
+            devices.bind(function);
+        }
+
+        @Override
         public int begins(Thread carrier, String function, Object[] args) {
             hostCalls.check(function, args);
             logs.calling(function);
@@ -97,11 +102,6 @@ public final class FakeDriverApi {
 
     // ---- devices ----
 
-    public synchronized FakeDriverApi version(int encoded) {
-        devices.version = encoded;
-        return this;
-    }
-
     public synchronized FakeDriverApi initResult(int result) {
         devices.initResult = result;
         return this;
@@ -124,6 +124,16 @@ public final class FakeDriverApi {
         return this;
     }
 
+    /**
+     * The driver reports CUDA {@code encoded} (1000 * major + 10 * minor): it has the entry points
+     * no newer than that, and every other fails its first call with DriverTooOldException.
+     */
+    public synchronized FakeDriverApi version(int encoded) {
+        devices.version = encoded;
+        return this;
+    }
+
+    /** The driver lacks the entry point of {@code name} (a function of DriverApi), whatever its version. */
     public synchronized FakeDriverApi withoutSymbol(String name) {
         devices.missingSymbols.add(name);
         return this;

@@ -2,6 +2,7 @@ package dev.gatun.cuda.testing;
 
 import dev.gatun.cuda.bindings.nvrtc.Nvrtc;
 import dev.gatun.cuda.internal.nvrtc.NvrtcApi;
+import dev.gatun.cuda.internal.nvrtc.NvrtcFunction;
 import dev.gatun.cuda.internal.nvrtc.Sha256;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,9 +10,11 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A simulated NVRTC behind {@link NvrtcApi}, for CPU tests. It follows NVRTC's contracts where
@@ -30,6 +33,7 @@ public final class FakeNvrtcApi implements NvrtcApi {
     private final Arena strings = Arena.ofAuto();
     private final Map<Long, Program> programs = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
+    private final Set<String> missing = new HashSet<>();
     private long nextHandle = 0x1000;
     private int creates;
     private int compiles;
@@ -62,6 +66,12 @@ public final class FakeNvrtcApi implements NvrtcApi {
 
     public FakeNvrtcApi() {
         this(13, 0);
+    }
+
+    /** This NVRTC lacks {@code function} (one of NvrtcApi's): a call of it throws NvrtcTooOldException. */
+    public synchronized FakeNvrtcApi without(String function) {
+        missing.add(function);
+        return this;
     }
 
     /** Makes every later call of {@code function} return {@code result} without doing anything. */
@@ -144,6 +154,11 @@ public final class FakeNvrtcApi implements NvrtcApi {
     }
 
     private Integer injected(String function) {
+        NvrtcFunction f = NvrtcFunction.valueOf(function);
+        int installed = 1000 * major + 10 * minor;
+        if (missing.contains(function) || installed < f.version()) {
+            throw f.missingFrom("the simulated NVRTC", installed); // as NativeNvrtcApi's call of a missing function
+        }
         calls++;
         return failures.get(function);
     }

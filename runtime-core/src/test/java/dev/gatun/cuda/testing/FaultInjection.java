@@ -24,7 +24,7 @@ public final class FaultInjection {
         InvocationHandler handler = (proxy, method, args) -> {
             String function = method.getName();
             if (method.getReturnType() != int.class || !function.startsWith("cu")) {
-                return invoke(method, next, args); // hasSymbol, Object's methods
+                return invoke(method, next, args); // Object's methods
             }
             int injected = plan.before(function);
             if (injected != FaultPlan.PASS) {

@@ -65,7 +65,7 @@ public final class Interposer {
                 (proxy, method, args) -> {
                     Callable<Object> real = () -> invoke(method, next, args);
                     if (method.getDeclaringClass() == Object.class || !method.getName().startsWith("cu")) {
-                        return real.call(); // hasSymbol, Object's methods
+                        return real.call(); // Object's methods
                     }
                     return intercept(method.getName(), args, real);
                 });

@@ -21,11 +21,11 @@ import java.util.Set;
  * one live device allocation or one live pinned host allocation (Gatun never passes pageable
  * memory, so the simulation refuses it, where the driver would take it). A driver older than
  * 13.0, or one made {@linkplain FakeDriverApi#withoutSymbol without} the symbol, has no batch
- * entry point: a call to it is a bug in Gatun, and throws, as the missing downcall does.
+ * entry point: a call to it throws DriverTooOldException ({@link SimulatedDevices#bind}), as the
+ * first call of a missing function does.
  */
 final class SimulatedBatchCopies {
 
-    private static final String BATCH = "cuMemcpyBatchAsync_v2";
     private static final int ORDER_STREAM = CudaDriver.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM();
     private static final int ORDER_ANY = CudaDriver.CU_MEMCPY_SRC_ACCESS_ORDER_ANY();
     private static final int KNOWN_FLAGS = CudaDriver.CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE();
@@ -41,10 +41,6 @@ final class SimulatedBatchCopies {
 
     public int cuMemcpyBatchAsync_v2(MemorySegment dsts, MemorySegment srcs, MemorySegment sizes, long count,
             MemorySegment attrs, MemorySegment attrsIdxs, long numAttrs, MemorySegment stream) {
-        if (gpu.devices.version < 13000 || gpu.devices.missingSymbols.contains(BATCH)) {
-            throw new IllegalStateException(BATCH + " is not exported by this simulated driver (CUDA "
-                    + gpu.devices.version + "); Gatun must check for it first");
-        }
         batchCalls++;
         SimulatedStreams.Stream s = gpu.streams.stream(stream.address());
         if (s == null) {

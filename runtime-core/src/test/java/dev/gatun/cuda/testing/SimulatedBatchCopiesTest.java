@@ -3,7 +3,9 @@ package dev.gatun.cuda.testing;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.DriverTooOldException;
 import dev.gatun.cuda.bindings.driver.CUmemLocation;
 import dev.gatun.cuda.bindings.driver.CUmemcpyAttributes;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
@@ -130,10 +132,15 @@ class SimulatedBatchCopiesTest {
     void aDriverWithoutTheEntryPointCannotBeCalledThroughIt() {
         FakeDriverApi old = new FakeDriverApi().version(12090);
         MemorySegment nothing = MemorySegment.NULL;
-        assertThrows(IllegalStateException.class,
+        DriverTooOldException tooOld = assertThrows(DriverTooOldException.class,
                 () -> old.api().cuMemcpyBatchAsync_v2(nothing, nothing, nothing, 1, nothing, nothing, 1, nothing));
+        assertEquals(13000, tooOld.requiredVersion());
+        assertEquals(12090, tooOld.installedVersion());
         FakeDriverApi without = new FakeDriverApi().withoutSymbol("cuMemcpyBatchAsync_v2");
-        assertThrows(IllegalStateException.class,
+        DriverTooOldException hidden = assertThrows(DriverTooOldException.class,
                 () -> without.api().cuMemcpyBatchAsync_v2(nothing, nothing, nothing, 1, nothing, nothing, 1, nothing));
+        assertTrue(hidden.getMessage().contains("CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND")
+                || hidden.getMessage().contains("CUDA_ERROR_NOT_FOUND"), hidden.getMessage());
+        assertEquals(0, old.batchCopyCalls() + without.batchCopyCalls());
     }
 }

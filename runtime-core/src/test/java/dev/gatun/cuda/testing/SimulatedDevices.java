@@ -4,17 +4,26 @@ import static dev.gatun.cuda.testing.FakeDriverApi.INVALID_VALUE;
 import static dev.gatun.cuda.testing.FakeDriverApi.SUCCESS;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.driver.DriverFunction;
+import dev.gatun.cuda.internal.driver.EntryPoints;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * The simulated driver's initialization, version, error strings, devices and contexts. Each
- * device is an H100-like GPU unless a test sets its attributes; its primary context handle is
- * derived from its ordinal.
+ * The simulated driver's initialization, version, entry points, error strings, devices and
+ * contexts. Each device is an H100-like GPU unless a test sets its attributes; its primary context
+ * handle is derived from its ordinal.
+ *
+ * <p>The driver has the entry points of {@link DriverFunction} no newer than the version it
+ * reports, less those a test hid ({@link FakeDriverApi#withoutSymbol}): its
+ * {@code cuGetProcAddress_v2} answers for the others as a real driver of that version does, and a
+ * call of one fails, before anything else, as {@code NativeDriverApi}'s first call of a function
+ * the driver lacks does ({@link #bind}).
  */
 final class SimulatedDevices {
 
@@ -29,6 +38,8 @@ final class SimulatedDevices {
     final Set<String> missingSymbols = new HashSet<>();
     final long totalMemory = 141L << 30;
 
+    /** The functions a call has found (a real driver's entry point, once bound, stays bound). */
+    private final Set<DriverFunction> bound = EnumSet.noneOf(DriverFunction.class);
     private final Map<Integer, MemorySegment> errorStrings = new HashMap<>();
     int retainedContexts;
     /** Contexts another library created (cuCtxCreate), by handle: their device ordinals. */
@@ -39,8 +50,60 @@ final class SimulatedDevices {
         this.gpu = gpu;
     }
 
-    public boolean hasSymbol(String name) {
-        return !missingSymbols.contains(name);
+    /**
+     * Before every call of {@code function}: finds its entry point, as {@code NativeDriverApi}'s
+     * first call does, through this driver's {@link #cuGetProcAddress_v2} (so one that is newer
+     * than the version, or hidden, throws {@link dev.gatun.cuda.DriverTooOldException}).
+     */
+    void bind(String function) {
+        DriverFunction f = DriverFunction.valueOf(function);
+        if (!f.byName() && !bound.contains(f)) {
+            EntryPoints.resolve(this::cuGetProcAddress_v2, version, f);
+            bound.add(f);
+        }
+    }
+
+    /**
+     * As the driver documents it: a version newer than the driver's is {@code CUDA_ERROR_INVALID_VALUE};
+     * a name the driver does not know (no variant at or below its version, or hidden) is
+     * {@code CUDA_ERROR_NOT_FOUND} with {@code CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND}; a version older
+     * than every variant it has answers {@code CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT} and no
+     * address; else the newest variant at or below the version asked. Gatun asks only for the
+     * legacy-stream variants; anything else is a violation.
+     */
+    public int cuGetProcAddress_v2(MemorySegment symbol, MemorySegment pfn, int cudaVersion, long flags,
+            MemorySegment symbolStatus) {
+        pfn.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        if (flags != EntryPoints.LEGACY_STREAM) {
+            gpu.violations.add("cuGetProcAddress_v2 asked with flags " + flags + ", not the legacy-stream variants");
+            return INVALID_VALUE;
+        }
+        if (cudaVersion > version) {
+            return INVALID_VALUE;
+        }
+        String name = symbol.getString(0);
+        DriverFunction found = null;
+        boolean known = false;
+        for (DriverFunction f : DriverFunction.values()) {
+            if (!f.byName() && f.symbol().equals(name) && f.version() <= version && !missingSymbols.contains(f.name())) {
+                known = true;
+                if (f.version() <= cudaVersion && (found == null || f.version() > found.version())) {
+                    found = f;
+                }
+            }
+        }
+        if (!known) {
+            symbolStatus.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND());
+            return CudaDriver.CUDA_ERROR_NOT_FOUND();
+        }
+        if (found == null) {
+            symbolStatus.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT());
+            return SUCCESS;
+        }
+        // An address no one calls: the simulated driver's functions are reached through its proxy.
+        pfn.set(ValueLayout.ADDRESS, 0, MemorySegment.ofAddress(0xE000_0000L + 16L * found.ordinal()));
+        symbolStatus.set(ValueLayout.JAVA_INT, 0, CudaDriver.CU_GET_PROC_ADDRESS_SUCCESS());
+        return SUCCESS;
     }
 
     public int cuInit(int flags) {

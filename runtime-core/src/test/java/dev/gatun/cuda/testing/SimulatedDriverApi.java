@@ -64,6 +64,13 @@ final class SimulatedDriverApi implements InvocationHandler {
         };
 
         /**
+         * Before anything else of a call of {@code function}: throws when the driver lacks the
+         * function, as the first call of a missing downcall does. Nothing began, nothing ends.
+         */
+        default void binds(String function) {
+        }
+
+        /**
          * A call of {@code function} begins on {@code carrier}: 0 to make it, else the result it
          * returns instead. Every begin is followed by {@link #ends}.
          */
@@ -117,6 +124,7 @@ final class SimulatedDriverApi implements InvocationHandler {
         }
         Thread carrier = Carriers.current();
         synchronized (lock) {
+            hook.binds(method.getName());
             Object result = null;
             try {
                 int refused = hook.begins(carrier, method.getName(), args);

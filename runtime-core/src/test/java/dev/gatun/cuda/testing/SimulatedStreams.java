@@ -387,6 +387,11 @@ final class SimulatedStreams {
         return SUCCESS;
     }
 
+    /** The first version (before CUDA 12.8), which measures the same. */
+    public int cuEventElapsedTime(MemorySegment ms, MemorySegment start, MemorySegment end) {
+        return cuEventElapsedTime_v2(ms, start, end);
+    }
+
     public int cuEventElapsedTime_v2(MemorySegment ms, MemorySegment start, MemorySegment end) {
         Event s = events.get(start.address());
         Event e = events.get(end.address());

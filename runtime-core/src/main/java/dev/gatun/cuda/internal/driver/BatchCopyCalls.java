@@ -15,29 +15,23 @@ import java.lang.foreign.MemorySegment;
  * is the symbol {@code cuMemcpyBatchAsync_v2} (no {@code failIdx}). Drivers for CUDA 12.8 and 12.9
  * export only the older {@code cuMemcpyBatchAsync}, with a {@code size_t *failIdx} before the
  * stream; the 13.0 headers declare no prototype for it, so Gatun has no checked binding of it, and
- * such a driver gets the one-at-a-time path. The answer is read once, when the context opens.
+ * such a driver gets the one-at-a-time path ({@link DriverFeature#BATCHED_COPIES}). The driver is
+ * asked once; later answers come from {@link Driver#supports}'s memory.
  */
 public final class BatchCopyCalls {
 
-    /** The CUDA version of the entry point Gatun calls (1000 * major + 10 * minor). */
-    public static final int BATCH_SINCE = 13000;
-
-    private static final String BATCH_SYMBOL = "cuMemcpyBatchAsync_v2";
     private static final String BATCH = "cuMemcpyBatchAsync";
     private static final String COPY = "cuMemcpyAsync";
 
     private final Checked c;
-    private final boolean batched;
 
     BatchCopyCalls(Checked c) {
         this.c = c;
-        Driver driver = c.driver();
-        this.batched = driver.version().encoded() >= BATCH_SINCE && driver.api().hasSymbol(BATCH_SYMBOL);
     }
 
     /** Whether the loaded driver has the batch entry point Gatun calls ({@code cuMemcpyBatchAsync_v2}). */
     public boolean batched() {
-        return batched;
+        return c.driver().supports(DriverFeature.BATCHED_COPIES);
     }
 
     /**

@@ -272,7 +272,7 @@ public final class Checked {
     }
 
     /** See {@link Driver#require}. */
-    public void require(String function, int sinceVersion) {
-        driver.require(function, sinceVersion);
+    public void require(DriverFeature feature) {
+        driver.require(feature);
     }
 }

@@ -20,17 +20,13 @@ import java.util.List;
  * ({@code cuStreamBeginCaptureToGraph}), all CUDA 12.3. Each call names its operation once, owns its
  * out-parameters and checks its result.
  *
- * <p>Both functions came with CUDA 12.3, newer than Gatun's minimum driver (12.0), so each call
- * checks the driver's version (and that it exports the function) before it is made; an IF node
- * with two bodies (IF/ELSE) and a SWITCH node need CUDA 12.8. Cold paths: each makes the
- * context current first, as the other graph-building calls do.
+ * <p>These came with CUDA 12.3, newer than Gatun's minimum driver (12.0), so each operation checks
+ * its feature ({@link DriverFeature#CONDITIONAL_NODES}, {@link DriverFeature#CAPTURED_CONDITIONALS})
+ * before its first call; an IF node with two bodies (IF/ELSE) and a SWITCH node need CUDA 12.8
+ * ({@link DriverFeature#ELSE_AND_SWITCH}). Cold paths: each makes the context current first, as
+ * the other graph-building calls do.
  */
 public final class ConditionalCalls {
-
-    /** The CUDA version of conditional handles and of IF and WHILE nodes with one body. */
-    public static final int CONDITIONAL_NODES = 12030;
-    /** The CUDA version of IF nodes with an ELSE body and of SWITCH nodes. */
-    public static final int ELSE_AND_SWITCH = 12080;
 
     /** The node types ({@code CU_GRAPH_COND_TYPE_*}). */
     public static final int IF = CudaDriver.CU_GRAPH_COND_TYPE_IF();
@@ -63,7 +59,7 @@ public final class ConditionalCalls {
      * @throws DriverTooOldException before any call, on a driver older than CUDA 12.3
      */
     public long createHandle(MemorySegment graph, int defaultValue, boolean assignDefault) {
-        c.require(CREATE_HANDLE, CONDITIONAL_NODES);
+        c.require(DriverFeature.CONDITIONAL_NODES);
         c.current(CREATE_HANDLE);
         MemorySegment out = c.out();
         // Safety: graph is live; out receives the 8-byte CUgraphConditionalHandle; the context is
@@ -80,12 +76,9 @@ public final class ConditionalCalls {
      * @throws DriverTooOldException naming that version
      */
     public void requireNode(int type, int bodies) {
-        c.require(ADD_NODE, CONDITIONAL_NODES);
-        boolean newer = type == SWITCH || bodies > 1;
-        int installed = c.driver().version().encoded();
-        if (newer && installed < ELSE_AND_SWITCH) {
-            throw new DriverTooOldException(ADD_NODE, ELSE_AND_SWITCH, installed,
-                    "an IF node with an ELSE body, and a SWITCH node, came with CUDA 12.8");
+        c.require(DriverFeature.CONDITIONAL_NODES);
+        if (type == SWITCH || bodies > 1) {
+            c.require(DriverFeature.ELSE_AND_SWITCH);
         }
     }
 
@@ -158,7 +151,7 @@ public final class ConditionalCalls {
      * @throws DriverTooOldException before any call, on a driver older than CUDA 12.3
      */
     public CaptureInfo captureInfo(MemorySegment stream) {
-        c.require(CAPTURE_INFO, CONDITIONAL_NODES);
+        c.require(DriverFeature.CAPTURED_CONDITIONALS);
         c.current(CAPTURE_INFO);
         MemorySegment out = c.out();
         // out holds, 8 bytes apart: the status (an int), the graph, the dependency array's
@@ -211,7 +204,7 @@ public final class ConditionalCalls {
      * @throws DriverTooOldException before any call, on a driver older than CUDA 12.3
      */
     public void beginCaptureToGraph(MemorySegment stream, MemorySegment graph, int mode) {
-        c.require(BEGIN_TO_GRAPH, CONDITIONAL_NODES);
+        c.require(DriverFeature.CAPTURED_CONDITIONALS);
         c.current(BEGIN_TO_GRAPH);
         // Safety: stream is live, of this context and not capturing, and the caller holds its
         // lock; graph is a live body of a conditional node of this context; no dependencies.

@@ -24,8 +24,6 @@ public final class CoredumpCalls {
     private static final Logger LOG = LoggerFactory.getLogger(CoredumpCalls.class);
     private static final String SET = "cuCoredumpSetAttribute";
     private static final String GET = "cuCoredumpGetAttribute";
-    /** CUDA 12.5: the generation flags, and with them CU_COREDUMP_SKIP_ABORT, which Gatun cannot do without. */
-    static final int SINCE = 12050;
     private static final int ENABLE_ON_EXCEPTION = CudaDriver.CU_COREDUMP_ENABLE_ON_EXCEPTION();
     private static final int FILE = CudaDriver.CU_COREDUMP_FILE();
     private static final int GENERATION_FLAGS = CudaDriver.CU_COREDUMP_GENERATION_FLAGS();
@@ -92,8 +90,7 @@ public final class CoredumpCalls {
      * @throws dev.gatun.cuda.DriverTooOldException for a driver older than CUDA 12.5
      */
     public void requireSupport() {
-        c.require(SET, SINCE);
-        c.require(GET, SINCE);
+        c.require(DriverFeature.GPU_COREDUMPS);
     }
 
     /**
@@ -102,7 +99,7 @@ public final class CoredumpCalls {
      * {@code CU_COREDUMP_SKIP_ABORT}.
      */
     public void turnOff() {
-        c.require(SET, SINCE);
+        c.require(DriverFeature.GPU_COREDUMPS);
         try (Arena arena = Arena.ofConfined()) {
             set(ENABLE_ON_EXCEPTION, "CU_COREDUMP_ENABLE_ON_EXCEPTION", arena.allocateFrom(ValueLayout.JAVA_BYTE,
                     (byte) 0), arena);

@@ -4,14 +4,13 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.CudaVersion;
 import dev.gatun.cuda.DriverTooOldException;
+import dev.gatun.cuda.GatunException;
 import dev.gatun.cuda.bindings.NativeLibrary;
 import dev.gatun.cuda.internal.load.SystemLibraries;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -31,7 +30,12 @@ public final class Driver {
     private final DriverApi api;
     private final CudaVersion version;
     private final String library;
-    private final Map<String, Boolean> symbols = new ConcurrentHashMap<>();
+    /**
+     * Per {@link DriverFunction}, whether the driver has it, once seen (an answer that never
+     * changes, so threads that race here write the same, and no lock is taken: {@link #require}
+     * runs where a virtual thread must not wait). A function not seen yet is asked for again.
+     */
+    private final boolean[] has = new boolean[DriverFunction.values().length];
 
     private Driver(DriverApi api, CudaVersion version, String library) {
         this.api = api;
@@ -66,9 +70,9 @@ public final class Driver {
             throw unavailable(library + " supports CUDA " + CudaVersion.of(encoded) + "; Gatun needs a driver for CUDA "
                     + CudaVersion.of(MINIMUM_VERSION) + " or newer. Update the NVIDIA driver.");
         }
+        Driver driver = new Driver(api, CudaVersion.of(encoded), library);
         // With the log, every call reports its result as it returns, so that its lines are its own.
-        DriverApi calls = DriverLog.register(api, library) ? new AttributedDriverApi(api) : api;
-        return new Driver(calls, CudaVersion.of(encoded), library);
+        return DriverLog.register(driver) ? new Driver(new AttributedDriverApi(api), driver.version, library) : driver;
     }
 
     /** The process's driver, loaded on first use. */
@@ -130,21 +134,52 @@ public final class Driver {
     }
 
     /**
-     * Checks that {@code function} can be called: the driver is new enough and exports it.
-     * Cold paths call this before a function newer than {@link #MINIMUM_VERSION}; hot paths
-     * call it once when they are set up.
+     * Checks that the driver has everything {@code feature} needs: it is at least as new as the
+     * feature, and has each of its functions. Operations call this before their first step, so
+     * that a driver too old for the feature refuses it before anything happens (a function the
+     * driver lacks would also fail its own call, but perhaps after the operation changed
+     * something). Takes no lock: safe between making a context current and a call.
      *
-     * @param sinceVersion the CUDA version that introduced the function (1000 * major + 10 * minor)
-     * @throws DriverTooOldException naming the version needed
+     * @throws DriverTooOldException naming the feature, what it needs and the versions
      */
-    public void require(String function, int sinceVersion) {
-        if (version.encoded() < sinceVersion) {
-            throw new DriverTooOldException(function, sinceVersion, version.encoded(), "");
+    public void require(DriverFeature feature) {
+        int installed = version.encoded();
+        if (installed < feature.minimum()) {
+            throw feature.tooOld(installed);
         }
-        if (!symbols.computeIfAbsent(function, api::hasSymbol)) {
-            throw new DriverTooOldException(function, sinceVersion, version.encoded(),
-                    "the driver at " + library + " does not export it");
+        for (DriverFunction f : feature.entryPoints()) {
+            String missing = missing(f);
+            if (missing != null) {
+                throw EntryPoints.tooOld(f, installed, missing + " at " + library);
+            }
         }
+    }
+
+    /** Whether the driver has everything {@code feature} needs ({@link #require} would pass). Never throws. */
+    public boolean supports(DriverFeature feature) {
+        if (version.encoded() < feature.minimum()) {
+            return false;
+        }
+        for (DriverFunction f : feature.entryPoints()) {
+            if (missing(f) != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Why the driver cannot call {@code function}, or null when it can. */
+    private String missing(DriverFunction function) {
+        if (function.byName() || has[function.ordinal()]) {
+            return null;
+        }
+        // Safety: EntryPoints passes a NUL-terminated name and out-parameters of the sizes the driver writes.
+        String missing = EntryPoints.missing((symbol, pfn, cudaVersion, flags, status) -> api.cuGetProcAddress_v2(
+                symbol, pfn, cudaVersion, flags, status), version.encoded(), function);
+        if (missing == null) {
+            has[function.ordinal()] = true;
+        }
+        return missing;
     }
 
     /** Throws a {@link CudaException} for a failed result; does nothing on success. */
@@ -174,7 +209,15 @@ public final class Driver {
     private static String describe(DriverApi api, int result) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            if (api.cuGetErrorString(result, out) != 0) {
+            int r;
+            try {
+                r = api.cuGetErrorString(result, out);
+            } catch (GatunException unbound) {
+                // Its first call binds it (cuGetProcAddress_v2): on a driver that failed cuInit, or
+                // is too old, that can fail too, and the error being described must not be lost.
+                return "";
+            }
+            if (r != 0) {
                 return "";
             }
             MemorySegment text = out.get(ValueLayout.ADDRESS, 0);

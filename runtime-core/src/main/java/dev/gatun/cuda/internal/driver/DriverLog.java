@@ -125,15 +125,17 @@ final class DriverLog {
      * Registers the callback with a driver just initialized, or says once (DEBUG) that it keeps no
      * log; never fails: the log only explains errors, it is not needed to use the GPU.
      *
-     * @param library where the driver came from, for messages
+     * @param driver the driver, calling it directly (not through {@link AttributedDriverApi})
      * @return whether the callback is registered (then call the driver through {@link AttributedDriverApi})
      */
-    static boolean register(DriverApi api, String library) {
-        if (!api.hasSymbol(REGISTER)) {
+    static boolean register(Driver driver) {
+        String library = driver.library();
+        if (!driver.supports(DriverFeature.DRIVER_LOG)) {
             LOG.debug("The CUDA driver at {} keeps no error log ({} needs a driver for CUDA 12.9 or newer): "
                     + "exceptions carry no driver log lines", library, REGISTER);
             return false;
         }
+        DriverApi api = driver.api();
         // Safety: the stub lives in the global arena, longer than any call the driver makes to it;
         // userData is NULL (what the stub feeds is static), and so is callback_out, which the driver
         // documents as optional: the callback is never unregistered.

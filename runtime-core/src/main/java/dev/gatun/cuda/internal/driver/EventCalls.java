@@ -117,13 +117,18 @@ public final class EventCalls {
         return c.observe(c.api.cuEventSynchronize(event), SYNCHRONIZE);
     }
 
-    /** GPU milliseconds between two completed records of timing events. */
+    /**
+     * GPU milliseconds between two completed records of timing events: {@code cuEventElapsedTime_v2}
+     * where the driver has it (CUDA 12.8), else {@code cuEventElapsedTime}, the same measure (the
+     * second need not report the errors of other pending work, which Gatun's own calls report).
+     */
     public float elapsedMillis(MemorySegment start, MemorySegment end) {
         c.live(ELAPSED);
-        c.require("cuEventElapsedTime_v2", 12080);
+        boolean second = c.driver().supports(DriverFeature.ELAPSED_TIME_V2);
         MemorySegment out = c.out();
         // Safety: out holds the float the driver writes; both events are live timing events.
-        c.check(c.api.cuEventElapsedTime_v2(out, start, end), ELAPSED);
+        c.check(second ? c.api.cuEventElapsedTime_v2(out, start, end) : c.api.cuEventElapsedTime(out, start, end),
+                ELAPSED);
         return out.get(ValueLayout.JAVA_FLOAT, 0);
     }
 }

@@ -36,8 +36,6 @@ public final class GraphBuildCalls {
     private static final String ADD_CHILD = "cuGraphAddChildGraphNode";
     private static final String DESTROY_NODE = "cuGraphDestroyNode";
     private static final String ADD_DEPENDENCIES = "cuGraphAddDependencies_v2";
-    /** The CUDA version of edge data ({@code cuGraphAddDependencies_v2}), and so of programmatic edges. */
-    public static final int EDGE_DATA = 12030;
     private static final byte PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC();
     private static final byte PORT_PROGRAMMATIC = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC();
     private static final byte PORT_LAUNCH_ORDER = (byte) CudaDriver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER();
@@ -198,7 +196,7 @@ public final class GraphBuildCalls {
      */
     public void addProgrammaticEdge(MemorySegment graph, MemorySegment from, MemorySegment to, boolean launchOrder,
             Arena arena) {
-        c.require(ADD_DEPENDENCIES, EDGE_DATA);
+        c.require(DriverFeature.PROGRAMMATIC_EDGES);
         c.current(ADD_DEPENDENCIES);
         MemorySegment fromNodes = arena.allocate(ValueLayout.ADDRESS);
         fromNodes.set(ValueLayout.ADDRESS, 0, from);

@@ -105,7 +105,6 @@ public final class GraphCalls {
      *     driver's reason and the nodes it blamed when it refused the update; {@code exec} is then unchanged
      */
     public UpdateOutcome update(MemorySegment exec, MemorySegment graph) {
-        c.require("cuGraphExecUpdate_v2", 12000); // first: its symbol lookup may take a lock, which can park
         c.current(UPDATE);
         MemorySegment info = c.out();
         // Safety: both handles are live and of this context, and no launch of exec is in
@@ -216,7 +215,6 @@ public final class GraphCalls {
      * of the graph {@code exec} was instantiated from, which must still be alive.
      */
     public void setKernelNodeParams(MemorySegment exec, MemorySegment node, MemorySegment params) {
-        c.require("cuGraphExecKernelNodeSetParams_v2", 12000); // first: its symbol lookup may take a lock, which can park
         c.current(SET_KERNEL_NODE_PARAMS);
         // Safety: exec is live; node is a kernel node of the live graph it was instantiated
         // from; params describes a kernel of a module exec holds; the driver copies the

@@ -25,8 +25,6 @@ public final class GreenContextCalls {
     private static final String CREATE = "cuGreenCtxCreate";
     private static final String TO_CONTEXT = "cuCtxFromGreenCtx";
     private static final String DESTROY = "cuGreenCtxDestroy";
-    /** Green contexts are new in CUDA 12.4. */
-    private static final int SINCE = 12040;
     private static final long RESOURCE_BYTES = CUdevResource_st.sizeof();
     private static final long SM_COUNT_OFFSET = CUdevResource_st.sm$offset() + CUdevSmResource_st.smCount$offset();
 
@@ -62,7 +60,7 @@ public final class GreenContextCalls {
      * @param device the {@code CUdevice}
      */
     public void smResource(int device, MemorySegment into) {
-        c.require(GET_RESOURCE, SINCE);
+        c.require(DriverFeature.GREEN_CONTEXTS);
         // Safety: into is one whole CUdevResource struct that outlives the call.
         c.check(c.api.cuDeviceGetDevResource(device, into, CudaDriver.CU_DEV_RESOURCE_TYPE_SM()), GET_RESOURCE);
     }

@@ -18,8 +18,6 @@ public final class LibraryCalls {
     private static final String GET_KERNEL = "cuLibraryGetKernel";
     private static final String GET_FUNCTION = "cuKernelGetFunction";
     private static final int NOT_FOUND = CudaDriver.CUDA_ERROR_NOT_FOUND();
-    /** Libraries are new in CUDA 12.0. */
-    private static final int SINCE = 12000;
 
     private final Checked c;
 
@@ -35,7 +33,7 @@ public final class LibraryCalls {
      * @param artifact where the image came from, for the error message
      */
     public MemorySegment load(byte[] image, String artifact) {
-        c.require(LOAD, SINCE);
+        c.require(DriverFeature.KERNEL_LIBRARIES);
         c.live(LOAD);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_BYTE, image);

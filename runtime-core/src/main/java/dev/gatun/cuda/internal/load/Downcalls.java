@@ -7,33 +7,32 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
  * Downcall handles into one opened library, with the C signatures jextract generated.
  *
- * <p>Each function is resolved in the {@link SymbolLookup} this instance is given, not through
- * the generated bindings' handles: those resolve in the process's library
- * ({@link SystemLibraries}), while a {@code Downcalls} serves whichever library it is made for
- * (tests open others). The descriptor of each function is read off the generated static method
- * of the same name: its parameter and return types are the carriers jextract chose for the C
- * types, and on LP64 Linux each carrier has one layout, with
- * one exception: jextract gives a struct passed by value the same {@code MemorySegment} carrier
- * as a pointer, and passing it as a pointer would hand the driver an address where it reads the
- * struct's bytes. The caller names those parameters with their layouts (for the driver,
- * {@code internal.driver.ByValueStructs}, which {@code ByValueStructsTest} checks against the
- * generated prototypes of every function in driver.functions, so a new function with a by-value
- * struct fails the build until it is listed).
+ * <p>A {@code Downcalls} serves the library it is made for (tests open others), not the one the
+ * generated bindings' own handles resolve in ({@link SystemLibraries}). Its caller decides where
+ * each function is: {@link #find} looks a symbol up by name ({@code dlsym}); the driver's
+ * functions come from {@code cuGetProcAddress_v2} instead ({@code internal.driver.EntryPointBinder}).
+ * {@link #link} then makes the handle. The descriptor of each function is read off the generated
+ * static method of the same name: its parameter and return types are the carriers jextract chose
+ * for the C types, and on LP64 Linux each carrier has one layout, with one exception: jextract
+ * gives a struct passed by value the same {@code MemorySegment} carrier as a pointer, and passing
+ * it as a pointer would hand the driver an address where it reads the struct's bytes. The caller
+ * names those parameters with their layouts (for the driver, {@code internal.driver.ByValueStructs},
+ * which {@code ByValueStructsTest} checks against the generated prototypes of every function in
+ * driver.functions, so a new function with a by-value struct fails the build until it is listed).
  */
 public final class Downcalls {
-
 
     private final SymbolLookup symbols;
     private final String library;
@@ -65,29 +64,46 @@ public final class Downcalls {
                 .collect(Collectors.groupingBy(Method::getName));
     }
 
-    /** Whether the library exports {@code name}. */
-    public boolean exports(String name) {
-        return symbols.find(name).isPresent();
+    /** {@return where the library was loaded from, for messages} */
+    public String library() {
+        return library;
+    }
+
+    /** {@return the address of {@code symbol} in the library, or empty when it does not export it} */
+    public Optional<MemorySegment> find(String symbol) {
+        return symbols.find(symbol);
     }
 
     /**
-     * A downcall handle for {@code function}, of the generated method's type, to be kept in a
-     * final field and called with {@code invokeExact}. When the library does not export it (a
-     * function newer than the installed library), a handle of the same type that throws
-     * {@link IllegalStateException}: callers check such functions with {@link #exports} first.
+     * {@return the type of {@code function}'s downcall handles: the generated method's}
      *
      * @throws IllegalArgumentException when the bindings have no such function
      */
-    public MethodHandle handle(String function) {
-        FunctionDescriptor descriptor = descriptor(function);
-        return symbols.find(function)
-                // Safety: the descriptor is the prototype jextract read from the header that
-                // declares this very symbol (see the class comment).
-                .map(address -> Linker.nativeLinker().downcallHandle(address, descriptor))
-                .orElseGet(() -> missing(function, descriptor.toMethodType()));
+    public MethodType type(String function) {
+        return descriptor(function).toMethodType();
     }
 
-    private FunctionDescriptor descriptor(String function) {
+    /**
+     * A downcall handle for {@code function} at {@code address}, of the generated method's type, to
+     * be called with {@code invokeExact}.
+     *
+     * @param address where the library has the function, with the prototype of the generated
+     *     method of that name (the caller vouches for that)
+     * @throws IllegalArgumentException when the bindings have no such function
+     */
+    public MethodHandle link(String function, MemorySegment address) {
+        // Safety: the descriptor is the prototype jextract read from the header that declares
+        // this very symbol (see the class comment); the caller vouches for the address.
+        return Linker.nativeLinker().downcallHandle(address, descriptor(function));
+    }
+
+    /**
+     * {@return {@code function}'s C prototype: the generated method's carriers, with the struct
+     * layouts of the parameters passed by value}
+     *
+     * @throws IllegalArgumentException when the bindings have no such function
+     */
+    public FunctionDescriptor descriptor(String function) {
         List<Method> candidates = generated.getOrDefault(function, List.of());
         if (candidates.size() != 1) {
             throw new IllegalArgumentException("the generated bindings have " + candidates.size()
@@ -122,21 +138,6 @@ public final class Downcalls {
         }
         throw new IllegalArgumentException(function + " has a " + carrier.getName()
                 + " in its generated signature, which Gatun does not pass");
-    }
-
-    /** A handle of {@code type} that throws, naming the function and the library. */
-    private MethodHandle missing(String function, MethodType type) {
-        String message = function + " is not exported by " + library + "; a function newer than Gatun's "
-                + "baseline is called only after checking that the library exports it";
-        try {
-            MethodHandle create = MethodHandles.insertArguments(MethodHandles.publicLookup().findConstructor(
-                    IllegalStateException.class, MethodType.methodType(void.class, String.class)), 0, message);
-            MethodHandle thrower = MethodHandles.foldArguments(
-                    MethodHandles.throwException(type.returnType(), IllegalStateException.class), create);
-            return MethodHandles.dropArguments(thrower, 0, type.parameterList());
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("IllegalStateException(String) is not accessible", e);
-        }
     }
 
     /**

@@ -19,6 +19,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +40,6 @@ import org.junit.jupiter.api.Test;
 class ByValueStructsTest {
 
     private static final Path GENERATED = Path.of("../cuda-bindings/src/main/generated/dev/gatun/cuda/bindings/driver");
-    private static final Path FUNCTIONS = Path.of("../cuda-bindings/jextract/driver.functions");
     private static byte[] received;
 
     @Test
@@ -51,8 +51,8 @@ class ByValueStructsTest {
             }
         }
         Map<String, Map<Integer, String>> found = new TreeMap<>();
-        List<String> functions = Files.readAllLines(FUNCTIONS).stream().map(String::strip)
-                .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
+        // Each function's prototype is its binding's (its own, but for a `like` line in driver.functions).
+        List<String> functions = Arrays.stream(DriverFunction.values()).map(DriverFunction::binding).distinct().toList();
         for (String function : functions) {
             Matcher m = Pattern.compile("private static class " + Pattern.quote(function)
                     + " \\{\\s*public static final FunctionDescriptor DESC = FunctionDescriptor\\.(of|ofVoid)\\((.*?)\\);",
@@ -86,7 +86,7 @@ class ByValueStructsTest {
             // handle below calls it with arguments of that prototype only.
             MemorySegment stub = Linker.nativeLinker().upcallStub(target, prototype, arena);
             MethodHandle open = new Downcalls(CudaDriver.class, name -> Optional.of(stub), "an upcall",
-                    ByValueStructs.DRIVER).handle("cuIpcOpenMemHandle_v2");
+                    ByValueStructs.DRIVER).link("cuIpcOpenMemHandle_v2", stub);
             byte[] bytes = new byte[(int) handle.byteSize()];
             for (int i = 0; i < bytes.length; i++) {
                 bytes[i] = (byte) (i * 7 + 3);

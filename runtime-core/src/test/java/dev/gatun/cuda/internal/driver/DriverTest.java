@@ -9,6 +9,8 @@ import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DriverTooOldException;
 import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.FaultInjection;
+import dev.gatun.cuda.testing.FaultPlan;
 import org.junit.jupiter.api.Test;
 
 class DriverTest {
@@ -29,23 +31,50 @@ class DriverTest {
     }
 
     @Test
-    void aFunctionNewerThanTheDriverNamesTheVersionItNeeds() {
-        Driver driver = Driver.create(new FakeDriverApi().version(12040).api(), "fake");
+    void aFeatureNewerThanTheDriverNamesItselfTheVersionItNeedsAndTheVersionPresent() {
+        FaultPlan plan = new FaultPlan().countCalls();
+        Driver driver = Driver.create(FaultInjection.around(new FakeDriverApi().version(12040).api(), plan), "fake");
+        int before = plan.totalCalls();
         DriverTooOldException e = assertThrows(DriverTooOldException.class,
-                () -> driver.require("cuEventElapsedTime_v2", 12080));
-        assertEquals(12080, e.requiredVersion());
+                () -> driver.require(DriverFeature.GREEN_CONTEXTS));
+        assertEquals("green contexts", e.feature());
+        assertEquals("cuGreenCtxStreamCreate", e.function(), "the first of its functions newer than the driver");
+        assertEquals(12050, e.requiredVersion());
         assertEquals(12040, e.installedVersion());
-        assertTrue(e.getMessage().contains("CUDA 12.8 or newer"), e.getMessage());
-        assertTrue(e.getMessage().contains("supports CUDA 12.4"), e.getMessage());
-        driver.require("cuLaunchKernelEx", 11080);
+        assertEquals("cuGreenCtxStreamCreate (green contexts) needs a CUDA driver for CUDA 12.5 or newer; the "
+                + "installed driver supports CUDA 12.4. Update the NVIDIA driver.", e.getMessage());
+        assertEquals(before, plan.totalCalls(), "a version check: the driver is not asked");
+        assertFalse(driver.supports(DriverFeature.GREEN_CONTEXTS));
+        driver.require(DriverFeature.PARAMETER_INFO);
+        assertTrue(driver.supports(DriverFeature.PARAMETER_INFO));
     }
 
     @Test
-    void aMissingSymbolIsReportedEvenWhenTheVersionSuffices() {
-        Driver driver = Driver.create(new FakeDriverApi().withoutSymbol("cuFuncGetParamInfo").api(), "/lib/libcuda.so.1");
+    void aFeatureNeedingMoreThanItsFunctionsNamesWhatItNeeds() {
+        Driver driver = Driver.create(new FakeDriverApi().version(12040).api(), "fake");
         DriverTooOldException e = assertThrows(DriverTooOldException.class,
-                () -> driver.require("cuFuncGetParamInfo", 12040));
-        assertTrue(e.getMessage().contains("does not export it"), e.getMessage());
+                () -> driver.require(DriverFeature.GPU_COREDUMPS));
+        assertEquals("CU_COREDUMP_GENERATION_FLAGS", e.function());
+        assertEquals(12050, e.requiredVersion());
+    }
+
+    @Test
+    void aFunctionTheDriverLacksIsReportedEvenWhenTheVersionSufficesAndAskedForOnlyUntilFound() {
+        FaultPlan plan = new FaultPlan().countCalls();
+        FakeDriverApi fake = new FakeDriverApi().withoutSymbol("cuFuncGetParamInfo");
+        Driver driver = Driver.create(FaultInjection.around(fake.api(), plan), "/lib/libcuda.so.1");
+        int before = plan.calls("cuGetProcAddress_v2"); // the driver's error log was looked for
+        DriverTooOldException e = assertThrows(DriverTooOldException.class,
+                () -> driver.require(DriverFeature.PARAMETER_INFO));
+        assertTrue(e.getMessage().contains("the driver does not have it: cuGetProcAddress_v2(\"cuFuncGetParamInfo\", "
+                + "12040) answered CUDA_ERROR_NOT_FOUND at /lib/libcuda.so.1"), e.getMessage());
+        assertFalse(driver.supports(DriverFeature.PARAMETER_INFO));
+        int asked = plan.calls("cuGetProcAddress_v2");
+        assertEquals(before + 2, asked, "a function not found is asked for again");
+        driver.require(DriverFeature.EVENTS);
+        driver.require(DriverFeature.EVENTS);
+        assertEquals(asked + DriverFeature.EVENTS.entryPoints().size(), plan.calls("cuGetProcAddress_v2"),
+                "a function found is asked for once");
     }
 
     @Test
