@@ -220,13 +220,13 @@ static void alloc_free_from_pool(long i) {
 
 /*
  * The batched-copy rows (issue 24): each operation moves COPIES chunks of COPY_BYTES between one
- * of COPY_BUFFERS pinned buffers (in turn) and one device buffer, as Gatun's CopyBatch does:
- * wait for that buffer's previous fence, fill the three arrays, queue the copies (one
- * cuMemcpyBatchAsync, or one cuMemcpyAsync each), record the buffer's fence.
+ * of COPY_BUFFERS pinned buffers (in turn) and one device buffer, as Gatun's CopyBatch does: fill
+ * the three arrays, queue the copies (one cuMemcpyBatchAsync, or one cuMemcpyAsync each), record
+ * the buffer's fence. No wait for the buffer's previous fence: it was recorded on the same
+ * stream, whose order puts these copies after it (issue 36 §3: Gatun no longer waits either).
  */
 static void *copy_pinned[COPY_BUFFERS];
 static CUevent copy_fence[COPY_BUFFERS];
-static int copy_fenced[COPY_BUFFERS];
 static CUdeviceptr copy_dsts[COPIES], copy_srcs[COPIES];
 static size_t copy_sizes[COPIES];
 
@@ -235,17 +235,13 @@ static void set_up_copies(void) {
         CHECK(cuMemHostAlloc(&copy_pinned[b], (size_t) COPIES * COPY_BYTES, CU_MEMHOSTALLOC_PORTABLE));
         memset(copy_pinned[b], 7, (size_t) COPIES * COPY_BYTES);
         CHECK(cuEventCreate(&copy_fence[b], CU_EVENT_DISABLE_TIMING));
-        copy_fenced[b] = 0;
     }
     CHECK(cuMemAlloc(&device_buf, (size_t) COPIES * COPY_BYTES));
     CHECK(cuMemsetD8Async(device_buf, 7, (size_t) COPIES * COPY_BYTES, stream));
 }
 
-/* Waits for buffer b's previous fence, then fills the arrays: chunk k of the buffer to or from chunk k of the device. */
+/* Fills the arrays: chunk k of buffer b to or from chunk k of the device. */
 static void copy_prepare(int b, int to_device) {
-    if (copy_fenced[b]) {
-        CHECK(cuEventSynchronize(copy_fence[b]));
-    }
     for (int k = 0; k < COPIES; k++) {
         CUdeviceptr host = (CUdeviceptr) (uintptr_t) copy_pinned[b] + (CUdeviceptr) k * COPY_BYTES;
         CUdeviceptr dev = device_buf + (CUdeviceptr) k * COPY_BYTES;
@@ -257,7 +253,6 @@ static void copy_prepare(int b, int to_device) {
 
 static void copy_fence_after(int b) {
     CHECK(cuEventRecord(copy_fence[b], stream));
-    copy_fenced[b] = 1;
 }
 
 static void copy_each(long i, int to_device) {
@@ -570,7 +565,6 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         if (copy_fence[b] != NULL) {
             CHECK(cuEventDestroy(copy_fence[b]));
             copy_fence[b] = NULL;
-            copy_fenced[b] = 0;
         }
         if (copy_pinned[b] != NULL) {
             CHECK(cuMemFreeHost(copy_pinned[b]));

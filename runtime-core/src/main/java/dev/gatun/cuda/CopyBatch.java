@@ -6,6 +6,7 @@ import dev.gatun.cuda.internal.memory.PinnedMemory;
 import dev.gatun.cuda.internal.transfer.BatchOverlaps;
 import dev.gatun.cuda.internal.transfer.BatchSubmission;
 import dev.gatun.cuda.internal.transfer.Ranges;
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -45,7 +46,8 @@ import java.util.Objects;
  *
  * <p><b>Host memory.</b> Only {@link PinnedBuffer}s: Gatun fences each one (its host bytes are
  * unusable until the batch completes, as after {@link Stream#upload(DeviceView, PinnedBuffer, long)}),
- * and waits for its previous transfer before queueing. Pageable host memory is refused by
+ * and orders the batch after its previous transfer on the GPU, as a single transfer does: the
+ * host does not wait for it. Pageable host memory is refused by
  * design, although the driver would take it: Gatun cannot keep a caller's segment alive, nor
  * unread, until the copy completes. To upload from any segment, the Java heap included, use
  * {@link Stream#upload(DeviceView, java.lang.foreign.MemorySegment)}, which stages.
@@ -257,8 +259,10 @@ public final class CopyBatch implements AutoCloseable {
 
     /**
      * Queues the copies added so far on {@code stream}, as one batch, and empties this batch.
-     * Does nothing when it is empty. Waits first for the last transfer through each pinned buffer
-     * of the batch, as a pinned upload or download does; each is then fenced after the batch.
+     * Does nothing when it is empty. The batch runs after the last transfer through each pinned
+     * buffer of the batch and after the graph launches that copy to or from one, ordered on the
+     * GPU as a pinned upload or download is (the host does not wait); each is then fenced after
+     * the batch.
      *
      * <p>When the driver fails the call, the copies are dropped from this batch all the same
      * (some may have been queued), and the pinned buffers are fenced.
@@ -328,17 +332,33 @@ public final class CopyBatch implements AutoCloseable {
         }
     }
 
-    /** Holds the transfer lock of pinned memory {@code i} and of every later one (waiting for its last transfer), then queues. */
+    /**
+     * Holds the transfer lock of pinned memory {@code i} and of every later one (each prepared to
+     * follow its last transfer on the GPU), then queues after the graph launches that hold any of
+     * them.
+     */
     private void lockPinnedAndQueue(int i, Stream stream, StreamState s, ContextState state, boolean driverBatch) {
         if (i < pinnedCount) {
             PinnedMemory m = pinned[i];
             synchronized (m.transferLock()) {
                 m.checkOpen();
-                m.awaitTransfer(SUBMIT);
+                m.prepareTransfer(SUBMIT, s);
                 lockPinnedAndQueue(i + 1, stream, s, state, driverBatch);
             }
             return;
         }
+        // Out of the stream's lock: ordering after other streams takes their locks.
+        MemorySegment relay = PinnedMemory.relayAfterLaunches(pinned, pinnedCount, s);
+        try {
+            queue(stream, s, state, relay, driverBatch);
+        } finally {
+            if (relay != null) {
+                state.events().release(relay); // the wait on it is queued, or nothing is
+            }
+        }
+    }
+
+    private void queue(Stream stream, StreamState s, ContextState state, MemorySegment relay, boolean driverBatch) {
         synchronized (s.lock()) { // no capture begins between the check and the batch with its fences
             s.checkOpen();
             if (s.queuesIntoCapture()) {
@@ -352,9 +372,14 @@ public final class CopyBatch implements AutoCloseable {
                     deviceSource[k].useOn(context, s);
                 }
             }
+            if (relay != null) {
+                // A pooled event recorded on this context's synchronous stream; s is open, not
+                // capturing, and its lock is held.
+                state.calls().streams().waitEvent(s.handle(), relay);
+            }
             // Every device range is checked and inside an open allocation of this context that now
             // lists this stream; every host range is checked and inside pinned memory that is open
-            // (its transfer lock held), its last transfer complete, and fenced after the batch.
+            // (its transfer lock held), ordered after its last transfer and fenced after the batch.
             try {
                 arrays.queue(state, s, count, pinned, pinnedCount, driverBatch);
             } finally {

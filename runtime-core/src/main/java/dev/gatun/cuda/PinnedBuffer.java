@@ -1,5 +1,6 @@
 package dev.gatun.cuda;
 
+import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.memory.PinnedMemory;
 import dev.gatun.cuda.internal.transfer.Ranges;
@@ -11,9 +12,11 @@ import java.lang.foreign.MemorySegment;
  * <p>While GPU work may still touch this buffer, its host bytes must not be read, written,
  * reused or freed: {@link #segment()} and every host access wait first for the last transfer
  * through it and for the launches queued so far of every graph executable that copies to or from
- * it; a new transfer waits for the previous one, and is ordered after those launches on the GPU;
- * {@link #close()} defers the free until the transfer is proven complete (and until no graph
- * holds the buffer any more).
+ * it. A new transfer does not make the host wait: it is ordered after the previous one and after
+ * those launches on the GPU (on the previous transfer's stream by stream order, on another stream
+ * by a wait on that transfer's fence), so upload, kernel and download back into the same buffer
+ * can be queued while the host goes on with other work. {@link #close()} defers the free until
+ * the transfer is proven complete (and until no graph holds the buffer any more).
  *
  * <p>The transfer states are COMPLETE, UNFENCED (queued, no fence yet) and EVENT_RECORDED (see
  * {@code TransferCompletion}); a failed submission reports its own error even when its fence
@@ -21,7 +24,8 @@ import java.lang.foreign.MemorySegment;
  * recorded later on the same stream completes. A transfer made while its stream captures a graph
  * ({@link Stream#beginCapture}) is a copy node of that graph, not a transfer in this sense: it
  * runs at each launch of an executable made from the graph, which holds this buffer, and it
- * leaves the transfer state as it was.
+ * leaves the transfer state as it was; the host waits for the previous transfer before capturing
+ * it, since nothing on the GPU orders a later launch after that transfer.
  *
  * <p>The segment is invalidated when the buffer is closed (its arena is closed), so a stale
  * reference fails with {@link IllegalStateException} instead of touching freed memory.
@@ -108,20 +112,40 @@ public final class PinnedBuffer extends Owner {
             Ranges.checkRange(offset, n, resource.size(), toDevice ? "upload source" : "download destination",
                     resource);
             context.checkSame(stream.context(), "the stream");
-            resource.awaitLastTransfer(operation);
             // Out of the stream's lock: ordering after other streams takes their locks.
+            resource.prepareTransfer(operation, s);
             MemorySegment relay = resource.relayAfterLaunches(s);
             try {
-                synchronized (s.lock()) {
-                    s.checkOpen();
-                    device.useOn(context, s);
-                    resource.submit(operation, s, relay, toDevice, device.address(), offset, n);
+                while (!queue(operation, s, relay, device, offset, toDevice)) {
+                    // Going into a capture while the last transfer may still run: wait for it here,
+                    // out of the stream's lock, then queue again (it is complete now, and stays so
+                    // under the transfer lock).
+                    resource.awaitLastTransfer(operation);
                 }
             } finally {
                 if (relay != null) {
                     context.state().events().release(relay); // the wait on it is queued, or nothing is
                 }
             }
+        }
+    }
+
+    /**
+     * Under the transfer lock: queues the transfer on {@code s} under its lock, ordered after the
+     * last one on the GPU; false, with nothing queued, when it would go into a capture before the
+     * last transfer is known complete ({@link PinnedMemory#awaitsOnHostBefore}).
+     */
+    private boolean queue(String operation, StreamState s, MemorySegment relay, DeviceView device, long offset,
+            boolean toDevice) {
+        synchronized (s.lock()) {
+            s.checkOpen();
+            CaptureScope capture = s.captureOfNextWork();
+            if (resource.awaitsOnHostBefore(capture)) {
+                return false;
+            }
+            device.useOn(context, s);
+            resource.submit(operation, s, capture, relay, toDevice, device.address(), offset, device.byteSize());
+            return true;
         }
     }
 

@@ -426,7 +426,8 @@ public final class Stream extends Owner {
     /**
      * Copies {@code destination.byteSize()} bytes from {@code source} at {@code sourceOffset}
      * to the device, asynchronously. The pinned buffer's host bytes are unusable until the copy
-     * completes (its segment waits for it).
+     * completes (its segment waits for it). The host does not wait for an earlier transfer
+     * through the buffer: the GPU runs this copy after it (see {@link PinnedBuffer}).
      *
      * @param destination where the bytes go on the device
      * @param source the pinned buffer they come from
@@ -439,7 +440,9 @@ public final class Stream extends Owner {
 
     /**
      * Copies {@code source} from the device into {@code destination} at {@code destinationOffset},
-     * asynchronously. The pinned buffer's host bytes are unusable until the copy completes.
+     * asynchronously. The pinned buffer's host bytes are unusable until the copy completes. The
+     * host does not wait for an earlier transfer through the buffer (an upload from it, say): the
+     * GPU runs this copy after it (see {@link PinnedBuffer}).
      *
      * @param destination the pinned buffer the bytes go to
      * @param destinationOffset where in {@code destination} they go, in bytes

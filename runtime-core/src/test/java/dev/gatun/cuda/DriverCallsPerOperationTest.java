@@ -28,23 +28,13 @@ class DriverCallsPerOperationTest {
         stream.close();
     }
 
-    /** The exact multiset of driver calls {@code operation} makes. */
-    private Map<String, Integer> callsOf(Runnable operation) {
-        sim.faults.clear();
-        sim.faults.countCalls();
-        operation.run();
-        Map<String, Integer> calls = sim.faults.counts();
-        sim.faults.clear();
-        return calls;
-    }
-
     @Test
     void aWarmedLaunchIsOneCuLaunchKernel() {
         ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
         try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {
             KernelLaunch launch = k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b), KernelArg.i32(7));
             launch.launch(stream);
-            assertEquals(Map.of("cuLaunchKernel", 1), callsOf(() -> launch.launch(stream)));
+            assertEquals(Map.of("cuLaunchKernel", 1), sim.faults.callsOf(() -> launch.launch(stream)));
         }
     }
 
@@ -55,7 +45,7 @@ class DriverCallsPerOperationTest {
             KernelLaunch launch = k.prepare(LaunchConfig.of(1, 32).withProgrammaticStreamSerialization(true).withPriority(-1),
                     KernelArg.pointer(b), KernelArg.i32(7));
             launch.launch(stream);
-            assertEquals(Map.of("cuLaunchKernelEx", 1), callsOf(() -> launch.launch(stream)));
+            assertEquals(Map.of("cuLaunchKernelEx", 1), sim.faults.callsOf(() -> launch.launch(stream)));
         }
     }
 
@@ -65,7 +55,7 @@ class DriverCallsPerOperationTest {
         try (Kernel k = ctx.modules().kernel("m", "fill")) {
             KernelAttribute maxDynamicShared = KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES;
             CudaException[] refused = new CudaException[1];
-            Map<String, Integer> calls = callsOf(() -> refused[0] = assertThrows(CudaException.class,
+            Map<String, Integer> calls = sim.faults.callsOf(() -> refused[0] = assertThrows(CudaException.class,
                     () -> k.setAttribute(maxDynamicShared, 300_000)));
             assertEquals(1, refused[0].driverLog().size(), "the simulated driver explains this refusal");
             assertEquals(Map.of("cuCtxGetCurrent", 1, "cuFuncSetAttribute", 1, "cuGetErrorString", 1), calls,
@@ -83,7 +73,7 @@ class DriverCallsPerOperationTest {
             e.query();
             assertThrows(CudaException.class, () -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     300_000));
-            assertEquals(Map.of("cuLaunchKernel", 1, "cuEventRecord", 1, "cuEventQuery", 1), callsOf(() -> {
+            assertEquals(Map.of("cuLaunchKernel", 1, "cuEventRecord", 1, "cuEventQuery", 1), sim.faults.callsOf(() -> {
                 launch.launch(stream);
                 e.record(stream);
                 e.query();
@@ -96,7 +86,7 @@ class DriverCallsPerOperationTest {
         ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
         try (Kernel k = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(128)) {
             k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(b), KernelArg.i32(7));
-            assertEquals(Map.of(), callsOf(() -> k.prepare(LaunchConfig.of(2, 64), KernelArg.pointer(b), KernelArg.i32(8))),
+            assertEquals(Map.of(), sim.faults.callsOf(() -> k.prepare(LaunchConfig.of(2, 64), KernelArg.pointer(b), KernelArg.i32(8))),
                     "the limits, attributes and parameter list are read once per kernel");
         }
     }
@@ -106,7 +96,7 @@ class DriverCallsPerOperationTest {
         try (Event e = ctx.createEvent()) {
             e.record(stream);
             e.query();
-            assertEquals(Map.of("cuEventRecord", 1, "cuEventQuery", 1), callsOf(() -> {
+            assertEquals(Map.of("cuEventRecord", 1, "cuEventQuery", 1), sim.faults.callsOf(() -> {
                 e.record(stream);
                 e.query();
             }));
@@ -117,7 +107,7 @@ class DriverCallsPerOperationTest {
     void aWarmedDeviceToDeviceCopyIsOneCuMemcpyDtoDAsync() {
         try (DeviceBuffer a = ctx.allocate(256); DeviceBuffer b = ctx.allocate(256)) {
             stream.copy(b.bytes(), a.bytes());
-            assertEquals(Map.of("cuMemcpyDtoDAsync_v2", 1), callsOf(() -> stream.copy(b.bytes(), a.bytes())));
+            assertEquals(Map.of("cuMemcpyDtoDAsync_v2", 1), sim.faults.callsOf(() -> stream.copy(b.bytes(), a.bytes())));
         }
     }
 
@@ -127,7 +117,30 @@ class DriverCallsPerOperationTest {
             stream.upload(b.bytes(), pinned, 0);
             pinned.awaitTransfer();
             assertEquals(Map.of("cuMemcpyHtoDAsync_v2", 1, "cuEventRecord", 1),
-                    callsOf(() -> stream.upload(b.bytes(), pinned, 0)));
+                    sim.faults.callsOf(() -> stream.upload(b.bytes(), pinned, 0)));
+        }
+    }
+
+    /** asyncAPI's download back into the buffer it uploaded from: what a warmed upload costs, with no host wait for the upload. */
+    @Test
+    void aPinnedDownloadQueuedBehindAnUploadThroughTheSameBufferOnTheSameStreamIsOneCopyAndItsFence() {
+        try (PinnedBuffer pinned = ctx.allocatePinned(256); DeviceBuffer b = ctx.allocate(256)) {
+            stream.upload(b.bytes(), pinned, 0);
+            stream.download(pinned, 0, b.bytes());
+            stream.upload(b.bytes(), pinned, 0);
+            assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuEventRecord", 1),
+                    sim.faults.callsOf(() -> stream.download(pinned, 0, b.bytes())), "stream order follows the upload");
+        }
+    }
+
+    @Test
+    void aPinnedTransferBehindOneOnAnotherStreamAddsOneCuStreamWaitEvent() {
+        try (PinnedBuffer pinned = ctx.allocatePinned(256); DeviceBuffer b = ctx.allocate(256); Stream other = ctx.createStream()) {
+            other.upload(b.bytes(), pinned, 0);
+            stream.download(pinned, 0, b.bytes());
+            other.upload(b.bytes(), pinned, 0);
+            assertEquals(Map.of("cuStreamWaitEvent", 1, "cuMemcpyDtoHAsync_v2", 1, "cuEventRecord", 1),
+                    sim.faults.callsOf(() -> stream.download(pinned, 0, b.bytes())), "a GPU wait on the upload's fence");
         }
     }
 
@@ -135,7 +148,7 @@ class DriverCallsPerOperationTest {
     void aStreamOrderedAllocationIsOneCuMemAllocAsync() {
         stream.allocate(256).close();
         DeviceBuffer[] allocated = new DeviceBuffer[1];
-        assertEquals(Map.of("cuMemAllocAsync", 1), callsOf(() -> allocated[0] = stream.allocate(256)));
+        assertEquals(Map.of("cuMemAllocAsync", 1), sim.faults.callsOf(() -> allocated[0] = stream.allocate(256)));
         allocated[0].close();
     }
 
@@ -143,7 +156,7 @@ class DriverCallsPerOperationTest {
     void aStreamOrderedFreeIsOneCuMemFreeAsyncWhenNoCaptureIsPossible() {
         stream.allocate(256).close();
         DeviceBuffer b = stream.allocate(256);
-        assertEquals(Map.of("cuMemFreeAsync", 1), callsOf(b::close));
+        assertEquals(Map.of("cuMemFreeAsync", 1), sim.faults.callsOf(b::close));
     }
 
     @Test
@@ -151,22 +164,22 @@ class DriverCallsPerOperationTest {
         try (DeviceBuffer b = ctx.allocate(4)) {
             int[] word = new int[1];
             b.asInts().copyTo(word);
-            assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuStreamSynchronize", 1), callsOf(() -> b.asInts().copyTo(word)));
+            assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuStreamSynchronize", 1), sim.faults.callsOf(() -> b.asInts().copyTo(word)));
             assertEquals(Map.of("cuMemcpyHtoDAsync_v2", 1, "cuStreamSynchronize", 1),
-                    callsOf(() -> b.asInts().copyFrom(new int[] {7})));
+                    sim.faults.callsOf(() -> b.asInts().copyFrom(new int[] {7})));
         }
     }
 
     @Test
     void aStreamQueryIsOneCuStreamQuery() {
         stream.query();
-        assertEquals(Map.of("cuStreamQuery", 1), callsOf(stream::query));
+        assertEquals(Map.of("cuStreamQuery", 1), sim.faults.callsOf(stream::query));
     }
 
     @Test
     void aStreamSynchronizeIsOneCuStreamSynchronize() {
         stream.synchronize();
-        assertEquals(Map.of("cuStreamSynchronize", 1), callsOf(stream::synchronize));
+        assertEquals(Map.of("cuStreamSynchronize", 1), sim.faults.callsOf(stream::synchronize));
     }
 
     @Test
@@ -174,7 +187,7 @@ class DriverCallsPerOperationTest {
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
             pool.allocate(stream, 256).close();
             assertEquals(Map.of("cuMemAllocFromPoolAsync", 1, "cuMemFreeAsync", 1),
-                    callsOf(() -> pool.allocate(stream, 256).close()));
+                    sim.faults.callsOf(() -> pool.allocate(stream, 256).close()));
         }
     }
 }

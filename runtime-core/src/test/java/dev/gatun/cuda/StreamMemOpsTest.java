@@ -65,16 +65,6 @@ class StreamMemOpsTest {
         }
     }
 
-    /** The exact driver calls {@code operation} makes. */
-    private Map<String, Integer> callsOf(Runnable operation) {
-        sim.faults.clear();
-        sim.faults.countCalls();
-        operation.run();
-        Map<String, Integer> calls = sim.faults.counts();
-        sim.faults.clear();
-        return calls;
-    }
-
     @Test
     void aWarmedWriteOrWaitIsExactlyItsOneDriverCall() {
         try (DeviceBuffer words = ctx.allocate(16); MappedWord word = ctx.allocateMappedWord()) {
@@ -85,9 +75,9 @@ class StreamMemOpsTest {
             write.run(); // warm: the device's support is read once, the stream listed on the owners
             write64.run();
             wait.run();
-            assertEquals(Map.of("cuStreamWriteValue32_v2", 1), callsOf(write));
-            assertEquals(Map.of("cuStreamWriteValue64_v2", 1), callsOf(write64));
-            assertEquals(Map.of("cuStreamWaitValue32_v2", 1), callsOf(wait));
+            assertEquals(Map.of("cuStreamWriteValue32_v2", 1), sim.faults.callsOf(write));
+            assertEquals(Map.of("cuStreamWriteValue64_v2", 1), sim.faults.callsOf(write64));
+            assertEquals(Map.of("cuStreamWaitValue32_v2", 1), sim.faults.callsOf(wait));
             a.synchronize();
         }
     }

@@ -185,6 +185,47 @@ class StreamProtocolExplorationTest {
         }));
     }
 
+    /**
+     * A download into a pinned buffer whose last transfer is still queued on another (busy) stream,
+     * racing a capture begun on the download's stream: queued before the capture, it follows that
+     * transfer on the GPU; captured, it becomes a copy node that nothing on the GPU orders after
+     * it, so the host waited for it first. Either way a read after the graph's launch returns the
+     * download's bytes, never the older transfer's landing last.
+     */
+    @Test
+    void pinnedDownloadBehindAnotherStreamAndCaptureBegin(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("pinned download behind another stream || capture begin").explore(() -> {
+            World w = new World();
+            Stream other = w.own(w.ctx.createStream());
+            PinnedBuffer p = w.own(w.ctx.allocatePinned(Integer.BYTES));
+            DeviceBuffer one = w.own(w.ctx.allocate(Integer.BYTES));
+            DeviceBuffer two = w.own(w.ctx.allocate(Integer.BYTES));
+            one.asInts().copyFrom(new int[] {1});
+            two.asInts().copyFrom(new int[] {2});
+            HeldStreams.hold(w.sim, other);
+            other.download(p, 0, one.bytes()); // queued behind the busy GPU
+            AtomicReference<StreamCapture> capture = new AtomicReference<>();
+            return w.run(List.of(new Step("T1", () -> w.s.download(p, 0, two.bytes())),
+                    new Step("T2", () -> capture.set(w.s.beginCapture(CaptureMode.RELAXED)))), failures -> {
+                        noneThrew(failures);
+                        try (Graph graph = capture.get().end()) {
+                            boolean captured = !graph.nodes().isEmpty();
+                            if (captured) {
+                                assertEquals(0, w.sim.gpu.queuedOperations(other.state().handle()),
+                                        "captured before the transfer on the other stream completed");
+                                try (GraphExec exec = graph.instantiate()) {
+                                    exec.launch(w.s);
+                                }
+                            }
+                            HeldStreams.release(w.sim, other);
+                            assertEquals(2, p.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 0),
+                                    (captured ? "captured" : "queued") + ": the older transfer landed last");
+                        }
+                        w.ctx.synchronize();
+                    });
+        }));
+    }
+
     @Test
     @Tag("protocol-fix")
     void submitAndCaptureEnd(TestReporter reporter) {

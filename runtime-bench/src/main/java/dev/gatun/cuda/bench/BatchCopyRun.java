@@ -11,8 +11,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * The batched-copy rows' operation (issue 24), as {@code twins.c} makes it: {@link TwinRow#COPIES}
  * chunks of {@link TwinRow#COPY_BYTES} between one of {@link TwinRow#COPY_BUFFERS} pinned buffers
- * (in turn, so a buffer's wait for its previous fence finds it done or nearly) and one device
- * buffer, chunk k to chunk k, filled into a {@link CopyBatch} and submitted: one
+ * (in turn; each batch follows the buffer's previous one in stream order, with no host wait) and
+ * one device buffer, chunk k to chunk k, filled into a {@link CopyBatch} and submitted: one
  * {@code cuMemcpyBatchAsync}, or one {@code cuMemcpyAsync} each. Shared by the Java twin and
  * {@link BatchCopyBenchmark}.
  */

@@ -22,8 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Host cost of small copies: asynchronous ones on one stream (device to device, and a fenced
- * upload through a pinned buffer, which first waits for that buffer's previous transfer, so
- * the upload loop is paced by the copy engine), and a synchronous 4-byte read into an
+ * upload through a pinned buffer after a wait for that buffer's previous transfer, so the upload
+ * loop is paced by the copy engine: a transfer itself no longer waits for the previous one), and a
+ * synchronous 4-byte read into an
  * {@code int[]}, alone and after an asynchronous copy on another stream that it must be ordered
  * after. Run with {@code -prof gc}: the asynchronous copies must allocate nothing.
  */
@@ -79,6 +80,7 @@ public class CopyBenchmark {
 
     @Benchmark
     public void uploadPinnedAsync() {
+        pinned.awaitTransfer();
         stream.upload(from, pinned, 0);
     }
 

@@ -106,7 +106,7 @@ public enum TwinRow {
     /** Bytes of each of those copies. */
     public static final int COPY_BYTES = 4096;
 
-    /** Pinned buffers the batched-copy rows take in turn, so that a buffer's wait for its last fence rarely waits. */
+    /** Pinned buffers the batched-copy rows take in turn (once so that a buffer's host wait for its last fence rarely waited; no batch waits since issue 36 §3). */
     public static final int COPY_BUFFERS = 4;
 
     /** Elements of the 4-argument kernel's buffers, and its block size. */

@@ -57,6 +57,7 @@ import dev.gatun.cuda.faults.FaultCase.Scenario;
 import dev.gatun.cuda.faults.FaultWorld.Native;
 import dev.gatun.cuda.internal.context.RetirementQueue;
 import dev.gatun.cuda.testing.FakeCuda;
+import dev.gatun.cuda.testing.FaultPlan;
 import dev.gatun.cuda.testing.LogCapture;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -447,6 +448,26 @@ final class FaultTable {
                         w.keep(s);
                         w.keep(b);
                         return () -> s.download(p, 0, b.bytes());
+                    },
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            // A transfer through a pinned buffer follows the last one, on another stream, on the GPU (issue 36 §3).
+            call("cuStreamWaitEvent", "stream.download(pinned, 0, view) behind an upload through it on another stream",
+                    INVALID_HANDLE, w -> pinnedBehindAnotherStream(w, false),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuEventRecord", "stream.download(pinned, 0, view) behind an upload on another stream whose fence failed: "
+                    + "the fresh fence there", INVALID_HANDLE, w -> pinnedBehindAnotherStream(w, true),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
+                    fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
+            call("cuStreamWaitEvent", "CopyBatch.submit(stream) behind an upload through its pinned buffer on another stream",
+                    INVALID_HANDLE, w -> {
+                        pinnedBehindAnotherStream(w, false);
+                        Stream s = w.kept(Stream.class);
+                        PinnedBuffer p = w.kept(PinnedBuffer.class);
+                        DeviceBuffer b = w.kept(DeviceBuffer.class);
+                        CopyBatch batch = w.open(CopyBatch.create(1));
+                        return () -> batch.download(p, 0, b.bytes()).submit(s);
                     },
                     fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
                     fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
@@ -1370,6 +1391,32 @@ final class FaultTable {
         PinnedBuffer p = w.keep(w.pinned(4096));
         CopyBatch batch = w.open(CopyBatch.create(2, submission));
         return () -> batch.upload(b.bytes(), p, 0).copy(to.bytes(), from.bytes()).submit(s);
+    }
+
+    /**
+     * Keeps a stream, a device buffer and a pinned buffer with an upload from it queued on another
+     * stream (whose fence fails twice when {@code unfenced}: a transfer through it on the kept
+     * stream then records a fresh one there first); returns a download into it on the kept stream.
+     */
+    private static Executable pinnedBehindAnotherStream(FaultWorld w, boolean unfenced) {
+        Stream s = w.keep(w.stream());
+        Stream other = w.stream();
+        DeviceBuffer b = w.keep(w.buffer(4096));
+        PinnedBuffer p = w.keep(w.pinned(4096));
+        if (unfenced) {
+            w.sim.faults.inject("cuEventRecord", INVALID_HANDLE, FaultPlan.Mode.REPLACE, 0, 2);
+        }
+        Throwable fenceFailed = null;
+        try {
+            other.upload(b.bytes(), p, 0);
+        } catch (CudaException expected) {
+            fenceFailed = expected;
+        } finally {
+            w.sim.faults.clear();
+        }
+        assertEquals(unfenced, fenceFailed != null, "the upload's fence failed only where the scenario made it fail");
+        assertEquals(unfenced ? TransferState.UNFENCED : TransferState.EVENT_RECORDED, p.transferState());
+        return () -> s.download(p, 0, b.bytes());
     }
 
     private static void pinnedUsable(FaultWorld w, Throwable e) {

@@ -264,6 +264,16 @@ public final class FakeDriverApi {
         return streams.hostFunctionsQueued;
     }
 
+    /**
+     * The host waits made so far ({@code cuStreamSynchronize}, {@code cuEventSynchronize},
+     * {@code cuCtxSynchronize}) that found work they wait for not yet run, by function, in order:
+     * where a real host would have blocked while the GPU worked. A wait for work that already ran
+     * returns at once and is not listed.
+     */
+    public synchronized List<String> blockingHostWaits() {
+        return List.copyOf(streams.blockingWaits);
+    }
+
     public synchronized int queuedOperations(MemorySegment stream) {
         return streams.streamOf(stream.address()).queue.size();
     }

@@ -97,6 +97,19 @@ public final class FaultPlan {
         return Map.copyOf(calls);
     }
 
+    /**
+     * The exact multiset of driver calls {@code operation} makes: removes every rule and count,
+     * counts while it runs, and removes them again (so the plan is empty after, as before).
+     */
+    public Map<String, Integer> callsOf(Runnable operation) {
+        clear();
+        countCalls();
+        operation.run();
+        Map<String, Integer> made = counts();
+        clear();
+        return made;
+    }
+
     /** How many driver calls of any function were made (or replaced) while counting or armed. */
     public synchronized int totalCalls() {
         int total = 0;

@@ -83,6 +83,32 @@ class SimulatedHostWaitsTest {
     }
 
     @Test
+    void aHostWaitIsCountedAsBlockingOnlyWhenWhatItWaitsForHasNotRun() {
+        MemorySegment a = gpu.foreignStream(context);
+        long x = gpu.foreignDeviceMemory(context, 4L * N);
+        MemorySegment e = event();
+        check(api.cuMemsetD32Async(x, 1, N, a));
+        check(api.cuEventRecord(e, a));
+        check(api.cuStreamSynchronize(a));
+        check(api.cuEventSynchronize(e));
+        check(api.cuCtxSynchronize());
+        assertEquals(List.of(), gpu.blockingHostWaits(), "the GPU was idle: every wait returned at once");
+        gpu.hold(a);
+        check(api.cuMemsetD32Async(x, 2, N, a));
+        check(api.cuEventRecord(e, a));
+        check(api.cuEventSynchronize(e));
+        check(api.cuEventSynchronize(e)); // its record ran: no wait
+        gpu.hold(a);
+        check(api.cuMemsetD32Async(x, 3, N, a));
+        check(api.cuStreamSynchronize(a));
+        gpu.hold(a);
+        check(api.cuMemsetD32Async(x, 4, N, a));
+        check(api.cuCtxSynchronize());
+        assertEquals(List.of("cuEventSynchronize", "cuStreamSynchronize", "cuCtxSynchronize"), gpu.blockingHostWaits());
+        assertEquals(4, word(x));
+    }
+
+    @Test
     void aCapturingStreamCannotBeQueriedOrSynchronizedAndAnEventRecordedInACaptureCannotBeWaitedOnByTheHost() {
         MemorySegment s = gpu.foreignStream(context);
         MemorySegment e = event();

@@ -9,6 +9,7 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -37,6 +38,11 @@ import java.util.Set;
  * {@code CUDA_ERROR_INVALID_VALUE} and logs why, as the driver does ("Event is not valid. This can
  * be related to a graph capture that is no longer running"). Work that fails as the GPU runs it (a kernel touching freed
  * memory) is recorded as a violation, not thrown into whichever host call made the GPU progress.
+ *
+ * <p>A host wait that finds work it waits for not yet run (a held stream's, or work behind an
+ * event wait) is where a real host would block while the GPU works: each is counted, by function
+ * ({@link #blockingWaits}), so a test can tell an operation that returns at once from one that
+ * waits for the GPU.
  */
 final class SimulatedStreams {
 
@@ -112,6 +118,8 @@ final class SimulatedStreams {
     private final Set<Long> destroyed = new HashSet<>();
     /** The streams a host wait is running through now, to tell a cycle of waits (a GPU deadlock). */
     private final Set<Stream> finishing = new HashSet<>();
+    /** The host waits so far that found work they wait for not yet run (the host would have blocked), by function, in order. */
+    final List<String> blockingWaits = new ArrayList<>();
 
     SimulatedStreams(FakeDriverApi gpu) {
         this.gpu = gpu;
@@ -180,6 +188,9 @@ final class SimulatedStreams {
         }
         if (s.captured != null) {
             return refuseInCapture(s);
+        }
+        if (!s.queue.isEmpty()) {
+            blockingWaits.add("cuStreamSynchronize");
         }
         finish(s);
         return SUCCESS;
@@ -380,8 +391,11 @@ final class SimulatedStreams {
         if (e.lastRecordCaptured) {
             return captureOver(e) ? notValidAfterCapture("cuEventSynchronize") : CudaDriver.CUDA_ERROR_CAPTURED_EVENT();
         }
-        if (e.completed < e.recorded && !runThroughRecord(e, e.recorded)) {
-            gpu.violations.add("cuEventSynchronize would never return: the record it waits for is queued nowhere");
+        if (e.completed < e.recorded) {
+            blockingWaits.add("cuEventSynchronize");
+            if (!runThroughRecord(e, e.recorded)) {
+                gpu.violations.add("cuEventSynchronize would never return: the record it waits for is queued nowhere");
+            }
         }
         pump();
         return SUCCESS;
@@ -607,6 +621,9 @@ final class SimulatedStreams {
 
     /** A host wait for a whole context (cuCtxSynchronize): the GPU finishes every stream of {@code context}. */
     void finishContext(long context) {
+        if (streams.values().stream().anyMatch(s -> s.context == context && !s.queue.isEmpty())) {
+            blockingWaits.add("cuCtxSynchronize");
+        }
         for (Stream s : List.copyOf(streams.values())) {
             if (s.context == context && streams.containsValue(s)) {
                 finish(s);

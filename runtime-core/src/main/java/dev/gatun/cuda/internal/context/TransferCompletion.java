@@ -20,6 +20,13 @@ import dev.gatun.cuda.TransferState;
  *       stream (which orders after the transfer) and its completion: an older event proves
  *       nothing about newer work.
  *   <li>EVENT_RECORDED waits on its own event only; it never re-records.
+ *   <li>Only host access to the bytes waits for the last transfer on the host ({@link #await}).
+ *       A new transfer is ordered after it on the GPU ({@link #prepareNext}, then
+ *       {@link #nextWaitsForFence}): on the last transfer's stream, stream order does it; on
+ *       another stream, a wait of that stream on the fence does. Either way the new transfer's
+ *       fence follows the last one as well, so the last fence always covers every earlier
+ *       transfer: the fence of a transfer on stream B, recorded after B waited for the fence of
+ *       the transfer before it on stream A, completes only once A's transfer did.
  *   <li>Only transfers queued to run count. A transfer recorded into a stream capture is a node
  *       of a graph, which runs at each launch: it neither enters this machine nor records a
  *       fence (an event recorded inside a capture cannot be waited on once the capture ended).
@@ -99,6 +106,50 @@ public final class TransferCompletion {
     }
 
     /**
+     * The first step of ordering a new transfer after the last one on the GPU, before the new
+     * transfer's stream is locked: when the last transfer's fence could not be recorded (UNFENCED)
+     * and the new transfer goes on another stream, records a fresh fence on the last one's stream
+     * ({@code refence}), for the new stream to wait on: the event's older record says nothing about
+     * the transfer whose fence failed. Nothing otherwise: on the same stream, stream order puts the
+     * new transfer after the last one, and the new fence covers both.
+     *
+     * @param sameStream whether the new transfer goes on the stream of the last one
+     * @return 0, or {@code refence}'s error (the state then stays UNFENCED)
+     */
+    public int prepareNext(boolean sameStream, Step refence) {
+        return sameStream ? 0 : refenceIfUnfenced(refence);
+    }
+
+    /** UNFENCED: records a fresh fence on the last transfer's stream (EVENT_RECORDED once it is); the record's result. */
+    private int refenceIfUnfenced(Step refence) {
+        if (state != TransferState.UNFENCED) {
+            return 0;
+        }
+        int r = refence.run();
+        if (r == 0) {
+            state = TransferState.EVENT_RECORDED;
+        }
+        return r;
+    }
+
+    /**
+     * The second step, just before the new transfer is queued (under its stream's lock): whether
+     * that stream must first wait on the GPU for the last transfer's fence. Only when the fence is
+     * recorded and the new transfer goes on another stream; a complete transfer needs nothing, and
+     * on the same stream stream order suffices.
+     *
+     * @throws IllegalStateException when UNFENCED on another stream: {@link #prepareNext} had to
+     *     record a fresh fence first
+     */
+    public boolean nextWaitsForFence(boolean sameStream) {
+        if (state == TransferState.UNFENCED && !sameStream) {
+            throw new IllegalStateException("the last transfer is unfenced on another stream: prepareNext records a "
+                    + "fence there before the next transfer is ordered after it");
+        }
+        return state == TransferState.EVENT_RECORDED && !sameStream;
+    }
+
+    /**
      * Waits for the last transfer.
      *
      * @param waitEvent waits for the recorded fence (e.g. cuEventSynchronize or a query that
@@ -108,21 +159,14 @@ public final class TransferCompletion {
      *     where it was, or becomes EVENT_RECORDED when only the wait failed)
      */
     public int await(Step waitEvent, Step refence) {
-        switch (state) {
-            case COMPLETE:
-                return 0;
-            case UNFENCED: {
-                int r = refence.run();
-                if (r != 0) {
-                    return r;
-                }
-                state = TransferState.EVENT_RECORDED;
-                break;
-            }
-            case EVENT_RECORDED:
-                break;
+        if (state == TransferState.COMPLETE) {
+            return 0;
         }
-        int r = waitEvent.run();
+        int r = refenceIfUnfenced(refence);
+        if (r != 0) {
+            return r;
+        }
+        r = waitEvent.run();
         if (r == 0) {
             state = TransferState.COMPLETE;
         }

@@ -27,7 +27,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <ul>
  *   <li>Transfers queued on a stream ({@code Stream.upload}, {@code Stream.download}, a copy
  *       batch): the state machine of {@link TransferCompletion} follows the last one, fenced by
- *       this memory's own event.
+ *       this memory's own event. Host access waits for that fence; a new transfer does not: it is
+ *       ordered after the last one on the GPU ({@link #prepareTransfer}, then
+ *       {@link #followLastTransfer}), by stream order on the last one's stream and by a wait on
+ *       the fence on another stream, so that a pipeline through one buffer (upload, kernel,
+ *       download back into it) never stalls the host. The new transfer's fence, recorded after
+ *       that wait, then covers every earlier transfer, on whichever stream.
  *   <li>Copy nodes of graphs (a transfer captured on a stream, or a node added by hand): they run
  *       at each launch of an executable, so nothing is recorded for them when they are captured
  *       (an event recorded inside a capture is a point of the graph, which no one can wait for
@@ -59,7 +64,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
     private final List<NativeResource> launchers = new CopyOnWriteArrayList<>();
     /** The buffer's own fence event, taken from the pool at the first transfer. */
     private MemorySegment event;
-    /** The stream of the last transfer queued outside a capture: the one its fence follows. */
+    /** The stream of the last transfer queued outside a capture: the one its fence was (or is to be) recorded on. */
     private StreamState lastStream;
     // The transfer being submitted, read by the transfer step below: built once, so a transfer
     // allocates no closure.
@@ -163,7 +168,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
         if (launchers.isEmpty()) {
             return;
         }
-        List<StreamState> streams = launchStreams(null);
+        List<StreamState> streams = launchStreams(null, null);
         if (streams == null) {
             return; // held, never launched
         }
@@ -185,8 +190,9 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
 
     /**
      * Blocks until the last transfer queued on a stream through this memory has completed (under
-     * the transfer lock), before another is queued; graph launches are ordered on the GPU instead
-     * ({@link #relayAfterLaunches}).
+     * the transfer lock, with no stream's lock held): for host access, and before a transfer
+     * captured into a graph ({@link #awaitsOnHostBefore}). A transfer queued to run is ordered
+     * after the last one on the GPU instead ({@link #prepareTransfer}).
      *
      * @throws dev.gatun.cuda.CudaException when the wait fails; {@code operation} names it
      */
@@ -202,6 +208,62 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
     }
 
     /**
+     * The first step of ordering a transfer through this memory on {@code s} after the last one,
+     * without the host waiting (under the transfer lock, with no stream's lock held: it may take
+     * the last transfer's stream's): when that transfer's fence could not be recorded and it went
+     * on another stream, records a fresh fence there now, for {@code s} to wait on. Nothing
+     * otherwise, and no driver call.
+     *
+     * @throws dev.gatun.cuda.CudaException when the fresh fence cannot be recorded (nothing is
+     *     queued; the state stays UNFENCED)
+     */
+    public void prepareTransfer(String operation, StreamState s) {
+        int r = completion.prepareNext(lastStream == s, refence);
+        if (r != 0) {
+            throw context.calls().checked().fail(r, "cuEventRecord (fencing the last transfer through " + identity()
+                    + " on " + lastStream + ", for " + operation + " on " + s + " to follow)");
+        }
+    }
+
+    /**
+     * Whether a transfer through this memory that goes into {@code capture} (the capture of the
+     * next work on its stream, read under the stream's lock) must wait on the host for the last
+     * transfer first ({@link #awaitLastTransfer}, out of the stream's lock). It becomes a copy
+     * node, which runs at each launch of its graph, on whichever stream: nothing on the GPU orders
+     * that after the last transfer, so the last transfer must be complete before the node exists.
+     * A foreign capture is refused by {@link #submit} before any wait.
+     */
+    public boolean awaitsOnHostBefore(CaptureScope capture) {
+        return capture != null && capture != CaptureScope.FOREIGN
+                && completion.state() != TransferState.COMPLETE;
+    }
+
+    /**
+     * The second step, just before a transfer through this memory is queued on {@code s} (under
+     * the transfer lock and the stream's lock; {@code s} open and not capturing; after
+     * {@link #prepareTransfer}): makes {@code s} wait on the GPU for the last transfer's fence when
+     * that transfer went on another stream and is not known complete. On the same stream, stream
+     * order suffices: no driver call.
+     *
+     * <p>The fence event is recorded again after the new transfer; the wait queued here is not
+     * affected: "Other APIs such as cuStreamWaitEvent() use the most recently captured state at
+     * the time of the API call, and are not affected by later calls to cuEventRecord()" (cuda.h,
+     * cuEventRecord). So one event per buffer suffices, however many streams take turns.
+     *
+     * @throws dev.gatun.cuda.CudaException when the wait cannot be queued (nothing else is)
+     */
+    public void followLastTransfer(StreamState s) {
+        if (completion.nextWaitsForFence(lastStream == s)) {
+            // Listed first (the transfer lists it anyway): the memory is freed, and its event goes
+            // back to the pool, only after a fence on s, which follows this wait.
+            usedOn(s);
+            // The buffer's own event, last recorded outside any capture (captured transfers record
+            // none); s is open, not capturing, its lock held.
+            context.calls().streams().waitEvent(s.handle(), event);
+        }
+    }
+
+    /**
      * Before a transfer through this memory on {@code s} (under the transfer lock, with no
      * stream's lock held): an event recorded on the context's synchronous stream after the
      * launches queued so far on other streams by every executable that holds this memory, for
@@ -213,13 +275,28 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
         if (launchers.isEmpty()) {
             return null;
         }
-        List<StreamState> others = launchStreams(s);
+        List<StreamState> others = launchStreams(s, null);
         return others == null ? null : context.ordering().relayAfter(others);
     }
 
-    /** The streams the executables holding this memory were launched on, other than {@code except}; null when none. */
-    private List<StreamState> launchStreams(StreamState except) {
-        List<StreamState> streams = null;
+    /**
+     * {@link #relayAfterLaunches} for the first {@code count} of {@code memories} at once (the
+     * pinned memories of a batch of copies, all of {@code s}'s context): one event, after the
+     * launch streams of all of them; null when none.
+     */
+    public static MemorySegment relayAfterLaunches(PinnedMemory[] memories, int count, StreamState s) {
+        List<StreamState> others = null;
+        for (int i = 0; i < count; i++) {
+            if (!memories[i].launchers.isEmpty()) {
+                others = memories[i].launchStreams(s, others);
+            }
+        }
+        return others == null ? null : s.context().ordering().relayAfter(others);
+    }
+
+    /** Adds to {@code into} (null: none yet) the streams the executables holding this memory were launched on, other than {@code except}. */
+    private List<StreamState> launchStreams(StreamState except, List<StreamState> into) {
+        List<StreamState> streams = into;
         for (NativeResource executable : launchers) {
             streams = executable.streamsUsedBesides(except, streams);
         }
@@ -238,23 +315,26 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
 
     /**
      * Queues one transfer between the host bytes at {@code offset} and {@code deviceAddress} on
-     * {@code s} (under the transfer lock and the stream's lock, after {@link #awaitLastTransfer}),
-     * after a wait on {@code relay} when it is not null ({@link #relayAfterLaunches}), then its
-     * fence: the transfer and its fence record happen with no capture beginning between them.
-     * Allocates nothing once the event exists (and the offset is 0).
+     * {@code s} (under the transfer lock and the stream's lock, after {@link #prepareTransfer}),
+     * after a wait on {@code relay} when it is not null ({@link #relayAfterLaunches}) and the
+     * ordering after the last transfer ({@link #followLastTransfer}), then its fence: the transfer
+     * and its fence record happen with no capture beginning between them. Same stream as the last
+     * transfer: the copy and one record, as when the last one is complete. Allocates nothing once
+     * the event exists (and the offset is 0).
      *
-     * <p>On a stream capturing for Gatun, the transfer becomes a copy node of the graph instead:
-     * the capture holds this memory (and so do its graph and every executable made from it), no
-     * fence is recorded and the last transfer's state is left as it is. A capture Gatun did not
-     * begin is refused: nothing would hold this memory for its graph, nor order host access after
-     * the graph's launches.
+     * <p>On a stream capturing for Gatun ({@code capture}, read under the stream's lock; the last
+     * transfer complete: {@link #awaitsOnHostBefore}), the transfer becomes a copy node of the
+     * graph instead: the capture holds this memory (and so do its graph and every executable made
+     * from it), no fence is recorded and the last transfer's state is left as it is. A capture
+     * Gatun did not begin is refused: nothing would hold this memory for its graph, nor order host
+     * access after the graph's launches.
      *
-     * @throws dev.gatun.cuda.CudaException naming the transfer, or the fence after it, whichever failed
+     * @throws dev.gatun.cuda.CudaException naming the transfer, or the fence after it, whichever
+     *     failed (or a wait before it, when nothing was queued)
      * @throws CaptureActiveException on a stream capturing for another library, before any driver call
      */
-    public void submit(String operation, StreamState s, MemorySegment relay, boolean toDevice, long deviceAddress,
-            long offset, long n) {
-        CaptureScope capture = s.captureOfNextWork();
+    public void submit(String operation, StreamState s, CaptureScope capture, MemorySegment relay, boolean toDevice,
+            long deviceAddress, long offset, long n) {
         if (capture != null) {
             submitCaptured(operation, s, capture, toDevice, deviceAddress, offset, n);
             return;
@@ -264,6 +344,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
             // capturing, and its lock is held.
             context.calls().streams().waitEvent(s.handle(), relay);
         }
+        followLastTransfer(s);
         if (event == null) {
             event = context.events().acquire();
         }
@@ -311,9 +392,10 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
 
     /**
      * The first half of this memory's part in a batch of copies that the caller queues on
-     * {@code s} in its own driver call (under the transfer lock, after {@link #awaitTransfer}, and
-     * under the stream's lock): lists the stream and marks the transfer UNFENCED before the call.
-     * Follow it with {@link #fenceBatch()} whatever the call did.
+     * {@code s} in its own driver call (under the transfer lock, after {@link #prepareTransfer},
+     * and under the stream's lock, after {@link #followLastTransfer}): lists the stream and marks
+     * the transfer UNFENCED before the call. Follow it with {@link #fenceBatch()} whatever the
+     * call did.
      */
     public void beginBatch(StreamState s) {
         if (event == null) {

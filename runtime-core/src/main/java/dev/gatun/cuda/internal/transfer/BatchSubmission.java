@@ -45,10 +45,13 @@ public final class BatchSubmission implements AutoCloseable {
     }
 
     /**
-     * Queues the first {@code count} copies on {@code s}, then fences each of {@code pinned}
-     * (under the transfer lock of each, after its last transfer completed, and under the stream's
-     * lock, after every device range was listed on the stream: no capture begins between the
-     * copies and their fences). The stream is marked as having queued work whatever happened.
+     * Queues the first {@code count} copies on {@code s}, after the last transfer through each of
+     * {@code pinned} (on the GPU: {@link PinnedMemory#followLastTransfer}), then fences each of
+     * them (under the transfer lock of each, prepared with {@link PinnedMemory#prepareTransfer},
+     * and under the stream's lock, after every device range was listed on the stream: no capture
+     * begins between the copies and their fences). The stream is marked as having queued work
+     * whatever the copy call did; a wait that fails before it leaves every transfer state as it
+     * was.
      *
      * @param batched one {@code cuMemcpyBatchAsync} (the caller checked that the driver has it),
      *     or one {@code cuMemcpyAsync} per copy, stopping at the first that fails
@@ -57,6 +60,9 @@ public final class BatchSubmission implements AutoCloseable {
      */
     public void queue(ContextState context, StreamState s, int count, PinnedMemory[] pinned, int pinnedCount,
             boolean batched) {
+        for (int i = 0; i < pinnedCount; i++) {
+            pinned[i].followLastTransfer(s); // every wait before any state changes: a failed one leaves them all as they were
+        }
         for (int i = 0; i < pinnedCount; i++) {
             pinned[i].beginBatch(s);
         }

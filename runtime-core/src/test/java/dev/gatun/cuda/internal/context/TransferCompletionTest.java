@@ -91,6 +91,37 @@ class TransferCompletionTest {
     }
 
     @Test
+    void aNextTransferFollowsTheLastOnTheGpuOnlyFromAnotherStreamAndNeverWaitsOnTheHost() {
+        TransferCompletion c = new TransferCompletion();
+        assertEquals(0, c.prepareNext(false, () -> fail("complete: nothing to fence")));
+        assertFalse(c.nextWaitsForFence(false), "complete: nothing to follow");
+        assertEquals(0, c.submit(() -> 0, () -> 0));
+        assertEquals(0, c.prepareNext(true, () -> fail("recorded: never re-recorded")));
+        assertEquals(0, c.prepareNext(false, () -> fail("recorded: never re-recorded")));
+        assertFalse(c.nextWaitsForFence(true), "same stream: stream order follows the last transfer");
+        assertTrue(c.nextWaitsForFence(false), "another stream: a GPU wait on the recorded fence");
+        assertEquals(TransferState.EVENT_RECORDED, c.state(), "ordering the next transfer does not complete the last one");
+    }
+
+    @Test
+    void anUnfencedTransferIsFencedAgainBeforeATransferOnAnotherStreamFollowsIt() {
+        TransferCompletion c = new TransferCompletion();
+        assertEquals(RECORD_FAILED, c.submit(() -> 0, () -> RECORD_FAILED));
+        assertEquals(TransferState.UNFENCED, c.state());
+        assertEquals(0, c.prepareNext(true, () -> fail("same stream: the next fence covers both")));
+        assertFalse(c.nextWaitsForFence(true));
+        assertThrows(IllegalStateException.class, () -> c.nextWaitsForFence(false),
+                "an unfenced transfer elsewhere cannot be followed without a fresh fence");
+        assertEquals(UNKNOWN, c.prepareNext(false, () -> UNKNOWN), "the fresh fence's own error");
+        assertEquals(TransferState.UNFENCED, c.state(), "still unproven");
+        AtomicInteger refences = new AtomicInteger();
+        assertEquals(0, c.prepareNext(false, () -> { refences.incrementAndGet(); return 0; }));
+        assertEquals(1, refences.get());
+        assertEquals(TransferState.EVENT_RECORDED, c.state());
+        assertTrue(c.nextWaitsForFence(false), "the new stream waits for the fresh fence");
+    }
+
+    @Test
     void aRecordedTransferRetriesOnlyItsOwnEvent() {
         TransferCompletion c = new TransferCompletion();
         assertEquals(0, c.submit(() -> 0, () -> 0));
