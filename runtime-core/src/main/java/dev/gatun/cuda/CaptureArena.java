@@ -31,9 +31,9 @@ import java.util.function.Consumer;
  *       before it on other streams. Replays on one stream are in order already and pay nothing.
  *       Buffers left open at a capture's end keep their addresses: read a graph's outputs before
  *       replaying another graph of the arena, which overwrites them.
- *   <li><b>Overflow.</b> An allocation past the mapped size throws a
- *       {@link CaptureArenaOverflowException} that reports the bytes needed, mapped and reserved,
- *       and the device's free memory; the capture stays open, to abort.
+ *   <li><b>Overflow.</b> An allocation past {@link #byteSize()} (a probe's: past the reservation)
+ *       throws a {@link CaptureArenaOverflowException} that reports the bytes needed, usable and
+ *       reserved, and the device's free memory; the capture stays open, to abort.
  * </ul>
  *
  * <pre>{@code
@@ -99,7 +99,7 @@ public final class CaptureArena implements AutoCloseable {
      * allocation node of the driver's, so the recorded copies and kernels name valid addresses),
      * aborts the capture (nothing runs, nothing is mapped or allocated), and returns the peak
      * bytes, aligned as the arena aligns. A capture of the same work fits once {@link #ensure}
-     * mapped that much. Inside the probe, use its allocations only in work queued on the stream.
+     * let captures take that much. Inside the probe, use its allocations only in work queued on the stream.
      *
      * @param stream the stream to capture on
      * @param mode the capture mode
@@ -116,8 +116,9 @@ public final class CaptureArena implements AutoCloseable {
     }
 
     /**
-     * Maps at least {@code bytes} of the arena (whole chunks); does nothing when that much is
-     * mapped already. Synchronizing, as {@link GrowableBuffer#grow}: call it outside captures.
+     * Lets captures take at least {@code bytes} of the arena ({@link #byteSize()}), mapping the
+     * whole chunks they need; does nothing when captures may take that much already.
+     * Synchronizing, as {@link GrowableBuffer#grow}: call it outside captures.
      *
      * @param bytes the bytes captures may take
      * @throws ReservationExceededException when {@code bytes} exceeds {@link #reservedBytes()}
@@ -127,7 +128,7 @@ public final class CaptureArena implements AutoCloseable {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot map a negative size: " + bytes);
         }
-        if (bytes > space.mappedBytes()) {
+        if (bytes > space.usableBytes()) {
             memory.grow(bytes);
             space.grown(bytes);
         }
@@ -171,9 +172,13 @@ public final class CaptureArena implements AutoCloseable {
         return memory.baseAddress();
     }
 
-    /** {@return the bytes mapped now: what captures may take} */
-    public long mappedBytes() {
-        return space.mappedBytes();
+    /**
+     * {@return the bytes captures may take from the arena now: the most {@link #ensure} asked for, which
+     * an allocation past it is refused against} The memory mapped for them is whole chunks, so
+     * {@link CaptureArenaCounters#mappedBytes()} may be more.
+     */
+    public long byteSize() {
+        return space.usableBytes();
     }
 
     /** {@return the address range reserved: the most {@link #ensure} can map} */

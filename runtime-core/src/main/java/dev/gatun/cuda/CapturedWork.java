@@ -106,8 +106,8 @@ public final class CapturedWork implements AutoCloseable {
     }
 
     /** {@return how the captured graphs were installed (updates, spare updates, instantiations, refusals); all zero before the first} */
-    public synchronized GraphInstallCounts installs() {
-        return exec == null ? new GraphInstallCounts(0, 0, 0, Map.of(), Map.of()) : exec.counts();
+    public synchronized GraphInstallCounters installCounters() {
+        return exec == null ? new GraphInstallCounters(0, 0, 0, Map.of(), Map.of()) : exec.counters();
     }
 
     /** Closes the executables; each is destroyed once its last launch has completed. Idempotent. */

@@ -38,7 +38,7 @@ public final class ConditionalHandle {
         return value;
     }
 
-    /** {@return the value every launch starts with, when {@link #assignedEachLaunch()}} */
+    /** {@return the value every launch starts with, when {@link #isAssignedEachLaunch()}} */
     public int defaultValue() {
         return defaultValue;
     }
@@ -47,7 +47,7 @@ public final class ConditionalHandle {
      * {@return whether every launch of an executable starts with {@link #defaultValue()} (else a kernel
      * sets it first)}
      */
-    public boolean assignedEachLaunch() {
+    public boolean isAssignedEachLaunch() {
         return assignedEachLaunch;
     }
 

@@ -153,7 +153,7 @@ public final class CopyBatch implements AutoCloseable {
     }
 
     /**
-     * Adds a copy of {@code destination.byteLength()} bytes from {@code source} at
+     * Adds a copy of {@code destination.byteSize()} bytes from {@code source} at
      * {@code sourceOffset} to the device. A 0-byte copy is not added.
      *
      * @param destination where the bytes go on the device
@@ -165,7 +165,7 @@ public final class CopyBatch implements AutoCloseable {
      * @throws IllegalStateException when the batch is full or closed
      */
     public CopyBatch upload(DeviceView destination, PinnedBuffer source, long sourceOffset) {
-        long n = destination.byteLength();
+        long n = destination.byteSize();
         PinnedMemory memory = source.memory();
         Ranges.checkRange(sourceOffset, n, memory.size(), "batch upload source", memory);
         if (n > 0) {
@@ -190,7 +190,7 @@ public final class CopyBatch implements AutoCloseable {
      * @throws IllegalStateException when the batch is full or closed
      */
     public CopyBatch download(PinnedBuffer destination, long destinationOffset, DeviceView source) {
-        long n = source.byteLength();
+        long n = source.byteSize();
         PinnedMemory memory = destination.memory();
         Ranges.checkRange(destinationOffset, n, memory.size(), "batch download destination", memory);
         if (n > 0) {
@@ -214,7 +214,7 @@ public final class CopyBatch implements AutoCloseable {
      * @throws IllegalStateException when the batch is full or closed
      */
     public CopyBatch copy(DeviceView destination, DeviceView source) {
-        long n = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        long n = Ranges.sameLength(destination.byteSize(), source.byteSize());
         if (n > 0) {
             add(destination, source, null, null, BatchOverlaps.DEVICE, destination.address(), BatchOverlaps.DEVICE,
                     source.address(), n);

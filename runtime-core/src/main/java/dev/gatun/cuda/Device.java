@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.driver.DeviceCalls;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -19,8 +20,8 @@ public final class Device {
     private volatile StreamMemOpSupport memOpSupport;
     /** The primary context, retained once and never released (see CudaContext). */
     private MemorySegment primary;
-    /** Whether GPU coredumps may be on for the primary context because Gatun turned them on, or tried to (see CudaContext); guarded by this object's lock, under which contexts open. */
-    boolean coredumpsOn;
+    /** Whether GPU coredumps may be on for the primary context because Gatun turned them on, or tried to; guarded by this object's lock, under which contexts open. */
+    private boolean coredumpsOn;
     private CudaContext context;
 
     Device(Cuda cuda, int ordinal) {
@@ -60,14 +61,13 @@ public final class Device {
     }
 
     /**
-     * {@return one raw attribute ({@code cuDeviceGetAttribute})}
+     * {@return one attribute's value ({@code cuDeviceGetAttribute})}
      *
-     * @param attribute a {@code CU_DEVICE_ATTRIBUTE_*} value, e.g.
-     *     {@code CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()}
-     * @throws CudaException when the driver rejects the attribute
+     * @param attribute which attribute
+     * @throws CudaException when the driver rejects the attribute (one newer than the installed driver)
      */
-    public int attribute(int attribute) {
-        return calls.attribute(handle, attribute);
+    public int attribute(DeviceAttribute attribute) {
+        return calls.attribute(handle, attribute.code);
     }
 
     /** {@return the launch-relevant limits, with conservative fallbacks (see {@link DeviceCapabilities})} */
@@ -93,16 +93,15 @@ public final class Device {
     public StreamMemOpSupport streamMemOpSupport() {
         StreamMemOpSupport s = memOpSupport;
         if (s == null) {
-            s = new StreamMemOpSupport(reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS()),
-                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR()),
-                    reports(CudaDriver.CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES()));
+            s = new StreamMemOpSupport(reports(DeviceAttribute.CAN_USE_64_BIT_STREAM_MEM_OPS),
+                    reports(DeviceAttribute.CAN_USE_STREAM_WAIT_VALUE_NOR), reports(DeviceAttribute.CAN_FLUSH_REMOTE_WRITES));
             memOpSupport = s;
         }
         return s;
     }
 
     /** Whether a yes/no attribute is reported as yes; one the driver fails to report counts as no. */
-    private boolean reports(int attribute) {
+    private boolean reports(DeviceAttribute attribute) {
         try {
             return attribute(attribute) != 0;
         } catch (CudaException e) {
@@ -110,24 +109,9 @@ public final class Device {
         }
     }
 
-    private int attributeOrNegative(DeviceCapabilities.Attribute attribute) {
-        int code = switch (attribute) {
-            case COMPUTE_CAPABILITY_MAJOR -> CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR();
-            case COMPUTE_CAPABILITY_MINOR -> CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR();
-            case MULTIPROCESSOR_COUNT -> CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT();
-            case MAX_THREADS_PER_BLOCK -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK();
-            case MAX_BLOCK_DIM_X -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X();
-            case MAX_BLOCK_DIM_Y -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y();
-            case MAX_BLOCK_DIM_Z -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z();
-            case MAX_GRID_DIM_X -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X();
-            case MAX_GRID_DIM_Y -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y();
-            case MAX_GRID_DIM_Z -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z();
-            case MAX_SHARED_MEMORY_PER_BLOCK -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK();
-            case MAX_SHARED_MEMORY_PER_BLOCK_OPTIN -> CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN();
-            case L2_CACHE_SIZE -> CudaDriver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE();
-        };
+    private int attributeOrNegative(DeviceAttribute attribute) {
         try {
-            return attribute(code);
+            return attribute(attribute);
         } catch (CudaException e) {
             return -1; // documented fallback: the record substitutes a conservative value
         }
@@ -199,7 +183,7 @@ public final class Device {
             }
             return context;
         }
-        context = new CudaContext(this, primary(), options);
+        context = new CudaContext(this, primary(), null, options);
         return context;
     }
 
@@ -242,6 +226,23 @@ public final class Device {
         }
         primary();
         return SmPartition.split(this, minCount, groups, options);
+    }
+
+    /**
+     * Sets the primary context's GPU coredumps as {@code dumps} says, for a context of this device
+     * that opens (under this object's lock). The setting outlives the context, so dumps an earlier
+     * context turned on are turned off again when this one wants none; a device whose dumps Gatun
+     * never turned on gets no driver call.
+     */
+    void applyCoredumps(ContextState context, GpuCoredumps dumps) {
+        if (dumps.enabled()) {
+            context.calls().coredumps().requireSupport();
+            coredumpsOn = true; // before turnOn: one that fails halfway may have turned them on
+            context.calls().coredumps().turnOn(dumps.file(), dumps.lightweight());
+        } else if (coredumpsOn) {
+            context.calls().coredumps().turnOff();
+            coredumpsOn = false;
+        }
     }
 
     /** The primary context, retained on first use and never released (see CudaContext). */

@@ -1,6 +1,7 @@
 package dev.gatun.cuda;
 
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.graph.CaptureSession;
 import dev.gatun.cuda.internal.memory.ArenaBlock;
@@ -9,18 +10,20 @@ import dev.gatun.cuda.internal.memory.DeviceMemory;
 import dev.gatun.cuda.internal.memory.EmptyMemory;
 import dev.gatun.cuda.internal.memory.GraphAllocation;
 import dev.gatun.cuda.internal.memory.GrowableView;
+import dev.gatun.cuda.internal.memory.ImportedMemory;
 import dev.gatun.cuda.internal.memory.IpcMapping;
 import dev.gatun.cuda.internal.memory.IpcPoolMapping;
 import dev.gatun.cuda.internal.memory.PoolAllocation;
 import dev.gatun.cuda.internal.memory.PoolMemory;
 import dev.gatun.cuda.internal.memory.PooledBlock;
 import dev.gatun.cuda.internal.memory.StreamOrdered;
+import java.util.Objects;
 
 /**
  * Device memory owned by Java: {@link #byteSize()} bytes on one device, from the context's
  * device pool ({@link CudaContext#allocate}) or stream-ordered ({@link Stream#allocate},
  * {@link MemoryPool#allocate}), or another process's memory mapped into this one
- * ({@link CudaContext#importBuffer}).
+ * ({@link DeviceBuffer#importFrom}).
  * Read and write it through typed, bounds-checked {@linkplain DeviceView views}.
  *
  * <p>Closing never frees memory that queued GPU work may still touch: the buffer is freed once
@@ -28,7 +31,7 @@ import dev.gatun.cuda.internal.memory.StreamOrdered;
  * on one stream only is freed at once, in that stream's order).
  *
  * <p>A {@linkplain #isBorrowed() borrowed} buffer is memory Gatun did not allocate: another
- * library's allocation ({@link CudaContext#borrowDeviceMemory}) or another process's, mapped
+ * library's allocation ({@link DeviceBuffer#borrow}) or another process's, mapped
  * here (an import). It is used like any other, but closing it only ends Gatun's view, or
  * unmaps this process's mapping of an import, once Gatun's work queued on it has completed; the
  * memory is never freed by Gatun.
@@ -75,9 +78,28 @@ public final class DeviceBuffer implements AutoCloseable {
         return claim(PooledBlock.allocate(state, context.pool(), context.recyclers().blocks(), bytes, context.ladder()));
     }
 
-    /** A view of another library's device memory, which the caller validated as {@code bytes} inside one allocation of {@code context}. */
-    static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
-        return claim(Borrowed.of(context.state(), address, bytes));
+    /**
+     * Wraps {@code bytes} of device memory another library allocated, without taking it over:
+     * a buffer Gatun can copy to and from and pass to kernels like its own. Closing it ends
+     * Gatun's view once Gatun's work queued on it completed; Gatun never frees it. The other
+     * library must keep the allocation alive until then.
+     *
+     * @param context the context the memory belongs to
+     * @param address a {@code CUdeviceptr} inside an allocation of the context's device
+     *     ({@code cuMemAlloc}, {@code cuMemAllocAsync}, a memory pool; checked with
+     *     {@code cuPointerGetAttributes}: device memory, this context or device, and
+     *     {@code [address, address + bytes)} inside the allocation's range)
+     * @param bytes the length of the range, in bytes
+     * @return Gatun's view of the memory, to close when Gatun no longer uses it
+     * @throws IllegalArgumentException when the range is not device memory of the context, or
+     *     runs past its allocation, or {@code bytes} is not positive
+     */
+    public static DeviceBuffer borrow(CudaContext context, long address, long bytes) {
+        context.checkOpen();
+        ContextState state = context.state();
+        ForeignHandles.checkDeviceMemory(state, address, bytes);
+        state.reap();
+        return claim(Borrowed.of(state, address, bytes));
     }
 
     /** A stream-ordered allocation on {@code stream}, not capturing (call under its lock). */
@@ -112,16 +134,40 @@ public final class DeviceBuffer implements AutoCloseable {
         return buffer;
     }
 
-    /** Maps the buffer {@code handle} describes, exported by another process ({@link CudaContext#importBuffer}). */
-    static DeviceBuffer importFrom(CudaContext context, IpcMemoryHandle handle) {
+    /**
+     * Maps device memory another process exported from a {@link CudaContext#allocate} buffer
+     * ({@link #exportForIpc()}, an export of kind {@link IpcBufferExport.Kind#MEMORY_HANDLE};
+     * {@code cuIpcOpenMemHandle} with {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}): a buffer of
+     * {@link IpcBufferExport#byteSize()} bytes that this process reads and writes like its own.
+     * It borrows the memory: closing it unmaps it ({@code cuIpcCloseMemHandle}) once the work
+     * queued here on it completed, and never frees it; close it before the exporter closes the
+     * original.
+     *
+     * @param context the context to map the memory into
+     * @param export the export the other process sent
+     * @return the mapped buffer, to close before the exporter closes the original
+     * @throws IllegalArgumentException when {@code export} is a pool allocation's, which
+     *     {@link MemoryPool#importAllocation} maps from the imported pool
+     * @throws CaptureActiveException when a global capture on the context stays active past the gate timeout
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live
+     *     allocation, or {@code CUDA_ERROR_INVALID_CONTEXT} for one exported by this very process
+     */
+    public static DeviceBuffer importFrom(CudaContext context, IpcBufferExport export) {
+        Objects.requireNonNull(export, "export");
+        if (export.kind() != IpcBufferExport.Kind.MEMORY_HANDLE) {
+            throw new IllegalArgumentException(export + " is a pool allocation's export: import the exporter's pool "
+                    + "(MemoryPool.importFrom) and map it there with MemoryPool.importAllocation");
+        }
+        context.checkOpen();
         ContextState state = context.state();
-        state.calls().live("CudaContext.importBuffer");
-        return claim(IpcMapping.open(state, handle.driverHandle(), handle.byteSize()));
+        state.reap();
+        state.calls().live("DeviceBuffer.importFrom");
+        return claim(IpcMapping.open(state, export.driverBytes(), export.byteSize()));
     }
 
     /** Maps another process's pool allocation from {@code pool}, which imported its pool ({@link MemoryPool#importAllocation}). */
-    static DeviceBuffer importFromPool(CudaContext context, PoolMemory pool, IpcPoolAllocation allocation) {
-        return claim(IpcPoolMapping.open(context.state(), pool, allocation.driverHandle(), allocation.byteSize()));
+    static DeviceBuffer importFromPool(CudaContext context, PoolMemory pool, IpcBufferExport allocation) {
+        return claim(IpcPoolMapping.open(context.state(), pool, allocation.driverBytes(), allocation.byteSize()));
     }
 
     /** Throws {@link IllegalStateException} when this buffer is closed. */
@@ -136,24 +182,23 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /**
      * {@return whether this buffer is another process's memory mapped into this one
-     * ({@link CudaContext#importBuffer})}
+     * ({@link #importFrom}, {@link MemoryPool#importAllocation})}
      */
     public boolean isImported() {
-        return memory instanceof IpcMapping || memory instanceof IpcPoolMapping;
+        return memory instanceof ImportedMemory;
     }
 
     /**
      * Exports this buffer for another process on the same machine, the way its allocation
-     * allows; the case of the result says how the other process imports it
-     * ({@link IpcBufferExport}):
+     * allows; the export's {@link IpcBufferExport#kind() kind} says how the other process imports it:
      *
      * <ul>
-     *   <li>memory from {@link CudaContext#allocate}: an {@link IpcMemoryHandle}
+     *   <li>memory from {@link CudaContext#allocate}: {@link IpcBufferExport.Kind#MEMORY_HANDLE}
      *       ({@code cuIpcGetMemHandle}). Each block of the context's device pool is a whole
      *       {@code cuMemAlloc} allocation, which is what the driver exports (the handle names
      *       its base, this buffer's address), so pooled blocks export without an offset;
      *   <li>an allocation from a {@link MemoryPool} created with an export handle
-     *       ({@link MemoryPoolOptions#withExportHandle}): an {@link IpcPoolAllocation}
+     *       ({@link MemoryPoolOptions#withExportHandle}): {@link IpcBufferExport.Kind#POOL_ALLOCATION}
      *       ({@code cuMemPoolExportPointer}); the pool must have been exported first
      *       ({@link MemoryPool#exportFileDescriptor()}), since the driver exports no allocation
      *       of a pool before that, and the other process needs the pool too.
@@ -166,7 +211,7 @@ public final class DeviceBuffer implements AutoCloseable {
      * block early would also let the device pool hand it to another allocation of this process
      * while an importer still sees it.
      *
-     * @return what the other process needs to import this buffer, as one of the two cases above
+     * @return what the other process needs to import this buffer, of one of the two kinds above
      * @throws IllegalStateException when the buffer is closed, empty, imported (the owning
      *     process exports it), borrowed from another library, a view of a growable buffer or a
      *     range of a capture arena, a graph allocation ({@link #isGraphAllocation()}), or a stream-ordered allocation from the device's default pool
@@ -179,13 +224,13 @@ public final class DeviceBuffer implements AutoCloseable {
         checkOpen();
         DeviceMemory m = memory;
         return switch (m) {
-            case PooledBlock b -> new IpcMemoryHandle(m.context().calls().ipc().memoryHandle(b.address()), b.size());
+            case PooledBlock b -> new IpcBufferExport(IpcBufferExport.Kind.MEMORY_HANDLE,
+                    m.context().calls().ipc().memoryHandle(b.address()), b.size());
             case PoolAllocation p -> exportPoolAllocation(p);
             case StreamOrdered s -> throw notShareable(s, "the device's default pool");
             case EmptyMemory e -> throw new IllegalStateException(e.identity() + " is empty: a 0-byte buffer has no "
                     + "allocation to share; export a buffer of at least 1 byte");
-            case IpcMapping i -> throw imported(i);
-            case IpcPoolMapping i -> throw imported(i);
+            case ImportedMemory i -> throw imported(i);
             case Borrowed b -> throw new IllegalStateException(b.identity() + " is another library's memory: export it "
                     + "from that library, or copy the bytes to share into a buffer from CudaContext.allocate");
             case GraphAllocation g -> throw new IllegalStateException(g.identity() + " is a graph allocation, whose "
@@ -210,9 +255,10 @@ public final class DeviceBuffer implements AutoCloseable {
             // itself was exported. Exporting it here would make a descriptor nobody closes.
             throw new IllegalStateException(p.identity() + " cannot be exported before its pool: call "
                     + "MemoryPool.exportFileDescriptor() first and send the descriptor to the importing process, "
-                    + "which imports the pool (CudaContext.importMemoryPool) before this allocation");
+                    + "which imports the pool (MemoryPool.importFrom) before this allocation");
         }
-        return new IpcPoolAllocation(p.context().calls().pools().exportPointer(p.address()), p.size());
+        return new IpcBufferExport(IpcBufferExport.Kind.POOL_ALLOCATION,
+                p.context().calls().pools().exportPointer(p.address()), p.size());
     }
 
     private static IllegalStateException notShareable(DeviceMemory m, String from) {
@@ -238,8 +284,8 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /**
      * {@return whether this buffer is {@linkplain LiveOwner#borrowed() borrowed}: memory Gatun did not
-     * allocate and never frees, another library's ({@link CudaContext#borrowDeviceMemory}) or
-     * another process's ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation})}
+     * allocate and never frees, another library's ({@link DeviceBuffer#borrow}) or
+     * another process's ({@link DeviceBuffer#importFrom}, {@link MemoryPool#importAllocation})}
      * Closing it releases only Gatun's view, or this process's mapping of an import.
      */
     public boolean isBorrowed() {

@@ -35,36 +35,30 @@ public record DeviceCapabilities(int computeMajor, int computeMinor, int multipr
     static final int FALLBACK_MAX_GRID_DIM = 65_535;
     static final int FALLBACK_SHARED_MEMORY_PER_BLOCK = 48 * 1024;
 
-    /** The attributes this record reads, by cuda.h name. */
-    enum Attribute {
-        COMPUTE_CAPABILITY_MAJOR, COMPUTE_CAPABILITY_MINOR, MULTIPROCESSOR_COUNT, MAX_THREADS_PER_BLOCK,
-        MAX_BLOCK_DIM_X, MAX_BLOCK_DIM_Y, MAX_BLOCK_DIM_Z, MAX_GRID_DIM_X, MAX_GRID_DIM_Y, MAX_GRID_DIM_Z,
-        MAX_SHARED_MEMORY_PER_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, L2_CACHE_SIZE
-    }
 
     /**
      * Builds capabilities from raw attribute readings.
      *
      * @param reported the driver's value for an attribute, or a negative number when the query failed
      */
-    static DeviceCapabilities fromReported(ToIntFunction<Attribute> reported, long totalMemoryBytes) {
-        int shared = positiveOr(reported.applyAsInt(Attribute.MAX_SHARED_MEMORY_PER_BLOCK),
+    static DeviceCapabilities fromReported(ToIntFunction<DeviceAttribute> reported, long totalMemoryBytes) {
+        int shared = positiveOr(reported.applyAsInt(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK),
                 FALLBACK_SHARED_MEMORY_PER_BLOCK);
-        int optIn = Math.max(shared, positiveOr(reported.applyAsInt(Attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), shared));
+        int optIn = Math.max(shared, positiveOr(reported.applyAsInt(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), shared));
         return new DeviceCapabilities(
-                Math.max(0, reported.applyAsInt(Attribute.COMPUTE_CAPABILITY_MAJOR)),
-                Math.max(0, reported.applyAsInt(Attribute.COMPUTE_CAPABILITY_MINOR)),
-                positiveOr(reported.applyAsInt(Attribute.MULTIPROCESSOR_COUNT), 1),
-                positiveOr(reported.applyAsInt(Attribute.MAX_THREADS_PER_BLOCK), FALLBACK_MAX_THREADS_PER_BLOCK),
-                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_X), FALLBACK_MAX_BLOCK_DIM_XY),
-                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_Y), FALLBACK_MAX_BLOCK_DIM_XY),
-                positiveOr(reported.applyAsInt(Attribute.MAX_BLOCK_DIM_Z), FALLBACK_MAX_BLOCK_DIM_Z),
-                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_X), FALLBACK_MAX_GRID_DIM),
-                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_Y), FALLBACK_MAX_GRID_DIM),
-                positiveOr(reported.applyAsInt(Attribute.MAX_GRID_DIM_Z), FALLBACK_MAX_GRID_DIM),
+                Math.max(0, reported.applyAsInt(DeviceAttribute.COMPUTE_CAPABILITY_MAJOR)),
+                Math.max(0, reported.applyAsInt(DeviceAttribute.COMPUTE_CAPABILITY_MINOR)),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MULTIPROCESSOR_COUNT), 1),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_THREADS_PER_BLOCK), FALLBACK_MAX_THREADS_PER_BLOCK),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_BLOCK_DIM_X), FALLBACK_MAX_BLOCK_DIM_XY),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_BLOCK_DIM_Y), FALLBACK_MAX_BLOCK_DIM_XY),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_BLOCK_DIM_Z), FALLBACK_MAX_BLOCK_DIM_Z),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_GRID_DIM_X), FALLBACK_MAX_GRID_DIM),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_GRID_DIM_Y), FALLBACK_MAX_GRID_DIM),
+                positiveOr(reported.applyAsInt(DeviceAttribute.MAX_GRID_DIM_Z), FALLBACK_MAX_GRID_DIM),
                 shared,
                 optIn,
-                Math.max(0, reported.applyAsInt(Attribute.L2_CACHE_SIZE)),
+                Math.max(0, reported.applyAsInt(DeviceAttribute.L2_CACHE_SIZE)),
                 Math.max(0, totalMemoryBytes));
     }
 

@@ -6,10 +6,10 @@ import dev.gatun.cuda.internal.settings.Settings;
  * Settings of a context's device memory pool: freed device blocks are kept, per size class,
  * for the next allocation of that class instead of going back to the driver.
  *
- * <p>{@link #fromSystemProperties()} reads {@value #BOUND_PROPERTY} (bytes; 0 disables
+ * <p>{@link #fromSystemProperties()} reads {@value #MAX_RETAINED_BYTES_PROPERTY} (bytes; 0 disables
  * pooling) and {@value #PROFILE_PROPERTY} ({@code true} or {@code false}).
  *
- * @param retainedBytesBound the most device bytes the pool keeps for reuse; 0 disables pooling,
+ * @param maxRetainedBytes the most device bytes the pool keeps for reuse; 0 disables pooling,
  *     so every allocation and free goes to the driver (what to set when bisecting a suspected
  *     reuse bug)
  * @param profileCallSites whether acquisitions are attributed to their call sites from the
@@ -22,7 +22,7 @@ import dev.gatun.cuda.internal.settings.Settings;
  *     coming back from retirement, {@link CudaContext#reap()}, {@link CudaContext#synchronize()}).
  *     When set, at most {@code hardCapBytes}; {@link #NO_CAP} (the default) for none
  */
-public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSites, long hardCapBytes,
+public record DevicePoolOptions(long maxRetainedBytes, boolean profileCallSites, long hardCapBytes,
         long softLimitBytes) {
 
     /** No hard cap, or no soft limit. */
@@ -32,10 +32,10 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
      * The default bound, 2 GiB: sized for the transient scratch of a request, not for a model,
      * so pooled memory never takes a meaningful share of the device away from weights.
      */
-    public static final long DEFAULT_BOUND = 2L << 30;
+    public static final long DEFAULT_MAX_RETAINED_BYTES = 2L << 30;
 
     /** System property for the bound, in bytes. */
-    public static final String BOUND_PROPERTY = "gatun.pool.bytes";
+    public static final String MAX_RETAINED_BYTES_PROPERTY = "gatun.pool.bytes";
 
     /** System property that switches call-site profiling on. */
     public static final String PROFILE_PROPERTY = "gatun.pool.profile";
@@ -43,12 +43,12 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
     /**
      * Checks the components.
      *
-     * @throws IllegalArgumentException when {@code retainedBytesBound} is negative, a cap or limit is not
+     * @throws IllegalArgumentException when {@code maxRetainedBytes} is negative, a cap or limit is not
      *     positive, or the soft limit is above the hard cap
      */
     public DevicePoolOptions {
-        if (retainedBytesBound < 0) {
-            throw new IllegalArgumentException("retainedBytesBound is " + retainedBytesBound
+        if (maxRetainedBytes < 0) {
+            throw new IllegalArgumentException("maxRetainedBytes is " + maxRetainedBytes
                     + "; give a number of bytes >= 0 (0 disables pooling)");
         }
         if (hardCapBytes <= 0 || softLimitBytes <= 0 || softLimitBytes != NO_CAP && softLimitBytes > hardCapBytes) {
@@ -61,11 +61,11 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
     /**
      * A pool without a hard cap or soft limit.
      *
-     * @param retainedBytesBound as the record component of that name
+     * @param maxRetainedBytes as the record component of that name
      * @param profileCallSites as the record component of that name
      */
-    public DevicePoolOptions(long retainedBytesBound, boolean profileCallSites) {
-        this(retainedBytesBound, profileCallSites, NO_CAP, NO_CAP);
+    public DevicePoolOptions(long maxRetainedBytes, boolean profileCallSites) {
+        this(maxRetainedBytes, profileCallSites, NO_CAP, NO_CAP);
     }
 
     /**
@@ -73,8 +73,8 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
      *
      * @param bytes the new {@link #hardCapBytes()}
      */
-    public DevicePoolOptions withHardCap(long bytes) {
-        return new DevicePoolOptions(retainedBytesBound, profileCallSites, bytes, softLimitBytes);
+    public DevicePoolOptions withHardCapBytes(long bytes) {
+        return new DevicePoolOptions(maxRetainedBytes, profileCallSites, bytes, softLimitBytes);
     }
 
     /**
@@ -82,8 +82,8 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
      *
      * @param bytes the new {@link #softLimitBytes()}
      */
-    public DevicePoolOptions withSoftLimit(long bytes) {
-        return new DevicePoolOptions(retainedBytesBound, profileCallSites, hardCapBytes, bytes);
+    public DevicePoolOptions withSoftLimitBytes(long bytes) {
+        return new DevicePoolOptions(maxRetainedBytes, profileCallSites, hardCapBytes, bytes);
     }
 
     /**
@@ -92,13 +92,13 @@ public record DevicePoolOptions(long retainedBytesBound, boolean profileCallSite
      * @throws IllegalArgumentException when a property is set to something it cannot mean
      */
     public static DevicePoolOptions fromSystemProperties() {
-        return parse(System.getProperty(BOUND_PROPERTY), System.getProperty(PROFILE_PROPERTY));
+        return parse(System.getProperty(MAX_RETAINED_BYTES_PROPERTY), System.getProperty(PROFILE_PROPERTY));
     }
 
     /** Reads the two property values; null means unset. */
     static DevicePoolOptions parse(String bound, String profile) {
-        return new DevicePoolOptions(Settings.bytes("system property " + BOUND_PROPERTY, bound, DEFAULT_BOUND, 0,
-                        Long.MAX_VALUE, ", e.g. " + DEFAULT_BOUND + " (2 GiB, the default), or to 0 to disable pooling"),
+        return new DevicePoolOptions(Settings.bytes("system property " + MAX_RETAINED_BYTES_PROPERTY, bound, DEFAULT_MAX_RETAINED_BYTES, 0,
+                        Long.MAX_VALUE, ", e.g. " + DEFAULT_MAX_RETAINED_BYTES + " (2 GiB, the default), or to 0 to disable pooling"),
                 Settings.flag("system property " + PROFILE_PROPERTY, profile, false));
     }
 }

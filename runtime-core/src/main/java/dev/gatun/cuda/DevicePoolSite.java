@@ -7,7 +7,7 @@ package dev.gatun.cuda;
  * @param acquires acquisitions from that site
  * @param hits those served from the pool's free lists
  * @param misses those that needed a driver allocation
- * @param bytesRequested the bytes asked for (before rounding up to a size class)
+ * @param requestedBytes the bytes asked for (before rounding up to a size class)
  */
-public record DevicePoolSite(StackTraceElement site, long acquires, long hits, long misses, long bytesRequested) {
+public record DevicePoolSite(StackTraceElement site, long acquires, long hits, long misses, long requestedBytes) {
 }

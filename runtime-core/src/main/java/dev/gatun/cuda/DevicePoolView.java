@@ -5,7 +5,7 @@ import dev.gatun.cuda.internal.pool.DevicePool;
 import java.util.List;
 
 /**
- * A context's device pool, as its user sees it ({@link CudaContext#devicePool()}): counters,
+ * A context's device pool, as its user sees it ({@link ContextDiagnostics#devicePool()}): counters,
  * call-site profiling, and trimming. It owns nothing; the pool lives and dies with its context.
  */
 public final class DevicePoolView {

@@ -17,13 +17,13 @@ public final class DeviceView {
 
     private final DeviceBuffer buffer;
     private final long byteOffset;
-    private final long byteLength;
+    private final long byteSize;
     private final ElementType type;
 
-    DeviceView(DeviceBuffer buffer, long byteOffset, long byteLength, ElementType type) {
+    DeviceView(DeviceBuffer buffer, long byteOffset, long byteSize, ElementType type) {
         this.buffer = buffer;
         this.byteOffset = byteOffset;
-        this.byteLength = byteLength;
+        this.byteSize = byteSize;
         this.type = type;
     }
 
@@ -43,13 +43,13 @@ public final class DeviceView {
     }
 
     /** {@return the view's length in bytes} */
-    public long byteLength() {
-        return byteLength;
+    public long byteSize() {
+        return byteSize;
     }
 
     /** {@return the view's length in elements of {@link #elementType()}} */
     public long elementCount() {
-        return byteLength / type.byteSize();
+        return byteSize / type.byteSize();
     }
 
     /**
@@ -57,9 +57,9 @@ public final class DeviceView {
      * and spans whole 32-bit words, as {@code operation} (which writes words) needs.
      */
     void checkWords(String operation) {
-        if ((address() & 3) != 0 || (byteLength & 3) != 0) {
+        if ((address() & 3) != 0 || (byteSize & 3) != 0) {
             throw new IllegalArgumentException(operation + " writes 32-bit words: the view must be 4-byte aligned and "
-                    + "a multiple of 4 bytes long (offset " + byteOffset + ", length " + byteLength + ")");
+                    + "a multiple of 4 bytes long (offset " + byteOffset + ", length " + byteSize + ")");
         }
     }
 
@@ -93,10 +93,10 @@ public final class DeviceView {
      */
     public DeviceView as(ElementType other) {
         Objects.requireNonNull(other);
-        if (byteLength % other.byteSize() != 0) {
-            throw new IllegalArgumentException(byteLength + " bytes are not a whole number of " + other + " elements");
+        if (byteSize % other.byteSize() != 0) {
+            throw new IllegalArgumentException(byteSize + " bytes are not a whole number of " + other + " elements");
         }
-        return new DeviceView(buffer, byteOffset, byteLength, other);
+        return new DeviceView(buffer, byteOffset, byteSize, other);
     }
 
     /**
@@ -106,7 +106,7 @@ public final class DeviceView {
     NativeResource nodeTarget(CudaContext graphContext, String what) {
         graphContext.checkSame(buffer.context(), what);
         buffer.address(); // throws when the buffer is closed
-        if (byteLength == 0) {
+        if (byteSize == 0) {
             throw new IllegalArgumentException(what + " is empty; add no node for it");
         }
         return buffer.resource();
@@ -123,7 +123,7 @@ public final class DeviceView {
      * @param source the bytes to copy; as long as this view
      */
     public void copyFrom(MemorySegment source) {
-        Ranges.sameLength(byteLength, source.byteSize());
+        Ranges.sameLength(byteSize, source.byteSize());
         buffer.checkSynchronous("copyFrom(host)");
         buffer.context().copies().upload(buffer.resource(), buffer, address(), source);
     }
@@ -134,7 +134,7 @@ public final class DeviceView {
      * @param destination where to copy the bytes; as long as this view
      */
     public void copyTo(MemorySegment destination) {
-        Ranges.sameLength(destination.byteSize(), byteLength);
+        Ranges.sameLength(destination.byteSize(), byteSize);
         buffer.checkSynchronous("copyTo(host)");
         buffer.context().copies().download(destination, buffer.resource(), buffer, address());
     }
@@ -146,12 +146,12 @@ public final class DeviceView {
      * @param source the view to copy from
      */
     public void copyFrom(DeviceView source) {
-        Ranges.sameLength(byteLength, source.byteLength());
+        Ranges.sameLength(byteSize, source.byteSize());
         buffer.checkSynchronous("copyFrom(device)");
         source.buffer.checkSynchronous("copyFrom(device)");
         buffer.context().checkSameDriver(source.buffer.context(), "the source");
         buffer.context().copies().copyOnDevice(buffer.resource(), buffer, address(), source.buffer.resource(),
-                source.buffer, source.address(), byteLength);
+                source.buffer, source.address(), byteSize);
     }
 
     /**
@@ -264,19 +264,19 @@ public final class DeviceView {
 
     /** The array copies: no segment is wrapped around a small array (see SynchronousCopies.uploadArray). */
     private void copyFromArray(Object source, ValueLayout element, int count) {
-        Ranges.sameLength(byteLength, element.byteSize() * count);
+        Ranges.sameLength(byteSize, element.byteSize() * count);
         buffer.checkSynchronous("copyFrom(host)");
         buffer.context().copies().uploadArray(buffer.resource(), buffer, address(), source, element, count);
     }
 
     private void copyToArray(Object destination, ValueLayout element, int count) {
-        Ranges.sameLength(element.byteSize() * count, byteLength);
+        Ranges.sameLength(element.byteSize() * count, byteSize);
         buffer.checkSynchronous("copyTo(host)");
         buffer.context().copies().downloadArray(destination, element, count, buffer.resource(), buffer, address());
     }
 
     @Override
     public String toString() {
-        return "DeviceView[" + buffer + ", bytes " + byteOffset + "+" + byteLength + ", " + type + "]";
+        return "DeviceView[" + buffer + ", bytes " + byteOffset + "+" + byteSize + ", " + type + "]";
     }
 }

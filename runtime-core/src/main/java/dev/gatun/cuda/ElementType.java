@@ -28,7 +28,7 @@ public enum ElementType {
     }
 
     /** {@return size of one element in bytes} */
-    public int byteSize() {
+    public long byteSize() {
         return bytes;
     }
 

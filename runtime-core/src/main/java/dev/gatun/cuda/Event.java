@@ -17,7 +17,7 @@ import java.util.concurrent.ForkJoinPool;
  * querying a warmed event allocate nothing.
  *
  * <p>An {@linkplain CudaContext#createInterprocessEvent interprocess event} is a fence that
- * another process can open ({@link #exportForIpc()}, then {@link CudaContext#importEvent}
+ * another process can open ({@link #exportForIpc()}, then {@link Event#importFrom}
  * there) to wait for work this process queued. The imported event is an event of the importing
  * process (its own handle, destroyed there when closed), recorded and waited on like any other.
  */
@@ -94,8 +94,22 @@ public final class Event extends Owner {
         return new Event(context, Origin.INTERPROCESS, context.state().calls().events().createInterprocess());
     }
 
-    /** Opens the event {@code handle} names, exported by another process ({@code cuIpcOpenEventHandle}). */
-    static Event importFrom(CudaContext context, IpcEventHandle handle) {
+    /**
+     * Opens an interprocess event another process exported ({@link #exportForIpc()};
+     * {@code cuIpcOpenEventHandle}): a fence event of {@code context} that waits and queries see
+     * the exporter's records through. Closing it destroys this process's handle only, after the
+     * work queued here on it completed.
+     *
+     * @param context the context to open the event in
+     * @param handle the handle the exporting process sent
+     * @return the imported event, to close when done
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a handle of no live event,
+     *     or one exported by this very process
+     */
+    public static Event importFrom(CudaContext context, IpcEventHandle handle) {
+        Objects.requireNonNull(handle, "handle");
+        context.checkOpen();
+        context.state().reap();
         return new Event(context, Origin.IMPORTED, context.state().calls().ipc().openEvent(handle.driverHandle()));
     }
 
@@ -109,14 +123,14 @@ public final class Event extends Owner {
         return timing;
     }
 
-    /** {@return whether this event was opened from another process's handle ({@link CudaContext#importEvent})} */
+    /** {@return whether this event was opened from another process's handle ({@link Event#importFrom})} */
     public boolean isImported() {
         return resource.origin == Origin.IMPORTED;
     }
 
     /**
      * Exports this interprocess event for another process ({@code cuIpcGetEventHandle}), which
-     * opens it with {@link CudaContext#importEvent}. Record it after the work the other process
+     * opens it with {@link Event#importFrom}. Record it after the work the other process
      * must wait for; the importer waits on its last record. Keep this event open until every
      * importer has closed its import (the driver leaves operations on an imported event whose
      * exporter destroyed it undefined).

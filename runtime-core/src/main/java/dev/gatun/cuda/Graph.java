@@ -160,7 +160,7 @@ public final class Graph extends Owner {
     public GraphNode addMemset(DeviceView destination, byte value, GraphNode... dependencies) {
         NativeResource buffer = checkTarget(destination, "the memset's destination");
         return face(builder.memset(GraphNode.nodesOf(dependencies), buffer, destination.address(), value & 0xff, 1,
-                destination.byteLength()));
+                destination.byteSize()));
     }
 
     /**
@@ -178,7 +178,7 @@ public final class Graph extends Owner {
         NativeResource buffer = checkTarget(destination, "the fill's destination");
         destination.checkWords("fill");
         return face(builder.memset(GraphNode.nodesOf(dependencies), buffer, destination.address(), value, 4,
-                destination.byteLength() / 4));
+                destination.byteSize() / 4));
     }
 
     /**
@@ -194,7 +194,7 @@ public final class Graph extends Owner {
      * @throws IllegalStateException when this graph or a buffer is closed
      */
     public GraphNode addCopy(DeviceView destination, DeviceView source, GraphNode... dependencies) {
-        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        long bytes = Ranges.sameLength(destination.byteSize(), source.byteSize());
         NativeResource to = checkTarget(destination, "the copy's destination");
         NativeResource from = checkTarget(source, "the copy's source");
         return face(builder.copy(GraphNode.nodesOf(dependencies), to, destination.address(), from, source.address(),
@@ -379,7 +379,7 @@ public final class Graph extends Owner {
     }
 
     /**
-     * Adds a node that copies {@code destination.byteLength()} bytes from {@code source}, a pinned
+     * Adds a node that copies {@code destination.byteSize()} bytes from {@code source}, a pinned
      * host buffer of this graph's context, from {@code sourceOffset} on, to {@code destination} on
      * the device, at every launch. The graph then holds both buffers.
      *
@@ -402,9 +402,9 @@ public final class Graph extends Owner {
             GraphNode... dependencies) {
         NativeResource device = checkTarget(destination, "the upload's destination");
         long host = Objects.requireNonNull(source, "upload source").nodeRange(context, sourceOffset,
-                destination.byteLength(), "upload source");
+                destination.byteSize(), "upload source");
         return face(builder.hostCopy(GraphNode.nodesOf(dependencies), device, destination.address(), source.memory(),
-                host, true, destination.byteLength()));
+                host, true, destination.byteSize()));
     }
 
     /**
@@ -427,9 +427,9 @@ public final class Graph extends Owner {
             GraphNode... dependencies) {
         NativeResource device = checkTarget(source, "the download's source");
         long host = Objects.requireNonNull(destination, "download destination").nodeRange(context,
-                destinationOffset, source.byteLength(), "download destination");
+                destinationOffset, source.byteSize(), "download destination");
         return face(builder.hostCopy(GraphNode.nodesOf(dependencies), device, source.address(), destination.memory(),
-                host, false, source.byteLength()));
+                host, false, source.byteSize()));
     }
 
     /**
@@ -445,8 +445,8 @@ public final class Graph extends Owner {
      * pinned memory that copy nodes around it move, count, signal a Java thread.
      *
      * <p><b>What it throws</b> cannot reach the code that launched the graph: it is logged (SLF4J,
-     * ERROR), counted ({@link CudaContext#hostCallbackFailureCount()}) and kept for
-     * {@link CudaContext#takeHostCallbackFailures()}; the nodes after it run as usual.
+     * ERROR), counted ({@link ContextDiagnostics#hostCallbackFailureCount()}) and kept for
+     * {@link ContextDiagnostics#takeHostCallbackFailures()}; the nodes after it run as usual.
      *
      * @param callback what the node runs; it should return soon, since the driver's thread runs
      *     every host function of the process in turn

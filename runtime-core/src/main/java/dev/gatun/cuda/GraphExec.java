@@ -92,7 +92,7 @@ public final class GraphExec extends Owner {
      *     all the same, so this executable then holds the buffers and modules of both graphs
      */
     public boolean update(Graph graph) {
-        return tryUpdate(graph).applied();
+        return tryUpdate(graph).isApplied();
     }
 
     /**
@@ -148,7 +148,7 @@ public final class GraphExec extends Owner {
         } finally {
             if (event != null) {
                 event.device = context.device().ordinal();
-                event.updated = report.applied();
+                event.updated = report.isApplied();
                 event.result = report.result().name();
                 event.errorNode = report.errorNode();
                 event.errorFromNode = report.errorFromNode();
@@ -171,7 +171,7 @@ public final class GraphExec extends Owner {
             return ARENA_CHANGED;
         }
         GraphUpdateResult result = GraphUpdateResult.ofDriver(outcome.result());
-        return result.applied() ? APPLIED : new GraphUpdateReport(result, outcome.errorNode(), outcome.errorFromNode());
+        return result.isApplied() ? APPLIED : new GraphUpdateReport(result, outcome.errorNode(), outcome.errorFromNode());
     }
 
     /**

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * too by instantiating the graph. The executable the last two paths replace becomes the spare,
  * except after a refusal for {@link GraphUpdateResult#MEMORY_NODES} (an executable of a graph
  * with memory nodes would keep its graph memory). Every path and every refusal's reason is
- * counted ({@link #counts()}), logged at DEBUG with the nodes the driver blamed, and recorded as
+ * counted ({@link #counters()}), logged at DEBUG with the nodes the driver blamed, and recorded as
  * a JFR event {@code dev.gatun.GraphInstall}.
  *
  * <p>Not an owner: the holder publishes what {@link #install} returns as its executable, closes
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * allows (an update applies to the launches after it; launches already queued run what they were
  * launched with), and {@link GraphExec} keeps its update apart from any launch call.
  *
- * <p>Thread-safe: installs are serialized; {@link #counts()} takes no lock.
+ * <p>Thread-safe: installs are serialized; {@link #counters()} takes no lock.
  */
 public final class GraphInstaller {
 
@@ -95,7 +95,7 @@ public final class GraphInstaller {
         Objects.requireNonNull(prepare, "prepare");
         GraphInstallEvent event = GraphInstallEvent.start();
         GraphUpdateReport refusal = current.tryUpdateExplained(next);
-        if (refusal.applied()) {
+        if (refusal.isApplied()) {
             paths.getAndIncrement(UpdatingExecutable.Path.UPDATED.ordinal());
             commit(event, current, UpdatingExecutable.Path.UPDATED, null);
             return new Result(current, UpdatingExecutable.Path.UPDATED, null, List.of());
@@ -106,7 +106,7 @@ public final class GraphInstaller {
         List<GraphExec> dropped = new ArrayList<>(2);
         GraphExec installed;
         UpdatingExecutable.Path path;
-        if (spareResult != null && spareResult.applied()) {
+        if (spareResult != null && spareResult.isApplied()) {
             installed = spare;
             path = UpdatingExecutable.Path.SPARE;
         } else {
@@ -182,8 +182,8 @@ public final class GraphInstaller {
      * {@return the installs by path and the refusals by reason, taken without a lock} The
      * instantiations are those of {@link #install} alone (a holder's first executable is its own).
      */
-    public GraphInstallCounts counts() {
-        return new GraphInstallCounts(paths.get(UpdatingExecutable.Path.UPDATED.ordinal()),
+    public GraphInstallCounters counters() {
+        return new GraphInstallCounters(paths.get(UpdatingExecutable.Path.UPDATED.ordinal()),
                 paths.get(UpdatingExecutable.Path.SPARE.ordinal()),
                 paths.get(UpdatingExecutable.Path.INSTANTIATED.ordinal()), byReason(refusals), byReason(spareRefusals));
     }
@@ -201,6 +201,6 @@ public final class GraphInstaller {
 
     @Override
     public String toString() {
-        return "GraphInstaller[" + counts() + "]";
+        return "GraphInstaller[" + counters() + "]";
     }
 }

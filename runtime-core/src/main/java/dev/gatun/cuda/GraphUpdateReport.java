@@ -18,8 +18,8 @@ public record GraphUpdateReport(GraphUpdateResult result, String errorNode, Stri
     }
 
     /** {@return whether the executable now runs the new graph} */
-    public boolean applied() {
-        return result.applied();
+    public boolean isApplied() {
+        return result.isApplied();
     }
 
     @Override

@@ -49,7 +49,7 @@ public enum GraphUpdateResult {
     }
 
     /** {@return whether the executable now runs the new graph} */
-    public boolean applied() {
+    public boolean isApplied() {
         return this == APPLIED;
     }
 

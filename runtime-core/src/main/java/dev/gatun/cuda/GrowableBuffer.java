@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * The {@link #baseAddress() base address} never changes, so a KV cache, say, can grow without
  * copying or re-pointing its kernels.
  *
- * <p>{@link #mapped()} is the usable range [0, {@link #size()}) as a {@link DeviceBuffer}: copies,
+ * <p>{@link #mapped()} is the usable range [0, {@link #byteSize()}) as a {@link DeviceBuffer}: copies,
  * memsets, kernels and graphs take it as one range. A view stays valid while the buffer grows;
  * a {@link #shrink} below its end, or closing the buffer, closes it.
  *
@@ -39,7 +39,6 @@ public final class GrowableBuffer extends Owner {
     private static final String RESERVE = "GrowableBuffer.reserve";
     private static final String GROW = "GrowableBuffer.grow";
     private static final String SHRINK = "GrowableBuffer.shrink";
-    private static final int VMM_SUPPORTED = CudaDriver.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED();
     private static final int NOT_SUPPORTED = CudaDriver.CUDA_ERROR_NOT_SUPPORTED();
     private static final int OUT_OF_MEMORY = CudaDriver.CUDA_ERROR_OUT_OF_MEMORY();
     private static final int INVALID_VALUE = CudaDriver.CUDA_ERROR_INVALID_VALUE();
@@ -60,7 +59,7 @@ public final class GrowableBuffer extends Owner {
     /** Checks that the device supports virtual memory, then reserves the range {@code options} ask for. */
     static GrowableBuffer reserve(CudaContext context, GrowableBufferOptions options) {
         Device device = context.device();
-        if (device.attribute(VMM_SUPPORTED) == 0) {
+        if (device.attribute(DeviceAttribute.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 0) {
             throw new CudaException(NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "device " + device.ordinal()
                     + " has no virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0), "
                     + "so it cannot grow a buffer in place; allocate with CudaContext.allocate and copy to grow",
@@ -118,8 +117,11 @@ public final class GrowableBuffer extends Owner {
         return resource.base();
     }
 
-    /** {@return the bytes usable now: [0, size) is mapped} */
-    public long size() {
+    /**
+     * {@return the bytes usable now, as {@link #grow} and {@link #shrink} set them: [0, byteSize) is mapped}
+     * The memory mapped for them is whole chunks ({@link GrowableBufferCounters#mappedBytes()}).
+     */
+    public long byteSize() {
         synchronized (resource.lock()) {
             return resource.size();
         }
@@ -224,7 +226,7 @@ public final class GrowableBuffer extends Owner {
     }
 
     /**
-     * {@return the usable range [0, {@link #size()}) as a device buffer, for copies, memsets, kernels and
+     * {@return the usable range [0, {@link #byteSize()}) as a device buffer, for copies, memsets, kernels and
      * graphs: it stays valid while this buffer grows, and is closed by a {@link #shrink} below its
      * end or by closing this buffer (after which using it throws {@link IllegalStateException})}
      * Closing it ends the view early and frees nothing. Calls at the same size return the same view.

@@ -5,13 +5,13 @@ package dev.gatun.cuda;
  *
  * @param reservedBytes device address space reserved ({@code cuMemAddressReserve}); the most the buffer can grow to
  * @param chunkBytes the size of each physical chunk
- * @param chunks physical chunks mapped now (each a {@code cuMemCreate} handle), including any whose
+ * @param mappedChunks physical chunks mapped now (each a {@code cuMemCreate} handle), including any whose
  *     unmap failed and waits for retirement
- * @param mappedBytes {@code chunks * chunkBytes}: device memory the buffer holds now
- * @param mappedHighWaterBytes the most it held at once
+ * @param mappedBytes {@code mappedChunks * chunkBytes}: device memory the buffer holds now
+ * @param peakMappedBytes the most it held at once
  * @param grows calls of {@code grow} that mapped at least one chunk
  * @param shrinks calls of {@code shrink} that unmapped at least one chunk
  */
-public record GrowableBufferCounters(long reservedBytes, long chunkBytes, long chunks, long mappedBytes,
-        long mappedHighWaterBytes, long grows, long shrinks) {
+public record GrowableBufferCounters(long reservedBytes, long chunkBytes, long mappedChunks, long mappedBytes,
+        long peakMappedBytes, long grows, long shrinks) {
 }

@@ -89,7 +89,7 @@ public final class ImageRejectedException extends CudaException {
             if (!Files.exists(file)) {
                 // The image as given: PTX without the NUL that loading appends.
                 Path temp = Files.createTempFile(dir, base, ".tmp");
-                Files.write(temp, Arrays.copyOf(image.loadableBytes(), image.byteSize()));
+                Files.write(temp, Arrays.copyOf(image.loadableBytes(), Math.toIntExact(image.byteSize())));
                 Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             }
             return file.toString();

@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * What another process needs to open an interprocess {@link Event} of this one
  * ({@link Event#exportForIpc()} of an event from {@link CudaContext#createInterprocessEvent()},
- * then {@link CudaContext#importEvent} there): the driver's opaque 64-byte
+ * then {@link Event#importFrom} there): the driver's opaque 64-byte
  * {@code CUipcEventHandle}. A plain value: send {@link #toBytes()} over any channel and rebuild
  * it with {@link #fromBytes}. It holds no resource.
  */
@@ -27,7 +27,7 @@ public final class IpcEventHandle {
      * The handle {@link #toBytes()} wrote.
      *
      * @param bytes the bytes the other process received
-     * @return the handle, to pass to {@link CudaContext#importEvent}
+     * @return the handle, to pass to {@link Event#importFrom}
      * @throws IllegalArgumentException when {@code bytes} is not {@value #BYTES} bytes
      */
     public static IpcEventHandle fromBytes(byte[] bytes) {

@@ -1,6 +1,5 @@
 package dev.gatun.cuda;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ModuleResource;
 import dev.gatun.cuda.internal.context.NativeResource;
@@ -11,6 +10,7 @@ import dev.gatun.cuda.internal.launch.LaunchChecks;
 import dev.gatun.cuda.internal.launch.LaunchExConfig;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -72,6 +72,36 @@ public final class Kernel extends Owner {
         this.resource = r;
     }
 
+    /**
+     * {@return a kernel of a module another library loaded in {@code context}, without taking the module
+     * over: it launches like any Gatun kernel (its launches are fenced), and closing it ends
+     * Gatun's view once those launches completed; Gatun never unloads the module} The other
+     * library must keep it loaded until then. The driver cannot tell which context a module
+     * belongs to: a module of another context fails at launch with the driver's error.
+     *
+     * @param context the context the module was loaded in
+     * @param foreignModule a loaded {@code CUmodule}
+     * @param function the function's (mangled) name, looked up with {@code cuModuleGetFunction}
+     * @throws IllegalArgumentException when the module has no such function
+     */
+    public static Kernel borrow(CudaContext context, MemorySegment foreignModule, String function) {
+        Objects.requireNonNull(foreignModule, "foreignModule");
+        Objects.requireNonNull(function, "function");
+        context.checkOpen();
+        if (foreignModule.address() == 0) {
+            throw new IllegalArgumentException("cannot borrow a kernel from the NULL module");
+        }
+        ContextState state = context.state();
+        MemorySegment f = state.calls().modules().function(foreignModule, function);
+        if (f == null) {
+            throw new IllegalArgumentException("module 0x" + Long.toHexString(foreignModule.address())
+                    + " has no kernel '" + function + "' (cuModuleGetFunction: not found); C++ kernels need their "
+                    + "mangled name, or extern \"C\"");
+        }
+        state.reap();
+        return new Kernel(context, ModuleResource.borrow(state, foreignModule), f, function);
+    }
+
     /** {@return the context this kernel was loaded in} */
     public CudaContext context() {
         return context;
@@ -100,7 +130,7 @@ public final class Kernel extends Owner {
 
     /**
      * {@return whether this kernel is {@linkplain LiveOwner#borrowed() borrowed}: it comes from another
-     * library's module ({@link CudaContext#borrowKernel}), which Gatun never unloads}
+     * library's module ({@link Kernel#borrow}), which Gatun never unloads}
      */
     public boolean isBorrowed() {
         return resource.module.borrowed();
@@ -139,25 +169,25 @@ public final class Kernel extends Owner {
     }
 
     /**
-     * One raw attribute ({@code CU_FUNC_ATTRIBUTE_*}).
+     * {@return one attribute's value ({@code cuFuncGetAttribute})}
      *
-     * @param attribute a {@code CU_FUNC_ATTRIBUTE_*} number
-     * @return the attribute's value
+     * @param attribute which attribute
      */
-    public int attribute(int attribute) {
+    public int attribute(KernelAttribute attribute) {
         resource.checkOpen();
-        return contextState.calls().modules().attribute(resource.function, attribute);
+        return contextState.calls().modules().attribute(resource.function, attribute.code);
     }
 
     /**
-     * Sets a raw attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout.
+     * Sets an attribute ({@code cuFuncSetAttribute}), e.g. the preferred shared memory carveout.
      *
-     * @param attribute a {@code CU_FUNC_ATTRIBUTE_*} number the driver lets callers set
+     * @param attribute an attribute the driver lets callers set
      * @param value the new value
+     * @throws CudaException when the driver refuses the attribute or the value
      */
-    public void setAttribute(int attribute, int value) {
+    public void setAttribute(KernelAttribute attribute, int value) {
         resource.checkOpen();
-        contextState.calls().modules().setAttribute(resource.function, attribute, value);
+        contextState.calls().modules().setAttribute(resource.function, attribute.code, value);
         attributes = null;
     }
 
@@ -165,14 +195,14 @@ public final class Kernel extends Owner {
     public KernelAttributes attributes() {
         KernelAttributes a = attributes;
         if (a == null) {
-            a = new KernelAttributes(attribute(CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_PTX_VERSION()),
-                    attribute(CudaDriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION()));
+            a = new KernelAttributes(attribute(KernelAttribute.NUM_REGS),
+                    attribute(KernelAttribute.SHARED_SIZE_BYTES),
+                    attribute(KernelAttribute.CONST_SIZE_BYTES),
+                    attribute(KernelAttribute.LOCAL_SIZE_BYTES),
+                    attribute(KernelAttribute.MAX_THREADS_PER_BLOCK),
+                    attribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES),
+                    attribute(KernelAttribute.PTX_VERSION),
+                    attribute(KernelAttribute.BINARY_VERSION));
             attributes = a;
         }
         return a;
@@ -181,10 +211,10 @@ public final class Kernel extends Owner {
     /**
      * One parameter's place in the kernel's argument buffer.
      *
-     * @param offset where the parameter starts, in bytes
-     * @param size the parameter's size in bytes
+     * @param byteOffset where the parameter starts, in bytes
+     * @param byteSize the parameter's size in bytes
      */
-    public record Parameter(long offset, long size) {
+    public record Parameter(long byteOffset, long byteSize) {
     }
 
     /**
@@ -301,7 +331,7 @@ public final class Kernel extends Owner {
         if (bytes > defaultBudget) {
             synchronized (resource) {
                 if (resource.optedInSharedBytes < bytes) {
-                    setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES(), bytes);
+                    setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
                     resource.optedInSharedBytes = bytes;
                 }
             }

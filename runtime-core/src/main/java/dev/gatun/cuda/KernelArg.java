@@ -7,7 +7,7 @@ package dev.gatun.cuda;
 public sealed interface KernelArg {
 
     /** {@return size in bytes of the argument as the kernel receives it} */
-    int byteSize();
+    long byteSize();
 
     /**
      * A device pointer: to the start of {@code view} (its buffer is tracked: it cannot be freed
@@ -19,7 +19,7 @@ public sealed interface KernelArg {
      */
     record Pointer(DeviceView view, long address) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 8;
         }
     }
@@ -31,7 +31,7 @@ public sealed interface KernelArg {
      */
     record I8(byte value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 1;
         }
     }
@@ -43,7 +43,7 @@ public sealed interface KernelArg {
      */
     record I16(short value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 2;
         }
     }
@@ -55,7 +55,7 @@ public sealed interface KernelArg {
      */
     record I32(int value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 4;
         }
     }
@@ -67,7 +67,7 @@ public sealed interface KernelArg {
      */
     record I64(long value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 8;
         }
     }
@@ -79,7 +79,7 @@ public sealed interface KernelArg {
      */
     record F32(float value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 4;
         }
     }
@@ -91,7 +91,7 @@ public sealed interface KernelArg {
      */
     record F64(double value) implements KernelArg {
         @Override
-        public int byteSize() {
+        public long byteSize() {
             return 8;
         }
     }

@@ -79,7 +79,7 @@ public final class KernelLaunch {
             this.mode = Mode.EXTENDED;
             this.extended = LaunchExConfig.retained(config, handleOf(programmaticEvent), handleOf(completionEvent));
         } else {
-            this.mode = config.cooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
+            this.mode = config.isCooperative() ? Mode.COOPERATIVE : Mode.PLAIN;
             this.extended = null;
         }
     }
@@ -121,7 +121,7 @@ public final class KernelLaunch {
         if (arg instanceof KernelArg.Pointer p) {
             if (p.view() != null) {
                 DeviceBuffer b = p.view().buffer();
-                if (b.context() != context && !context.peerAccessEnabled(b.context())) {
+                if (b.context() != context && !context.isPeerAccessEnabled(b.context())) {
                     throw new IllegalArgumentException("argument " + index + " (" + b + ") is device "
                             + b.context().device().ordinal() + "'s memory; a kernel on device "
                             + context.device().ordinal() + " may use it only after "

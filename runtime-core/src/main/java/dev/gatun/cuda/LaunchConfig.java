@@ -18,64 +18,45 @@ import java.util.OptionalInt;
  * closed; each launch counts as a use of the event on its stream, so the event is destroyed only
  * after that launch has completed.
  *
- * @param gridX blocks in x
- * @param gridY blocks in y
- * @param gridZ blocks in z
- * @param blockX threads per block in x
- * @param blockY threads per block in y
- * @param blockZ threads per block in z
- * @param sharedMemoryBytes dynamic shared memory per block, in bytes
- * @param clusterX cluster dimensions; 0 (all three) means no cluster
- * @param clusterY see {@code clusterX}
- * @param clusterZ see {@code clusterX}
- * @param cooperative launch with {@code cuLaunchCooperativeKernel} semantics: all blocks are
- *     co-resident, so grid-wide synchronization is legal; the grid must fit the occupancy
- * @param programmaticStreamSerialization programmatic dependent launch (compute capability
- *     9.0+): this kernel may start while the kernel before it on the stream is still running;
- *     it must call {@code cudaGridDependencySynchronize()} before it reads what that kernel
- *     writes, and that kernel may call {@code cudaTriggerProgrammaticLaunchCompletion()} to let
- *     it start earlier
- * @param clusterSchedulingPolicy where the clusters go; anything but {@code DEFAULT} needs a cluster
- * @param priority the launch's priority, overriding its stream's (lower numbers mean higher
- *     priority, within {@link CudaContext#greatestStreamPriority()} ..
- *     {@link CudaContext#leastStreamPriority()}); empty for the stream's own
- * @param programmaticEvent an event the kernel records once every block has triggered
- *     ({@code cudaTriggerProgrammaticLaunchCompletion()}, PTX {@code griddepcontrol.launch_dependents})
- *     or exited (compute capability 9.0+, {@code CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT}): a
- *     kernel queued on another stream after {@link Stream#waitFor(Event)} on it may start then,
- *     and must call {@code cudaGridDependencySynchronize()} (PTX {@code griddepcontrol.wait})
- *     before it reads what this kernel writes. On the host, a complete event means only that
- *     every block has triggered, not that the kernel has finished; empty for none
- * @param triggerAtBlockStart with a programmatic event: each block triggers as it starts, so the
- *     event fires once every block has begun (the dependent's {@code griddepcontrol.wait} still
- *     waits for this kernel's completion and memory); false without one
- * @param launchCompletionEvent an event the kernel records once all its blocks have begun
- *     ({@code CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT}, driver 12.3+, any compute
- *     capability; best effort: it may fire only when the kernel completes); empty for none
+ * <p>A value (equal when every setting is), made with {@link #of}, {@link #covering} and the
+ * withers; not a record, so that a new launch attribute is one more wither, not a new
+ * constructor. Each accessor says what its setting means.
  */
-public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
-        int clusterX, int clusterY, int clusterZ, boolean cooperative, boolean programmaticStreamSerialization,
-        ClusterSchedulingPolicy clusterSchedulingPolicy, OptionalInt priority, Optional<Event> programmaticEvent,
-        boolean triggerAtBlockStart, Optional<Event> launchCompletionEvent) {
+public final class LaunchConfig {
+
+    private final int gridX;
+    private final int gridY;
+    private final int gridZ;
+    private final int blockX;
+    private final int blockY;
+    private final int blockZ;
+    private final int sharedMemoryBytes;
+    private final int clusterX;
+    private final int clusterY;
+    private final int clusterZ;
+    private final boolean cooperative;
+    private final boolean programmaticStreamSerialization;
+    private final ClusterSchedulingPolicy clusterSchedulingPolicy;
+    private final OptionalInt priority;
+    private final Optional<Event> programmaticEvent;
+    private final boolean triggerAtBlockStart;
+    private final Optional<Event> launchCompletionEvent;
+
 
     /**
-     * Checks the components.
+     * Checks the settings: the one check of the factories and withers, which give every option
+     * a value (an empty one for none) and the trigger only with its event.
      *
-     * @throws NullPointerException when the policy, the priority or an event option is null
+     * @throws NullPointerException when the policy is null
      * @throws IllegalArgumentException when a grid or block dimension is below 1, the shared memory is negative,
-     *     the cluster dimensions are neither all 0 nor all at least 1, or {@code triggerAtBlockStart} is set
-     *     without a programmatic event
+     *     or the cluster dimensions are neither all 0 nor all at least 1
      */
-    public LaunchConfig {
+    private LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
+            int clusterX, int clusterY, int clusterZ, boolean cooperative, boolean programmaticStreamSerialization,
+            ClusterSchedulingPolicy clusterSchedulingPolicy, OptionalInt priority, Optional<Event> programmaticEvent,
+            boolean triggerAtBlockStart, Optional<Event> launchCompletionEvent) {
         Objects.requireNonNull(clusterSchedulingPolicy, "the cluster scheduling policy is null; pass "
                 + "ClusterSchedulingPolicy.DEFAULT for the driver's own");
-        Objects.requireNonNull(priority, "the priority is null; pass OptionalInt.empty() for the stream's own");
-        Objects.requireNonNull(programmaticEvent, "the programmatic event is null; pass Optional.empty() for none");
-        Objects.requireNonNull(launchCompletionEvent, "the launch completion event is null; pass Optional.empty() for none");
-        if (triggerAtBlockStart && programmaticEvent.isEmpty()) {
-            throw new IllegalArgumentException("triggerAtBlockStart applies to a programmatic event, and there is none; "
-                    + "use withProgrammaticEvent(event, true)");
-        }
         if (gridX < 1 || gridY < 1 || gridZ < 1 || blockX < 1 || blockY < 1 || blockZ < 1) {
             throw new IllegalArgumentException("grid and block dimensions must be at least 1: grid (" + gridX + ", " + gridY
                     + ", " + gridZ + "), block (" + blockX + ", " + blockY + ", " + blockZ + ")");
@@ -88,27 +69,142 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
             throw new IllegalArgumentException("cluster dimensions must all be at least 1, or all 0 for no cluster: ("
                     + clusterX + ", " + clusterY + ", " + clusterZ + ")");
         }
+        this.gridX = gridX;
+        this.gridY = gridY;
+        this.gridZ = gridZ;
+        this.blockX = blockX;
+        this.blockY = blockY;
+        this.blockZ = blockZ;
+        this.sharedMemoryBytes = sharedMemoryBytes;
+        this.clusterX = clusterX;
+        this.clusterY = clusterY;
+        this.clusterZ = clusterZ;
+        this.cooperative = cooperative;
+        this.programmaticStreamSerialization = programmaticStreamSerialization;
+        this.clusterSchedulingPolicy = clusterSchedulingPolicy;
+        this.priority = priority;
+        this.programmaticEvent = programmaticEvent;
+        this.triggerAtBlockStart = triggerAtBlockStart;
+        this.launchCompletionEvent = launchCompletionEvent;
+    }
+
+    /** A configuration of a grid and a block, without shared memory, a cluster or launch attributes. */
+    private static LaunchConfig plain(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ) {
+        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, 0, 0, 0, 0, false, false,
+                ClusterSchedulingPolicy.DEFAULT, OptionalInt.empty(), Optional.empty(), false, Optional.empty());
+    }
+
+    /** {@return blocks in x} */
+    public int gridX() {
+        return gridX;
+    }
+
+    /** {@return blocks in y} */
+    public int gridY() {
+        return gridY;
+    }
+
+    /** {@return blocks in z} */
+    public int gridZ() {
+        return gridZ;
+    }
+
+    /** {@return threads per block in x} */
+    public int blockX() {
+        return blockX;
+    }
+
+    /** {@return threads per block in y} */
+    public int blockY() {
+        return blockY;
+    }
+
+    /** {@return threads per block in z} */
+    public int blockZ() {
+        return blockZ;
+    }
+
+    /** {@return dynamic shared memory per block, in bytes} */
+    public int sharedMemoryBytes() {
+        return sharedMemoryBytes;
+    }
+
+    /** {@return cluster dimension in x; 0 (all three) means no cluster} */
+    public int clusterX() {
+        return clusterX;
+    }
+
+    /** {@return cluster dimension in y; 0 with the others for no cluster} */
+    public int clusterY() {
+        return clusterY;
+    }
+
+    /** {@return cluster dimension in z; 0 with the others for no cluster} */
+    public int clusterZ() {
+        return clusterZ;
     }
 
     /**
-     * A configuration without launch attributes, as the record had before it gained them.
-     *
-     * @param gridX as the record component of that name
-     * @param gridY as the record component of that name
-     * @param gridZ as the record component of that name
-     * @param blockX as the record component of that name
-     * @param blockY as the record component of that name
-     * @param blockZ as the record component of that name
-     * @param sharedMemoryBytes as the record component of that name
-     * @param clusterX as the record component of that name
-     * @param clusterY as the record component of that name
-     * @param clusterZ as the record component of that name
-     * @param cooperative as the record component of that name
+     * {@return whether the launch has {@code cuLaunchCooperativeKernel} semantics: all blocks are
+     * co-resident, so grid-wide synchronization is legal; the grid must fit the occupancy}
      */
-    public LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int sharedMemoryBytes,
-            int clusterX, int clusterY, int clusterZ, boolean cooperative) {
-        this(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY, clusterZ, cooperative,
-                false, ClusterSchedulingPolicy.DEFAULT, OptionalInt.empty(), Optional.empty(), false, Optional.empty());
+    public boolean isCooperative() {
+        return cooperative;
+    }
+
+    /**
+     * {@return whether this is a programmatic dependent launch (compute capability 9.0+): this kernel
+     * may start while the kernel before it on the stream is still running; it must call
+     * {@code cudaGridDependencySynchronize()} before it reads what that kernel writes, and that
+     * kernel may call {@code cudaTriggerProgrammaticLaunchCompletion()} to let it start earlier}
+     */
+    public boolean isProgrammaticStreamSerialization() {
+        return programmaticStreamSerialization;
+    }
+
+    /** {@return where the clusters go; anything but {@code DEFAULT} needs a cluster} */
+    public ClusterSchedulingPolicy clusterSchedulingPolicy() {
+        return clusterSchedulingPolicy;
+    }
+
+    /**
+     * {@return the launch's priority, overriding its stream's (lower numbers mean higher priority,
+     * within {@link CudaContext#greatestStreamPriority()} ..
+     * {@link CudaContext#leastStreamPriority()}); empty for the stream's own}
+     */
+    public OptionalInt priority() {
+        return priority;
+    }
+
+    /**
+     * {@return an event the kernel records once every block has triggered
+     * ({@code cudaTriggerProgrammaticLaunchCompletion()}, PTX {@code griddepcontrol.launch_dependents})
+     * or exited (compute capability 9.0+, {@code CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT}); empty for
+     * none} A kernel queued on another stream after {@link Stream#waitFor(Event)} on it may start
+     * then, and must call {@code cudaGridDependencySynchronize()} (PTX {@code griddepcontrol.wait})
+     * before it reads what this kernel writes. On the host, a complete event means only that every
+     * block has triggered, not that the kernel has finished.
+     */
+    public Optional<Event> programmaticEvent() {
+        return programmaticEvent;
+    }
+
+    /**
+     * {@return whether, with a programmatic event, each block triggers as it starts, so the event fires
+     * once every block has begun (the dependent's {@code griddepcontrol.wait} still waits for this
+     * kernel's completion and memory); false without one}
+     */
+    public boolean isTriggerAtBlockStart() {
+        return triggerAtBlockStart;
+    }
+
+    /**
+     * {@return an event the kernel records once all its blocks have begun
+     * ({@code CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT}, driver 12.3+, any compute capability; best
+     * effort: it may fire only when the kernel completes); empty for none}
+     */
+    public Optional<Event> launchCompletionEvent() {
+        return launchCompletionEvent;
     }
 
     /**
@@ -119,7 +215,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      * @return the configuration, without shared memory or a cluster
      */
     public static LaunchConfig of(int grid, int block) {
-        return new LaunchConfig(grid, 1, 1, block, 1, 1, 0, 0, 0, 0, false);
+        return plain(grid, 1, 1, block, 1, 1);
     }
 
     /**
@@ -134,7 +230,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      * @return the configuration, without shared memory or a cluster
      */
     public static LaunchConfig of(int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ) {
-        return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, 0, 0, 0, 0, false);
+        return plain(gridX, gridY, gridZ, blockX, blockY, blockZ);
     }
 
     /**
@@ -180,7 +276,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
      *
      * @param bytes dynamic shared memory per block, in bytes
      */
-    public LaunchConfig withSharedMemory(int bytes) {
+    public LaunchConfig withSharedMemoryBytes(int bytes) {
         return new LaunchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, bytes, clusterX, clusterY, clusterZ,
                 cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority, programmaticEvent,
                 triggerAtBlockStart, launchCompletionEvent);
@@ -200,7 +296,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
     }
 
     /**
-     * {@return the same configuration as a cooperative launch or not (see {@link #cooperative()})}
+     * {@return the same configuration as a cooperative launch or not (see {@link #isCooperative()})}
      *
      * @param on whether all blocks must be co-resident
      */
@@ -212,7 +308,7 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
 
     /**
      * Programmatic dependent launch on or off (compute capability 9.0+): see
-     * {@link #programmaticStreamSerialization()} for what the kernels must do.
+     * {@link #isProgrammaticStreamSerialization()} for what the kernels must do.
      *
      * @param on whether the kernel may start before the kernel ahead of it on the stream completes
      * @return the same configuration with the attribute set
@@ -325,5 +421,36 @@ public record LaunchConfig(int gridX, int gridY, int gridZ, int blockX, int bloc
     /** {@return the blocks in the grid: {@code gridX * gridY * gridZ}} */
     public long blocks() {
         return (long) gridX * gridY * gridZ;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LaunchConfig c && gridX == c.gridX && gridY == c.gridY && gridZ == c.gridZ
+                && blockX == c.blockX && blockY == c.blockY && blockZ == c.blockZ
+                && sharedMemoryBytes == c.sharedMemoryBytes && clusterX == c.clusterX && clusterY == c.clusterY
+                && clusterZ == c.clusterZ && cooperative == c.cooperative
+                && programmaticStreamSerialization == c.programmaticStreamSerialization
+                && clusterSchedulingPolicy == c.clusterSchedulingPolicy && priority.equals(c.priority)
+                && programmaticEvent.equals(c.programmaticEvent) && triggerAtBlockStart == c.triggerAtBlockStart
+                && launchCompletionEvent.equals(c.launchCompletionEvent);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemoryBytes, clusterX, clusterY,
+                clusterZ, cooperative, programmaticStreamSerialization, clusterSchedulingPolicy, priority,
+                programmaticEvent, triggerAtBlockStart, launchCompletionEvent);
+    }
+
+    /** {@return the settings, as a record would print them} */
+    @Override
+    public String toString() {
+        return "LaunchConfig[gridX=" + gridX + ", gridY=" + gridY + ", gridZ=" + gridZ + ", blockX=" + blockX
+                + ", blockY=" + blockY + ", blockZ=" + blockZ + ", sharedMemoryBytes=" + sharedMemoryBytes
+                + ", clusterX=" + clusterX + ", clusterY=" + clusterY + ", clusterZ=" + clusterZ + ", cooperative="
+                + cooperative + ", programmaticStreamSerialization=" + programmaticStreamSerialization
+                + ", clusterSchedulingPolicy=" + clusterSchedulingPolicy + ", priority=" + priority
+                + ", programmaticEvent=" + programmaticEvent + ", triggerAtBlockStart=" + triggerAtBlockStart
+                + ", launchCompletionEvent=" + launchCompletionEvent + "]";
     }
 }

@@ -80,10 +80,10 @@ public final class LaunchRefusedException extends CudaException {
             sb.append(", cluster (").append(config.clusterX()).append(", ").append(config.clusterY()).append(", ")
                     .append(config.clusterZ()).append(')');
         }
-        if (config.cooperative()) {
+        if (config.isCooperative()) {
             sb.append(", cooperative");
         }
-        if (config.programmaticStreamSerialization()) {
+        if (config.isProgrammaticStreamSerialization()) {
             sb.append(", programmatic stream serialization");
         }
         config.priority().ifPresent(p -> sb.append(", priority ").append(p));

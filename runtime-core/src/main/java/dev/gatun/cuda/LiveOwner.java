@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One owner made from a context and not yet closed, as {@link CudaContext#liveOwners()} lists
+ * One owner made from a context and not yet closed, as {@link ContextDiagnostics#liveOwners()} lists
  * it: what a test names when it reports a leak.
  *
  * @param kind what it owns
@@ -16,10 +16,10 @@ import java.util.Objects;
  *     it stands for (device memory, a stream, a module and its kernels) was made outside Gatun, by
  *     another library or another process, and Gatun never frees, destroys or unloads it; closing
  *     the owner releases only Gatun's view of it, or this process's mapping. Borrowed are another
- *     library's stream, device memory and kernel with its module ({@link CudaContext#borrowStream},
- *     {@link CudaContext#borrowDeviceMemory}, {@link CudaContext#borrowKernel}: the close
+ *     library's stream, device memory and kernel with its module ({@link Stream#borrow},
+ *     {@link DeviceBuffer#borrow}, {@link Kernel#borrow}: the close
  *     releases nothing native), and another process's buffer mapped into this one
- *     ({@link CudaContext#importBuffer}, {@link MemoryPool#importAllocation}: the close unmaps or
+ *     ({@link DeviceBuffer#importFrom}, {@link MemoryPool#importAllocation}: the close unmaps or
  *     frees the mapping, never the memory). An imported event or memory pool is not: the driver
  *     makes it a new handle of this process ({@code cuIpcOpenEventHandle},
  *     {@code cuMemPoolImportFromShareableHandle}), which Gatun destroys like its own, leaving the

@@ -156,10 +156,10 @@ public final class MemOp {
      */
     static DeviceView checkWord(DeviceView word, int bytes, String operation) {
         Objects.requireNonNull(word, "word");
-        if (word.byteLength() != bytes || (word.address() & (bytes - 1)) != 0) {
+        if (word.byteSize() != bytes || (word.address() & (bytes - 1)) != 0) {
             throw new IllegalArgumentException(operation + " names one " + bytes + "-byte word: the view must be "
                     + "exactly " + bytes + " bytes long and " + bytes + "-byte aligned (offset " + word.byteOffset()
-                    + ", length " + word.byteLength() + "); take it with slice(i, 1) of a view of "
+                    + ", length " + word.byteSize() + "); take it with slice(i, 1) of a view of "
                     + (bytes == 4 ? "ints" : "longs"));
         }
         return word;

@@ -15,7 +15,7 @@ import java.util.Objects;
  * A CUDA memory pool ({@code cuMemPool*}): device memory the driver reserves and hands out in
  * stream order ({@link #allocate(Stream, long)}), reusing what earlier frees returned without a
  * round trip to the device's allocator. Its attributes say how much freed memory it keeps
- * ({@linkplain #setReleaseThreshold release threshold}) and when it may reuse memory across
+ * ({@linkplain #setReleaseThresholdBytes release threshold}) and when it may reuse memory across
  * streams ({@link PoolReuse}); {@link #usage()} reports what it reserves and uses.
  *
  * <p>Two kinds: a pool made with {@link CudaContext#createMemoryPool}, which Gatun destroys
@@ -26,7 +26,7 @@ import java.util.Objects;
  *
  * <p>A pool created with an {@linkplain MemoryPoolOptions#withExportHandle export handle} can be
  * shared with another process: {@link #exportFileDescriptor()} here,
- * {@link CudaContext#importMemoryPool} there, then each allocation with
+ * {@link MemoryPool#importFrom} there, then each allocation with
  * {@link DeviceBuffer#exportForIpc()} here and {@link #importAllocation} on the imported pool there. An
  * imported pool cannot allocate (the driver's rule); the imported allocations are borrowed.
  *
@@ -68,8 +68,8 @@ public final class MemoryPool extends Owner {
         long maxSize = driverCaps && options.hardCapBytes() != MemoryPoolOptions.NO_CAP ? options.hardCapBytes() : 0;
         MemorySegment handle = calls.create(context.device().ordinal(), options.exportHandle().type, maxSize);
         try {
-            if (options.releaseThreshold() != 0) {
-                calls.setAttribute64(handle, RELEASE_THRESHOLD, options.releaseThreshold());
+            if (options.releaseThresholdBytes() != 0) {
+                calls.setAttribute64(handle, RELEASE_THRESHOLD, options.releaseThresholdBytes());
             }
             for (PoolReuse policy : PoolReuse.values()) {
                 if (!options.reuse().contains(policy)) { // a new pool has every policy on
@@ -87,8 +87,28 @@ public final class MemoryPool extends Owner {
                 new PoolCaps(options.hardCapBytes(), options.softLimitBytes()), !driverCaps);
     }
 
-    /** The pool another process exported as {@code fd} ({@code cuMemPoolImportFromShareableHandle}). */
-    static MemoryPool importFrom(CudaContext context, int fd) {
+    /**
+     * Imports the memory pool another process exported as the POSIX file descriptor {@code fd}
+     * ({@link #exportFileDescriptor()}; {@code cuMemPoolImportFromShareableHandle}), a descriptor
+     * of this process (received over a Unix socket, or taken with {@code pidfd_getfd}). The
+     * imported pool cannot allocate; import the exporter's allocations with
+     * {@link #importAllocation}. Gatun does not close {@code fd}; close it once imported. Closing
+     * the pool destroys this process's pool object once every allocation imported from it was
+     * freed.
+     *
+     * @param context the context to import the pool into
+     * @param fd the descriptor, owned by the caller
+     * @return the imported pool, to close when done
+     * @throws IllegalArgumentException when {@code fd} is negative
+     * @throws CudaException e.g. {@code CUDA_ERROR_INVALID_VALUE} for a descriptor of no exported pool
+     */
+    public static MemoryPool importFrom(CudaContext context, int fd) {
+        if (fd < 0) {
+            throw new IllegalArgumentException("file descriptor " + fd + " is negative; pass the descriptor this process "
+                    + "received for the exporter's pool");
+        }
+        context.checkOpen();
+        context.state().reap();
         MemorySegment handle = context.state().calls().pools().importFileDescriptor(fd);
         return new MemoryPool(context, handle, false, PoolExportHandle.NONE, true, uncapped(), false);
     }
@@ -110,7 +130,7 @@ public final class MemoryPool extends Owner {
         return context;
     }
 
-    /** {@return whether this pool was imported from another process ({@link CudaContext#importMemoryPool})} */
+    /** {@return whether this pool was imported from another process ({@link MemoryPool#importFrom})} */
     public boolean isImported() {
         return resource.imported();
     }
@@ -122,7 +142,7 @@ public final class MemoryPool extends Owner {
 
     /**
      * {@return a new POSIX file descriptor for this pool ({@code cuMemPoolExportToShareableHandle}), for
-     * another process's {@link CudaContext#importMemoryPool}} Call it before exporting any
+     * another process's {@link MemoryPool#importFrom}} Call it before exporting any
      * allocation from the pool ({@link DeviceBuffer#exportForIpc()}): the driver refuses to export
      * an allocation of a pool never exported, and Gatun refuses it first. The descriptor is the caller's:
      * pass it to the other process (a descriptor is not a number another process can use: send
@@ -146,21 +166,27 @@ public final class MemoryPool extends Owner {
 
     /**
      * Maps an allocation another process exported from the pool this one imports
-     * ({@code cuMemPoolImportPointer}): a borrowed buffer of {@link IpcPoolAllocation#byteSize()}
+     * ({@code cuMemPoolImportPointer}): a borrowed buffer of {@link IpcBufferExport#byteSize()}
      * bytes. Closing it frees the import with {@code cuMemFree} once the work queued here on it
      * completed, which is the order the driver requires (every importer frees before the
      * exporter does); close it, and tell the exporter, before the exporter closes its buffer.
      *
      * @param allocation the export the other process sent, of an allocation from the pool this one imports
      * @return the mapped buffer, to close before the exporter closes its own
+     * @throws IllegalArgumentException when {@code allocation} is a legacy memory handle's export,
+     *     which {@link DeviceBuffer#importFrom} maps
      * @throws IllegalStateException when this pool is closed or was not imported
      */
-    public DeviceBuffer importAllocation(IpcPoolAllocation allocation) {
+    public DeviceBuffer importAllocation(IpcBufferExport allocation) {
         Objects.requireNonNull(allocation, "allocation");
+        if (allocation.kind() != IpcBufferExport.Kind.POOL_ALLOCATION) {
+            throw new IllegalArgumentException(allocation + " is a CudaContext.allocate buffer's export: map it with "
+                    + "DeviceBuffer.importFrom");
+        }
         checkOpen();
         if (!resource.imported()) {
             throw new IllegalStateException(resource.identity() + " is not an imported pool; import the exporter's pool "
-                    + "with CudaContext.importMemoryPool(fd) and import its allocations there");
+                    + "with MemoryPool.importFrom(context, fd) and import its allocations there");
         }
         return DeviceBuffer.importFromPool(context, resource, allocation);
     }
@@ -229,7 +255,7 @@ public final class MemoryPool extends Owner {
      * {@return bytes of freed memory the pool keeps reserved across synchronizations
      * ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD})}
      */
-    public long releaseThreshold() {
+    public long releaseThresholdBytes() {
         checkOpen();
         return state.calls().pools().attribute64(resource.handle(), RELEASE_THRESHOLD);
     }
@@ -241,7 +267,7 @@ public final class MemoryPool extends Owner {
      *
      * @param bytes the bytes to keep reserved; 0 or more
      */
-    public void setReleaseThreshold(long bytes) {
+    public void setReleaseThresholdBytes(long bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("release threshold " + bytes
                     + " is negative; give a number of bytes >= 0 (Long.MAX_VALUE keeps every freed byte reserved)");
@@ -251,12 +277,11 @@ public final class MemoryPool extends Owner {
     }
 
     /**
-     * Whether the reuse policy {@code policy} is on.
+     * {@return whether the reuse policy {@code policy} is on}
      *
      * @param policy the policy to ask about
-     * @return whether it is on
      */
-    public boolean reuse(PoolReuse policy) {
+    public boolean isReuseEnabled(PoolReuse policy) {
         Objects.requireNonNull(policy, "policy");
         checkOpen();
         return state.calls().pools().flag(resource.handle(), policy.attribute);
@@ -268,7 +293,7 @@ public final class MemoryPool extends Owner {
      * @param policy the policy to switch
      * @param on true to switch it on, false to switch it off
      */
-    public void setReuse(PoolReuse policy, boolean on) {
+    public void setReuseEnabled(PoolReuse policy, boolean on) {
         Objects.requireNonNull(policy, "policy");
         checkOpen();
         state.calls().pools().setFlag(resource.handle(), policy.attribute, on);
@@ -290,19 +315,19 @@ public final class MemoryPool extends Owner {
     }
 
     /**
-     * {@return the pool's reserved and used memory, current and high-water, as the driver counts it (four
+     * {@return the pool's used and reserved memory, now and at their peaks, as the driver counts it (four
      * driver calls)}
      */
-    public MemoryPoolUsage usage() {
+    public MemoryUsage usage() {
         checkOpen();
         MemoryPoolCalls calls = state.calls().pools();
         MemorySegment h = resource.handle();
-        return new MemoryPoolUsage(calls.attribute64(h, RESERVED_CURRENT), calls.attribute64(h, RESERVED_HIGH),
-                calls.attribute64(h, USED_CURRENT), calls.attribute64(h, USED_HIGH));
+        return new MemoryUsage(calls.attribute64(h, USED_CURRENT), calls.attribute64(h, USED_HIGH),
+                calls.attribute64(h, RESERVED_CURRENT), calls.attribute64(h, RESERVED_HIGH));
     }
 
-    /** Resets both high-water marks to the current values (the driver's reset: setting them to 0). */
-    public void resetHighWater() {
+    /** Resets both peaks to the current values (the driver's reset: setting its high-water marks to 0). */
+    public void resetPeaks() {
         checkOpen();
         MemoryPoolCalls calls = state.calls().pools();
         calls.setAttribute64(resource.handle(), RESERVED_HIGH, 0);

@@ -8,7 +8,7 @@ import java.util.Set;
  * Settings of a new {@link MemoryPool} ({@link CudaContext#createMemoryPool}); the first two can
  * be changed later on the pool itself, the export handle cannot.
  *
- * @param releaseThreshold bytes of freed memory the pool keeps reserved across synchronizations
+ * @param releaseThresholdBytes bytes of freed memory the pool keeps reserved across synchronizations
  *     instead of returning them to the device ({@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}); 0, the
  *     driver's default, returns everything at the next synchronization, {@link Long#MAX_VALUE}
  *     keeps everything until a {@link MemoryPool#trimTo trim}
@@ -23,7 +23,7 @@ import java.util.Set;
  *     idle: no allocation from it between two safe points ({@link CudaContext#reap()},
  *     {@link CudaContext#synchronize()}). When set, at most {@code hardCapBytes}; {@link #NO_CAP} (the default) for none
  */
-public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle,
+public record MemoryPoolOptions(long releaseThresholdBytes, Set<PoolReuse> reuse, PoolExportHandle exportHandle,
         long hardCapBytes, long softLimitBytes) {
 
     /** No hard cap, or no soft limit. */
@@ -37,8 +37,8 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
      *     the soft limit is above the hard cap
      */
     public MemoryPoolOptions {
-        if (releaseThreshold < 0) {
-            throw new IllegalArgumentException("releaseThreshold is " + releaseThreshold
+        if (releaseThresholdBytes < 0) {
+            throw new IllegalArgumentException("releaseThresholdBytes is " + releaseThresholdBytes
                     + "; give a number of bytes >= 0 (Long.MAX_VALUE keeps every freed byte reserved)");
         }
         Objects.requireNonNull(reuse, "reuse");
@@ -54,22 +54,22 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
     /**
      * Options of a pool without a hard cap or soft limit.
      *
-     * @param releaseThreshold as the record component of that name
+     * @param releaseThresholdBytes as the record component of that name
      * @param reuse as the record component of that name
      * @param exportHandle as the record component of that name
      */
-    public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
-        this(releaseThreshold, reuse, exportHandle, NO_CAP, NO_CAP);
+    public MemoryPoolOptions(long releaseThresholdBytes, Set<PoolReuse> reuse, PoolExportHandle exportHandle) {
+        this(releaseThresholdBytes, reuse, exportHandle, NO_CAP, NO_CAP);
     }
 
     /**
      * Options of a pool that is not exported, without a hard cap or soft limit.
      *
-     * @param releaseThreshold as the record component of that name
+     * @param releaseThresholdBytes as the record component of that name
      * @param reuse as the record component of that name
      */
-    public MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse) {
-        this(releaseThreshold, reuse, PoolExportHandle.NONE);
+    public MemoryPoolOptions(long releaseThresholdBytes, Set<PoolReuse> reuse) {
+        this(releaseThresholdBytes, reuse, PoolExportHandle.NONE);
     }
 
     /** {@return the driver's defaults: release threshold 0, every reuse policy on} */
@@ -80,9 +80,9 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
     /**
      * {@return these options with another release threshold}
      *
-     * @param bytes the new {@link #releaseThreshold()}
+     * @param bytes the new {@link #releaseThresholdBytes()}
      */
-    public MemoryPoolOptions withReleaseThreshold(long bytes) {
+    public MemoryPoolOptions withReleaseThresholdBytes(long bytes) {
         return new MemoryPoolOptions(bytes, reuse, exportHandle, hardCapBytes, softLimitBytes);
     }
 
@@ -100,7 +100,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
         } else {
             next.remove(Objects.requireNonNull(policy, "policy"));
         }
-        return new MemoryPoolOptions(releaseThreshold, next, exportHandle, hardCapBytes, softLimitBytes);
+        return new MemoryPoolOptions(releaseThresholdBytes, next, exportHandle, hardCapBytes, softLimitBytes);
     }
 
     /**
@@ -111,7 +111,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
      * @return the new options
      */
     public MemoryPoolOptions withExportHandle(PoolExportHandle handle) {
-        return new MemoryPoolOptions(releaseThreshold, reuse, handle, hardCapBytes, softLimitBytes);
+        return new MemoryPoolOptions(releaseThresholdBytes, reuse, handle, hardCapBytes, softLimitBytes);
     }
 
     /**
@@ -120,8 +120,8 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
      * @param bytes the new {@link #hardCapBytes()}
      * @return the new options
      */
-    public MemoryPoolOptions withHardCap(long bytes) {
-        return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, bytes, softLimitBytes);
+    public MemoryPoolOptions withHardCapBytes(long bytes) {
+        return new MemoryPoolOptions(releaseThresholdBytes, reuse, exportHandle, bytes, softLimitBytes);
     }
 
     /**
@@ -130,7 +130,7 @@ public record MemoryPoolOptions(long releaseThreshold, Set<PoolReuse> reuse, Poo
      * @param bytes the new {@link #softLimitBytes()}
      * @return the new options
      */
-    public MemoryPoolOptions withSoftLimit(long bytes) {
-        return new MemoryPoolOptions(releaseThreshold, reuse, exportHandle, hardCapBytes, bytes);
+    public MemoryPoolOptions withSoftLimitBytes(long bytes) {
+        return new MemoryPoolOptions(releaseThresholdBytes, reuse, exportHandle, hardCapBytes, bytes);
     }
 }

@@ -9,7 +9,7 @@ import java.util.Objects;
  * kind, what each CUDA memory pool reserves and uses, the device's graph memory and, with leak
  * tracking, the largest live allocations with where they were made. An
  * {@link OutOfDeviceMemoryException} carries the one taken when the allocation finally failed;
- * {@link MemoryPressure#report()} takes one now. A figure Gatun could not (or, on a thread
+ * {@link ContextDiagnostics#memoryReport()} takes one now. A figure Gatun could not (or, on a thread
  * capturing in global mode, would not) ask the driver for is -1.
  *
  * @param deviceFreeBytes free device memory ({@code cuMemGetInfo}), for every process on the device
@@ -29,7 +29,7 @@ import java.util.Objects;
  */
 public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long devicePoolBytes,
         long devicePoolRetainedBytes, long streamOrderedBytes, long graphAllocationBytes, long pinnedBytes,
-        long growableBytes, List<Pool> pools, GraphMemoryUsage graphMemory, List<Allocation> largestAllocations) {
+        long growableBytes, List<Pool> pools, MemoryUsage graphMemory, List<Allocation> largestAllocations) {
 
     /** Copies the lists, so that the report does not change with them. */
     public MemoryReport {
@@ -43,12 +43,12 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
      * @param pool the pool's identity, e.g. {@code MemoryPool#3 (device 0)}
      * @param reservedBytes bytes the pool reserves from the device ({@code CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT})
      * @param usedBytes bytes of it in use by allocations ({@code CU_MEMPOOL_ATTR_USED_MEM_CURRENT})
-     * @param gatunLiveBytes bytes Gatun allocated from it and has not freed ({@link MemoryPool#allocate};
+     * @param liveBytes bytes Gatun allocated from it and has not freed ({@link MemoryPool#allocate};
      *     0 for the default pool, whose {@link Stream#allocate} bytes are in {@link #streamOrderedBytes})
      * @param hardCapBytes its hard cap ({@link MemoryPoolOptions#hardCapBytes}); {@link Long#MAX_VALUE} for none
      * @param softLimitBytes its soft limit; {@link Long#MAX_VALUE} for none
      */
-    public record Pool(String pool, long reservedBytes, long usedBytes, long gatunLiveBytes, long hardCapBytes,
+    public record Pool(String pool, long reservedBytes, long usedBytes, long liveBytes, long hardCapBytes,
             long softLimitBytes) {
     }
 
@@ -56,11 +56,11 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
      * A live allocation and where it was made.
      *
      * @param owner the owner's identity, e.g. {@code DeviceBuffer#12 (1073741824 bytes at 0x7f0000000000, device 0)}
-     * @param bytes its size (mapped bytes, for a growable buffer)
+     * @param byteSize its size (mapped bytes, for a growable buffer)
      * @param caller the first frame of its allocation site outside Gatun
      * @param site the whole stack where it was allocated
      */
-    public record Allocation(String owner, long bytes, StackTraceElement caller, List<StackTraceElement> site) {
+    public record Allocation(String owner, long byteSize, StackTraceElement caller, List<StackTraceElement> site) {
 
         /**
          * Copies the site, so that the record does not change with it.
@@ -84,20 +84,20 @@ public record MemoryReport(long deviceFreeBytes, long deviceTotalBytes, long dev
                 .append(", growable ").append(mib(growableBytes)).append(", pinned host ").append(mib(pinnedBytes));
         for (Pool p : pools) {
             sb.append("\n  ").append(p.pool).append(": reserved ").append(mib(p.reservedBytes)).append(", used ")
-                    .append(mib(p.usedBytes)).append(", Gatun's live ").append(mib(p.gatunLiveBytes))
+                    .append(mib(p.usedBytes)).append(", Gatun's live ").append(mib(p.liveBytes))
                     .append(p.hardCapBytes == Long.MAX_VALUE ? "" : ", hard cap " + mib(p.hardCapBytes))
                     .append(p.softLimitBytes == Long.MAX_VALUE ? "" : ", soft limit " + mib(p.softLimitBytes));
         }
         if (graphMemory != null) {
-            sb.append("\n  graph memory: used ").append(mib(graphMemory.usedCurrent())).append(", reserved ")
-                    .append(mib(graphMemory.reservedCurrent()));
+            sb.append("\n  graph memory: used ").append(mib(graphMemory.usedBytes())).append(", reserved ")
+                    .append(mib(graphMemory.reservedBytes()));
         }
         if (largestAllocations.isEmpty()) {
             sb.append("\n  largest allocations: not tracked (open the context with "
                     + "ContextOptions.withLeakTracking(true) or -Dgatun.leakTracking=true to list them with their sites)");
         }
         for (Allocation a : largestAllocations) {
-            sb.append("\n  ").append(mib(a.bytes)).append(": ").append(a.owner).append(", allocated at ")
+            sb.append("\n  ").append(mib(a.byteSize)).append(": ").append(a.owner).append(", allocated at ")
                     .append(a.caller);
         }
         return sb.toString();

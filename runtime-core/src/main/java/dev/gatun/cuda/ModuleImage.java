@@ -201,7 +201,7 @@ public final class ModuleImage {
     }
 
     /** {@return the image's length in bytes} */
-    public int byteSize() {
+    public long byteSize() {
         return bytes.length;
     }
 

@@ -31,7 +31,7 @@ public final class ModuleRegistry {
     private final CudaContext context;
     private final ContextState state;
     private final Map<String, Entry> entries = new HashMap<>();
-    /** Set once the driver rejected a PTX image's ISA (see {@link #ptxRejected()}). */
+    /** Set once the driver rejected a PTX image's ISA (see {@link #isPtxRejected()}). */
     private volatile boolean ptxRejected;
 
     /** @param lowered name expression to lowered (mangled) name, for sources compiled with NVRTC */
@@ -63,7 +63,7 @@ public final class ModuleRegistry {
      * ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}): PTX newer than the driver knows} A compiler
      * that can emit CUBIN instead (NVRTC) then does so for this context.
      */
-    public boolean ptxRejected() {
+    public boolean isPtxRejected() {
         return ptxRejected;
     }
 

@@ -10,8 +10,8 @@ package dev.gatun.cuda;
  * its {@link #report()} (also in its message) says where the memory is.
  *
  * <p>What to do: close buffers no longer needed (a closed buffer is freed once its last GPU use
- * completed), allocate less, lower what pools keep ({@link DevicePoolOptions#retainedBytesBound},
- * {@link MemoryPool#setReleaseThreshold}) or raise a cap. With leak tracking on, the report lists
+ * completed), allocate less, lower what pools keep ({@link DevicePoolOptions#maxRetainedBytes},
+ * {@link MemoryPool#setReleaseThresholdBytes}) or raise a cap. With leak tracking on, the report lists
  * the largest live allocations and where they were made.
  */
 public final class OutOfDeviceMemoryException extends CudaException {

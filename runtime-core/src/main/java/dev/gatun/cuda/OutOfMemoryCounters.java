@@ -1,7 +1,7 @@
 package dev.gatun.cuda;
 
 /**
- * What one context's out-of-memory ladder did ({@link MemoryPressure#counters()}). Each
+ * What one context's out-of-memory ladder did ({@link ContextDiagnostics#outOfMemoryCounters()}). Each
  * allocation the driver refused with {@code CUDA_ERROR_OUT_OF_MEMORY} (or a pool's hard cap
  * refused) climbs the ladder: (1) run the retirements that are due and wait for the fences of
  * pending frees, (2) trim Gatun's device pool, the CUDA memory pools and graph memory,
@@ -10,10 +10,10 @@ package dev.gatun.cuda;
  *
  * @param climbs allocations that ran out of memory and climbed the ladder
  * @param retirementRuns times rung 1 ran
- * @param retirementsFreed handles rung 1 freed
+ * @param retirementFrees handles rung 1 freed
  * @param rescuedByRetirement allocations that succeeded after rung 1
  * @param trimRuns times rung 2 ran
- * @param bytesTrimmed bytes rung 2 returned to the device (pools' reserved and graph memory, Gatun's retained blocks)
+ * @param trimmedBytes bytes rung 2 returned to the device (pools' reserved and graph memory, Gatun's retained blocks)
  * @param rescuedByTrim allocations that succeeded after rung 2
  * @param synchronizeRuns times rung 3 ran
  * @param rescuedBySynchronize allocations that succeeded after rung 3
@@ -21,7 +21,7 @@ package dev.gatun.cuda;
  * @param skippedInCapture allocations that did not climb because their thread had a capture open
  *     (a synchronizing call there would invalidate it); each threw an {@link OutOfDeviceMemoryException}
  */
-public record OutOfMemoryCounters(long climbs, long retirementRuns, long retirementsFreed, long rescuedByRetirement,
-        long trimRuns, long bytesTrimmed, long rescuedByTrim, long synchronizeRuns, long rescuedBySynchronize,
+public record OutOfMemoryCounters(long climbs, long retirementRuns, long retirementFrees, long rescuedByRetirement,
+        long trimRuns, long trimmedBytes, long rescuedByTrim, long synchronizeRuns, long rescuedBySynchronize,
         long failures, long skippedInCapture) {
 }

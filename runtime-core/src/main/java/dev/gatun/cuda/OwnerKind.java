@@ -1,6 +1,6 @@
 package dev.gatun.cuda;
 
-/** The kinds of native owner Gatun counts (see {@link CudaContext#liveOwners(OwnerKind)}). */
+/** The kinds of native owner Gatun counts (see {@link ContextDiagnostics#liveOwners(OwnerKind)}). */
 public enum OwnerKind {
     /** Streams ({@link Stream}), the context's own two included. */
     STREAM,

@@ -81,31 +81,31 @@ public final class PinnedBuffer extends Owner {
     }
 
     /**
-     * {@return the state of the last transfer queued on a stream (COMPLETE, UNFENCED or EVENT_RECORDED); does
-     * not wait} A transfer captured into a graph leaves it as it was.
+     * {@return where the last transfer queued on a stream is; does not wait} A transfer captured into
+     * a graph leaves it as it was.
      */
-    public String transferState() {
+    public TransferState transferState() {
         synchronized (resource.transferLock()) {
-            return resource.state().name();
+            return resource.state();
         }
     }
 
     void uploadTo(Stream stream, StreamState s, DeviceView destination, long sourceOffset) {
         transfer(stream, s, destination, sourceOffset, true);
         context.state().stats().hostToDeviceCopies.increment();
-        context.state().stats().hostToDeviceBytes.add(destination.byteLength());
+        context.state().stats().hostToDeviceBytes.add(destination.byteSize());
     }
 
     void downloadFrom(Stream stream, StreamState s, long destinationOffset, DeviceView source) {
         transfer(stream, s, source, destinationOffset, false);
         context.state().stats().deviceToHostCopies.increment();
-        context.state().stats().deviceToHostBytes.add(source.byteLength());
+        context.state().stats().deviceToHostBytes.add(source.byteSize());
     }
 
     /** Queues one transfer between {@code device} and these bytes at {@code offset}, on {@code s}. */
     private void transfer(Stream stream, StreamState s, DeviceView device, long offset, boolean toDevice) {
         String operation = toDevice ? UPLOAD : DOWNLOAD;
-        long n = device.byteLength();
+        long n = device.byteSize();
         synchronized (resource.transferLock()) {
             resource.checkOpen();
             context.state().calls().live(operation); // the transfer's raw calls do not check for poison
@@ -144,7 +144,7 @@ public final class PinnedBuffer extends Owner {
                 return false;
             }
             device.useOn(context, s);
-            resource.submit(operation, s, capture, relay, toDevice, device.address(), offset, device.byteLength());
+            resource.submit(operation, s, capture, relay, toDevice, device.address(), offset, device.byteSize());
             return true;
         }
     }

@@ -5,8 +5,8 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 /**
  * When a {@link MemoryPool} may hand memory freed in one stream's order to an allocation in
  * another's. All three are on by default; each trades reuse (less reserved memory) against
- * ordering the pool adds between streams. Read and set them with {@link MemoryPool#reuse} and
- * {@link MemoryPool#setReuse}, or at creation through {@link MemoryPoolOptions}.
+ * ordering the pool adds between streams. Read and set them with {@link MemoryPool#isReuseEnabled} and
+ * {@link MemoryPool#setReuseEnabled}, or at creation through {@link MemoryPoolOptions}.
  */
 public enum PoolReuse {
     /**

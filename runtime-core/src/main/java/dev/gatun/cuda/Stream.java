@@ -4,6 +4,7 @@ import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.Completions;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Evidence;
+import dev.gatun.cuda.internal.context.ForeignHandles;
 import dev.gatun.cuda.internal.context.HostCallback;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
@@ -120,12 +121,29 @@ public final class Stream extends Owner {
     }
 
     /**
-     * A view of another library's stream, which the caller validated as a stream of
-     * {@code context}. Its handle counts as exported from the start: work the other library
-     * queues on it is invisible to Gatun, so every synchronous operation orders after it.
+     * Wraps a stream another library created in {@code context} (ONNX Runtime, cuBLAS, a native
+     * engine) without taking it over. Gatun uses it like its own streams: its launches and
+     * copies on it are fenced and tracked, buffers used on it are not freed before that work
+     * completes, and every synchronous operation of the context orders after the work queued on
+     * it, Gatun's or the other library's (its handle counts as exported from the start). Closing
+     * the returned stream ends Gatun's view once the work queued before the close completed;
+     * Gatun never destroys it. The other library must keep it alive until then.
+     *
+     * @param context the context the stream belongs to
+     * @param foreignStream a {@code CUstream} from {@code cuStreamCreate*} in the device's
+     *     primary context (checked with {@code cuStreamGetCtx})
+     * @return Gatun's view of the stream, to close when Gatun no longer uses it
+     * @throws IllegalArgumentException for the NULL, legacy or per-thread default stream, or a
+     *     stream of another context
+     * @throws CudaException when the driver rejects the handle
      */
-    static Stream borrow(CudaContext context, MemorySegment handle, int priority) {
-        Stream s = new Stream(context, handle, priority, false, true);
+    public static Stream borrow(CudaContext context, MemorySegment foreignStream) {
+        Objects.requireNonNull(foreignStream, "foreignStream");
+        context.checkOpen();
+        ContextState state = context.state();
+        int priority = ForeignHandles.checkStream(state, foreignStream);
+        state.reap();
+        Stream s = new Stream(context, foreignStream, priority, false, true);
         s.resource.stream.exported();
         return s;
     }
@@ -141,7 +159,7 @@ public final class Stream extends Owner {
     }
 
     /**
-     * {@return whether this is a view of another library's stream ({@link CudaContext#borrowStream}):
+     * {@return whether this is a view of another library's stream ({@link Stream#borrow}):
      * Gatun fences its own work on it but never destroys it}
      */
     public boolean isBorrowed() {
@@ -249,7 +267,7 @@ public final class Stream extends Owner {
      * <p>The same rules as a host node's apply: every Gatun call that would reach the driver from
      * inside the callback is refused before it is made ({@link CudaException},
      * {@code CUDA_ERROR_NOT_PERMITTED}: CUDA forbids CUDA calls in host functions), and what it
-     * throws is logged, counted and kept for {@link CudaContext#takeHostCallbackFailures()}. To
+     * throws is logged, counted and kept for {@link ContextDiagnostics#takeHostCallbackFailures()}. To
      * learn only that work completed, {@link #onComplete()} runs no code on the driver's thread.
      *
      * @param callback what to run; it should return soon, since the driver's thread runs every
@@ -357,7 +375,7 @@ public final class Stream extends Owner {
      */
     public void copy(DeviceView destination, DeviceView source) {
         StreamState s = openState();
-        long bytes = Ranges.sameLength(destination.byteLength(), source.byteLength());
+        long bytes = Ranges.sameLength(destination.byteSize(), source.byteSize());
         CudaContext to = destination.buffer().context();
         CudaContext from = source.buffer().context();
         if (to != context || from != context) {
@@ -406,7 +424,7 @@ public final class Stream extends Owner {
     }
 
     /**
-     * Copies {@code destination.byteLength()} bytes from {@code source} at {@code sourceOffset}
+     * Copies {@code destination.byteSize()} bytes from {@code source} at {@code sourceOffset}
      * to the device, asynchronously. The pinned buffer's host bytes are unusable until the copy
      * completes (its segment waits for it). The host does not wait for an earlier transfer
      * through the buffer: the GPU runs this copy after it (see {@link PinnedBuffer}).
@@ -438,7 +456,7 @@ public final class Stream extends Owner {
     /**
      * Copies any host segment (the Java heap included) to the device, asynchronously. The bytes
      * are first copied into Gatun's pinned staging, so {@code source} can be reused as soon as
-     * this returns. {@code source.byteSize()} must equal {@code destination.byteLength()}.
+     * this returns. {@code source.byteSize()} must equal {@code destination.byteSize()}.
      *
      * @param destination where the bytes go on the device
      * @param source the host bytes to copy
@@ -448,7 +466,7 @@ public final class Stream extends Owner {
      */
     public void upload(DeviceView destination, MemorySegment source) {
         StreamState s = openState();
-        Ranges.sameLength(destination.byteLength(), source.byteSize());
+        Ranges.sameLength(destination.byteSize(), source.byteSize());
         synchronized (s.lock()) {
             s.checkOpen();
             if (s.queuesIntoCapture()) {
@@ -475,7 +493,7 @@ public final class Stream extends Owner {
             destination.useOn(context, s);
             // The range lies inside an open allocation of this context that now lists this stream.
             try {
-                contextState.calls().memory().setBytes(destination.address(), value, destination.byteLength(),
+                contextState.calls().memory().setBytes(destination.address(), value, destination.byteSize(),
                         s.handle());
             } finally {
                 s.submitted();
@@ -498,7 +516,7 @@ public final class Stream extends Owner {
             destination.useOn(context, s);
             // An aligned range inside an open allocation of this context that now lists this stream.
             try {
-                contextState.calls().memory().setWords(destination.address(), value, destination.byteLength() / 4,
+                contextState.calls().memory().setWords(destination.address(), value, destination.byteSize() / 4,
                         s.handle());
             } finally {
                 s.submitted();

@@ -9,7 +9,7 @@ import java.util.Objects;
  * refuses, by updating the spare executable, and where that is refused too, by instantiating the
  * graph (milliseconds). At most one spare is kept: the executable an instantiation or a spare
  * swap replaced. So work that alternates between two shapes settles into updates after its first
- * two instantiations. Every path and every refusal's reason is counted ({@link #counts()}),
+ * two instantiations. Every path and every refusal's reason is counted ({@link #counters()}),
  * logged at DEBUG with the nodes the driver blamed, and recorded as a JFR event
  * {@code dev.gatun.GraphInstall}. The step itself is a {@link GraphInstaller}'s, which
  * {@code GraphSlot} shares.
@@ -115,9 +115,9 @@ public final class UpdatingExecutable implements AutoCloseable {
     }
 
     /** {@return the installs by path, and the refusals by reason} */
-    public GraphInstallCounts counts() {
-        GraphInstallCounts installs = installer.counts();
-        return new GraphInstallCounts(installs.updates(), installs.spareUpdates(), installs.instantiations() + 1,
+    public GraphInstallCounters counters() {
+        GraphInstallCounters installs = installer.counters();
+        return new GraphInstallCounters(installs.updates(), installs.spareUpdates(), installs.instantiations() + 1,
                 installs.refusals(), installs.spareRefusals()); // and the first, instantiated here
     }
 

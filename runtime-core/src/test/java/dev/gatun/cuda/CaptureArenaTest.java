@@ -102,17 +102,17 @@ class CaptureArenaTest {
             int[] before = randomInput();
             long peak = arena.probe(stream, CaptureMode.THREAD_LOCAL, s -> shape(s, 1000));
             assertEquals(2 * aligned(4000), peak, "the temporary's range is not given back inside a capture");
-            assertEquals(0, arena.mappedBytes());
+            assertEquals(0, arena.byteSize());
             assertEquals(0, sim.gpu.livePhysicalAllocations(), "nothing mapped");
             assertEquals(0, sim.gpu.backedGraphAllocations(), "the probe's allocation nodes never allocated");
-            assertEquals(0, ctx.graphAllocations().live());
+            assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
             int[] after = new int[MAX];
             in.asInts().copyTo(after);
             assertArrayEquals(before, after, "nothing ran");
             CaptureArenaCounters c = arena.counters();
             assertEquals(1, c.probes());
             assertEquals(0, c.captures());
-            assertEquals(peak, c.peakBytes());
+            assertEquals(peak, c.peakCaptureBytes());
         }
     }
 
@@ -186,7 +186,7 @@ class CaptureArenaTest {
                 }
             }
             assertEquals(4, arena.counters().captures());
-            assertEquals(need, arena.counters().peakBytes());
+            assertEquals(need, arena.counters().peakCaptureBytes());
         }
     }
 
@@ -270,6 +270,32 @@ class CaptureArenaTest {
         }
     }
 
+    /**
+     * Issue 35: the arena's size is what captures may take (what ensure asked for), not the
+     * chunks mapped for it, and a refusal names the size it enforced. On 9e28154 the arena said
+     * 1 byte "mapped" after ensure(1) while its counters said a whole chunk.
+     */
+    @Test
+    void theUsableSizeIsWhatEnsureAskedForAndTheRefusalNamesIt() {
+        try (CaptureArena arena = CaptureArena.reserve(ctx, 4 * MiB)) {
+            arena.ensure(1);
+            assertEquals(1, arena.byteSize(), "captures may take the byte ensure asked for");
+            assertEquals(2 * MiB, arena.counters().mappedBytes(), "the memory mapped for it is a whole chunk");
+            try (StreamCapture capture = arena.beginCapture(stream, CaptureMode.THREAD_LOCAL)) {
+                CaptureArenaOverflowException e =
+                        assertThrows(CaptureArenaOverflowException.class, () -> stream.allocate(4096));
+                assertEquals(1, e.usableBytes(), "refused against the usable size, not the chunk");
+                assertTrue(e.getMessage().contains("captures may take 1 bytes of it (CaptureArena.byteSize()"),
+                        e.getMessage());
+                capture.abort();
+            }
+            CaptureArenaOverflowException probe = assertThrows(CaptureArenaOverflowException.class,
+                    () -> arena.probe(stream, CaptureMode.THREAD_LOCAL, s -> s.allocate(8 * MiB)));
+            assertTrue(probe.getMessage().contains("the arena reserved " + 4 * MiB), probe.getMessage());
+            assertFalse(probe.getMessage().contains("captures may take"), "a probe is refused by the reservation");
+        }
+    }
+
     @Test
     void anOverflowIsReportedTypedAndTheCaptureStaysOpenToAbort() {
         try (CaptureArena arena = CaptureArena.reserve(ctx, 4 * MiB)) {
@@ -279,9 +305,9 @@ class CaptureArenaTest {
                 CaptureArenaOverflowException e =
                         assertThrows(CaptureArenaOverflowException.class, () -> stream.allocate(8192));
                 assertEquals(4096 + 8192, e.neededBytes());
-                assertEquals(4096, e.mappedBytes());
+                assertEquals(4096, e.usableBytes());
                 assertEquals(4 * MiB, e.reservedBytes());
-                assertEquals(ctx.memoryInfo().freeBytes(), e.deviceFreeBytes());
+                assertEquals(ctx.diagnostics().memoryInfo().freeBytes(), e.deviceFreeBytes());
                 assertTrue(e.getMessage().contains("CaptureArena.ensure(12288)"), e.getMessage());
                 assertTrue(capture.isOpen());
                 capture.abort();
@@ -351,7 +377,7 @@ class CaptureArenaTest {
         try (CaptureArena arena = CaptureArena.reserve(ctx, 4 * MiB)) {
             assertThrows(IllegalArgumentException.class, () -> arena.ensure(-1));
             assertThrows(ReservationExceededException.class, () -> arena.ensure(8 * MiB));
-            assertEquals(0, arena.mappedBytes());
+            assertEquals(0, arena.byteSize());
         }
     }
 }

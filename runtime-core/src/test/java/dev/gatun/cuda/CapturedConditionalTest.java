@@ -337,7 +337,7 @@ class CapturedConditionalTest {
             assertTrue(h.graph().isClosed(), "the graph the driver destroyed is closed");
             assertThrows(IllegalStateException.class, () -> branch.body().addKernel(plus(a, 1)));
             ctx.reap();
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
         }
     }
 

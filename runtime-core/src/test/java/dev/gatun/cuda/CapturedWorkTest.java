@@ -64,8 +64,8 @@ class CapturedWorkTest {
             assertArrayEquals(filled(15), read());
             assertEquals(3, w.captures());
             assertEquals(1, w.eagerRuns());
-            assertEquals(2, w.installs().updates(), "the same shape each time: updates in place");
-            assertEquals(1, w.installs().instantiations());
+            assertEquals(2, w.installCounters().updates(), "the same shape each time: updates in place");
+            assertEquals(1, w.installCounters().instantiations());
         }
     }
 
@@ -76,7 +76,7 @@ class CapturedWorkTest {
         w.run(stream, s -> work(s, 1));
         w.run(stream, s -> work(s, 2));
         assertArrayEquals(filled(3), read());
-        assertEquals(2, w.installs().instantiations(), "memory nodes: each graph is instantiated");
+        assertEquals(2, w.installCounters().instantiations(), "memory nodes: each graph is instantiated");
         w.close();
         assertThrows(IllegalStateException.class, () -> w.run(stream, s -> work(s, 1)));
     }

@@ -56,16 +56,16 @@ class CompletionTest {
             other.memset(b.bytes(), (byte) 2);
             CompletableFuture<Void> g = other.onComplete();
             assertEquals(2, sim.gpu.hostFunctionsQueued());
-            assertEquals(2, ctx.pendingCompletions());
+            assertEquals(2, ctx.diagnostics().pendingCompletions());
 
             sim.gpu.release(other.handle());
             g.join();
             assertFalse(f.isDone(), "the memset before it is still held, so its host function cannot have fired");
-            assertEquals(1, ctx.pendingCompletions());
+            assertEquals(1, ctx.diagnostics().pendingCompletions());
 
             sim.gpu.release(s.handle());
             f.join();
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
             assertEquals(0, sim.gpu.queuedOperations(s.handle()));
         }
     }
@@ -124,11 +124,11 @@ class CompletionTest {
             CompletableFuture<Void> cancelled = s.onComplete(INLINE);
             CompletableFuture<Void> completedByUser = s.onComplete(INLINE);
             CompletableFuture<Void> kept = s.onComplete(INLINE);
-            assertEquals(3, ctx.pendingCompletions());
+            assertEquals(3, ctx.diagnostics().pendingCompletions());
 
             assertTrue(cancelled.cancel(true));
             assertTrue(completedByUser.complete(null));
-            assertEquals(1, ctx.pendingCompletions(), "only the untouched future is still waited for");
+            assertEquals(1, ctx.diagnostics().pendingCompletions(), "only the untouched future is still waited for");
             assertEquals(4, sim.gpu.queuedOperations(s.handle()),
                     "the memset and all three host functions stay queued: the GPU work is not cancelled");
 
@@ -136,7 +136,7 @@ class CompletionTest {
             kept.join();
             assertTrue(cancelled.isCancelled());
             assertFalse(completedByUser.isCompletedExceptionally());
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         }
     }
 
@@ -149,7 +149,7 @@ class CompletionTest {
             capture.abort();
         }
         assertEquals(0, sim.gpu.hostFunctionsQueued());
-        assertEquals(0, ctx.pendingCompletions());
+        assertEquals(0, ctx.diagnostics().pendingCompletions());
         s.onComplete().join(); // the stream works once the capture is gone
     }
 
@@ -173,7 +173,7 @@ class CompletionTest {
             ContextPoisonedException poisoned = assertInstanceOf(ContextPoisonedException.class, e.getCause());
             assertSame(sticky, poisoned.firstError());
         }
-        assertEquals(0, ctx.pendingCompletions());
+        assertEquals(0, ctx.diagnostics().pendingCompletions());
         assertThrows(ContextPoisonedException.class, s::onComplete, "a poisoned context queues nothing");
         assertEquals(100, sim.gpu.hostFunctionsQueued());
     }
@@ -187,7 +187,7 @@ class CompletionTest {
         sim.faults.replaceAlways("cuStreamQuery", ILLEGAL_ADDRESS);
         CompletionException e = assertThrows(CompletionException.class, f::join);
         assertInstanceOf(ContextPoisonedException.class, e.getCause());
-        assertTrue(ctx.poisonedBy().isPresent());
+        assertTrue(ctx.diagnostics().poisonedBy().isPresent());
         LogCapture.expect(Level.ERROR, Checked.class, "context poisoned by a sticky error", "cuStreamQuery");
         sim.faults.clear();
     }
@@ -210,7 +210,7 @@ class CompletionTest {
         IllegalStateException closed = assertInstanceOf(IllegalStateException.class, e.getCause());
         assertTrue(closed.getMessage().contains("was closed before the host function behind this future ran"),
                 closed.getMessage());
-        assertEquals(0, second.pendingCompletions());
+        assertEquals(0, second.diagnostics().pendingCompletions());
     }
 
     @Test
@@ -224,7 +224,7 @@ class CompletionTest {
         for (int i = 0; i < 10_000; i++) {
             futures.add(s.onComplete(INLINE).thenRun(() -> completedOn.add(Thread.currentThread())));
         }
-        assertEquals(10_000, ctx.pendingCompletions());
+        assertEquals(10_000, ctx.diagnostics().pendingCompletions());
         int whilePending = liveThreads();
         sim.gpu.release(ctx.computeStream().handle());
         CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
@@ -234,7 +234,7 @@ class CompletionTest {
                 + " -> " + after);
         assertEquals(10_000, completedOn.size());
         assertTrue(completedOn.stream().allMatch(t -> t.getName().equals("gatun-completions")));
-        assertEquals(0, ctx.pendingCompletions());
+        assertEquals(0, ctx.diagnostics().pendingCompletions());
     }
 
     /** The JVM's live platform threads (the module reads no java.management). */

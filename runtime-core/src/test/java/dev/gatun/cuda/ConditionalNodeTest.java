@@ -223,7 +223,7 @@ class ConditionalNodeTest {
     void aHandleSetByKernelsKeepsItsValueUntilAKernelSetsIt() {
         try (DeviceBuffer a = ctx.allocate(4 * N); DeviceBuffer flag = ctx.allocate(4); Graph g = ctx.createGraph()) {
             ConditionalHandle h = g.createConditionalHandleSetByKernels();
-            assertFalse(h.assignedEachLaunch());
+            assertFalse(h.isAssignedEachLaunch());
             g.addIf(h, g.addKernel(decideFrom(flag, h))).body().addKernel(plus(a, 3));
             try (GraphExec exec = g.instantiate()) {
                 poison(a);
@@ -260,7 +260,7 @@ class ConditionalNodeTest {
         ConditionalNode loop = g.addIf(h);
         Graph body = loop.body();
         GraphNode inBody = body.addKernel(plus(a, 1));
-        assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH), "a body is not an owner of its own");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH), "a body is not an owner of its own");
         int graphs = sim.gpu.liveGraphs();
         assertEquals(2, graphs, "the graph and its body");
 
@@ -345,7 +345,7 @@ class ConditionalNodeTest {
         try (DeviceBuffer a = ctx.allocate(4 * N); Graph g = ctx.createGraph()) {
             ConditionalHandle h = g.createConditionalHandle(3);
             assertEquals(3, h.defaultValue());
-            assertTrue(h.assignedEachLaunch());
+            assertTrue(h.isAssignedEachLaunch());
             assertEquals(new KernelArg.I64(h.value()), h.asKernelArg());
             sim.faults.countCalls();
             IllegalStateException e = assertThrows(IllegalStateException.class, g::instantiate);

@@ -58,7 +58,7 @@ class ContextTest {
         assertEquals(0, sim.gpu.liveEvents());
         assertEquals(List.of(), sim.gpu.violations());
         for (OwnerKind k : OwnerKind.values()) {
-            assertEquals(0, ctx.liveOwners(k), k.name());
+            assertEquals(0, ctx.diagnostics().liveOwners(k), k.name());
         }
     }
 
@@ -72,7 +72,7 @@ class ContextTest {
             LogCapture.expectPoisonedBy(first);
             ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(8));
             assertSame(first, later.firstError());
-            assertSame(first, ctx.poisonedBy().orElseThrow());
+            assertSame(first, ctx.diagnostics().poisonedBy().orElseThrow());
             assertEquals(700, later.result());
             assertThrows(ContextPoisonedException.class, () -> ctx.computeStream().memset(a.bytes(), (byte) 0));
         }
@@ -85,7 +85,7 @@ class ContextTest {
         sim.faults.clear();
         assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.resultName());
         ctx.allocate(8).close();
-        assertTrue(ctx.poisonedBy().isEmpty());
+        assertTrue(ctx.diagnostics().poisonedBy().isEmpty());
     }
 
     @Test
@@ -170,7 +170,7 @@ class ContextTest {
             pool.shutdown();
         }
         ctx.reap();
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         assertEquals(0, sim.gpu.liveDeviceAllocations());
         assertEquals(List.of(), sim.gpu.violations());
     }
@@ -194,11 +194,11 @@ class ContextTest {
         CudaContext tracked = sim.cuda.device(1).context(ContextOptions.defaults().withLeakTracking(true));
         String leaked = leak(tracked);
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (tracked.liveOwners(OwnerKind.DEVICE_BUFFER) > 0 && System.nanoTime() < deadline) {
+        while (tracked.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER) > 0 && System.nanoTime() < deadline) {
             System.gc();
             Thread.sleep(10);
         }
-        assertEquals(0, tracked.liveOwners(OwnerKind.DEVICE_BUFFER), "the Cleaner retired the unreachable buffer");
+        assertEquals(0, tracked.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "the Cleaner retired the unreachable buffer");
         // The Cleaner warns before it retires, so the warning is there once the owner is gone.
         LogCapture.expect(Level.WARN, NativeResource.class, leaked + " was never closed; retiring it now.");
         tracked.close();

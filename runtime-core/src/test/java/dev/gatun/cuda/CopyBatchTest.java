@@ -76,7 +76,7 @@ class CopyBatchTest {
                     assertEquals(data[(int) l.offsets()[i] + k], onDevice[(int) deviceOffsets[i] + k], "chunk " + i);
                 }
             }
-            assertEquals("COMPLETE", down.transferState());
+            assertEquals(TransferState.COMPLETE, down.transferState());
         }
         stream.close();
         assertEquals(List.of(), sim.gpu.violations());
@@ -232,8 +232,8 @@ class CopyBatchTest {
             q.segment().fill((byte) 2);
             sim.gpu.hold(stream.handle());
             batch.upload(d.bytes().slice(0, 64), p, 0).upload(d.bytes().slice(64, 64), q, 0).submit(stream);
-            assertEquals("EVENT_RECORDED", p.transferState());
-            assertEquals("EVENT_RECORDED", q.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, p.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, q.transferState());
             // The next batch through p follows the first in stream order: the host does not wait.
             batch.download(p, 0, d.bytes().slice(64, 64)).submit(stream);
             assertEquals(List.of(), sim.gpu.blockingHostWaits());
@@ -241,9 +241,9 @@ class CopyBatchTest {
             for (byte v : back) {
                 assertEquals(2, v);
             }
-            assertEquals("EVENT_RECORDED", q.transferState(), "a state is read without waiting");
+            assertEquals(TransferState.EVENT_RECORDED, q.transferState(), "a state is read without waiting");
             q.awaitTransfer();
-            assertEquals("COMPLETE", q.transferState(), "q's own fence, recorded after the first batch, completed");
+            assertEquals(TransferState.COMPLETE, q.transferState(), "q's own fence, recorded after the first batch, completed");
         }
         assertEquals(List.of(), sim.gpu.violations());
     }
@@ -258,7 +258,7 @@ class CopyBatchTest {
             batch.upload(d.bytes(), p, 0);
             CudaException e = assertThrows(CudaException.class, () -> batch.submit(stream));
             assertEquals("cuMemcpyBatchAsync", e.operation());
-            assertEquals("EVENT_RECORDED", p.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, p.transferState());
             assertEquals(0, batch.size(), "a batch the driver failed is dropped");
             p.segment().fill((byte) 7);
             batch.upload(d.bytes(), p, 0).submit(stream);

@@ -177,13 +177,13 @@ class DeviceBufferTest {
         other.close();
         ctx.reap();
         assertEquals(2, sim.gpu.liveDeviceAllocations(), "the queued copy still uses both");
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
-        assertEquals(2, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(2, ctx.diagnostics().counters().pendingRetirements());
         sim.gpu.release(s.handle());
         ctx.reap();
         assertEquals(0, sim.gpu.liveDeviceAllocations());
-        assertEquals(0, ctx.counters().bytesLive());
-        assertEquals(2, ctx.counters().syncFrees());
+        assertEquals(0, ctx.diagnostics().counters().liveBytes());
+        assertEquals(2, ctx.diagnostics().counters().syncFrees());
         assertEquals(List.of(), sim.gpu.violations());
         s.close();
     }
@@ -195,8 +195,8 @@ class DeviceBufferTest {
         DeviceBuffer b = s.allocate(4096);
         s.memset(b.bytes(), (byte) 1);
         b.close();
-        assertEquals(0, ctx.counters().retirementsPending(), "no fence to wait for: the free is queued behind the work");
-        assertEquals(1, ctx.counters().asyncFrees());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements(), "no fence to wait for: the free is queued behind the work");
+        assertEquals(1, ctx.diagnostics().counters().asyncFrees());
         assertEquals(1, sim.gpu.liveDeviceAllocations(), "not freed before the queued memset ran");
         sim.gpu.release(s.handle());
         assertEquals(0, sim.gpu.liveDeviceAllocations());
@@ -212,10 +212,10 @@ class DeviceBufferTest {
         sim.gpu.hold(t.handle());
         t.memset(b.bytes(), (byte) 2);
         b.close();
-        assertEquals(1, ctx.counters().retirementsPending());
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
         sim.gpu.release(t.handle());
         ctx.reap();
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(0, sim.gpu.liveDeviceAllocations());
         assertEquals(List.of(), sim.gpu.violations());
         s.close();
@@ -232,11 +232,11 @@ class DeviceBufferTest {
         t.memset(b.bytes(), (byte) 2); // t runs at once
         b.close();
         ctx.reap();
-        assertEquals(1, ctx.counters().retirementsPending(), "the allocating stream's memset is still queued");
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements(), "the allocating stream's memset is still queued");
         assertEquals(1, sim.gpu.liveDeviceAllocations());
         sim.gpu.release(s.handle());
         ctx.reap();
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(0, sim.gpu.liveDeviceAllocations());
         assertEquals(List.of(), sim.gpu.violations());
         s.close();
@@ -271,14 +271,14 @@ class DeviceBufferTest {
         try (DeviceBuffer b = ctx.allocate(100)) {
             b.bytes().copyFrom(new byte[100]);
             b.bytes().copyTo(new byte[100]);
-            ContextCounters c = ctx.counters();
+            ContextCounters c = ctx.diagnostics().counters();
             assertEquals(1, c.syncAllocations());
-            assertEquals(100, c.bytesLive());
+            assertEquals(100, c.liveBytes());
             assertEquals(1, c.hostToDeviceCopies());
             assertEquals(100, c.hostToDeviceBytes());
             assertEquals(1, c.deviceToHostCopies());
             assertEquals(100, c.deviceToHostBytes());
         }
-        assertEquals(0, ctx.counters().bytesLive());
+        assertEquals(0, ctx.diagnostics().counters().liveBytes());
     }
 }

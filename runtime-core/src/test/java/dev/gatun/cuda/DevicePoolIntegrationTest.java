@@ -24,7 +24,7 @@ class DevicePoolIntegrationTest {
             assertEquals(700, b.byteSize());
         }
         assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
-        DevicePoolCounters c = ctx.devicePool().counters();
+        DevicePoolCounters c = ctx.diagnostics().devicePool().counters();
         assertEquals(1, c.hits());
         assertEquals(1, c.misses());
         assertEquals(1, c.allocations());
@@ -43,10 +43,10 @@ class DevicePoolIntegrationTest {
         }
         sim.gpu.release(s.handle());
         ctx.reap();
-        long hits = ctx.devicePool().counters().hits();
+        long hits = ctx.diagnostics().devicePool().counters().hits();
         sim.faults.countCalls();
         try (DeviceBuffer c = ctx.allocate(4096)) {
-            assertEquals(hits + 1, ctx.devicePool().counters().hits(), "now the block is free to reuse");
+            assertEquals(hits + 1, ctx.diagnostics().devicePool().counters().hits(), "now the block is free to reuse");
             assertEquals(0, sim.faults.calls("cuMemAlloc_v2"));
         }
         s.close();
@@ -61,7 +61,7 @@ class DevicePoolIntegrationTest {
         assertEquals(10, sim.gpu.liveDeviceAllocations());
         ctx.close();
         assertEquals(0, sim.gpu.liveDeviceAllocations());
-        assertEquals(0, ctx.counters().bytesLive());
+        assertEquals(0, ctx.diagnostics().counters().liveBytes());
     }
 
     @Test
@@ -72,7 +72,7 @@ class DevicePoolIntegrationTest {
         try (DeviceBuffer big = ctx.allocate(3 << 20)) {
             assertEquals(3 << 20, big.byteSize());
         }
-        assertEquals(1, ctx.devicePool().counters().trims());
+        assertEquals(1, ctx.diagnostics().devicePool().counters().trims());
         assertThrows(CudaException.class, () -> ctx.allocate(4 << 20));
     }
 
@@ -80,7 +80,7 @@ class DevicePoolIntegrationTest {
     void theContextsPoolViewTrimsFromAnyThreadWithTheContextMadeCurrentThere() throws Exception {
         ctx.allocate(1000).close();
         ctx.allocate(5000).close();
-        DevicePoolView pool = ctx.devicePool();
+        DevicePoolView pool = ctx.diagnostics().devicePool();
         assertEquals(2, pool.counters().retainedBlocks());
         sim.faults.countCalls();
         // A fresh thread has no current context: the frees act on the current one, so the trim
@@ -96,7 +96,7 @@ class DevicePoolIntegrationTest {
 
     @Test
     void thePoolViewRefusesToTrimOnceItsContextIsClosed() {
-        DevicePoolView pool = ctx.devicePool();
+        DevicePoolView pool = ctx.diagnostics().devicePool();
         ctx.close();
         assertThrows(IllegalStateException.class, pool::trim);
     }

@@ -53,7 +53,7 @@ class DriverCallsPerOperationTest {
     void aRefusalTakesTheDriversLogLinesWithoutADriverCall() {
         ctx.modules().load("m", ModuleImage.ptx("fill.ptx", Ptx.module("fill", "u64", "u32")));
         try (Kernel k = ctx.modules().kernel("m", "fill")) {
-            int maxDynamicShared = CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES();
+            KernelAttribute maxDynamicShared = KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES;
             CudaException[] refused = new CudaException[1];
             Map<String, Integer> calls = sim.faults.callsOf(() -> refused[0] = assertThrows(CudaException.class,
                     () -> k.setAttribute(maxDynamicShared, 300_000)));
@@ -71,7 +71,7 @@ class DriverCallsPerOperationTest {
             launch.launch(stream);
             e.record(stream);
             e.query();
-            assertThrows(CudaException.class, () -> k.setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES(),
+            assertThrows(CudaException.class, () -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     300_000));
             assertEquals(Map.of("cuLaunchKernel", 1, "cuEventRecord", 1, "cuEventQuery", 1), sim.faults.callsOf(() -> {
                 launch.launch(stream);

@@ -40,7 +40,7 @@ class DriverLogInterleavingTest {
         Background<CudaException> inside = Background.call("held", () -> {
             sim.gpu.driverLogsDuringNext("cuMemGetInfo_v2", ERROR, HELD_LINE);
             sim.faults.overrideOnce("cuMemGetInfo_v2", CudaDriver.CUDA_ERROR_INVALID_HANDLE());
-            return assertThrows(CudaException.class, ctx::memoryInfo);
+            return assertThrows(CudaException.class, ctx.diagnostics()::memoryInfo);
         });
         held.awaitArrival();
 
@@ -49,7 +49,7 @@ class DriverLogInterleavingTest {
                 sim.gpu.driverLogsDuringNext("cuStreamQuery", WARNING, "Unsupported node type: 7");
                 assertTrue(s.query(), "a query that succeeds, and logs");
             }
-            return assertThrows(CudaException.class, () -> ctx.device().attribute(CLOCK_RATE)).driverLog();
+            return assertThrows(CudaException.class, () -> ctx.device().attribute(DeviceAttribute.CLOCK_RATE)).driverLog();
         });
         assertEquals(List.of(CLOCK_RATE_REFUSED), other.join(), "the other thread's failure carries its own line");
         assertFalse(inside.finished(), "the held thread was still inside its call while the other thread's returned");

@@ -51,7 +51,6 @@ class DriverLogTest {
     private static final String DRIVER_LOG_CLASS = "dev.gatun.cuda.internal.driver.DriverLog";
     private static final int ERROR = CudaDriver.CU_LOG_LEVEL_ERROR();
     private static final int WARNING = CudaDriver.CU_LOG_LEVEL_WARNING();
-    private static final int MAX_DYNAMIC_SHARED = CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES();
     /** What the simulated driver logs when it refuses the clock rate, once a test makes it fail. */
     private static final String CLOCK_RATE_REFUSED = "cuDeviceGetAttribute: attrib "
             + CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE() + " is not an attribute this device reports";
@@ -76,7 +75,7 @@ class DriverLogTest {
 
     /** A refusal the simulated driver explains: more dynamic shared memory than a block can opt in to. */
     private CudaException refuseSharedMemory() {
-        return assertThrows(CudaException.class, () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 300_000));
+        return assertThrows(CudaException.class, () -> kernel.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 300_000));
     }
 
     @Test
@@ -112,7 +111,7 @@ class DriverLogTest {
     @Test
     void aFailureTheDriverDidNotExplainCarriesNoLine() {
         sim.faults.replaceOnce("cuFuncSetAttribute", CudaDriver.CUDA_ERROR_INVALID_VALUE()); // never reaches the driver
-        CudaException e = assertThrows(CudaException.class, () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 1024));
+        CudaException e = assertThrows(CudaException.class, () -> kernel.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
         assertEquals(List.of(), e.driverLog());
         assertFalse(e.getMessage().contains("driver log"), e.getMessage());
     }
@@ -125,7 +124,7 @@ class DriverLogTest {
 
         sim.gpu.failAttribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
         CudaException next = assertThrows(CudaException.class,
-                () -> ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE()));
+                () -> ctx.device().attribute(DeviceAttribute.CLOCK_RATE));
         assertEquals(List.of(CLOCK_RATE_REFUSED), next.driverLog(), "the earlier exception took its line");
     }
 
@@ -150,8 +149,8 @@ class DriverLogTest {
                     sim.gpu.driverLogsDuringNext("cuStreamQuery", WARNING, "Unsupported node type: 7 (" + me + ", " + i + ")");
                     assertTrue(stream.query(), "the query succeeds, and logs");
                     sim.gpu.driverLogs(ERROR, "cuMemcpy2D: invalid pitch " + i + " (" + me + ", outside Gatun)");
-                    Executable refusal = i % 2 == 0 ? () -> kernel.setAttribute(MAX_DYNAMIC_SHARED, 300_000)
-                            : () -> ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_CLOCK_RATE());
+                    Executable refusal = i % 2 == 0 ? () -> kernel.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 300_000)
+                            : () -> ctx.device().attribute(DeviceAttribute.CLOCK_RATE);
                     carried.add(assertThrows(CudaException.class, refusal).driverLog());
                 }
             }
@@ -287,7 +286,7 @@ class DriverLogTest {
         assertEquals(0, gpu.logCallbacks());
 
         try (Kernel k = kernel(context); DeviceBuffer b = context.allocate(16)) {
-            CudaException e = assertThrows(CudaException.class, () -> k.setAttribute(MAX_DYNAMIC_SHARED, 300_000));
+            CudaException e = assertThrows(CudaException.class, () -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 300_000));
             assertEquals(List.of(), e.driverLog());
             assertFalse(e.getMessage().contains("driver log"), e.getMessage());
             b.asInts().copyFrom(new int[] {1, 2, 3, 4});

@@ -166,7 +166,7 @@ class DriverVersionsTest {
             }
         });
         fallsBack(DriverFeature.POOL_HARD_CAP, (f, byTheDriver) -> {
-            try (MemoryPool pool = f.ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCap(4 << 20));
+            try (MemoryPool pool = f.ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCapBytes(4 << 20));
                     DeviceBuffer a = pool.allocate(f.stream, 3 << 20)) {
                 f.sim.faults.countCalls();
                 assertThrows(OutOfDeviceMemoryException.class, () -> pool.allocate(f.stream, 2 << 20));

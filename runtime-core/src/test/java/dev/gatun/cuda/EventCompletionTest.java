@@ -64,16 +64,16 @@ class EventCompletionTest {
             CompletableFuture<Void> f = e.onComplete(INLINE);
             assertEquals(2, sim.gpu.queuedOperations(s.handle()), "nothing is queued on the recording stream");
             assertEquals(1, sim.gpu.hostFunctionsQueued());
-            assertEquals(1, ctx.watchStreams());
+            assertEquals(1, ctx.diagnostics().watchStreams());
 
             dispatcherCaughtUp();
             assertFalse(f.isDone(), "the memset before the record is held, so the watch's host function cannot have fired");
-            assertEquals(1, ctx.pendingCompletions());
+            assertEquals(1, ctx.diagnostics().pendingCompletions());
 
             sim.gpu.release(s.handle());
             f.join();
             assertTrue(e.query());
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         }
     }
 
@@ -95,7 +95,7 @@ class EventCompletionTest {
             assertTrue(fence.isConsumed());
             sim.gpu.release(s.handle());
             CompletableFuture.allOf(f, second).join();
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         }
     }
 
@@ -111,7 +111,7 @@ class EventCompletionTest {
             closed.close();
             assertThrows(IllegalStateException.class, closed::onComplete);
             assertEquals(0, sim.gpu.hostFunctionsQueued());
-            assertEquals(0, ctx.watchStreams());
+            assertEquals(0, ctx.diagnostics().watchStreams());
         }
     }
 
@@ -120,7 +120,7 @@ class EventCompletionTest {
         try (Event e = ctx.createEvent()) {
             assertTrue(e.query());
             e.onComplete().join();
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         }
     }
 
@@ -148,7 +148,7 @@ class EventCompletionTest {
             e.record(s);
             sim.faults.replaceOnce("cuStreamCreateWithPriority", invalid);
             assertThrows(CudaException.class, e::onComplete);
-            assertEquals(0, ctx.watchStreams());
+            assertEquals(0, ctx.diagnostics().watchStreams());
 
             sim.faults.replaceOnce("cuStreamWaitEvent", invalid);
             assertThrows(CudaException.class, e::onComplete);
@@ -156,12 +156,12 @@ class EventCompletionTest {
 
             sim.faults.replaceOnce("cuLaunchHostFunc", invalid);
             assertThrows(CudaException.class, e::onComplete);
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
 
             CompletableFuture<Void> f = e.onComplete(INLINE); // the failures left the watch streams usable
             sim.gpu.release(s.handle());
             f.join();
-            assertEquals(2, ctx.watchStreams(), "the stream whose launch failed still holds its wait, so a second was made");
+            assertEquals(2, ctx.diagnostics().watchStreams(), "the stream whose launch failed still holds its wait, so a second was made");
         }
     }
 
@@ -196,14 +196,14 @@ class EventCompletionTest {
             e.record(s);
             CompletableFuture<Void> cancelled = e.onComplete(INLINE);
             assertTrue(cancelled.cancel(true));
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
 
             sim.gpu.release(s.handle());
             for (int i = 0; i < 100; i++) {
                 e.record(s);
                 e.onComplete(INLINE).join();
             }
-            assertEquals(1, ctx.watchStreams(), "an idle watch stream is used again rather than a new one made");
+            assertEquals(1, ctx.diagnostics().watchStreams(), "an idle watch stream is used again rather than a new one made");
             assertTrue(cancelled.isCancelled());
         }
     }
@@ -247,11 +247,11 @@ class EventCompletionTest {
         CompletableFuture<Void> ef = e.onComplete();
         CompletableFuture<Void> ff = fence.onComplete();
         e.close();
-        assertEquals(2, ctx.watchStreams());
+        assertEquals(2, ctx.diagnostics().watchStreams());
 
         ctx.close(); // its drain runs the held work, then the watches' host functions
         CompletableFuture.allOf(ef, ff).join();
-        assertEquals(0, ctx.watchStreams());
+        assertEquals(0, ctx.diagnostics().watchStreams());
         assertEquals(0, sim.gpu.liveStreams(), "the watch streams were destroyed with the context's own");
         assertEquals(List.of(), sim.gpu.violations());
         assertThrows(IllegalStateException.class, fence::onComplete, "the context is closed");
@@ -273,7 +273,7 @@ class EventCompletionTest {
             }
             assertThrows(CaptureActiveException.class, e::onComplete, "its last record is still the captured one");
             assertEquals(0, sim.gpu.hostFunctionsQueued());
-            assertEquals(0, ctx.watchStreams());
+            assertEquals(0, ctx.diagnostics().watchStreams());
             fence.close();
 
             e.record(s);
@@ -297,8 +297,8 @@ class EventCompletionTest {
                 e.record(s);
                 futures.add(e.onComplete(INLINE));
             }
-            assertEquals(8, ctx.watchStreams(), "at most eight watch streams");
-            assertEquals(n, ctx.pendingCompletions());
+            assertEquals(8, ctx.diagnostics().watchStreams(), "at most eight watch streams");
+            assertEquals(n, ctx.diagnostics().pendingCompletions());
 
             for (int i = 1; i < n; i++) {
                 sim.gpu.release(streams.get(i).handle());
@@ -312,8 +312,8 @@ class EventCompletionTest {
 
             sim.gpu.release(streams.get(0).handle());
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
-            assertEquals(8, ctx.watchStreams());
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(8, ctx.diagnostics().watchStreams());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         } finally {
             events.forEach(Event::close);
             streams.forEach(Stream::close);
@@ -332,9 +332,9 @@ class EventCompletionTest {
             for (int i = 0; i < 10_000; i++) {
                 futures.add(e.onComplete(INLINE));
             }
-            assertEquals(10_000, ctx.pendingCompletions());
+            assertEquals(10_000, ctx.diagnostics().pendingCompletions());
             int whilePending = liveThreads();
-            assertEquals(8, ctx.watchStreams());
+            assertEquals(8, ctx.diagnostics().watchStreams());
             assertTrue(sim.gpu.liveStreams() <= streamsBefore + 8, "no stream beyond the eight watch streams");
 
             sim.gpu.release(s.handle());
@@ -344,7 +344,7 @@ class EventCompletionTest {
                     + " after");
             assertTrue(whilePending <= before && after <= before, "threads grew: " + before + " -> " + whilePending
                     + " -> " + after);
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
         }
     }
 

@@ -129,7 +129,7 @@ class FlightRecorderEventsTest {
     @Test
     void capRefusalsAndSoftLimitTrimsAreRecorded() {
         CudaContext ctx = sim.cuda.device(0).context(ContextOptions.defaults().withDevicePool(
-                new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false).withHardCap(4 << 20).withSoftLimit(1 << 20)));
+                new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false).withHardCapBytes(4 << 20).withSoftLimitBytes(1 << 20)));
         List<RecordedEvent> events = FlightRecording.of(() -> {
             DeviceBuffer live = ctx.allocate(2 << 20);
             assertThrows(OutOfDeviceMemoryException.class, () -> ctx.allocate(3 << 20)); // 2 + 3 MiB > 4
@@ -165,7 +165,7 @@ class FlightRecorderEventsTest {
         assertEquals(64, backlog.getFirst().getLong("pending"));
         sim.gpu.release(s.handle());
         ctx.synchronize();
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         s.close();
         ctx.close();
     }

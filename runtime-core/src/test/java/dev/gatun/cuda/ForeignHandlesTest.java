@@ -59,11 +59,11 @@ class ForeignHandlesTest {
         int streams = sim.gpu.liveStreams();
         sim.faults.countCalls();
         try (Kernel fill = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(4L * N)) {
-            Stream s = ctx.borrowStream(raw);
+            Stream s = Stream.borrow(ctx, raw);
             assertTrue(s.isBorrowed());
             assertFalse(ctx.computeStream().isBorrowed());
             assertEquals(raw.address(), s.handle().address());
-            assertEquals(3, ctx.liveOwners(OwnerKind.STREAM), "the context's two streams and the borrowed one");
+            assertEquals(3, ctx.diagnostics().liveOwners(OwnerKind.STREAM), "the context's two streams and the borrowed one");
             assertTrue(s.toString().contains("borrowed"), s.toString());
             b.asInts().copyFrom(poisoned());
             fill.launch(s, LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N), KernelArg.i32(11));
@@ -77,8 +77,8 @@ class ForeignHandlesTest {
         reapTwice();
         assertEquals(0, sim.faults.calls("cuStreamDestroy_v2"), "Gatun destroyed another library's stream");
         assertEquals(1, sim.faults.calls("cuStreamGetCtx"));
-        assertEquals(2, ctx.liveOwners(OwnerKind.STREAM));
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.STREAM));
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(streams, sim.gpu.liveStreams(), "the foreign stream is still alive");
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(raw), "its creator can still destroy it");
     }
@@ -88,24 +88,24 @@ class ForeignHandlesTest {
         sim.faults.countCalls();
         for (MemorySegment pseudo : List.of(MemorySegment.NULL, CudaDriver.CU_STREAM_LEGACY(),
                 CudaDriver.CU_STREAM_PER_THREAD())) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ctx.borrowStream(pseudo));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Stream.borrow(ctx, pseudo));
             assertTrue(e.getMessage().contains("cannot borrow"), e.getMessage());
         }
         assertEquals(0, sim.faults.totalCalls());
-        assertEquals(2, ctx.liveOwners(OwnerKind.STREAM));
+        assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.STREAM));
     }
 
     @Test
     void aStreamOfAnotherContextIsRefusedAndAnInvalidOneFailsWithTheDriversError() {
         MemorySegment other = sim.gpu.foreignStream(sim.gpu.foreignContext(0));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ctx.borrowStream(other));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Stream.borrow(ctx, other));
         assertTrue(e.getMessage().contains("belongs to context"), e.getMessage());
         MemorySegment ofDevice1 = sim.gpu.foreignStream(sim.gpu.primaryContext(1));
-        assertThrows(IllegalArgumentException.class, () -> ctx.borrowStream(ofDevice1));
-        CudaException invalid = assertThrows(CudaException.class, () -> ctx.borrowStream(MemorySegment.ofAddress(0x7777)));
+        assertThrows(IllegalArgumentException.class, () -> Stream.borrow(ctx, ofDevice1));
+        CudaException invalid = assertThrows(CudaException.class, () -> Stream.borrow(ctx, MemorySegment.ofAddress(0x7777)));
         assertEquals(CudaDriver.CUDA_ERROR_INVALID_HANDLE(), invalid.result());
-        assertEquals(2, ctx.liveOwners(OwnerKind.STREAM), "nothing was wrapped");
-        assertFalse(ctx.poisonedBy().isPresent());
+        assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.STREAM), "nothing was wrapped");
+        assertFalse(ctx.diagnostics().poisonedBy().isPresent());
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(other));
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.destroyForeignStream(ofDevice1));
     }
@@ -114,7 +114,7 @@ class ForeignHandlesTest {
     void aSynchronousReadOrdersAfterGatunWorkStillRunningOnABorrowedStream() {
         MemorySegment raw = sim.gpu.foreignStream(primary);
         try (Kernel fill = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(4L * N);
-                Stream s = ctx.borrowStream(raw)) {
+                Stream s = Stream.borrow(ctx, raw)) {
             b.asInts().copyFrom(poisoned());
             sim.gpu.hold(raw); // the kernel is still running when the buffer is read
             fill.launch(s, LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N), KernelArg.i32(-5));
@@ -130,7 +130,7 @@ class ForeignHandlesTest {
     @Test
     void aSynchronousReadOrdersAfterWorkTheOtherLibraryQueuedOnTheBorrowedStream() {
         MemorySegment raw = sim.gpu.foreignStream(primary);
-        try (DeviceBuffer b = ctx.allocate(4L * N); Stream s = ctx.borrowStream(raw)) {
+        try (DeviceBuffer b = ctx.allocate(4L * N); Stream s = Stream.borrow(ctx, raw)) {
             assertTrue(s.isBorrowed());
             b.asInts().copyFrom(poisoned());
             sim.gpu.hold(raw);
@@ -152,16 +152,16 @@ class ForeignHandlesTest {
         MemorySegment raw = sim.gpu.foreignStream(primary);
         sim.faults.countCalls();
         try (Kernel fill = ctx.modules().kernel("m", "fill"); DeviceBuffer b = ctx.allocate(4L * N)) {
-            Stream s = ctx.borrowStream(raw);
+            Stream s = Stream.borrow(ctx, raw);
             sim.gpu.hold(raw);
             fill.launch(s, LaunchConfig.of(1, N), KernelArg.pointer(b), KernelArg.i32(N), KernelArg.i32(3));
             s.close();
             reapTwice();
-            assertEquals(1, ctx.counters().retirementsPending(), "the view waits for its final fence");
+            assertEquals(1, ctx.diagnostics().counters().pendingRetirements(), "the view waits for its final fence");
             assertEquals(2, sim.gpu.queuedOperations(raw), "the launch and the final fence are still queued");
             sim.gpu.release(raw);
             reapTwice();
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
             int[] out = new int[N];
             b.asInts().copyTo(out);
             assertArrayEquals(expected(3), out);
@@ -179,7 +179,7 @@ class ForeignHandlesTest {
         int allocations = sim.gpu.liveDeviceAllocations();
         sim.faults.countCalls();
         try (Kernel fill = ctx.modules().kernel("m", "fill"); Stream s = ctx.createStream()) {
-            DeviceBuffer b = ctx.borrowDeviceMemory(base + 256, 4L * N);
+            DeviceBuffer b = DeviceBuffer.borrow(ctx, base + 256, 4L * N);
             assertTrue(b.isBorrowed());
             assertEquals(base + 256, b.address());
             assertEquals(4L * N, b.byteSize());
@@ -199,7 +199,7 @@ class ForeignHandlesTest {
         assertEquals(1, sim.faults.calls("cuMemFree_v2") + sim.faults.calls("cuMemFreeAsync"),
                 "one free: the buffer Gatun allocated for the copy, never the borrowed memory");
         assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "the borrowed allocation is still there");
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.freeForeignDeviceMemory(base), "its allocator can still free it");
     }
 
@@ -207,16 +207,16 @@ class ForeignHandlesTest {
     void closingBorrowedMemoryWhileGatunWorkIsQueuedWaitsForThatWork() {
         long base = sim.gpu.foreignDeviceMemory(primary, 4L * N);
         try (Stream s = ctx.createStream()) {
-            DeviceBuffer b = ctx.borrowDeviceMemory(base, 4L * N);
+            DeviceBuffer b = DeviceBuffer.borrow(ctx, base, 4L * N);
             sim.gpu.hold(s.state().handle());
             s.memset(b.bytes(), (byte) 0x11);
             b.close();
             reapTwice();
-            assertEquals(1, ctx.counters().retirementsPending(), "the view waits for the memset");
-            assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed (no longer live), though not yet retired");
+            assertEquals(1, ctx.diagnostics().counters().pendingRetirements(), "the view waits for the memset");
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "closed (no longer live), though not yet retired");
             sim.gpu.release(s.state().handle());
             reapTwice();
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         }
         byte[] written = sim.gpu.deviceBytes(base, 4 * N);
         byte[] ones = new byte[4 * N];
@@ -231,21 +231,21 @@ class ForeignHandlesTest {
         long otherContext = sim.gpu.foreignDeviceMemory(sim.gpu.foreignContext(0), 4096);
         long device1 = sim.gpu.foreignDeviceMemory(sim.gpu.primaryContext(1), 4096);
         sim.faults.countCalls();
-        for (Executable bad : List.<Executable>of(() -> ctx.borrowDeviceMemory(base, 0),
-                () -> ctx.borrowDeviceMemory(base, -1), () -> ctx.borrowDeviceMemory(0, 16),
-                () -> ctx.borrowDeviceMemory(-16, 32))) {
+        for (Executable bad : List.<Executable>of(() -> DeviceBuffer.borrow(ctx, base, 0),
+                () -> DeviceBuffer.borrow(ctx, base, -1), () -> DeviceBuffer.borrow(ctx, 0, 16),
+                () -> DeviceBuffer.borrow(ctx, -16, 32))) {
             assertThrows(IllegalArgumentException.class, bad);
         }
         assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
         try (PinnedBuffer host = ctx.allocatePinned(64)) {
-            assertRefused("not device memory", () -> ctx.borrowDeviceMemory(host.segment().address(), 64));
+            assertRefused("not device memory", () -> DeviceBuffer.borrow(ctx, host.segment().address(), 64));
         }
-        assertRefused("no CUDA allocation", () -> ctx.borrowDeviceMemory(0x10, 64));
-        assertRefused("spans only 4096 bytes", () -> ctx.borrowDeviceMemory(base + 4000, 97));
-        assertRefused("not in device 0's primary context", () -> ctx.borrowDeviceMemory(otherContext, 64));
-        assertRefused("allocated on device 1", () -> ctx.borrowDeviceMemory(device1, 64));
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "nothing was wrapped");
-        try (DeviceBuffer whole = ctx.borrowDeviceMemory(base + 4000, 96)) {
+        assertRefused("no CUDA allocation", () -> DeviceBuffer.borrow(ctx, 0x10, 64));
+        assertRefused("spans only 4096 bytes", () -> DeviceBuffer.borrow(ctx, base + 4000, 97));
+        assertRefused("not in device 0's primary context", () -> DeviceBuffer.borrow(ctx, otherContext, 64));
+        assertRefused("allocated on device 1", () -> DeviceBuffer.borrow(ctx, device1, 64));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "nothing was wrapped");
+        try (DeviceBuffer whole = DeviceBuffer.borrow(ctx, base + 4000, 96)) {
             assertEquals(96, whole.byteSize(), "the last bytes of the allocation");
         }
         for (long a : new long[] {base, otherContext, device1}) {
@@ -257,7 +257,7 @@ class ForeignHandlesTest {
     void memoryPoolAllocationsOfThisDeviceCanBeBorrowed() {
         try (Stream s = ctx.createStream(); MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults());
                 DeviceBuffer owned = pool.allocate(s, 1 << 20);
-                DeviceBuffer view = ctx.borrowDeviceMemory(owned.address(), 1 << 20)) {
+                DeviceBuffer view = DeviceBuffer.borrow(ctx, owned.address(), 1 << 20)) {
             view.asInts().slice(0, N).copyFrom(expected(9));
             int[] out = new int[N];
             owned.asInts().slice(0, N).copyTo(out);
@@ -278,7 +278,7 @@ class ForeignHandlesTest {
         int modules = sim.gpu.liveModules();
         sim.faults.countCalls();
         try (DeviceBuffer b = ctx.allocate(4L * N); Stream s = ctx.createStream()) {
-            Kernel k = ctx.borrowKernel(module, "fill");
+            Kernel k = Kernel.borrow(ctx, module, "fill");
             assertTrue(k.isBorrowed());
             assertEquals(module.address(), k.moduleHandle().address());
             assertEquals("", k.moduleSha256());
@@ -293,10 +293,10 @@ class ForeignHandlesTest {
         reapTwice();
         assertEquals(0, sim.faults.calls("cuModuleUnload"), "Gatun unloaded another library's module");
         assertEquals(modules, sim.gpu.liveModules());
-        assertEquals(1, ctx.liveOwners(OwnerKind.MODULE), "the registry's module only");
-        assertRefused("has no kernel 'missing'", () -> ctx.borrowKernel(module, "missing"));
-        assertRefused("NULL module", () -> ctx.borrowKernel(MemorySegment.NULL, "fill"));
-        assertEquals(0, ctx.liveOwners(OwnerKind.KERNEL));
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MODULE), "the registry's module only");
+        assertRefused("has no kernel 'missing'", () -> Kernel.borrow(ctx, module, "missing"));
+        assertRefused("NULL module", () -> Kernel.borrow(ctx, MemorySegment.NULL, "fill"));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.KERNEL));
         assertEquals(FakeDriverApi.SUCCESS, sim.gpu.unloadForeignModule(module));
     }
 
@@ -317,12 +317,12 @@ class ForeignHandlesTest {
     void borrowedOwnersAreListedAsBorrowedAndKeepTheContextOpen() {
         MemorySegment raw = sim.gpu.foreignStream(primary);
         long base = sim.gpu.foreignDeviceMemory(primary, 256);
-        Stream s = ctx.borrowStream(raw);
-        DeviceBuffer b = ctx.borrowDeviceMemory(base, 256);
-        List<LiveOwner> borrowed = ctx.liveOwners().stream().filter(LiveOwner::borrowed).toList();
+        Stream s = Stream.borrow(ctx, raw);
+        DeviceBuffer b = DeviceBuffer.borrow(ctx, base, 256);
+        List<LiveOwner> borrowed = ctx.diagnostics().liveOwners().stream().filter(LiveOwner::borrowed).toList();
         assertEquals(List.of(OwnerKind.STREAM, OwnerKind.DEVICE_BUFFER), borrowed.stream().map(LiveOwner::kind).toList());
         assertEquals(List.of(s.toString(), b.toString()), borrowed.stream().map(LiveOwner::identity).toList());
-        assertTrue(ctx.liveOwners().stream().filter(o -> !o.borrowed()).count() >= 2, "the context's own are not borrowed");
+        assertTrue(ctx.diagnostics().liveOwners().stream().filter(o -> !o.borrowed()).count() >= 2, "the context's own are not borrowed");
         IllegalStateException open = assertThrows(IllegalStateException.class, ctx::close);
         assertTrue(open.getMessage().contains("1 STREAM") && open.getMessage().contains("1 DEVICE_BUFFER"),
                 open.getMessage());
@@ -341,16 +341,16 @@ class ForeignHandlesTest {
         try (Stream stream = ctx.createStream(); DeviceBuffer exported = ctx.allocate(256);
                 MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults()
                         .withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR));
-                MemoryPool importedPool = ctx.importMemoryPool(pool.exportFileDescriptor());
+                MemoryPool importedPool = MemoryPool.importFrom(ctx, pool.exportFileDescriptor());
                 DeviceBuffer pooled = pool.allocate(stream, 256); Kernel own = ctx.modules().kernel("m", "fill");
                 Event event = ctx.createInterprocessEvent()) {
             // What Gatun did not make: another library's stream, memory and kernel, another process's memory.
-            Stream s = ctx.borrowStream(rawStream);
-            DeviceBuffer b = ctx.borrowDeviceMemory(base, 256);
-            Kernel k = ctx.borrowKernel(module, "fill");
-            DeviceBuffer mapped = ctx.importBuffer((IpcMemoryHandle) exported.exportForIpc());
-            DeviceBuffer poolMapped = importedPool.importAllocation((IpcPoolAllocation) pooled.exportForIpc());
-            Event importedEvent = ctx.importEvent(event.exportForIpc());
+            Stream s = Stream.borrow(ctx, rawStream);
+            DeviceBuffer b = DeviceBuffer.borrow(ctx, base, 256);
+            Kernel k = Kernel.borrow(ctx, module, "fill");
+            DeviceBuffer mapped = DeviceBuffer.importFrom(ctx, exported.exportForIpc());
+            DeviceBuffer poolMapped = importedPool.importAllocation(pooled.exportForIpc());
+            Event importedEvent = Event.importFrom(ctx, event.exportForIpc());
             for (boolean borrowed : List.of(s.isBorrowed(), b.isBorrowed(), k.isBorrowed(), mapped.isBorrowed(),
                     poolMapped.isBorrowed())) {
                 assertTrue(borrowed, "isBorrowed() of each");
@@ -359,13 +359,13 @@ class ForeignHandlesTest {
                     own.isBorrowed())) {
                 assertFalse(borrowed, "isBorrowed() of Gatun's own");
             }
-            List<LiveOwner> borrowed = ctx.liveOwners().stream().filter(LiveOwner::borrowed).toList();
+            List<LiveOwner> borrowed = ctx.diagnostics().liveOwners().stream().filter(LiveOwner::borrowed).toList();
             assertEquals(List.of(s.toString(), b.toString(), k.toString(), mapped.toString(), poolMapped.toString()),
                     borrowed.stream().filter(o -> o.kind() != OwnerKind.MODULE).map(LiveOwner::identity).toList(),
                     "liveOwners() says borrowed of the same owners, the borrowed kernel included");
             assertEquals(1, borrowed.stream().filter(o -> o.kind() == OwnerKind.MODULE).count(), "and its module");
             assertTrue(k.toString().contains("CUmodule 0x" + Long.toHexString(module.address())), k.toString());
-            assertFalse(ctx.liveOwners().stream().anyMatch(o -> o.borrowed() && (o.identity().equals(importedPool.toString())
+            assertFalse(ctx.diagnostics().liveOwners().stream().anyMatch(o -> o.borrowed() && (o.identity().equals(importedPool.toString())
                     || o.identity().equals(importedEvent.toString()))), "an imported pool or event is this process's own handle");
             for (AutoCloseable c : List.of(poolMapped, mapped, k, b, s, importedEvent)) {
                 c.close();

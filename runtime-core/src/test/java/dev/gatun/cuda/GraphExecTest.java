@@ -95,7 +95,7 @@ class GraphExecTest {
             exec.launch(other); // still running
             exec.close();
             assertThrows(IllegalStateException.class, () -> exec.launch(stream));
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC), "closed for Java at once");
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC), "closed for Java at once");
             ctx.reap();
             assertEquals(1, sim.gpu.liveGraphExecs(), "the launch on the other stream is still queued");
             assertEquals(1, sim.gpu.liveGraphs(), "the graph outlives its executable");
@@ -125,7 +125,7 @@ class GraphExecTest {
         ctx.modules().unload("m"); // the graph holds the module even after its name is gone
         first.close();
         ctx.reap();
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
         assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "held by the executables");
         assertEquals(1, sim.gpu.liveModules());
         HeldStreams.release(sim, stream);
@@ -265,17 +265,17 @@ class GraphExecTest {
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(4 * N)) {
             Graph graph = capture(stream, s -> add.launch(s, LaunchConfig.of(1, N), args(v, 1)));
             GraphExec exec = graph.instantiate();
-            assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH));
-            assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
             IllegalStateException refused = assertThrows(IllegalStateException.class, ctx::close);
             assertTrue(refused.getMessage().contains("1 GRAPH, 1 GRAPH_EXEC"), refused.getMessage());
             graph.close();
             assertThrows(IllegalStateException.class, graph::instantiate);
             assertThrows(IllegalStateException.class, () -> exec.update(graph));
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
             exec.close();
             exec.close();
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
         }
     }
 

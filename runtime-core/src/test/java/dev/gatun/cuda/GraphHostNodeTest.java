@@ -128,7 +128,7 @@ class GraphHostNodeTest {
         for (String f : List.of("cuStreamQuery", "cuLaunchKernel", "cuMemAlloc_v2", "cuLaunchHostFunc")) {
             assertEquals(0, sim.faults.calls(f), f + " reached the driver from inside the callback");
         }
-        assertEquals(0, ctx.hostCallbackFailureCount(), "the callback caught its refusals itself");
+        assertEquals(0, ctx.diagnostics().hostCallbackFailureCount(), "the callback caught its refusals itself");
         stream.query(); // outside the callback the same call goes through
     }
 
@@ -147,12 +147,12 @@ class GraphHostNodeTest {
             }
             assertArrayEquals(filled(10), read(a), "the kernel after the failed callback ran at both launches");
         }
-        assertEquals(2, ctx.hostCallbackFailureCount());
-        List<Throwable> failures = ctx.takeHostCallbackFailures();
+        assertEquals(2, ctx.diagnostics().hostCallbackFailureCount());
+        List<Throwable> failures = ctx.diagnostics().takeHostCallbackFailures();
         assertEquals(2, failures.size());
         assertEquals("the callback's own failure", failures.getFirst().getMessage());
-        assertEquals(List.of(), ctx.takeHostCallbackFailures(), "taken once");
-        assertEquals(2, ctx.hostCallbackFailureCount(), "the count stays");
+        assertEquals(List.of(), ctx.diagnostics().takeHostCallbackFailures(), "taken once");
+        assertEquals(2, ctx.diagnostics().hostCallbackFailureCount(), "the count stays");
         LogCapture.expect(Level.ERROR, "dev.gatun.cuda.internal.context.HostCallbackFailures", "HostCallback#", "threw");
     }
 
@@ -248,6 +248,6 @@ class GraphHostNodeTest {
         }
         ctx.reap();
         assertEquals(registeredBefore, HostFunction.registered(), "a refused callback is not kept");
-        assertEquals(0, ctx.liveOwners(OwnerKind.HOST_CALLBACK));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.HOST_CALLBACK));
     }
 }

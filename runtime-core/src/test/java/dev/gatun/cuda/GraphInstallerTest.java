@@ -72,8 +72,8 @@ class GraphInstallerTest {
                 r.dropped().forEach(GraphExec::close);
                 r.current().close();
             }
-            assertEquals(new GraphInstallCounts(0, 0, 2, Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 2L), Map.of()),
-                    installer.counts());
+            assertEquals(new GraphInstallCounters(0, 0, 2, Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 2L), Map.of()),
+                    installer.counters());
             assertNull(installer.releaseSpare());
             second.close();
             onD0.close();
@@ -99,9 +99,9 @@ class GraphInstallerTest {
                     }));
             assertSame(refused, thrown);
             assertTrue(installer.hasSpare());
-            assertEquals(2, d0.liveOwners(OwnerKind.GRAPH_EXEC), "the current and the spare; the new one is closed");
-            assertEquals(1, installer.counts().instantiations());
-            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), installer.counts().spareRefusals());
+            assertEquals(2, d0.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC), "the current and the spare; the new one is closed");
+            assertEquals(1, installer.counters().instantiations());
+            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), installer.counters().spareRefusals());
             assertSame(first, installer.releaseSpare());
             assertFalse(installer.hasSpare());
             first.close();

@@ -55,8 +55,8 @@ class GraphMemoryTest {
         assertEquals(List.of(), sim.gpu.violations());
         assertEquals(0, sim.gpu.backedGraphAllocations(), "graph memory left allocated");
         assertEquals(0, sim.gpu.liveDeviceAllocations());
-        assertEquals(0, ctx.graphAllocations().live());
-        assertEquals(0, ctx.graphAllocations().liveBytes());
+        assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
+        assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveBytes());
     }
 
     private void launchAdd(Stream s, DeviceBuffer b, int v) {
@@ -93,7 +93,7 @@ class GraphMemoryTest {
             assertTrue(out.isGraphAllocation());
             long address = out.address();
             assertTrue(out.toString().contains("allocation of the graph captured on"), out.toString());
-            assertEquals(new GraphAllocationCounters(2, 2, 2 * BYTES), ctx.graphAllocations());
+            assertEquals(new GraphAllocationCounters(2, 2, 2 * BYTES), ctx.diagnostics().graphAllocationCounters());
             IllegalStateException export = assertThrows(IllegalStateException.class, out::exportForIpc);
             assertTrue(export.getMessage().contains("is a graph allocation"), export.getMessage());
             for (int replay = 0; replay < 3; replay++) {
@@ -113,7 +113,7 @@ class GraphMemoryTest {
         }
         ctx.reap();
         assertEquals(0, sim.gpu.backedGraphAllocations());
-        assertEquals(new GraphAllocationCounters(2, 0, 0), ctx.graphAllocations());
+        assertEquals(new GraphAllocationCounters(2, 0, 0), ctx.diagnostics().graphAllocationCounters());
     }
 
     @Test
@@ -246,7 +246,7 @@ class GraphMemoryTest {
             DeviceBuffer freed = stream.allocate(BYTES);
             freed.close();
             launchAdd(stream, kept, 1);
-            assertEquals(2, ctx.graphAllocations().live());
+            assertEquals(2, ctx.diagnostics().graphAllocationCounters().liveAllocations());
             sim.faults.countCalls();
         } // close() aborts
         assertTrue(kept.isClosed(), "no graph came of it: its allocations are closed");
@@ -254,7 +254,7 @@ class GraphMemoryTest {
         assertTrue(e.getMessage().contains("discarded with its capture"), e.getMessage());
         ctx.reap();
         assertEquals(0, sim.faults.calls("cuMemFreeAsync") + sim.faults.calls("cuMemFree_v2"), "nothing was allocated");
-        assertEquals(new GraphAllocationCounters(2, 0, 0), ctx.graphAllocations());
+        assertEquals(new GraphAllocationCounters(2, 0, 0), ctx.diagnostics().graphAllocationCounters());
         kept.close(); // idempotent
     }
 
@@ -268,7 +268,7 @@ class GraphMemoryTest {
         assertTrue(b.isClosed());
         ctx.reap();
         assertEquals(0, sim.faults.calls("cuMemFreeAsync") + sim.faults.calls("cuMemFree_v2"));
-        assertEquals(0, ctx.graphAllocations().live());
+        assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
     }
 
     @Test
@@ -283,7 +283,7 @@ class GraphMemoryTest {
         ctx.reap();
         assertEquals(0, sim.faults.calls("cuMemFreeAsync") + sim.faults.calls("cuMemFree_v2"),
                 "its allocation node never ran: freeing the address would be an error");
-        assertEquals(0, ctx.graphAllocations().live());
+        assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
     }
 
     @Test
@@ -333,19 +333,19 @@ class GraphMemoryTest {
     void theDevicesGraphMemoryIsCountedTrimmedAndItsHighWaterReset() {
         try (Graph graph = captureOutFromTemporary(); GraphExec exec = graph.instantiate()) {
             exec.launch(stream);
-            GraphMemoryUsage launched = ctx.graphMemoryUsage();
-            assertEquals(BYTES, launched.usedCurrent(), "out stays allocated after the launch");
-            assertEquals(2 * BYTES, launched.usedHigh(), "the temporary too, while the launch ran");
-            assertEquals(2 * BYTES, launched.reservedCurrent());
-            ctx.trimGraphMemory();
-            assertEquals(BYTES, ctx.graphMemoryUsage().reservedCurrent(), "the temporary's memory is unused");
+            MemoryUsage launched = ctx.diagnostics().graphMemoryUsage();
+            assertEquals(BYTES, launched.usedBytes(), "out stays allocated after the launch");
+            assertEquals(2 * BYTES, launched.peakUsedBytes(), "the temporary too, while the launch ran");
+            assertEquals(2 * BYTES, launched.reservedBytes());
+            ctx.diagnostics().trimGraphMemory();
+            assertEquals(BYTES, ctx.diagnostics().graphMemoryUsage().reservedBytes(), "the temporary's memory is unused");
             graph.allocations().get(0).close();
         }
         ctx.reap();
-        assertEquals(0, ctx.graphMemoryUsage().usedCurrent());
-        ctx.trimGraphMemory();
-        ctx.resetGraphMemoryHighWater();
-        assertEquals(new GraphMemoryUsage(0, 0, 0, 0), ctx.graphMemoryUsage());
+        assertEquals(0, ctx.diagnostics().graphMemoryUsage().usedBytes());
+        ctx.diagnostics().trimGraphMemory();
+        ctx.diagnostics().resetGraphMemoryPeaks();
+        assertEquals(new MemoryUsage(0, 0, 0, 0), ctx.diagnostics().graphMemoryUsage());
     }
 
     // ---- faults at each driver call of the feature ----
@@ -355,7 +355,7 @@ class GraphMemoryTest {
         try (StreamCapture capture = stream.beginCapture(CaptureMode.THREAD_LOCAL)) {
             sim.faults.replaceOnce("cuMemAllocAsync", CudaDriver.CUDA_ERROR_OUT_OF_MEMORY());
             assertThrows(CudaException.class, () -> stream.allocate(BYTES));
-            assertEquals(new GraphAllocationCounters(0, 0, 0), ctx.graphAllocations());
+            assertEquals(new GraphAllocationCounters(0, 0, 0), ctx.diagnostics().graphAllocationCounters());
             launchAdd(stream, in, 1);
             try (Graph graph = capture.end()) {
                 assertFalse(graph.hasMemoryNodes());
@@ -432,13 +432,13 @@ class GraphMemoryTest {
     @Test
     void theGraphMemoryCallsReportTheirFailures() {
         sim.faults.replaceOnce("cuDeviceGraphMemTrim", INVALID_VALUE);
-        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx::trimGraphMemory).result());
+        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx.diagnostics()::trimGraphMemory).result());
         sim.faults.replaceOnce("cuDeviceGetGraphMemAttribute", INVALID_VALUE);
-        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx::graphMemoryUsage).result());
+        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx.diagnostics()::graphMemoryUsage).result());
         sim.faults.replaceOnce("cuDeviceSetGraphMemAttribute", INVALID_VALUE);
-        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx::resetGraphMemoryHighWater).result());
-        assertTrue(ctx.poisonedBy().isEmpty());
-        ctx.trimGraphMemory();
-        assertEquals(new GraphMemoryUsage(0, 0, 0, 0), ctx.graphMemoryUsage());
+        assertEquals(INVALID_VALUE, assertThrows(CudaException.class, ctx.diagnostics()::resetGraphMemoryPeaks).result());
+        assertTrue(ctx.diagnostics().poisonedBy().isEmpty());
+        ctx.diagnostics().trimGraphMemory();
+        assertEquals(new MemoryUsage(0, 0, 0, 0), ctx.diagnostics().graphMemoryUsage());
     }
 }

@@ -521,9 +521,9 @@ class GraphNodeKindsContractTest {
             captureStream.memset(n.buffer.bytes(), (byte) 7);
             n.captured = capture.end();
         }
-        long before = ctx.graphAllocations().live();
+        long before = ctx.diagnostics().graphAllocationCounters().liveAllocations();
         n.count = 1;
-        n.released = () -> (int) (before - ctx.graphAllocations().live());
+        n.released = () -> (int) (before - ctx.diagnostics().graphAllocationCounters().liveAllocations());
         return n;
     }
 }

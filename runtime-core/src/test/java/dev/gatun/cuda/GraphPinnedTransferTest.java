@@ -67,7 +67,7 @@ class GraphPinnedTransferTest {
                     exec.launch(stream);
                     assertEquals(100 + i, read(sum), "iteration " + i);
                 }
-                assertEquals("COMPLETE", sum.transferState(), "a captured transfer leaves the transfer state as it was");
+                assertEquals(TransferState.COMPLETE, sum.transferState(), "a captured transfer leaves the transfer state as it was");
             }
             stream.fill(word.asInts(), 7);
             stream.download(sum, 0, word.bytes()); // a transfer outside any capture, through the same buffer

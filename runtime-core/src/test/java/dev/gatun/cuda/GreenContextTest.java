@@ -102,8 +102,8 @@ class GreenContextTest {
         SmPartition p = device.partitionSms(64, 2, ContextOptions.defaults().withLeakTracking(true));
         CudaContext g = p.group(0);
         DeviceBuffer b = g.allocate(256);
-        assertEquals(1, g.liveOwners(OwnerKind.DEVICE_BUFFER));
-        assertTrue(g.liveOwners().stream().anyMatch(o -> o.kind() == OwnerKind.DEVICE_BUFFER), "leak tracking names it");
+        assertEquals(1, g.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertTrue(g.diagnostics().liveOwners().stream().anyMatch(o -> o.kind() == OwnerKind.DEVICE_BUFFER), "leak tracking names it");
         assertThrows(IllegalStateException.class, p::close);
         assertFalse(g.isClosed(), "refused: the group with an open buffer stays open");
         assertTrue(p.group(1).isClosed(), "the others closed");
@@ -129,12 +129,12 @@ class GreenContextTest {
                 assertArrayEquals(filled(5), runFill(k0, ctx, 5));
                 assertArrayEquals(filled(6), runFill(k1, p.group(0), 6));
                 assertArrayEquals(filled(7), runFill(k2, p.group(1), 7));
-                assertEquals(1, p.group(0).liveOwners(OwnerKind.KERNEL));
+                assertEquals(1, p.group(0).diagnostics().liveOwners(OwnerKind.KERNEL));
             }
-            assertEquals(1, ctx.liveOwners(OwnerKind.LIBRARY));
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.LIBRARY));
         }
         ctx.reap();
-        assertEquals(0, ctx.liveOwners(OwnerKind.LIBRARY));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.LIBRARY));
         assertEquals(0, sim.gpu.liveLibraries());
         assertEquals(List.of(), sim.gpu.violations());
     }
@@ -227,7 +227,7 @@ class GreenContextTest {
         DriverTooOldException load = assertThrows(DriverTooOldException.class,
                 () -> older.context().loadLibrary(FILL));
         assertTrue(load.getMessage().contains("cuLibraryLoadData"), load.getMessage());
-        assertEquals(0, older.context().liveOwners(OwnerKind.LIBRARY));
+        assertEquals(0, older.context().diagnostics().liveOwners(OwnerKind.LIBRARY));
     }
 
     @Test

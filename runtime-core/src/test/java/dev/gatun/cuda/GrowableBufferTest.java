@@ -66,7 +66,7 @@ class GrowableBufferTest {
             for (long size : new long[] {MiB, 3 * MiB, 3 * MiB + 4, 8 * MiB, 13 * MiB}) {
                 g.grow(size);
                 assertEquals(base, g.baseAddress(), "the base never moves");
-                assertEquals(size, g.size());
+                assertEquals(size, g.byteSize());
                 DeviceBuffer whole = g.mapped();
                 assertEquals(base, whole.address());
                 assertEquals(size, whole.byteSize());
@@ -84,9 +84,9 @@ class GrowableBufferTest {
                 long chunks = (size + 2 * MiB - 1) / (2 * MiB);
                 high = Math.max(high, chunks * 2 * MiB);
                 GrowableBufferCounters c = g.counters();
-                assertEquals(chunks, c.chunks());
+                assertEquals(chunks, c.mappedChunks());
                 assertEquals(chunks * 2 * MiB, c.mappedBytes());
-                assertEquals(high, c.mappedHighWaterBytes());
+                assertEquals(high, c.peakMappedBytes());
                 assertEquals(16 * MiB, c.reservedBytes());
                 assertEquals(chunks, sim.gpu.liveMappings());
             }
@@ -107,8 +107,8 @@ class GrowableBufferTest {
             long base = g.baseAddress();
 
             g.shrink(3 * MiB);
-            assertEquals(3 * MiB, g.size());
-            assertEquals(2, g.counters().chunks(), "[0, 3 MiB) needs two chunks");
+            assertEquals(3 * MiB, g.byteSize());
+            assertEquals(2, g.counters().mappedChunks(), "[0, 3 MiB) needs two chunks");
             assertEquals(1, g.counters().shrinks());
             assertTrue(large.isClosed());
             IllegalStateException stale = assertThrows(IllegalStateException.class, large::address);
@@ -125,7 +125,7 @@ class GrowableBufferTest {
             g.grow(6 * MiB);
             assertEquals(base, g.baseAddress());
         }
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closing the buffer closed its views");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "closing the buffer closed its views");
     }
 
     @Test
@@ -133,13 +133,13 @@ class GrowableBufferTest {
         try (Stream s = ctx.createStream(); GrowableBuffer g = ctx.reserveGrowable(8 * MiB)) {
             g.grow(8 * MiB);
             DeviceBuffer whole = g.mapped();
-            long syncs = ctx.counters().forcedSynchronizations();
+            long syncs = ctx.diagnostics().counters().forcedSynchronizations();
             sim.gpu.hold(s.handle()); // the GPU is busy: the memset stays queued
             s.memset(whole.bytes().slice(6 * MiB, MiB), (byte) 7);
             assertEquals(1, sim.gpu.queuedOperations(s.handle()));
             g.shrink(2 * MiB); // the simulated driver records an unmap under queued work as a violation
             assertEquals(0, sim.gpu.queuedOperations(s.handle()), "the memset ran before the unmap");
-            assertTrue(ctx.counters().forcedSynchronizations() > syncs);
+            assertTrue(ctx.diagnostics().counters().forcedSynchronizations() > syncs);
             assertEquals(List.of(), sim.gpu.violations());
         }
     }
@@ -155,7 +155,7 @@ class GrowableBufferTest {
             assertTrue(e.getMessage().contains("reserved 4194304 bytes") && e.getMessage().contains("maxBytes"),
                     e.getMessage());
             assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
-            assertEquals(MiB, g.size());
+            assertEquals(MiB, g.byteSize());
             assertThrows(IllegalArgumentException.class, () -> g.grow(MiB - 1), "growing to less is a shrink");
             assertThrows(IllegalArgumentException.class, () -> g.shrink(2 * MiB), "shrinking to more is a growth");
             assertThrows(IllegalArgumentException.class, () -> g.shrink(-1));
@@ -177,12 +177,12 @@ class GrowableBufferTest {
                 CudaException e = assertThrows(CudaException.class, () -> g.grow(12 * MiB), function);
                 assertEquals(OUT_OF_MEMORY, e.result(), function);
                 sim.faults.clear();
-                assertEquals(4 * MiB, g.size(), function);
-                assertEquals(2, g.counters().chunks(), function);
+                assertEquals(4 * MiB, g.byteSize(), function);
+                assertEquals(2, g.counters().mappedChunks(), function);
                 assertEquals(2, sim.gpu.liveMappings(), function + ": the new chunks were unmapped");
                 assertEquals(2, sim.gpu.livePhysicalAllocations(), function + ": and released");
             }
-            sim.gpu.memoryLimit(ctx.memoryInfo().totalBytes() - ctx.memoryInfo().freeBytes() + 6 * MiB);
+            sim.gpu.memoryLimit(ctx.diagnostics().memoryInfo().totalBytes() - ctx.diagnostics().memoryInfo().freeBytes() + 6 * MiB);
             assertEquals(OUT_OF_MEMORY, assertThrows(CudaException.class, () -> g.grow(12 * MiB)).result(),
                     "the device itself runs out after three more chunks");
             assertEquals(2, sim.gpu.liveMappings());
@@ -191,7 +191,7 @@ class GrowableBufferTest {
             assertArrayEquals(data, back, "nothing lost");
             assertEquals(base, g.baseAddress());
             g.grow(10 * MiB);
-            assertEquals(5, g.counters().chunks(), "growth works again within the memory left");
+            assertEquals(5, g.counters().mappedChunks(), "growth works again within the memory left");
         }
     }
 
@@ -231,7 +231,7 @@ class GrowableBufferTest {
         try (GrowableBuffer g = ctx.reserveGrowable(MiB)) {
             assertEquals(256 * 1024, g.chunkBytes());
             g.grow(300 * 1024);
-            assertEquals(2, g.counters().chunks());
+            assertEquals(2, g.counters().mappedChunks());
         }
         try (GrowableBuffer g = ctx.reserveGrowable(GrowableBufferOptions.exactly(MiB).withChunkBytes(192 * 1024))) {
             assertEquals(192 * 1024, g.chunkBytes());
@@ -257,20 +257,20 @@ class GrowableBufferTest {
             g.close();
             assertTrue(view.isClosed(), "closing the buffer closes its views");
             assertThrows(IllegalStateException.class, g::mapped);
-            assertEquals(0, ctx.liveOwners(OwnerKind.GROWABLE_BUFFER));
-            assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GROWABLE_BUFFER));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
             ctx.reap();
             assertEquals(1, sim.gpu.liveReservations(), "the memset is still queued: nothing is unmapped");
             assertEquals(2, sim.gpu.liveMappings());
             assertEquals(4 * MiB, g.counters().mappedBytes());
             sim.gpu.release(s.handle());
             ctx.reap(); // the view's retirement lets go of the buffer, whose own follows in the next round
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
             assertEquals(0, sim.gpu.liveReservations());
             assertEquals(0, sim.gpu.liveMappings());
             assertEquals(0, g.counters().mappedBytes(), "every chunk released");
-            assertEquals(0, g.counters().chunks());
-            assertEquals(4 * MiB, g.counters().mappedHighWaterBytes());
+            assertEquals(0, g.counters().mappedChunks());
+            assertEquals(4 * MiB, g.counters().peakMappedBytes());
         }
     }
 
@@ -288,13 +288,13 @@ class GrowableBufferTest {
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> g.shrink(2 * MiB));
             assertTrue(e.getMessage().contains("a captured graph holds"), e.getMessage());
             assertEquals(0, sim.faults.calls("cuMemUnmap"));
-            assertEquals(8 * MiB, g.size());
+            assertEquals(8 * MiB, g.byteSize());
             assertFalse(whole.isClosed());
             graph.close();
             ctx.reap();
             g.shrink(2 * MiB);
             assertTrue(whole.isClosed());
-            assertEquals(1, g.counters().chunks());
+            assertEquals(1, g.counters().mappedChunks());
         }
     }
 
@@ -343,12 +343,12 @@ class GrowableBufferTest {
         LogCapture.expect(Level.WARN, VmmReservation.class, "Unmapping chunk 2 of GrowableBuffer#");
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing chunk 2 of GrowableBuffer#", "will retry");
         assertEquals(3, sim.gpu.liveMappings(), "chunks 0 and 1 kept, chunk 2 waiting in retirement");
-        assertEquals(3, g.counters().chunks(), "the retiring chunk still counts");
-        assertEquals(1, ctx.counters().retirementsPending());
+        assertEquals(3, g.counters().mappedChunks(), "the retiring chunk still counts");
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
         g.close();
         assertEquals(1, sim.gpu.liveReservations(), "the range waits for the retiring chunk");
         ctx.reap(); // the chunk's retry succeeds, which lets the buffer's own retirement free the rest
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(0, sim.gpu.liveMappings());
         assertEquals(0, sim.gpu.liveReservations());
         assertEquals(0, g.counters().mappedBytes());

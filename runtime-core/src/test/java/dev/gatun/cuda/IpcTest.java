@@ -3,7 +3,6 @@ package dev.gatun.cuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,19 +36,20 @@ class IpcTest {
         byte[] data = randomBytes(4096);
         try (DeviceBuffer original = ctx.allocate(data.length)) {
             original.bytes().copyFrom(data);
-            IpcMemoryHandle handle = IpcMemoryHandle.fromBytes(original.exportForIpc().toBytes());
+            IpcBufferExport handle = IpcBufferExport.fromBytes(original.exportForIpc().toBytes());
             assertEquals(original.exportForIpc(), handle, "the bytes carry the whole handle");
-            assertEquals(handle, IpcBufferExport.fromBytes(handle.toBytes()), "read back as the same case");
+            assertEquals(IpcBufferExport.Kind.MEMORY_HANDLE, handle.kind());
+            assertEquals(handle, IpcBufferExport.fromBytes(handle.toBytes()), "read back as the same kind");
             assertEquals(data.length, handle.byteSize());
             int allocations = sim.gpu.liveDeviceAllocations();
-            try (DeviceBuffer imported = ctx.importBuffer(handle)) {
+            try (DeviceBuffer imported = DeviceBuffer.importFrom(ctx, handle)) {
                 assertTrue(imported.isImported());
                 assertFalse(original.isImported());
                 assertEquals(data.length, imported.byteSize());
                 assertNotEquals(original.address(), imported.address(), "mapped at its own address");
                 assertEquals(1, sim.gpu.liveIpcMappings());
                 assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "a mapping allocates nothing");
-                assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+                assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
                 byte[] read = new byte[data.length];
                 imported.bytes().copyTo(read);
                 assertArrayEquals(data, read, "the importer reads the exporter's bytes");
@@ -61,20 +61,20 @@ class IpcTest {
             assertEquals(0, sim.gpu.liveIpcMappings(), "closing the import unmaps it");
             assertEquals(allocations, sim.gpu.liveDeviceAllocations(), "and frees nothing of the exporter's");
         }
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         assertEquals(List.of(), sim.gpu.violations());
     }
 
     @Test
     void anImportClosedWhileWorkUsesItIsUnmappedAfterItsFenceAndNeverFreed() {
         try (DeviceBuffer original = ctx.allocate(1024); Stream s = ctx.createStream()) {
-            DeviceBuffer imported = ctx.importBuffer(legacy(original));
+            DeviceBuffer imported = DeviceBuffer.importFrom(ctx, legacy(original));
             sim.faults.countCalls();
             sim.gpu.hold(s.handle());
             s.memset(imported.bytes(), (byte) 5);
             imported.close();
             assertEquals(1, sim.gpu.liveIpcMappings(), "queued work still uses the mapping");
-            assertEquals(1, ctx.counters().retirementsPending());
+            assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
             assertThrows(IllegalStateException.class, imported::address, "use after close");
             sim.gpu.release(s.handle());
             ctx.reap();
@@ -97,9 +97,9 @@ class IpcTest {
             byte[] data = randomBytes(1000); // served from a larger size class: the block is a whole cuMemAlloc
             try (DeviceBuffer original = pooled.allocate(data.length)) {
                 original.bytes().copyFrom(data);
-                IpcMemoryHandle handle = legacy(original);
+                IpcBufferExport handle = legacy(original);
                 assertEquals(data.length, handle.byteSize());
-                try (DeviceBuffer imported = pooled.importBuffer(handle)) {
+                try (DeviceBuffer imported = DeviceBuffer.importFrom(pooled, handle)) {
                     byte[] read = new byte[data.length];
                     imported.bytes().copyTo(read);
                     assertArrayEquals(data, read);
@@ -118,7 +118,7 @@ class IpcTest {
             DeviceBuffer closed = ctx.allocate(64);
             closed.close();
             try (DeviceBuffer empty = ctx.allocate(0); DeviceBuffer ordered = s.allocate(64);
-                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = ctx.importBuffer(legacy(exportable))) {
+                    DeviceBuffer fromPool = pool.allocate(s, 64); DeviceBuffer imported = DeviceBuffer.importFrom(ctx, legacy(exportable))) {
                 sim.faults.countCalls();
                 refused(closed::exportForIpc, "is closed");
                 refused(empty::exportForIpc, "0-byte buffer has no allocation to share");
@@ -133,16 +133,17 @@ class IpcTest {
 
     @Test
     void handleBytesOfTheWrongShapeAreRejected() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(new byte[64]));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IpcBufferExport.fromBytes(new byte[64]));
         assertTrue(e.getMessage().contains("73 bytes from its toBytes()"), e.getMessage());
         byte[] sizeZero = new byte[IpcBufferExport.BYTES];
         sizeZero[0] = 1; // the legacy case
         e = assertThrows(IllegalArgumentException.class, () -> IpcBufferExport.fromBytes(sizeZero));
         assertTrue(e.getMessage().contains("a buffer of 0 bytes"), e.getMessage());
-        byte[] poolCase = new byte[IpcBufferExport.BYTES];
-        poolCase[0] = 2;
-        e = assertThrows(IllegalArgumentException.class, () -> IpcMemoryHandle.fromBytes(poolCase));
-        assertTrue(e.getMessage().contains("are not an IpcMemoryHandle"), e.getMessage());
+        byte[] noKind = new byte[IpcBufferExport.BYTES];
+        noKind[0] = 3;
+        noKind[IpcBufferExport.BYTES - 1] = 64;
+        e = assertThrows(IllegalArgumentException.class, () -> IpcBufferExport.fromBytes(noKind));
+        assertTrue(e.getMessage().contains("are not an IpcBufferExport"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> IpcEventHandle.fromBytes(new byte[72]));
         assertTrue(e.getMessage().contains("64 bytes"), e.getMessage());
     }
@@ -154,7 +155,7 @@ class IpcTest {
             assertFalse(exported.isTiming());
             IpcEventHandle handle = IpcEventHandle.fromBytes(exported.exportForIpc().toBytes());
             int events = sim.gpu.liveEvents();
-            Event imported = ctx.importEvent(handle);
+            Event imported = Event.importFrom(ctx, handle);
             assertTrue(imported.isImported());
             assertEquals(events + 1, sim.gpu.liveEvents(), "a new handle in the importing process");
             sim.gpu.hold(producer.handle());
@@ -173,14 +174,14 @@ class IpcTest {
             assertTrue(exported.query(), "the exporter's event lives on");
         }
         ctx.reap();
-        assertEquals(0, ctx.liveOwners(OwnerKind.EVENT));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.EVENT));
         assertEquals(List.of(), sim.gpu.violations());
     }
 
     @Test
     void eventsThatCannotBeExportedAreRefusedBeforeAnyDriverCall() {
         try (Event fence = ctx.createEvent(); Event timing = ctx.createTimingEvent(); Event ipc = ctx.createInterprocessEvent();
-                Event imported = ctx.importEvent(ipc.exportForIpc())) {
+                Event imported = Event.importFrom(ctx, ipc.exportForIpc())) {
             Event closed = ctx.createInterprocessEvent();
             closed.close();
             sim.faults.countCalls();
@@ -195,14 +196,14 @@ class IpcTest {
 
     @Test
     void aHandleOfNoLiveAllocationFailsWithTheDriversError() {
-        IpcMemoryHandle stale;
+        IpcBufferExport stale;
         try (DeviceBuffer b = ctx.allocate(64)) {
             stale = legacy(b);
         }
         ctx.reap();
-        CudaException e = assertThrows(CudaException.class, () -> ctx.importBuffer(stale));
+        CudaException e = assertThrows(CudaException.class, () -> DeviceBuffer.importFrom(ctx, stale));
         assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "nothing owned after a failed import");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "nothing owned after a failed import");
     }
 
     private MemoryPool exportablePool() {
@@ -216,14 +217,14 @@ class IpcTest {
             assertEquals(PoolExportHandle.POSIX_FILE_DESCRIPTOR, pool.exportHandle());
             DeviceBuffer original = pool.allocate(s, data.length);
             original.bytes().copyFrom(data);
-            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor()); // the pool first: the driver's order
-            IpcPoolAllocation exported = assertInstanceOf(IpcPoolAllocation.class,
-                    IpcBufferExport.fromBytes(original.exportForIpc().toBytes()), "a pool allocation exports through its pool");
+            MemoryPool imported = MemoryPool.importFrom(ctx, pool.exportFileDescriptor()); // the pool first: the driver's order
+            IpcBufferExport exported = IpcBufferExport.fromBytes(original.exportForIpc().toBytes());
+            assertEquals(IpcBufferExport.Kind.POOL_ALLOCATION, exported.kind(), "a pool allocation exports through its pool");
             assertEquals(data.length, exported.byteSize());
             assertTrue(imported.isImported());
             imported.setAccess(ctx, MemoryAccess.READ_WRITE); // the importing process sets its own device's access
             assertEquals(MemoryAccess.READ_WRITE, imported.access(ctx));
-            assertEquals(3, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view, the pool and its import");
+            assertEquals(3, ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view, the pool and its import");
             DeviceBuffer view = imported.importAllocation(exported);
             assertTrue(view.isImported());
             assertEquals(1, sim.gpu.liveIpcMappings());
@@ -243,7 +244,7 @@ class IpcTest {
             assertEquals(0, sim.gpu.liveIpcMappings(), "freed once its fence completed");
             assertEquals(1, sim.faults.calls("cuMemFree_v2"), "an imported pool allocation is freed with cuMemFree");
             assertEquals(0, sim.faults.calls("cuIpcCloseMemHandle"));
-            assertEquals(2, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the imported pool destroyed after its import");
+            assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL), "the imported pool destroyed after its import");
             assertEquals(1, sim.faults.calls("cuMemPoolDestroy"));
             original.bytes().copyTo(read);
             byte[] nines = new byte[data.length];
@@ -259,7 +260,7 @@ class IpcTest {
     @Test
     void poolsAndAllocationsThatCannotBeSharedAreRefusedBeforeAnyDriverCall() {
         try (Stream s = ctx.createStream(); MemoryPool plain = ctx.createMemoryPool(MemoryPoolOptions.defaults());
-                MemoryPool exportable = exportablePool(); MemoryPool imported = ctx.importMemoryPool(exportable.exportFileDescriptor());
+                MemoryPool exportable = exportablePool(); MemoryPool imported = MemoryPool.importFrom(ctx, exportable.exportFileDescriptor());
                 DeviceBuffer fromPlain = plain.allocate(s, 64); DeviceBuffer fromExportable = exportable.allocate(s, 64);
                 DeviceBuffer fromDefault = s.allocate(64)) {
             MemoryPool deviceDefault = ctx.defaultMemoryPool();
@@ -273,8 +274,16 @@ class IpcTest {
             byte[] someExport = new byte[IpcBufferExport.BYTES];
             someExport[0] = 2; // the pool case
             someExport[IpcBufferExport.BYTES - 1] = 64; // a 64-byte allocation
-            refused(() -> exportable.importAllocation(IpcPoolAllocation.fromBytes(someExport)), "is not an imported pool");
-            assertThrows(IllegalArgumentException.class, () -> ctx.importMemoryPool(-1));
+            refused(() -> exportable.importAllocation(IpcBufferExport.fromBytes(someExport)), "is not an imported pool");
+            IllegalArgumentException wrongKind = assertThrows(IllegalArgumentException.class,
+                    () -> DeviceBuffer.importFrom(ctx, IpcBufferExport.fromBytes(someExport)));
+            assertTrue(wrongKind.getMessage().contains("MemoryPool.importAllocation"), wrongKind.getMessage());
+            byte[] legacyExport = someExport.clone();
+            legacyExport[0] = 1; // the legacy case
+            wrongKind = assertThrows(IllegalArgumentException.class,
+                    () -> imported.importAllocation(IpcBufferExport.fromBytes(legacyExport)));
+            assertTrue(wrongKind.getMessage().contains("DeviceBuffer.importFrom"), wrongKind.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> MemoryPool.importFrom(ctx, -1));
             assertEquals(0, sim.faults.totalCalls(), "refused before any driver call");
         }
         ctx.reap();
@@ -288,7 +297,7 @@ class IpcTest {
             refused(b::exportForIpc, "MemoryPool.exportFileDescriptor()", "first");
             assertEquals(0, sim.faults.totalCalls(), "refused before the driver, which refuses cuMemPoolExportPointer too");
             int fd = pool.exportFileDescriptor();
-            assertInstanceOf(IpcPoolAllocation.class, b.exportForIpc(), "exportable once its pool was exported");
+            assertEquals(IpcBufferExport.Kind.POOL_ALLOCATION, b.exportForIpc().kind(), "exportable once its pool was exported");
             assertTrue(fd >= 0);
         }
         ctx.reap();
@@ -305,20 +314,20 @@ class IpcTest {
     @Test
     void anExportWhoseSizeWasForgedIsRefusedAndLeavesNoMappingNorOwner() {
         try (DeviceBuffer original = ctx.allocate(16)) {
-            IpcMemoryHandle forged = IpcMemoryHandle.fromBytes(withSize(original.exportForIpc(), 1 << 20));
+            IpcBufferExport forged = IpcBufferExport.fromBytes(withSize(original.exportForIpc(), 1 << 20));
             assertEquals(1 << 20, forged.byteSize(), "the bytes claim 1 MiB");
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ctx.importBuffer(forged));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DeviceBuffer.importFrom(ctx, forged));
             for (String says : List.of("1048576 bytes", "16 bytes", "forged or corrupted")) {
                 assertTrue(e.getMessage().contains(says), "'" + e.getMessage() + "' should say '" + says + "'");
             }
             ctx.reap();
             assertEquals(0, sim.gpu.liveIpcMappings(), "the mapping was unmapped");
-            assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "only the original is live");
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "only the original is live");
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
 
-            IpcMemoryHandle shorter = IpcMemoryHandle.fromBytes(withSize(original.exportForIpc(), 8));
-            try (DeviceBuffer honest = ctx.importBuffer(legacy(original));
-                    DeviceBuffer prefix = ctx.importBuffer(shorter)) {
+            IpcBufferExport shorter = IpcBufferExport.fromBytes(withSize(original.exportForIpc(), 8));
+            try (DeviceBuffer honest = DeviceBuffer.importFrom(ctx, legacy(original));
+                    DeviceBuffer prefix = DeviceBuffer.importFrom(ctx, shorter)) {
                 assertEquals(16, honest.byteSize(), "an honest import still works");
                 assertEquals(8, prefix.byteSize(), "a claim inside the mapping is a view of its start");
                 assertEquals(2, sim.gpu.liveIpcMappings());
@@ -326,16 +335,16 @@ class IpcTest {
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveIpcMappings());
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         assertEquals(List.of(), sim.gpu.violations());
     }
 
     @Test
     void aPoolAllocationWhoseSizeWasForgedIsRefusedAndFreedThroughItsPool() {
         try (Stream s = ctx.createStream(); MemoryPool pool = exportablePool()) {
-            MemoryPool imported = ctx.importMemoryPool(pool.exportFileDescriptor());
+            MemoryPool imported = MemoryPool.importFrom(ctx, pool.exportFileDescriptor());
             DeviceBuffer original = pool.allocate(s, 16);
-            IpcPoolAllocation forged = IpcPoolAllocation.fromBytes(withSize(original.exportForIpc(), 1 << 20));
+            IpcBufferExport forged = IpcBufferExport.fromBytes(withSize(original.exportForIpc(), 1 << 20));
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> imported.importAllocation(forged));
             for (String says : List.of("1048576 bytes", "16 bytes", "forged or corrupted")) {
                 assertTrue(e.getMessage().contains(says), "'" + e.getMessage() + "' should say '" + says + "'");
@@ -343,7 +352,7 @@ class IpcTest {
             ctx.reap();
             assertEquals(0, sim.gpu.liveIpcMappings(), "the import was freed");
             assertEquals(new MemoryPoolCounters(1, 1, 0), imported.counters(), "mapped, then freed through its pool");
-            try (DeviceBuffer honest = imported.importAllocation((IpcPoolAllocation) original.exportForIpc())) {
+            try (DeviceBuffer honest = imported.importAllocation(original.exportForIpc())) {
                 assertEquals(16, honest.byteSize(), "an honest import still works");
             }
             imported.close();
@@ -351,13 +360,15 @@ class IpcTest {
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveIpcMappings());
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         assertEquals(List.of(), sim.gpu.violations());
     }
 
-    /** The export of a {@code ctx.allocate} buffer, which is always the legacy case. */
-    private static IpcMemoryHandle legacy(DeviceBuffer b) {
-        return assertInstanceOf(IpcMemoryHandle.class, b.exportForIpc());
+    /** The export of a {@code ctx.allocate} buffer, which is always of the legacy kind. */
+    private static IpcBufferExport legacy(DeviceBuffer b) {
+        IpcBufferExport export = b.exportForIpc();
+        assertEquals(IpcBufferExport.Kind.MEMORY_HANDLE, export.kind());
+        return export;
     }
 
     private static void refused(Executable export, String... says) {

@@ -61,7 +61,7 @@ class KernelLibraryLoadTest {
         assertEquals(1, sim.faults.calls("cuLibraryLoadData"), "the lazy load itself accepted the image");
         assertEquals(1, sim.faults.calls("cuLibraryUnload"), "and Gatun unloaded it at once");
         assertEquals(0, sim.gpu.liveLibraries());
-        assertEquals(0, ctx.liveOwners(OwnerKind.LIBRARY));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.LIBRARY));
     }
 
     @Test

@@ -136,9 +136,9 @@ class LaunchAttributesTest {
         assertEquals(plain.withPriority(-3), LaunchConfig.of(4, 32).withPriority(-3));
         assertNotEquals(plain.withPriority(-3), plain.withPriority(-2));
         assertEquals(plain, plain.withPriority(-3).withoutPriority());
-        assertEquals(OptionalInt.of(-3), plain.withPriority(-3).withSharedMemory(64).withCluster(1, 1, 1).priority(),
+        assertEquals(OptionalInt.of(-3), plain.withPriority(-3).withSharedMemoryBytes(64).withCluster(1, 1, 1).priority(),
                 "the other with... methods keep the attributes");
-        assertTrue(plain.withProgrammaticStreamSerialization(true).withCooperative(true).programmaticStreamSerialization());
+        assertTrue(plain.withProgrammaticStreamSerialization(true).withCooperative(true).isProgrammaticStreamSerialization());
         assertTrue(plain.withPriority(-3).toString().contains("priority=OptionalInt[-3]"), plain.withPriority(-3).toString());
         NullPointerException e = assertThrows(NullPointerException.class, () -> plain.withClusterSchedulingPolicy(null));
         assertTrue(e.getMessage().contains("ClusterSchedulingPolicy.DEFAULT"), e.getMessage());

@@ -33,7 +33,7 @@ class LaunchRefusalTest {
 
     @AfterEach
     void close() {
-        if (ctx.poisonedBy().isEmpty()) {
+        if (ctx.diagnostics().poisonedBy().isEmpty()) {
             stream.synchronize();
         }
         kernel.close();
@@ -113,7 +113,7 @@ class LaunchRefusalTest {
         sim.faults.replaceOnce("cuLaunchKernel", CudaDriver.CUDA_ERROR_ILLEGAL_ADDRESS());
         CudaException e = assertThrows(CudaException.class, () -> l.launch(stream));
         assertEquals(CudaException.class, e.getClass(), "the context is poisoned: nothing more is asked of the driver");
-        assertTrue(ctx.poisonedBy().isPresent());
-        LogCapture.expectPoisonedBy(ctx.poisonedBy().orElseThrow());
+        assertTrue(ctx.diagnostics().poisonedBy().isPresent());
+        LogCapture.expectPoisonedBy(ctx.diagnostics().poisonedBy().orElseThrow());
     }
 }

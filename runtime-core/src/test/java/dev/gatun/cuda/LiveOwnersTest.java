@@ -10,7 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link CudaContext#liveOwners()}: with leak tracking, the owners not yet closed, each named as
+ * {@link ContextDiagnostics#liveOwners()}: with leak tracking, the owners not yet closed, each named as
  * its {@code toString()} names it and with the stack that created it.
  */
 class LiveOwnersTest {
@@ -20,14 +20,14 @@ class LiveOwnersTest {
 
     @Test
     void listsWhatIsOpenWithItsAllocationSiteUntilItIsClosed() {
-        List<LiveOwner> before = ctx.liveOwners();
+        List<LiveOwner> before = ctx.diagnostics().liveOwners();
         assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL),
                 before.stream().map(LiveOwner::kind).toList(),
                 "a fresh context holds its compute and copy streams and its view of the default memory pool");
 
         DeviceBuffer buffer = ctx.allocate(64);
         Stream stream = ctx.createStream();
-        List<LiveOwner> open = ctx.liveOwners();
+        List<LiveOwner> open = ctx.diagnostics().liveOwners();
         assertEquals(before, open.subList(0, 3), "oldest first: the context's own owners");
         LiveOwner b = open.get(3);
         LiveOwner s = open.get(4);
@@ -41,34 +41,34 @@ class LiveOwnersTest {
                 "the allocation site reaches the test that allocated: " + b.allocationSite());
 
         buffer.close();
-        assertEquals(List.of(before.get(0), before.get(1), before.get(2), s), ctx.liveOwners(),
+        assertEquals(List.of(before.get(0), before.get(1), before.get(2), s), ctx.diagnostics().liveOwners(),
                 "a closed owner is gone at once");
         stream.close();
-        assertEquals(before, ctx.liveOwners());
+        assertEquals(before, ctx.diagnostics().liveOwners());
     }
 
     @Test
     void listsTheModulesTheRegistryHoldsAndTheKernelsMadeFromThem() {
         ctx.modules().load("m", ModuleImage.ptx("k.ptx", Ptx.module("k", "u64")));
         try (Kernel k = ctx.modules().kernel("m", "k")) {
-            List<OwnerKind> kinds = ctx.liveOwners().stream().map(LiveOwner::kind).toList();
+            List<OwnerKind> kinds = ctx.diagnostics().liveOwners().stream().map(LiveOwner::kind).toList();
             assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL, OwnerKind.MODULE,
                     OwnerKind.KERNEL), kinds);
-            assertEquals(k.toString(), ctx.liveOwners().get(4).identity());
+            assertEquals(k.toString(), ctx.diagnostics().liveOwners().get(4).identity());
         }
         ctx.modules().unload("m");
         ctx.synchronize(); // the kernel's retirement drops the last reference to the module
         assertEquals(List.of(OwnerKind.STREAM, OwnerKind.STREAM, OwnerKind.MEMORY_POOL),
-                ctx.liveOwners().stream().map(LiveOwner::kind).toList());
+                ctx.diagnostics().liveOwners().stream().map(LiveOwner::kind).toList());
     }
 
     @Test
     void withoutLeakTrackingTheListIsRefusedAndSaysHowToGetIt() {
         CudaContext untracked = new Simulated().context();
         try (DeviceBuffer _ = untracked.allocate(16)) {
-            IllegalStateException e = assertThrows(IllegalStateException.class, untracked::liveOwners);
+            IllegalStateException e = assertThrows(IllegalStateException.class, untracked.diagnostics()::liveOwners);
             assertTrue(e.getMessage().contains("ContextOptions.withLeakTracking(true)"), e.getMessage());
-            assertEquals(1, untracked.liveOwners(OwnerKind.DEVICE_BUFFER), "the counts are kept regardless");
+            assertEquals(1, untracked.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "the counts are kept regardless");
         }
     }
 }

@@ -45,15 +45,15 @@ class MemoryCapsTest {
 
     @Test
     void aDevicePoolRequestOverTheHardCapFailsAfterTheLadderWithTheReport() {
-        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false).withHardCap(3 * MiB));
+        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false).withHardCapBytes(3 * MiB));
         try (DeviceBuffer a = ctx.allocate(2 * MiB)) {
             sim.faults.countCalls();
             OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class, () -> ctx.allocate(2 * MiB));
             assertTrue(e.getMessage().contains("hard cap of the device pool"), e.getMessage());
             assertEquals(2 * MiB, e.report().devicePoolBytes());
             assertEquals(0, sim.faults.calls("cuMemAlloc_v2"), "refused before the driver, the ladder's retry too");
-            assertEquals(2, ctx.devicePool().counters().capRefusals(), "the request, and its retry after the last rung");
-            assertEquals(1, ctx.memoryPressure().counters().failures());
+            assertEquals(2, ctx.diagnostics().devicePool().counters().capRefusals(), "the request, and its retry after the last rung");
+            assertEquals(1, ctx.diagnostics().outOfMemoryCounters().failures());
             try (DeviceBuffer b = ctx.allocate(MiB)) {
                 assertEquals(MiB, b.byteSize(), "1 MiB more fits under the cap");
             }
@@ -62,7 +62,7 @@ class MemoryCapsTest {
 
     @Test
     void aRequestOverTheHardCapIsRescuedByTheRetirementOfABlockWhoseFencesWereWaitedFor() {
-        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false).withHardCap(2 * MiB));
+        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false).withHardCapBytes(2 * MiB));
         try (Stream s = ctx.createStream()) {
             DeviceBuffer used = ctx.allocate(2 * MiB);
             HeldStreams.hold(sim, s);
@@ -71,15 +71,15 @@ class MemoryCapsTest {
             try (DeviceBuffer again = ctx.allocate(2 * MiB)) {
                 assertEquals(2 * MiB, again.byteSize());
             }
-            assertEquals(1, ctx.memoryPressure().counters().rescuedByRetirement());
-            assertEquals(1, ctx.devicePool().counters().capRefusals());
-            assertEquals(1, ctx.devicePool().counters().hits(), "the retired block, reused under the cap");
+            assertEquals(1, ctx.diagnostics().outOfMemoryCounters().rescuedByRetirement());
+            assertEquals(1, ctx.diagnostics().devicePool().counters().capRefusals());
+            assertEquals(1, ctx.diagnostics().devicePool().counters().hits(), "the retired block, reused under the cap");
         }
     }
 
     @Test
     void anIdleDevicePoolAboveItsSoftLimitGivesRetainedBlocksBackAtTheNextSafePoint() {
-        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false).withSoftLimit(2 * MiB));
+        open(new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false).withSoftLimitBytes(2 * MiB));
         ctx.allocate(MiB).close();
         ctx.allocate(2 * MiB).close();
         ctx.allocate(3 * MiB).close(); // 6 MiB retained
@@ -88,13 +88,13 @@ class MemoryCapsTest {
         ctx.allocate(MiB).close(); // busy: an allocation between two safe points
         ctx.reap();
         assertEquals(3, sim.gpu.liveDeviceAllocations(), "not idle: nothing given back");
-        assertEquals(0, ctx.devicePool().counters().softLimitTrims());
+        assertEquals(0, ctx.diagnostics().devicePool().counters().softLimitTrims());
         ctx.reap(); // no allocation since the last safe point: idle
-        assertEquals(1, ctx.devicePool().counters().softLimitTrims());
+        assertEquals(1, ctx.diagnostics().devicePool().counters().softLimitTrims());
         assertEquals(1, sim.gpu.liveDeviceAllocations(), "the 3 MiB and 2 MiB blocks freed, largest first");
-        assertEquals(MiB, ctx.devicePool().counters().retainedBytes(), "1 MiB kept, under the limit");
+        assertEquals(MiB, ctx.diagnostics().devicePool().counters().retainedBytes(), "1 MiB kept, under the limit");
         ctx.synchronize();
-        assertEquals(1, ctx.devicePool().counters().softLimitTrims(), "under the limit: nothing more");
+        assertEquals(1, ctx.diagnostics().devicePool().counters().softLimitTrims(), "under the limit: nothing more");
     }
 
     // ---- CUDA memory pools ----
@@ -103,7 +103,7 @@ class MemoryCapsTest {
     void aPoolsHardCapIsTheDriversMaxSizeWhereItHasOne() {
         openUnpooled();
         try (Stream s = ctx.createStream();
-                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCap(4 * MiB));
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCapBytes(4 * MiB));
                 DeviceBuffer a = pool.allocate(s, 3 * MiB)) {
             sim.faults.countCalls();
             OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class, () -> pool.allocate(s, 2 * MiB));
@@ -119,7 +119,7 @@ class MemoryCapsTest {
         sim = new Simulated(new FakeDriverApi().version(12000));
         openUnpooled();
         try (Stream s = ctx.createStream();
-                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCap(4 * MiB))) {
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCapBytes(4 * MiB))) {
             DeviceBuffer a = pool.allocate(s, 3 * MiB); // the driver was given no maxSize: it would refuse one
             sim.faults.countCalls();
             assertThrows(OutOfDeviceMemoryException.class, () -> pool.allocate(s, 2 * MiB));
@@ -135,15 +135,15 @@ class MemoryCapsTest {
     void anIdlePoolAboveItsSoftLimitIsTrimmedDownToItAtTheNextSafePoint() {
         openUnpooled();
         try (Stream s = ctx.createStream(); MemoryPool pool = ctx.createMemoryPool(
-                MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE).withSoftLimit(2 * MiB))) {
+                MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE).withSoftLimitBytes(2 * MiB))) {
             pool.allocate(s, 5 * MiB).close(); // freed; the pool keeps 6 MiB reserved
-            assertEquals(6 * MiB, pool.usage().reservedCurrent());
+            assertEquals(6 * MiB, pool.usage().reservedBytes());
             ctx.reap(); // the first check: never idle
             pool.allocate(s, MiB).close(); // busy
             ctx.synchronize();
-            assertEquals(6 * MiB, pool.usage().reservedCurrent(), "not idle: kept");
+            assertEquals(6 * MiB, pool.usage().reservedBytes(), "not idle: kept");
             ctx.reap();
-            assertEquals(2 * MiB, pool.usage().reservedCurrent(), "idle: trimmed down to its soft limit");
+            assertEquals(2 * MiB, pool.usage().reservedBytes(), "idle: trimmed down to its soft limit");
             assertEquals(1, pool.counters().softLimitTrims());
             ctx.reap();
             assertEquals(1, pool.counters().softLimitTrims(), "at the limit: nothing more");
@@ -152,13 +152,13 @@ class MemoryCapsTest {
 
     @Test
     void capsAreCheckedWhenTheOptionsAreMade() {
-        assertThrows(IllegalArgumentException.class, () -> MemoryPoolOptions.defaults().withHardCap(0));
+        assertThrows(IllegalArgumentException.class, () -> MemoryPoolOptions.defaults().withHardCapBytes(0));
         assertThrows(IllegalArgumentException.class,
-                () -> MemoryPoolOptions.defaults().withHardCap(MiB).withSoftLimit(2 * MiB));
-        assertThrows(IllegalArgumentException.class, () -> new DevicePoolOptions(0, false).withSoftLimit(-1));
+                () -> MemoryPoolOptions.defaults().withHardCapBytes(MiB).withSoftLimitBytes(2 * MiB));
+        assertThrows(IllegalArgumentException.class, () -> new DevicePoolOptions(0, false).withSoftLimitBytes(-1));
         assertThrows(IllegalArgumentException.class,
-                () -> new DevicePoolOptions(0, false).withSoftLimit(2 * MiB).withHardCap(MiB));
-        assertEquals(MiB, MemoryPoolOptions.defaults().withSoftLimit(MiB).softLimitBytes(), "a soft limit alone");
+                () -> new DevicePoolOptions(0, false).withSoftLimitBytes(2 * MiB).withHardCapBytes(MiB));
+        assertEquals(MiB, MemoryPoolOptions.defaults().withSoftLimitBytes(MiB).softLimitBytes(), "a soft limit alone");
         openUnpooled();
     }
 }

@@ -30,8 +30,8 @@ class MemoryKindsContractTest {
         POOLED_BLOCK(t -> t.ctx.allocate(256), "cuMemFree_v2"),
         STREAM_ORDERED(t -> t.ctx.computeStream().allocate(256), "cuMemFreeAsync"),
         POOL_ALLOCATION(t -> t.pool().allocate(t.ctx.computeStream(), 256), "cuMemFreeAsync"),
-        BORROWED(t -> t.ctx.borrowDeviceMemory(t.sim.gpu.foreignDeviceMemory(t.primary(), 256), 256), null),
-        IPC_MAPPING(t -> t.ctx.importBuffer(t.exported()), "cuIpcCloseMemHandle"),
+        BORROWED(t -> DeviceBuffer.borrow(t.ctx, t.sim.gpu.foreignDeviceMemory(t.primary(), 256), 256), null),
+        IPC_MAPPING(t -> DeviceBuffer.importFrom(t.ctx, t.exported()), "cuIpcCloseMemHandle"),
         IPC_POOL_MAPPING(MemoryKindsContractTest::importedPoolAllocation, "cuMemFree_v2"),
         GROWABLE_VIEW(t -> t.growable().mapped(), null),
         GRAPH_ALLOCATION(MemoryKindsContractTest::launchedGraphAllocation, "cuMemFreeAsync"),
@@ -120,17 +120,17 @@ class MemoryKindsContractTest {
     }
 
     /** A legacy IPC export of a buffer of this process (the simulator maps it again, as another process would). */
-    private IpcMemoryHandle exported() {
+    private IpcBufferExport exported() {
         DeviceBuffer original = opened(ctx.allocate(256));
-        return (IpcMemoryHandle) original.exportForIpc();
+        return original.exportForIpc();
     }
 
     private static DeviceBuffer importedPoolAllocation(MemoryKindsContractTest t) {
         MemoryPool pool = t.opened(t.ctx.createMemoryPool(
                 MemoryPoolOptions.defaults().withExportHandle(PoolExportHandle.POSIX_FILE_DESCRIPTOR)));
-        MemoryPool imported = t.opened(t.ctx.importMemoryPool(pool.exportFileDescriptor()));
+        MemoryPool imported = t.opened(MemoryPool.importFrom(t.ctx, pool.exportFileDescriptor()));
         DeviceBuffer original = t.opened(pool.allocate(t.ctx.computeStream(), 256));
-        IpcPoolAllocation export = (IpcPoolAllocation) original.exportForIpc();
+        IpcBufferExport export = original.exportForIpc();
         return imported.importAllocation(export);
     }
 

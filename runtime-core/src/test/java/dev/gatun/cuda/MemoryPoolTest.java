@@ -33,32 +33,32 @@ class MemoryPoolTest {
     void aNewPoolHasTheDriversDefaultsAndItsAttributesCanBeSet() {
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
             assertFalse(pool.isDeviceDefault());
-            assertEquals(0, pool.releaseThreshold());
+            assertEquals(0, pool.releaseThresholdBytes());
             for (PoolReuse policy : PoolReuse.values()) {
-                assertTrue(pool.reuse(policy), policy.name());
+                assertTrue(pool.isReuseEnabled(policy), policy.name());
             }
-            pool.setReleaseThreshold(64 * MiB);
-            pool.setReuse(PoolReuse.ALLOW_OPPORTUNISTIC, false);
-            assertEquals(64 * MiB, pool.releaseThreshold());
-            assertFalse(pool.reuse(PoolReuse.ALLOW_OPPORTUNISTIC));
-            assertTrue(pool.reuse(PoolReuse.FOLLOW_EVENT_DEPENDENCIES));
-            assertTrue(pool.reuse(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
-            pool.setReuse(PoolReuse.ALLOW_OPPORTUNISTIC, true);
-            assertTrue(pool.reuse(PoolReuse.ALLOW_OPPORTUNISTIC));
+            pool.setReleaseThresholdBytes(64 * MiB);
+            pool.setReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC, false);
+            assertEquals(64 * MiB, pool.releaseThresholdBytes());
+            assertFalse(pool.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC));
+            assertTrue(pool.isReuseEnabled(PoolReuse.FOLLOW_EVENT_DEPENDENCIES));
+            assertTrue(pool.isReuseEnabled(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
+            pool.setReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC, true);
+            assertTrue(pool.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC));
         }
     }
 
     @Test
     void optionsAreAppliedAtCreationWithOneDriverCallEach() {
-        MemoryPoolOptions options = MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)
+        MemoryPoolOptions options = MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE)
                 .withReuse(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES, false);
         sim.faults.countCalls();
         try (MemoryPool pool = ctx.createMemoryPool(options)) {
             assertEquals(1, sim.faults.calls("cuMemPoolCreate"));
             assertEquals(2, sim.faults.calls("cuMemPoolSetAttribute"), "the threshold and the one policy switched off");
-            assertEquals(Long.MAX_VALUE, pool.releaseThreshold());
-            assertFalse(pool.reuse(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
-            assertTrue(pool.reuse(PoolReuse.ALLOW_OPPORTUNISTIC));
+            assertEquals(Long.MAX_VALUE, pool.releaseThresholdBytes());
+            assertFalse(pool.isReuseEnabled(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
+            assertTrue(pool.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC));
         }
         sim.faults.clear();
         sim.faults.countCalls();
@@ -71,10 +71,10 @@ class MemoryPoolTest {
     void aFailedOptionDestroysTheNewPoolAndReportsItsOwnError() {
         sim.faults.replaceOnce("cuMemPoolSetAttribute", CudaDriver.CUDA_ERROR_INVALID_VALUE());
         CudaException e = assertThrows(CudaException.class,
-                () -> ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(MiB)));
+                () -> ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(MiB)));
         assertEquals(CudaDriver.CUDA_ERROR_INVALID_VALUE(), e.result());
         assertEquals(0, sim.gpu.liveMemoryPools(), "destroyed at once");
-        assertEquals(1, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view only");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view only");
     }
 
     @Test
@@ -84,7 +84,7 @@ class MemoryPoolTest {
         int[] in = random.ints(n).toArray();
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults()); Stream s = ctx.createStream()) {
             DeviceBuffer b = pool.allocate(s, 4L * n);
-            assertEquals(new MemoryPoolUsage(4 * MiB, 4 * MiB, 3 * MiB, 3 * MiB), pool.usage());
+            assertEquals(new MemoryUsage(3 * MiB, 3 * MiB, 4 * MiB, 4 * MiB), pool.usage());
             assertEquals(new MemoryPoolCounters(1, 0, 3 * MiB), pool.counters());
             s.fill(b.asInts(), 0x7f7f7f7f); // poison, so an unwritten element shows
             b.asInts().copyFrom(in);
@@ -92,20 +92,20 @@ class MemoryPoolTest {
             b.asInts().copyTo(out);
             assertArrayEquals(in, out);
 
-            ContextCounters before = ctx.counters();
+            ContextCounters before = ctx.diagnostics().counters();
             b.close();
             s.synchronize();
-            assertEquals(before.asyncFrees() + 1, ctx.counters().asyncFrees());
-            assertEquals(before.bytesLive() - 3 * MiB, ctx.counters().bytesLive());
+            assertEquals(before.asyncFrees() + 1, ctx.diagnostics().counters().asyncFrees());
+            assertEquals(before.liveBytes() - 3 * MiB, ctx.diagnostics().counters().liveBytes());
             assertEquals(new MemoryPoolCounters(1, 1, 0), pool.counters());
-            assertEquals(new MemoryPoolUsage(4 * MiB, 4 * MiB, 0, 3 * MiB), pool.usage(), "freed memory stays reserved");
+            assertEquals(new MemoryUsage(0, 3 * MiB, 4 * MiB, 4 * MiB), pool.usage(), "freed memory stays reserved");
 
             pool.trimTo(2 * MiB);
-            assertEquals(2 * MiB, pool.usage().reservedCurrent());
+            assertEquals(2 * MiB, pool.usage().reservedBytes());
             pool.trimTo(0);
-            assertEquals(new MemoryPoolUsage(0, 4 * MiB, 0, 3 * MiB), pool.usage());
-            pool.resetHighWater();
-            assertEquals(new MemoryPoolUsage(0, 0, 0, 0), pool.usage());
+            assertEquals(new MemoryUsage(0, 3 * MiB, 0, 4 * MiB), pool.usage());
+            pool.resetPeaks();
+            assertEquals(new MemoryUsage(0, 0, 0, 0), pool.usage());
         }
         assertEquals(List.of(), sim.gpu.violations());
     }
@@ -117,7 +117,7 @@ class MemoryPoolTest {
             sim.gpu.hold(s.handle());
             s.memset(b.bytes(), (byte) 1);
             b.close();
-            assertEquals(0, ctx.counters().retirementsPending(), "no retirement: the free is queued behind the memset");
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements(), "no retirement: the free is queued behind the memset");
             assertEquals(1, sim.gpu.livePoolAllocations(), "the memset still runs on it");
             sim.gpu.release(s.handle());
             assertEquals(0, sim.gpu.livePoolAllocations());
@@ -132,7 +132,7 @@ class MemoryPoolTest {
         DeviceBuffer b = pool.allocate(s, MiB);
         pool.close();
         assertTrue(pool.isClosed());
-        assertEquals(1, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view only");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL), "the default pool's view only");
         assertEquals(1, sim.gpu.liveMemoryPools(), "the buffer keeps it");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.allocate(s, MiB));
         assertTrue(e.getMessage().contains("is closed"), e.getMessage());
@@ -154,11 +154,11 @@ class MemoryPoolTest {
         pool.close();
         ctx.reap();
         assertEquals(1, sim.gpu.liveMemoryPools(), "its free is still queued behind the memset");
-        assertEquals(1, ctx.counters().retirementsPending());
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
         sim.gpu.release(s.handle());
         ctx.reap();
         assertEquals(0, sim.gpu.liveMemoryPools());
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         s.close();
         assertEquals(List.of(), sim.gpu.violations());
     }
@@ -173,7 +173,7 @@ class MemoryPoolTest {
             pool.close();
             b.close();
             ctx.reap();
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
             assertEquals(new MemoryPoolCounters(1, 1, 0), pool.counters());
             assertEquals(0, sim.gpu.livePoolAllocations());
             assertEquals(0, sim.gpu.liveMemoryPools());
@@ -193,7 +193,7 @@ class MemoryPoolTest {
         other.memset(b.bytes(), (byte) 2);
         b.close(); // used on two streams: retirement waits for both fences
         pool.close(); // the buffer still holds it
-        assertEquals(1, ctx.counters().retirementsPending());
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
         sim.faults.replaceAlways(FaultPlan.ANY, CudaDriver.CUDA_ERROR_ILLEGAL_ADDRESS());
         LogCapture.clear();
         CudaException sticky = assertThrows(CudaException.class, a::synchronize);
@@ -201,7 +201,7 @@ class MemoryPoolTest {
         a.close();
         other.close();
         ctx.close();
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         String why = ": the context is poisoned by a sticky error, so the driver cannot free it";
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning " + b.resource().identity() + why);
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning " + pool + why);
@@ -222,24 +222,24 @@ class MemoryPoolTest {
                 IllegalArgumentException.class, List.of(
                         () -> pool.allocate(s, -1),
                         () -> pool.allocate(foreign, MiB),
-                        () -> pool.setReleaseThreshold(-1),
+                        () -> pool.setReleaseThresholdBytes(-1),
                         () -> pool.trimTo(-1),
                         () -> pool.setAccess(c0, MemoryAccess.READ_WRITE),
-                        () -> MemoryPoolOptions.defaults().withReleaseThreshold(-5)),
+                        () -> MemoryPoolOptions.defaults().withReleaseThresholdBytes(-5)),
                 IllegalStateException.class, List.of(
                         () -> closed.allocate(s, MiB),
-                        closed::releaseThreshold,
-                        () -> closed.setReleaseThreshold(0),
-                        () -> closed.reuse(PoolReuse.ALLOW_OPPORTUNISTIC),
-                        () -> closed.setReuse(PoolReuse.ALLOW_OPPORTUNISTIC, true),
+                        closed::releaseThresholdBytes,
+                        () -> closed.setReleaseThresholdBytes(0),
+                        () -> closed.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC),
+                        () -> closed.setReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC, true),
                         () -> closed.trimTo(0),
                         closed::usage,
-                        closed::resetHighWater,
+                        closed::resetPeaks,
                         () -> closed.setAccess(c1, MemoryAccess.READ_WRITE),
                         () -> closed.access(c1)),
                 NullPointerException.class, List.of(
                         () -> pool.setAccess(c1, null),
-                        () -> pool.reuse(null),
+                        () -> pool.isReuseEnabled(null),
                         () -> c0.createMemoryPool(null)));
         misuse.forEach((type, calls) -> calls.forEach(call -> assertThrows(type, call)));
         assertEquals(Map.of(), two.faults.counts(), "no driver call for misuse");
@@ -253,24 +253,24 @@ class MemoryPoolTest {
 
     @Test
     void theDefaultPoolIsOneViewThatClosingLeavesAlone() {
-        assertEquals(1, ctx.liveOwners(OwnerKind.MEMORY_POOL), "the context's own view, from its creation");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL), "the context's own view, from its creation");
         sim.faults.countCalls();
         MemoryPool pool = ctx.defaultMemoryPool();
         assertSame(pool, ctx.defaultMemoryPool());
         assertTrue(pool.isDeviceDefault());
         assertEquals(Map.of(), sim.faults.counts(), "the driver is asked for the pool on its first use");
-        assertEquals(0, pool.releaseThreshold());
+        assertEquals(0, pool.releaseThresholdBytes());
         assertEquals(1, sim.faults.calls("cuDeviceGetDefaultMemPool"));
-        pool.releaseThreshold();
+        pool.releaseThresholdBytes();
         assertEquals(1, sim.faults.calls("cuDeviceGetDefaultMemPool"), "asked once");
         sim.faults.clear();
         pool.close();
         assertFalse(pool.isClosed(), "the driver's pool: closing it does nothing");
-        pool.setReleaseThreshold(8 * MiB);
-        assertEquals(8 * MiB, pool.releaseThreshold());
+        pool.setReleaseThresholdBytes(8 * MiB);
+        assertEquals(8 * MiB, pool.releaseThresholdBytes());
         try (Stream s = ctx.createStream()) {
             DeviceBuffer b = pool.allocate(s, MiB);
-            assertEquals(MiB, pool.usage().usedCurrent());
+            assertEquals(MiB, pool.usage().usedBytes());
             b.close();
         }
         sim.faults.countCalls();
@@ -305,7 +305,7 @@ class MemoryPoolTest {
             assertEquals(MemoryAccess.READ, pool.access(c1));
             pool.setAccess(c1, MemoryAccess.NONE);
             assertEquals(MemoryAccess.NONE, pool.access(c1));
-            assertFalse(c1.peerAccessEnabled(c0), "pool access needs no context-wide peer access");
+            assertFalse(c1.isPeerAccessEnabled(c0), "pool access needs no context-wide peer access");
         }
         c1.close();
         c0.close();

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.TestReporter;
  * streams in either order; every result is checked. Once everything is closed and the context
  * synchronized, every figure that must return ({@link CounterBaseline}) is back at its baseline:
  * live owners and device bytes live among them, although the pool now retains blocks (which
- * {@code bytesLive} counted before issue 34, as 1,576,960 bytes on the H100).
+ * {@code bytesLive} (now {@code liveBytes}) counted before issue 34, as 1,576,960 bytes on the H100).
  */
 class MixedWorkCountersTest {
 
@@ -74,7 +74,7 @@ class MixedWorkCountersTest {
         mix.close();
         ctx.synchronize();
 
-        ContextCounters c = ctx.counters();
+        ContextCounters c = ctx.diagnostics().counters();
         reporter.publishEntry("mix", "operations " + mix.counts() + "; " + c);
         assertTrue(c.devicePoolRetainedBytes() > 0, "the pool keeps blocks for reuse: the case the issue saw");
         assertEquals(List.of(), baseline.departures(CounterBaseline.of(ctx)), "figures not back at their baseline");
@@ -105,11 +105,11 @@ class MixedWorkCountersTest {
             })), failures -> {
                 assertEquals(List.of(), failures.stream().filter(t -> t != null).toList(), "a step threw");
                 c.synchronize();
-                ContextCounters after = c.counters();
+                ContextCounters after = c.diagnostics().counters();
                 assertArrayEquals(new long[] {1, 1, 0}, new long[] {after.asyncAllocations(), after.asyncFrees(),
-                        after.bytesLive()}, "allocations, frees, bytes live");
+                        after.liveBytes()}, "allocations, frees, bytes live");
                 assertEquals(0, world.gpu.liveDeviceAllocations(), "the driver's view");
-                assertEquals(0, c.liveOwners(OwnerKind.DEVICE_BUFFER));
+                assertEquals(0, c.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
             }, c::close);
         });
         reporter.publishEntry("schedules", report.toString());

@@ -113,7 +113,7 @@ class ModuleAndKernelTest {
             assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 2048)));
             assertThrows(IllegalArgumentException.class, () -> LaunchConfig.of(0, 32));
             IllegalArgumentException smem = assertThrows(IllegalArgumentException.class,
-                    () -> k.prepare(LaunchConfig.of(1, 32).withSharedMemory(227 * 1024)));
+                    () -> k.prepare(LaunchConfig.of(1, 32).withSharedMemoryBytes(227 * 1024)));
             assertTrue(smem.getMessage().contains("at most " + (227 * 1024 - 4096)), smem.getMessage());
             IllegalArgumentException coop = assertThrows(IllegalArgumentException.class,
                     () -> k.prepare(LaunchConfig.of(100_000, 256).withCooperative(true)));
@@ -129,7 +129,7 @@ class ModuleAndKernelTest {
         modules.load("m", ModuleImage.ptx("k.ptx", Ptx.module("k")));
         try (Kernel k = modules.kernel("m", "k")) {
             assertEquals(0, k.attributes().maxDynamicSharedBytes());
-            k.launch(ctx.computeStream(), LaunchConfig.of(1, 32).withSharedMemory(100 * 1024));
+            k.launch(ctx.computeStream(), LaunchConfig.of(1, 32).withSharedMemoryBytes(100 * 1024));
             assertEquals(100 * 1024, k.attributes().maxDynamicSharedBytes());
             assertEquals(1, sim.gpu.launches());
         }

@@ -47,8 +47,8 @@ class MultiDeviceTest {
             pool.shutdown();
         }
         assertEquals(1, sim.faults.calls("cuCtxEnablePeerAccess"));
-        assertTrue(d0.peerAccessEnabled(d1));
-        assertFalse(d1.peerAccessEnabled(d0), "ordered: 1 -> 0 is a separate pair");
+        assertTrue(d0.isPeerAccessEnabled(d1));
+        assertFalse(d1.isPeerAccessEnabled(d0), "ordered: 1 -> 0 is a separate pair");
         d1.enablePeerAccess(d0);
         assertEquals(2, sim.faults.calls("cuCtxEnablePeerAccess"));
     }
@@ -57,7 +57,7 @@ class MultiDeviceTest {
     void alreadyEnabledIsNotAnError() {
         sim.faults.replaceOnce("cuCtxEnablePeerAccess", 704); // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
         d0.enablePeerAccess(d2);
-        assertTrue(d0.peerAccessEnabled(d2));
+        assertTrue(d0.isPeerAccessEnabled(d2));
         assertThrows(IllegalArgumentException.class, () -> d0.enablePeerAccess(d0));
     }
 

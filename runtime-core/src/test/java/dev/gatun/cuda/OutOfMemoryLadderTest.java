@@ -60,7 +60,7 @@ class OutOfMemoryLadderTest {
         first.memset(b.bytes(), (byte) 1);
         second.memset(b.bytes(), (byte) 2);
         b.close();
-        assertEquals(1, ctx.counters().retirementsPending());
+        assertEquals(1, ctx.diagnostics().counters().pendingRetirements());
     }
 
     // ---- rung 1: retirement ----
@@ -78,12 +78,12 @@ class OutOfMemoryLadderTest {
                 if (!ladder) {
                     CudaException e = assertThrows(CudaException.class, () -> second.allocate(2 * MiB));
                     assertSame(CudaException.class, e.getClass(), "off: the driver's error, as before the ladder");
-                    assertEquals(0, ctx.memoryPressure().counters().climbs());
+                    assertEquals(0, ctx.diagnostics().outOfMemoryCounters().climbs());
                 } else {
                     second.allocate(2 * MiB).close();
-                    OutOfMemoryCounters c = ctx.memoryPressure().counters();
+                    OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
                     assertEquals(1, c.rescuedByRetirement(), c.toString());
-                    assertEquals(1, c.retirementsFreed());
+                    assertEquals(1, c.retirementFrees());
                     assertEquals(0, c.trimRuns(), "the climb stopped at the first rung that made room");
                     assertEquals(2, sim.faults.calls("cuMemAllocAsync"), "tried, then retried once");
                     SYNCHRONIZING.forEach(f -> assertEquals(0, sim.faults.calls(f), f + ": nothing to wait for"));
@@ -103,12 +103,12 @@ class OutOfMemoryLadderTest {
             retireUsedOnTwo(first, second); // both streams still busy
             sim.faults.countCalls();
             second.allocate(2 * MiB).close();
-            OutOfMemoryCounters c = ctx.memoryPressure().counters();
+            OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
             assertEquals(1, c.rescuedByRetirement(), c.toString());
             assertTrue(sim.faults.calls("cuEventSynchronize") >= 1, "the host waited for the fences");
             assertEquals(0, sim.faults.calls("cuCtxSynchronize"));
             assertEquals(0, c.synchronizeRuns());
-            assertEquals(0, ctx.counters().retirementsPending());
+            assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         }
     }
 
@@ -120,15 +120,15 @@ class OutOfMemoryLadderTest {
         sim.gpu.memoryLimit(4 * MiB);
         ctx.allocate(2 * MiB).close();
         ctx.allocate(MiB).close(); // both kept by the pool: 3 MiB of the device
-        assertEquals(3 * MiB, ctx.devicePool().counters().retainedBytes());
+        assertEquals(3 * MiB, ctx.diagnostics().devicePool().counters().retainedBytes());
         try (DeviceBuffer b = ctx.allocate(3 * MiB)) { // a 3 MiB block: no free list holds one
             assertEquals(3 * MiB, b.byteSize());
         }
-        OutOfMemoryCounters c = ctx.memoryPressure().counters();
+        OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
         assertEquals(1, c.rescuedByTrim(), c.toString());
-        assertEquals(3 * MiB, c.bytesTrimmed());
+        assertEquals(3 * MiB, c.trimmedBytes());
         assertEquals(0, c.synchronizeRuns());
-        assertEquals(1, ctx.devicePool().counters().trims());
+        assertEquals(1, ctx.diagnostics().devicePool().counters().trims());
     }
 
     @Test
@@ -137,31 +137,31 @@ class OutOfMemoryLadderTest {
         sim.gpu.memoryLimit(4 * MiB);
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults()); Stream s = ctx.createStream()) {
             pool.allocate(s, 3 * MiB).close(); // freed in stream order; the pool keeps its 4 MiB reserved
-            assertEquals(4 * MiB, pool.usage().reservedCurrent());
+            assertEquals(4 * MiB, pool.usage().reservedBytes());
             s.allocate(2 * MiB).close();
-            assertEquals(0, pool.usage().reservedCurrent(), "trimmed to its release threshold, 0");
-            OutOfMemoryCounters c = ctx.memoryPressure().counters();
+            assertEquals(0, pool.usage().reservedBytes(), "trimmed to its release threshold, 0");
+            OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
             assertEquals(1, c.rescuedByTrim(), c.toString());
-            assertEquals(4 * MiB, c.bytesTrimmed());
+            assertEquals(4 * MiB, c.trimmedBytes());
         }
     }
 
     @Test
     void withTheLadderOffTheDevicePoolStillTrimsItselfAndTriesOnceMoreAsBefore() {
         ctx = sim.cuda.device(0).context(ContextOptions.defaults().withOutOfMemoryLadder(false));
-        assertFalse(ctx.memoryPressure().ladderEnabled());
+        assertFalse(ctx.options().outOfMemoryLadder());
         sim.gpu.memoryLimit(4 * MiB);
         ctx.allocate(2 * MiB).close();
         ctx.allocate(MiB).close();
         sim.faults.countCalls();
         ctx.allocate(3 * MiB).close();
         assertEquals(2, sim.faults.calls("cuMemAlloc_v2"), "refused, then allocated after the pool's trim");
-        assertEquals(1, ctx.devicePool().counters().trims());
+        assertEquals(1, ctx.diagnostics().devicePool().counters().trims());
         CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(5 * MiB));
         assertSame(CudaException.class, e.getClass(), "the driver's error, no report");
         assertEquals(4, sim.faults.calls("cuMemAlloc_v2"), "one trim and one more try, no more");
         assertEquals(0, sim.faults.calls("cuCtxSynchronize"));
-        assertEquals(new OutOfMemoryCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), ctx.memoryPressure().counters());
+        assertEquals(new OutOfMemoryCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), ctx.diagnostics().outOfMemoryCounters());
     }
 
     // ---- rung 3: synchronize ----
@@ -176,14 +176,14 @@ class OutOfMemoryLadderTest {
                 HeldStreams.hold(sim, busy);
                 busy.memset(b.bytes(), (byte) 1);
                 b.close(); // freed in the busy stream's order, behind the memset: no retirement to run
-                assertEquals(0, ctx.counters().retirementsPending());
+                assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
                 sim.faults.countCalls();
                 if (!ladder) {
                     assertSame(CudaException.class, assertThrows(CudaException.class, () -> other.allocate(2 * MiB))
                             .getClass());
                 } else {
                     other.allocate(2 * MiB).close();
-                    OutOfMemoryCounters c = ctx.memoryPressure().counters();
+                    OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
                     assertEquals(1, c.rescuedBySynchronize(), c.toString());
                     assertEquals(1, sim.faults.calls("cuCtxSynchronize"), "no capture anywhere: the whole context");
                     assertEquals(2, sim.faults.calls("cuMemAllocAsync"), "the rungs that freed nothing were not retried");
@@ -225,7 +225,7 @@ class OutOfMemoryLadderTest {
             } finally {
                 allocated.countDown(); // the capture ends whatever happened here
             }
-            OutOfMemoryCounters c = ctx.memoryPressure().counters();
+            OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
             assertEquals(1, c.rescuedBySynchronize(), c.toString());
             assertEquals(0, sim.faults.calls("cuCtxSynchronize"), "a context-wide synchronize would invalidate the capture");
             if (mode == CaptureMode.GLOBAL) {
@@ -248,7 +248,7 @@ class OutOfMemoryLadderTest {
         OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class, () -> ctx.allocate(2 * MiB));
         assertEquals(List.of(), e.report().largestAllocations());
         assertTrue(e.getMessage().contains("withLeakTracking(true)"), e.getMessage());
-        assertEquals(MiB, ctx.memoryPressure().report().deviceFreeBytes(), "a report can be taken at any time");
+        assertEquals(MiB, ctx.diagnostics().memoryReport().deviceFreeBytes(), "a report can be taken at any time");
     }
 
     // ---- every allocation kind goes through it ----
@@ -268,7 +268,7 @@ class OutOfMemoryLadderTest {
                 sim.faults.replaceOnce("cuGraphInstantiateWithFlags", OUT_OF_MEMORY);
                 graph.instantiate().close();
             }
-            OutOfMemoryCounters c = ctx.memoryPressure().counters();
+            OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
             assertEquals(4, c.climbs(), c.toString());
             assertEquals(4, c.rescuedByRetirement() + c.rescuedByTrim() + c.rescuedBySynchronize(), c.toString());
             try (Graph plain = ctx.createGraph(); DeviceBuffer b = pool.allocate(s, 64)) {
@@ -277,7 +277,7 @@ class OutOfMemoryLadderTest {
                 CudaException e = assertThrows(CudaException.class, plain::instantiate);
                 assertSame(CudaException.class, e.getClass(), "no memory nodes: not an allocation, not climbed");
             }
-            assertEquals(4, ctx.memoryPressure().counters().climbs());
+            assertEquals(4, ctx.diagnostics().outOfMemoryCounters().climbs());
         }
     }
 
@@ -303,7 +303,7 @@ class OutOfMemoryLadderTest {
             b.close();
             g.grow(2 * MiB);
             assertEquals(2 * MiB, g.counters().mappedBytes());
-            assertEquals(1, ctx.memoryPressure().counters().rescuedBySynchronize());
+            assertEquals(1, ctx.diagnostics().outOfMemoryCounters().rescuedBySynchronize());
         }
     }
 
@@ -327,7 +327,7 @@ class OutOfMemoryLadderTest {
                         sim.faults.counts().keySet(), "the allocation, its capture check and its error's description "
                                 + "only: no rung, and a report that asks the driver nothing");
                 assertEquals(-1, e.report().deviceFreeBytes());
-                OutOfMemoryCounters c = ctx.memoryPressure().counters();
+                OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
                 assertEquals(1, c.skippedInCapture());
                 assertEquals(0, c.retirementRuns() + c.trimRuns() + c.synchronizeRuns());
                 capture.end().close(); // not invalidated
@@ -341,7 +341,7 @@ class OutOfMemoryLadderTest {
         try (Stream s = ctx.createStream(); StreamCapture capture = s.beginCapture(CaptureMode.THREAD_LOCAL)) {
             sim.faults.replaceOnce("cuMemAllocAsync", OUT_OF_MEMORY);
             assertSame(CudaException.class, assertThrows(CudaException.class, () -> s.allocate(MiB)).getClass());
-            assertEquals(0, ctx.memoryPressure().counters().climbs());
+            assertEquals(0, ctx.diagnostics().outOfMemoryCounters().climbs());
             capture.abort();
         }
     }
@@ -359,7 +359,7 @@ class OutOfMemoryLadderTest {
             }
             assertEquals("retried", ctx.ladder().retry(oom, AllocationKind.STREAM_ORDERED, 1, () -> "retried"),
                     "outside the lock it climbs, and the retry after its last rung runs");
-            assertFalse(ctx.memoryPressure().counters().failures() > 0);
+            assertFalse(ctx.diagnostics().outOfMemoryCounters().failures() > 0);
         }
     }
 
@@ -369,7 +369,7 @@ class OutOfMemoryLadderTest {
         sim.faults.replaceOnce("cuMemAlloc_v2", CudaDriver.CUDA_ERROR_INVALID_VALUE());
         CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(MiB));
         assertEquals(CudaDriver.CUDA_ERROR_INVALID_VALUE(), e.result());
-        assertEquals(0, ctx.memoryPressure().counters().climbs());
+        assertEquals(0, ctx.diagnostics().outOfMemoryCounters().climbs());
     }
 
     private static void await(CountDownLatch latch) {

@@ -28,11 +28,11 @@ class PinnedBufferTest {
             }
             sim.gpu.hold(stream.handle());
             stream.upload(device.bytes(), pinned, 100);
-            assertEquals("EVENT_RECORDED", pinned.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, pinned.transferState());
             stream.download(pinned, 0, device.bytes());
             // segment() waits: the simulated GPU finishes the held work first.
             MemorySegment after = pinned.segment();
-            assertEquals("COMPLETE", pinned.transferState());
+            assertEquals(TransferState.COMPLETE, pinned.transferState());
             for (int i = 0; i < 128; i++) {
                 assertEquals((byte) (100 + i), after.get(ValueLayout.JAVA_BYTE, i));
             }
@@ -59,7 +59,7 @@ class PinnedBufferTest {
             CudaException e = assertThrows(CudaException.class, () -> stream.upload(device.bytes(), pinned, 0));
             assertEquals("cuMemcpyHtoDAsync", e.operation());
             assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
-            assertEquals("UNFENCED", pinned.transferState());
+            assertEquals(TransferState.UNFENCED, pinned.transferState());
             sim.faults.clear();
         }
     }
@@ -70,7 +70,7 @@ class PinnedBufferTest {
             sim.faults.replaceOnce("cuEventRecord", UNKNOWN);
             CudaException e = assertThrows(CudaException.class, () -> stream.upload(device.bytes(), pinned, 0));
             assertTrue(e.operation().startsWith("cuEventRecord (fence after cuMemcpyHtoDAsync"), e.operation());
-            assertEquals("EVENT_RECORDED", pinned.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, pinned.transferState());
         }
     }
 
@@ -81,7 +81,7 @@ class PinnedBufferTest {
         sim.gpu.hold(stream.handle());
         sim.faults.inject("cuEventRecord", UNKNOWN, dev.gatun.cuda.testing.FaultPlan.Mode.REPLACE, 0, 2);
         assertThrows(CudaException.class, () -> stream.download(pinned, 0, device.bytes()));
-        assertEquals("UNFENCED", pinned.transferState());
+        assertEquals(TransferState.UNFENCED, pinned.transferState());
         sim.faults.replaceAlways("cuEventRecord", UNKNOWN); // recording keeps failing for a while
         pinned.close();
         assertThrows(IllegalStateException.class, pinned::segment, "closed at once for the host");
@@ -144,6 +144,6 @@ class PinnedBufferTest {
     }
 
     private int stagingBlocks() {
-        return (int) ctx.liveOwners(OwnerKind.STAGING);
+        return (int) ctx.diagnostics().liveOwners(OwnerKind.STAGING);
     }
 }

@@ -107,7 +107,7 @@ class PinnedPipelineTest {
             f.stream.download(host, 0, d.bytes());
             stop.record(f.stream);
             assertEquals(List.of(), f.sim.gpu.blockingHostWaits(), "queueing the pipeline waited for the GPU");
-            assertEquals("EVENT_RECORDED", host.transferState());
+            assertEquals(TransferState.EVENT_RECORDED, host.transferState());
             int iterations = 0;
             while (!stop.query()) {
                 iterations++;
@@ -141,7 +141,7 @@ class PinnedPipelineTest {
         assertEquals(0, queued(a), "A's copy ran before B's: B's fence covered it");
         HeldStreams.release(sim, a);
         assertEquals(2, peek(p, 0), "A's copy did not land after B's");
-        assertEquals("COMPLETE", p.transferState());
+        assertEquals(TransferState.COMPLETE, p.transferState());
     }
 
     /** The same, through three streams taking turns: each waits for the fence before it, so the last fence covers all three. */
@@ -174,12 +174,12 @@ class PinnedPipelineTest {
         busy();
         failNextFenceTwice();
         assertThrows(CudaException.class, () -> a.download(p, 0, one.bytes()));
-        assertEquals("UNFENCED", p.transferState());
+        assertEquals(TransferState.UNFENCED, p.transferState());
         assertEquals(Map.of("cuEventRecord", 2, "cuStreamWaitEvent", 1, "cuMemcpyDtoHAsync_v2", 1),
                 sim.faults.callsOf(() -> b.download(p, 0, two.bytes())), "a fresh fence on A, B's wait on it, the copy, "
                         + "B's fence");
         assertEquals(List.of(), sim.gpu.blockingHostWaits(), "no host wait: the fresh fence is waited for on the GPU");
-        assertEquals("EVENT_RECORDED", p.transferState());
+        assertEquals(TransferState.EVENT_RECORDED, p.transferState());
         assertEquals(2, read(p, 0));
         assertEquals(0, queued(a), "B's fence covered A's copy through the fresh fence");
     }
@@ -190,10 +190,10 @@ class PinnedPipelineTest {
         busy();
         failNextFenceTwice();
         assertThrows(CudaException.class, () -> a.download(p, 0, one.bytes()));
-        assertEquals("UNFENCED", p.transferState());
+        assertEquals(TransferState.UNFENCED, p.transferState());
         assertEquals(Map.of("cuMemcpyDtoHAsync_v2", 1, "cuEventRecord", 1),
                 sim.faults.callsOf(() -> a.download(p, Integer.BYTES, two.bytes())));
-        assertEquals("EVENT_RECORDED", p.transferState());
+        assertEquals(TransferState.EVENT_RECORDED, p.transferState());
         assertArrayEquals(new int[] {1, 2}, p.segment().toArray(ValueLayout.JAVA_INT));
         assertEquals(0, queued(a));
     }
@@ -214,7 +214,7 @@ class PinnedPipelineTest {
         assertEquals(0, sim.faults.calls("cuMemcpyDtoHAsync_v2") + sim.faults.calls("cuStreamWaitEvent"));
         sim.faults.clear();
         assertEquals(0, queued(b), "nothing was queued on B");
-        assertEquals("UNFENCED", p.transferState());
+        assertEquals(TransferState.UNFENCED, p.transferState());
         b.download(p, 0, two.bytes()); // the record works again: fenced on A, then followed
         assertEquals(2, read(p, 0));
         assertEquals(0, queued(a));
@@ -231,7 +231,7 @@ class PinnedPipelineTest {
         assertEquals("cuStreamWaitEvent", e.operation());
         assertEquals(0, sim.faults.calls("cuMemcpyDtoHAsync_v2") + sim.faults.calls("cuEventRecord"));
         sim.faults.clear();
-        assertEquals("EVENT_RECORDED", p.transferState(), "still A's copy, fenced on A");
+        assertEquals(TransferState.EVENT_RECORDED, p.transferState(), "still A's copy, fenced on A");
         assertEquals(1, read(p, 0), "the read waited for A's copy");
         assertEquals(List.of("cuEventSynchronize"), sim.gpu.blockingHostWaits());
     }
@@ -251,7 +251,7 @@ class PinnedPipelineTest {
         assertEquals("cuMemcpyDtoHAsync", e.operation(), "the copy's own error, not the fence's");
         assertEquals("CUDA_ERROR_INVALID_VALUE", e.resultName());
         sim.faults.clear();
-        assertEquals("UNFENCED", p.transferState());
+        assertEquals(TransferState.UNFENCED, p.transferState());
         assertEquals(Map.of("cuEventRecord", 1, "cuEventSynchronize", 1),
                 sim.faults.callsOf(() -> assertEquals(2, read(p, 0))), "a fresh fence on B, then the host waits for it");
         assertEquals(0, queued(a), "B's fresh fence follows B's wait on A's fence");
@@ -276,7 +276,7 @@ class PinnedPipelineTest {
         }
         assertEquals(List.of("cuEventSynchronize"), sim.gpu.blockingHostWaits());
         assertEquals(0, queued(a));
-        assertEquals("COMPLETE", p.transferState());
+        assertEquals(TransferState.COMPLETE, p.transferState());
         try (graph; GraphExec exec = graph.instantiate()) {
             exec.launch(b);
             assertEquals(2, read(p, 0));

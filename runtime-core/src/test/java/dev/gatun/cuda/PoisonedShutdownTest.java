@@ -39,7 +39,7 @@ class PoisonedShutdownTest {
         LogCapture.clear();
         CudaException sticky = assertThrows(CudaException.class, stream::synchronize);
         LogCapture.expectPoisonedBy(sticky);
-        assertTrue(ctx.poisonedBy().isPresent());
+        assertTrue(ctx.diagnostics().poisonedBy().isPresent());
         assertThrows(ContextPoisonedException.class, () -> k.launch(stream, LaunchConfig.of(1, 32), KernelArg.pointer(b)));
 
         stream.close(); // the capture query fails on a poisoned context: that is not "capturing"
@@ -47,16 +47,16 @@ class PoisonedShutdownTest {
         k2.close();
         b.close();
         ctx.modules().unload("n");
-        assertEquals(0, ctx.liveOwners(OwnerKind.KERNEL));
-        assertEquals(1, ctx.liveOwners(OwnerKind.MODULE), "only the registry's module 'm' is left");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.KERNEL));
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MODULE), "only the registry's module 'm' is left");
         ctx.close();
         assertTrue(ctx.isClosed());
         for (OwnerKind kind : OwnerKind.values()) {
-            assertEquals(0, ctx.liveOwners(kind), kind + " left live");
+            assertEquals(0, ctx.diagnostics().liveOwners(kind), kind + " left live");
         }
-        assertTrue(ctx.counters().retirementsAbandoned() >= 5,
-                "stream, buffer, two modules and the context's own streams were abandoned: " + ctx.counters());
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertTrue(ctx.diagnostics().counters().abandonedRetirements() >= 5,
+                "stream, buffer, two modules and the context's own streams were abandoned: " + ctx.diagnostics().counters());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         String why = ": the context is poisoned by a sticky error, so the driver cannot free it";
         LogCapture.expect(Level.WARN, RetirementQueue.class, "Abandoning " + b.resource().identity() + why);
         LogCapture.expect(Level.WARN, RetirementQueue.class, "'m' (k.ptx");
@@ -69,14 +69,14 @@ class PoisonedShutdownTest {
     void aContextClosesWhenOnlyItsRegistryHoldsModules() {
         ctx.modules().load("m", ModuleImage.ptx("k.ptx", Ptx.module("k", "u64")));
         try (Kernel k = ctx.modules().kernel("m", "k")) {
-            assertEquals(1, ctx.liveOwners(OwnerKind.MODULE));
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.MODULE));
             IllegalStateException open = assertThrows(IllegalStateException.class, ctx::close);
             assertTrue(open.getMessage().contains("1 KERNEL") && !open.getMessage().contains("MODULE"),
                     open.getMessage());
         }
         ctx.close();
         assertTrue(ctx.isClosed());
-        assertEquals(0, ctx.liveOwners(OwnerKind.MODULE));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.MODULE));
         assertEquals(0, sim.gpu.liveModules());
     }
 }

@@ -48,9 +48,9 @@ class RecycledMemoryTest {
         int[] out = new int[128];
         second.asInts().copyTo(out);
         assertEquals(7, out[127]);
-        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         second.close();
-        assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
     }
 
     @Test

@@ -77,7 +77,7 @@ class RetirementPropertiesTest {
                         dev.gatun.cuda.testing.FaultPlan.Mode.REPLACE, 0, 1 + s.b() % 3);
             }
             assertEquals(List.of(), sim.gpu.violations(), "after " + s);
-            assertEquals(open.size(), ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+            assertEquals(open.size(), ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         }
         sim.faults.clear();
         pinned.close();
@@ -87,7 +87,7 @@ class RetirementPropertiesTest {
         ctx.reap();
         ctx.reap(); // a fence that could not be recorded earlier is recorded at the first reap, seen at the second
         assertEquals(open.size(), sim.gpu.liveDeviceAllocations());
-        assertEquals(0, ctx.counters().retirementsPending());
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
         assertEquals(List.of(), sim.gpu.violations());
     }
 }

@@ -125,15 +125,15 @@ class StreamCaptureTest {
                 assertFalse(capture.isOpen());
             }
             assertArrayEquals(new int[] {1, 2, 3, 4}, read(v), "recorded, not run");
-            assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH));
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
             try (graph; GraphExec exec = graph.instantiate()) {
-                assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+                assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
                 exec.launch(stream);
                 exec.launch(stream);
                 assertArrayEquals(new int[] {21, 22, 23, 24}, read(v));
             }
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveGraphs());
@@ -171,7 +171,7 @@ class StreamCaptureTest {
         assertFalse(capture.isOpen());
         assertThrows(IllegalStateException.class, capture::end);
         assertTrue(gateOpen(), "the gate is released");
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
         v.close();
         ctx.reap();
         assertEquals(allocations - 1, sim.gpu.liveDeviceAllocations(), "the buffer is not held by anything");
@@ -196,7 +196,7 @@ class StreamCaptureTest {
         ctx.reap();
         assertEquals(allocations - 1, sim.gpu.liveDeviceAllocations(), "no hold is left");
         assertEquals(0, sim.gpu.liveGraphs(), "what was recorded is destroyed");
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
     }
 
     @Test
@@ -213,7 +213,7 @@ class StreamCaptureTest {
         }
         ctx.reap();
         assertEquals(0, sim.gpu.liveGraphs());
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
     }
 
     @Test

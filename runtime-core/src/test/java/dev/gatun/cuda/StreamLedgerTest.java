@@ -27,10 +27,10 @@ class StreamLedgerTest {
     private final Simulated sim = new Simulated();
     private final CudaContext ctx = sim.context();
 
-    /** {asyncAllocations, asyncFrees, bytesLive} now. */
+    /** {asyncAllocations, asyncFrees, liveBytes} now. */
     private static long[] ordered(CudaContext ctx) {
-        ContextCounters c = ctx.counters();
-        return new long[] {c.asyncAllocations(), c.asyncFrees(), c.bytesLive()};
+        ContextCounters c = ctx.diagnostics().counters();
+        return new long[] {c.asyncAllocations(), c.asyncFrees(), c.liveBytes()};
     }
 
     @Test
@@ -74,7 +74,7 @@ class StreamLedgerTest {
         assertThrows(IllegalStateException.class, first::address, "a closed handle of a recycled object");
         first.close(); // does nothing: it no longer stands for the memory
         assertEquals(2 * KIB, second.byteSize());
-        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER),
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER),
                 "only the second allocation is live (the first was at 0x" + Long.toHexString(firstAddress) + ")");
         second.close();
         s.close();

@@ -477,7 +477,7 @@ class StreamProtocolExplorationTest {
                         w.ctx.synchronize();
                         assertEquals(0, w.sim.gpu.liveDeviceAllocations(), "the buffer's memory outlived its close, "
                                 + "the capture and ctx.synchronize()");
-                        assertEquals(0, w.ctx.counters().bytesLive(), "Gatun's count of live bytes");
+                        assertEquals(0, w.ctx.diagnostics().counters().liveBytes(), "Gatun's count of live bytes");
                     });
         }));
     }

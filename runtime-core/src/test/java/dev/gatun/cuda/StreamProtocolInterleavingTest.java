@@ -124,8 +124,8 @@ class StreamProtocolInterleavingTest {
         ctx.synchronize();
         assertEquals(0, sim.gpu.liveDeviceAllocations(), "the driver still holds the buffer's memory after its close, "
                 + "the capture's end, the graph's close and ctx.synchronize(): its free went into the user's capture "
-                + "(Gatun counts " + ctx.counters().bytesLive() + " bytes live)");
-        assertEquals(0, ctx.counters().bytesLive(), "Gatun's count of live bytes disagrees with the driver");
+                + "(Gatun counts " + ctx.diagnostics().counters().liveBytes() + " bytes live)");
+        assertEquals(0, ctx.diagnostics().counters().liveBytes(), "Gatun's count of live bytes disagrees with the driver");
         assertEquals(List.of(), sim.gpu.violations());
     }
 

@@ -98,7 +98,7 @@ class UpdatingExecutableTest {
             }
             assertSame(first, exec.current());
             assertEquals(7, run(exec));
-            assertEquals(new GraphInstallCounts(1, 0, 1, Map.of(), Map.of()), exec.counts());
+            assertEquals(new GraphInstallCounters(1, 0, 1, Map.of(), Map.of()), exec.counters());
             assertFalse(exec.hasSpare());
         }
     }
@@ -124,10 +124,10 @@ class UpdatingExecutableTest {
                 }
                 assertEquals(110 + round, run(exec));
             }
-            assertEquals(new GraphInstallCounts(0, 6, 2, Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 7L), Map.of()),
-                    exec.counts());
+            assertEquals(new GraphInstallCounters(0, 6, 2, Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 7L), Map.of()),
+                    exec.counters());
         }
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC), "the current and the spare are closed");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC), "the current and the spare are closed");
     }
 
     @Test
@@ -145,8 +145,8 @@ class UpdatingExecutableTest {
             }
             assertEquals(6, run(exec));
             ctx.reap();
-            assertEquals(2, ctx.liveOwners(OwnerKind.GRAPH_EXEC), "the current and one spare: the first is closed");
-            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), exec.counts().spareRefusals());
+            assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC), "the current and one spare: the first is closed");
+            assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), exec.counters().spareRefusals());
         }
     }
 
@@ -218,7 +218,7 @@ class UpdatingExecutableTest {
             assertSame(current, exec.current());
             assertTrue(exec.hasSpare());
             assertEquals(102, run(exec));
-            assertEquals(2, exec.counts().instantiations());
+            assertEquals(2, exec.counters().instantiations());
         }
     }
 
@@ -249,6 +249,6 @@ class UpdatingExecutableTest {
             assertThrows(IllegalStateException.class, () -> exec.launch(stream));
         }
         ctx.reap();
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
     }
 }

@@ -136,7 +136,7 @@ class VirtualThreadContextTest {
                     calls.get(calls.size() - 2), "made current on B immediately before the free");
             assertEquals(List.of(), sim.gpu.contextRefusals());
             assertEquals(live - 1, sim.gpu.liveDeviceAllocations(), "freed at the close, not left to a retry");
-            assertEquals(0, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         }
         ctx.close();
     }
@@ -147,10 +147,10 @@ class VirtualThreadContextTest {
         try (SmPartition partition = ctx.device().partitionSms(64, 2)) {
             ctx.allocate(1000).close();
             ctx.allocate(5000).close();
-            assertEquals(2, ctx.devicePool().counters().retainedBlocks());
+            assertEquals(2, ctx.diagnostics().devicePool().counters().retainedBlocks());
             greenCurrentOnB(partition.group(0));
             int live = sim.gpu.liveDeviceAllocations();
-            parkOnTheGateThenResumeOnB(ctx, c -> c.devicePool().trim());
+            parkOnTheGateThenResumeOnB(ctx, c -> c.diagnostics().devicePool().trim());
 
             List<Call> frees = callsOf("cuMemFree_v2");
             assertEquals(2, frees.size(), calls.toString());
@@ -160,7 +160,7 @@ class VirtualThreadContextTest {
                 assertEquals(FakeDriverApi.SUCCESS, free.result());
             }
             assertEquals(List.of(), sim.gpu.contextRefusals());
-            assertEquals(0, ctx.devicePool().counters().retainedBlocks());
+            assertEquals(0, ctx.diagnostics().devicePool().counters().retainedBlocks());
             assertEquals(live - 2, sim.gpu.liveDeviceAllocations());
         }
         ctx.close();

@@ -79,12 +79,12 @@ class VirtualThreadStressTest {
                 Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
                 for (OwnerKind kind : OwnerKind.values()) {
                     if (kind != OwnerKind.STAGING) {
-                        live.put(kind, c.liveOwners(kind));
+                        live.put(kind, c.diagnostics().liveOwners(kind));
                     }
                 }
                 owners.add(live);
-                bytes.add(c.counters().bytesLive());
-                assertEquals(0, c.counters().retirementsPending(), c + " has retirements pending");
+                bytes.add(c.diagnostics().counters().liveBytes());
+                assertEquals(0, c.diagnostics().counters().pendingRetirements(), c + " has retirements pending");
             }
             return new Baseline(owners, bytes, sim.gpu.liveStreams(), sim.gpu.liveDeviceAllocations(),
                     sim.gpu.liveGraphs(), sim.gpu.liveGraphExecs(), sim.gpu.liveModules());

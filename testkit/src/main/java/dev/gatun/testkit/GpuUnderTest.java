@@ -107,7 +107,7 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
         }
         if (context == null) {
             context = cuda.device(0).context(options);
-            own = options.leakTracking() ? context.liveOwners().stream().map(LiveOwner::id).collect(Collectors.toSet())
+            own = options.leakTracking() ? context.diagnostics().liveOwners().stream().map(LiveOwner::id).collect(Collectors.toSet())
                     : Set.of();
         }
         return context;
@@ -182,7 +182,7 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
         } catch (IllegalStateException refused) {
             throw new IllegalStateException(refused.getMessage() + openOwners(ctx, own), refused);
         }
-        List<String> problems = afterContextClosed(ctx.poisonedBy().isPresent());
+        List<String> problems = afterContextClosed(ctx.diagnostics().poisonedBy().isPresent());
         if (!problems.isEmpty()) {
             throw new IllegalStateException(this + " saw what a real GPU would not survive:\n  "
                     + String.join("\n  ", problems));
@@ -208,7 +208,7 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
         }
         ctx.reap(); // owners closed but not yet retired are listed until their work is known done
         List<String> open = new ArrayList<>();
-        for (LiveOwner owner : ctx.liveOwners()) {
+        for (LiveOwner owner : ctx.diagnostics().liveOwners()) {
             if (owner.kind() != OwnerKind.MODULE && !own.contains(owner.id())) {
                 open.add(owner.identity() + site(owner));
             }

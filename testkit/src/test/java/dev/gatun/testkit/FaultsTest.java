@@ -76,11 +76,11 @@ class FaultsTest {
         try (DeviceBuffer buffer = ctx.allocate(1 << 20)) {
             assertEquals(1 << 20, buffer.byteSize(), "one failed call: the ladder's retry succeeded");
         }
-        assertEquals(1, ctx.memoryPressure().counters().rescuedBySynchronize());
+        assertEquals(1, ctx.diagnostics().outOfMemoryCounters().rescuedBySynchronize());
         gpu.faults().failCalls("cuMemAlloc_v2", 1, 2, OUT_OF_MEMORY);
         OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class, () -> ctx.allocate(1 << 20));
         assertEquals(1 << 20, e.requestedBytes());
-        assertEquals(1, ctx.memoryPressure().counters().failures(), "two failed calls: the retry failed too");
+        assertEquals(1, ctx.diagnostics().outOfMemoryCounters().failures(), "two failed calls: the retry failed too");
         assertEquals(4, gpu.faults().calls("cuMemAlloc_v2"));
     }
 
@@ -99,7 +99,7 @@ class FaultsTest {
             CudaException launch = assertThrows(CudaException.class,
                     () -> axpy.launch(ctx.computeStream(), LaunchConfig.of(1, 64), axpy(buffer, buffer, 1, 64)));
             assertEquals("CUDA_ERROR_LAUNCH_FAILED", launch.resultName());
-            assertEquals(launch, ctx.poisonedBy().orElseThrow());
+            assertEquals(launch, ctx.diagnostics().poisonedBy().orElseThrow());
             ContextPoisonedException later = assertThrows(ContextPoisonedException.class, () -> ctx.allocate(64));
             assertEquals(launch, later.getCause());
         }
@@ -120,7 +120,7 @@ class FaultsTest {
             CudaException reported = assertThrows(CudaException.class,
                     () -> axpy.launch(ctx.computeStream(), LaunchConfig.of(1, n), axpy(out, dx, 2f, n)));
             assertEquals("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", reported.resultName());
-            assertFalse(ctx.poisonedBy().isPresent(), "not a sticky error");
+            assertFalse(ctx.diagnostics().poisonedBy().isPresent(), "not a sticky error");
             out.asFloats().copyTo(got);
         }
         float[] ran = new float[n];

@@ -82,8 +82,8 @@ class SimulatedGpuTest {
     void eachSimulatedGpuIsADeviceOfItsOwn() {
         try (SimulatedGpu first = new SimulatedGpu(); SimulatedGpu second = new SimulatedGpu();
                 DeviceBuffer a = first.context().allocate(64)) {
-            assertEquals(1, first.context().liveOwners(dev.gatun.cuda.OwnerKind.DEVICE_BUFFER));
-            assertEquals(0, second.context().liveOwners(dev.gatun.cuda.OwnerKind.DEVICE_BUFFER));
+            assertEquals(1, first.context().diagnostics().liveOwners(dev.gatun.cuda.OwnerKind.DEVICE_BUFFER));
+            assertEquals(0, second.context().diagnostics().liveOwners(dev.gatun.cuda.OwnerKind.DEVICE_BUFFER));
             assertEquals(64, a.byteSize());
         }
     }

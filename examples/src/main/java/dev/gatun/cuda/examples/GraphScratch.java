@@ -104,7 +104,7 @@ public final class GraphScratch {
             // end-snippet
         }
         ctx.synchronize(); // completes the retirements; then the graph memory nobody uses goes back
-        ctx.trimGraphMemory();
+        ctx.diagnostics().trimGraphMemory();
         return match;
     }
 }

@@ -107,12 +107,12 @@ public final class MiniEngine implements AutoCloseable {
 
     /** {@return how many times the step has been captured into its graph slot} */
     public long captures() {
-        return step.counts().captures();
+        return step.counters().captures();
     }
 
     /** {@return how many times the captured step has been replayed} */
     public long replays() {
-        return step.counts().replays();
+        return step.counters().replays();
     }
 
     /**

@@ -196,12 +196,12 @@ class MiniEngineTest {
     void aDeviceThatStaysFullEndsTheRequestWithTheDriversErrorAndLeavesNothingAllocated() {
         float[] x = request();
         try (MiniEngine engine = engine()) {
-            long buffers = gpu.context().liveOwners(OwnerKind.DEVICE_BUFFER); // the graphs' latch word
+            long buffers = gpu.context().diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER); // the graphs' latch word
             gpu.faults().failFrom("cuMemAlloc_v2", 3, CudaDriver.CUDA_ERROR_OUT_OF_MEMORY()); // x and mid fit, y never
             OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class,
                     () -> engine.serve(x, poisoned(x.length)));
             assertEquals(4L * MiniEngine.MIN_CHUNK_ELEMENTS, e.requestedBytes(), "it shrank as far as it goes");
-            assertEquals(buffers, gpu.context().liveOwners(OwnerKind.DEVICE_BUFFER), "every partial workspace was closed");
+            assertEquals(buffers, gpu.context().diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "every partial workspace was closed");
         }
     }
 
@@ -212,7 +212,7 @@ class MiniEngineTest {
             gpu.faults().failCall("cuLaunchKernel", 2, CudaDriver.CUDA_ERROR_LAUNCH_FAILED()); // the first add
             CudaException e = assertThrows(CudaException.class, () -> engine.serve(x, poisoned(x.length)));
             assertEquals("CUDA_ERROR_LAUNCH_FAILED", e.resultName());
-            assertTrue(gpu.context().poisonedBy().isPresent());
+            assertTrue(gpu.context().diagnostics().poisonedBy().isPresent());
             assertThrows(ContextPoisonedException.class, () -> engine.serve(x, poisoned(x.length)),
                     "every later request fails fast: only a new process recovers the device");
         }

@@ -199,7 +199,7 @@ final class GpuRun {
         List<Poisoning> found = new ArrayList<>();
         contexts.forEach((ordinal, context) -> {
             if (!poisoned.containsKey(ordinal)) {
-                context.poisonedBy().ifPresent(first -> {
+                context.diagnostics().poisonedBy().ifPresent(first -> {
                     Poisoning p = new Poisoning(ordinal, test, first);
                     poisoned.put(ordinal, p);
                     found.add(p);

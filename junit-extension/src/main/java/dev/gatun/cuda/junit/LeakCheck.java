@@ -29,7 +29,7 @@ final class LeakCheck {
     private LeakCheck(CudaContext context) {
         this.context = context;
         this.tracked = context.options().leakTracking();
-        this.ids = tracked ? context.liveOwners().stream().map(LiveOwner::id).collect(Collectors.toSet()) : Set.of();
+        this.ids = tracked ? context.diagnostics().liveOwners().stream().map(LiveOwner::id).collect(Collectors.toSet()) : Set.of();
         this.counts = tracked ? null : countsOf(context);
     }
 
@@ -47,7 +47,7 @@ final class LeakCheck {
      * context is not checked: a closed one has no owners, and a poisoned one fails the test anyway.
      */
     String after() {
-        if (context.isClosed() || context.poisonedBy().isPresent()) {
+        if (context.isClosed() || context.diagnostics().poisonedBy().isPresent()) {
             return null;
         }
         context.reap();
@@ -76,7 +76,7 @@ final class LeakCheck {
                     + "them (try-with-resources). The context was opened without leak tracking, so they cannot be named: "
                     + "let the extension open it first, or run with -Dgatun.leakTracking=true";
         }
-        List<LiveOwner> left = context.liveOwners().stream().filter(o -> !ids.contains(o.id())).toList();
+        List<LiveOwner> left = context.diagnostics().liveOwners().stream().filter(o -> !ids.contains(o.id())).toList();
         if (left.isEmpty()) {
             return null;
         }
@@ -96,7 +96,7 @@ final class LeakCheck {
     private static long[] countsOf(CudaContext context) {
         long[] counts = new long[OwnerKind.values().length];
         for (OwnerKind kind : OwnerKind.values()) {
-            counts[kind.ordinal()] = kind == OwnerKind.STAGING ? 0 : context.liveOwners(kind);
+            counts[kind.ordinal()] = kind == OwnerKind.STAGING ? 0 : context.diagnostics().liveOwners(kind);
         }
         return counts;
     }

@@ -91,7 +91,7 @@ public class GraphMemoryBenchmark {
         touch.close();
         context.modules().unload("bench-graph-memory");
         context.synchronize();
-        context.trimGraphMemory();
+        context.diagnostics().trimGraphMemory();
         stream.close();
     }
 

@@ -87,7 +87,7 @@ public class MemoryBenchmark {
         @Setup
         public void openPool() {
             pool = Cuda.system().device(0).context()
-                    .createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE));
+                    .createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE));
         }
 
         @TearDown

@@ -222,7 +222,7 @@ final class TwinWorkload implements AutoCloseable {
             case ALLOC_STREAM_ORDERED -> i -> s.allocate(TwinRow.ALLOCATION_BYTES).close();
             case ALLOC_FROM_POOL -> {
                 // As twins.c: a pool that keeps what is freed (release threshold: all of it).
-                MemoryPool pool = own(context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)));
+                MemoryPool pool = own(context.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE)));
                 yield i -> pool.allocate(s, TwinRow.ALLOCATION_BYTES).close();
             }
             case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> {

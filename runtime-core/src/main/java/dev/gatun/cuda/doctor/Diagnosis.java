@@ -30,12 +30,12 @@ public record Diagnosis(int usableDevices, int settingsNeedingAttention) {
     }
 
     /** {@return whether at least one device is usable: GPU work can run} */
-    public boolean gpuUsable() {
+    public boolean hasUsableGpu() {
         return usableDevices > 0;
     }
 
     /** {@return whether every setting works as written} */
-    public boolean settingsWork() {
+    public boolean isEverySettingRight() {
         return settingsNeedingAttention == 0;
     }
 
@@ -45,9 +45,9 @@ public record Diagnosis(int usableDevices, int settingsNeedingAttention) {
      * when a setting needs attention}
      */
     public int exitStatus() {
-        if (!gpuUsable()) {
+        if (!hasUsableGpu()) {
             return EXIT_NO_DEVICE;
         }
-        return settingsWork() ? EXIT_OK : EXIT_BAD_SETTINGS;
+        return isEverySettingRight() ? EXIT_OK : EXIT_BAD_SETTINGS;
     }
 }

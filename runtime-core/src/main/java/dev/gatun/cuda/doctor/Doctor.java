@@ -330,8 +330,8 @@ public final class Doctor {
             out.println("  oom ladder:    not checked until the device pool setting is fixed");
             return 1;
         }
-        out.println("  device pool:   " + (pool.retainedBytesBound() == 0 ? "off (every allocation goes to the driver)"
-                : "keeps up to " + pool.retainedBytesBound() + " bytes for reuse")
+        out.println("  device pool:   " + (pool.maxRetainedBytes() == 0 ? "off (every allocation goes to the driver)"
+                : "keeps up to " + pool.maxRetainedBytes() + " bytes for reuse")
                 + "; call-site profiling " + onOff(pool.profileCallSites()));
         ContextOptions options;
         try {

@@ -86,7 +86,7 @@ public final class CompiledProgram {
     }
 
     /** {@return the image's length in bytes, without copying it} */
-    public int imageSize() {
+    public long imageBytes() {
         return image.length;
     }
 

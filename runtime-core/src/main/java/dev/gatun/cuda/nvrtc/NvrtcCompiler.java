@@ -90,7 +90,7 @@ public final class NvrtcCompiler {
                 event.sourceLength = source.length();
                 event.cacheHit = cacheHit;
                 event.compiled = program != null;
-                event.imageBytes = program == null ? 0 : program.imageSize();
+                event.imageBytes = program == null ? 0 : program.imageBytes();
                 event.commit();
             }
         }
@@ -102,7 +102,7 @@ public final class NvrtcCompiler {
      * templates) as well as by plain names. If the driver rejects NVRTC's PTX as a newer ISA
      * than it knows ({@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION}), the source is compiled to
      * CUBIN for the same architecture instead, and so is every later source loaded into that
-     * context ({@link ModuleRegistry#ptxRejected()}).
+     * context ({@link ModuleRegistry#isPtxRejected()}).
      *
      * @param requiredKernels functions (or name expressions) that must exist; if one is missing
      *     the load fails with {@link IllegalArgumentException} and the previous entry stays
@@ -115,7 +115,7 @@ public final class NvrtcCompiler {
      */
     public ModuleInfo load(ModuleRegistry modules, String name, String source, CompileOptions options,
             String... requiredKernels) {
-        CompiledProgram program = compile(source, modules.ptxRejected() ? options.asCubin() : options);
+        CompiledProgram program = compile(source, modules.isPtxRejected() ? options.asCubin() : options);
         try {
             return modules.load(name, program.moduleImage(), requiredKernels);
         } catch (CudaException e) {

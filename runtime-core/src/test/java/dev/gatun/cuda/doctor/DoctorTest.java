@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DoctorTest {
 
     private static final List<String> SETTINGS = List.of(KernelCache.SWITCH_PROPERTY, KernelCache.DIRECTORY_PROPERTY,
-            DevicePoolOptions.BOUND_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
+            DevicePoolOptions.MAX_RETAINED_BYTES_PROPERTY, DevicePoolOptions.PROFILE_PROPERTY, ContextOptions.LEAK_TRACKING_PROPERTY,
             ContextOptions.OUT_OF_MEMORY_LADDER_PROPERTY, KernelCache.AUTHENTICATE_PROPERTY, KernelCache.KEY_FILE_PROPERTY, KernelCache.MAX_ENTRY_BYTES_PROPERTY,
             KernelCache.MAX_BYTES_PROPERTY, GpuCoredumps.PROPERTY, GpuCoredumps.FILE_PROPERTY,
             GpuCoredumps.LIGHTWEIGHT_PROPERTY);
@@ -190,7 +190,7 @@ class DoctorTest {
 
     @Test
     void aBadPoolBoundIsReportedWithRuntimeCoresMessage() {
-        System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "lots");
+        System.setProperty(DevicePoolOptions.MAX_RETAINED_BYTES_PROPERTY, "lots");
         String out = run(withDevices(2), Diagnosis.EXIT_BAD_SETTINGS);
         assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.bytes is 'lots'; set it to a whole number of bytes"), out);
         assertTrue(out.contains("opening a context will fail"), out);
@@ -251,7 +251,7 @@ class DoctorTest {
 
     @Test
     void withoutADeviceTheExitSaysSoEvenWhenASettingIsWrong() {
-        System.setProperty(DevicePoolOptions.BOUND_PROPERTY, "-1");
+        System.setProperty(DevicePoolOptions.MAX_RETAINED_BYTES_PROPERTY, "-1");
         String out = run(withDevices(0), Diagnosis.EXIT_NO_DEVICE);
         assertTrue(out.contains("device pool:   WRONG: system property gatun.pool.bytes is '-1'"), out);
         assertTrue(out.contains("1 setting needs attention (above)"), out);
@@ -328,7 +328,7 @@ class DoctorTest {
             assertEquals(Diagnosis.EXIT_NO_DEVICE, diagnosis.exitStatus(), out);
             assertTrue(out.contains("\nResult: no usable CUDA device"), out);
         } else {
-            assertEquals(Cuda.system().deviceCount() > 0, diagnosis.gpuUsable(), out);
+            assertEquals(Cuda.system().deviceCount() > 0, diagnosis.hasUsableGpu(), out);
         }
     }
 
@@ -361,8 +361,8 @@ class DoctorTest {
         assertEquals(Diagnosis.EXIT_BAD_SETTINGS, new Diagnosis(2, 1).exitStatus());
         assertEquals(Diagnosis.EXIT_NO_DEVICE, new Diagnosis(0, 0).exitStatus());
         assertEquals(Diagnosis.EXIT_NO_DEVICE, new Diagnosis(0, 3).exitStatus(), "no device says so first");
-        assertFalse(new Diagnosis(0, 0).gpuUsable());
-        assertFalse(new Diagnosis(1, 1).settingsWork());
+        assertFalse(new Diagnosis(0, 0).hasUsableGpu());
+        assertFalse(new Diagnosis(1, 1).isEverySettingRight());
         assertThrows(IllegalArgumentException.class, () -> new Diagnosis(-1, 0));
     }
 }

@@ -91,11 +91,11 @@ class FaultCoverageTest {
         }
         plan.clear();
 
-        assertEquals(expected.poisons(), w.ctx.poisonedBy().isPresent(),
-                () -> "poisoned: " + w.ctx.poisonedBy() + ", expected " + expected.poisons());
+        assertEquals(expected.poisons(), w.ctx.diagnostics().poisonedBy().isPresent(),
+                () -> "poisoned: " + w.ctx.diagnostics().poisonedBy() + ", expected " + expected.poisons());
         if (expected.poisons()) {
-            assertEquals(c.error(), w.ctx.poisonedBy().orElseThrow().result());
-            LogCapture.expectPoisonedBy(w.ctx.poisonedBy().orElseThrow());
+            assertEquals(c.error(), w.ctx.diagnostics().poisonedBy().orElseThrow().result());
+            LogCapture.expectPoisonedBy(w.ctx.diagnostics().poisonedBy().orElseThrow());
             everyLaterCallFailsFast(w.ctx);
         }
 
@@ -104,7 +104,7 @@ class FaultCoverageTest {
             w.ctx.reap(); // enough for every retry a failed free gets
         }
         assertEquals(baseline, liveOwners(w.ctx), "owners left open after closing what the scenario opened");
-        assertEquals(0, w.ctx.counters().retirementsPending(), () -> "retirements left: " + w.ctx.counters());
+        assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), () -> "retirements left: " + w.ctx.diagnostics().counters());
         if (!expected.poisons()) {
             w.roundTrip(w.ctx); // still usable
         }
@@ -139,9 +139,9 @@ class FaultCoverageTest {
 
     /** After a sticky error, every call that needs the driver fails fast, naming the first error. */
     private static void everyLaterCallFailsFast(CudaContext ctx) {
-        CudaException first = ctx.poisonedBy().orElseThrow();
+        CudaException first = ctx.diagnostics().poisonedBy().orElseThrow();
         List<Executable> later = List.of(() -> ctx.allocate(64), ctx::createStream, ctx::createEvent,
-                ctx::synchronize, ctx::memoryInfo, () -> ctx.allocatePinned(64), () -> ctx.computeStream().query(),
+                ctx::synchronize, ctx.diagnostics()::memoryInfo, () -> ctx.allocatePinned(64), () -> ctx.computeStream().query(),
                 () -> ctx.modules().load("late", FaultWorld.IMAGE));
         for (Executable call : later) {
             ContextPoisonedException e = assertThrows(ContextPoisonedException.class, call);
@@ -153,7 +153,7 @@ class FaultCoverageTest {
     private static Map<OwnerKind, Long> liveOwners(CudaContext ctx) {
         Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
         for (OwnerKind kind : OwnerKind.values()) {
-            live.put(kind, ctx == null ? 0L : ctx.liveOwners(kind));
+            live.put(kind, ctx == null ? 0L : ctx.diagnostics().liveOwners(kind));
         }
         return live;
     }

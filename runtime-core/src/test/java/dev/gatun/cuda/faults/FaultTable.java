@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureArena;
+import dev.gatun.cuda.KernelAttribute;
+import dev.gatun.cuda.DeviceAttribute;
 import dev.gatun.cuda.CaptureInvalidatedException;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.ConditionalHandle;
@@ -21,35 +23,35 @@ import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DriverTooOldException;
 import dev.gatun.cuda.Event;
-import dev.gatun.cuda.Graph;
-import dev.gatun.cuda.IpcEventHandle;
-import dev.gatun.cuda.IpcMemoryHandle;
-import dev.gatun.cuda.IpcPoolAllocation;
-import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GpuCoredumps;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.GrowableBuffer;
+import dev.gatun.cuda.ImageRejectedException;
+import dev.gatun.cuda.IpcBufferExport;
+import dev.gatun.cuda.IpcEventHandle;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.KernelLibrary;
-import dev.gatun.cuda.SmPartition;
-import dev.gatun.cuda.ImageRejectedException;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.LaunchRefusedException;
+import dev.gatun.cuda.MappedWord;
+import dev.gatun.cuda.MemOp;
 import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.OutOfDeviceMemoryException;
 import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.PinnedBuffer;
-import dev.gatun.cuda.MappedWord;
-import dev.gatun.cuda.MemOp;
+import dev.gatun.cuda.SmPartition;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.TransferState;
+import dev.gatun.cuda.UpdatingExecutable;
 import dev.gatun.cuda.WaitCondition;
 import dev.gatun.cuda.WaitFlag;
 import dev.gatun.cuda.WriteFlag;
-import dev.gatun.cuda.StreamCapture;
-import dev.gatun.cuda.UpdatingExecutable;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.faults.FaultCase.Scenario;
 import dev.gatun.cuda.faults.FaultWorld.Native;
@@ -128,7 +130,7 @@ final class FaultTable {
             call("cuGetErrorString", "device.attribute(an attribute the driver rejects): the error's description",
                     INVALID_VALUE, w -> {
                         w.sim.gpu.failAttribute(CLOCK_RATE);
-                        return () -> w.ctx.device().attribute(CLOCK_RATE);
+                        return () -> w.ctx.device().attribute(DeviceAttribute.CLOCK_RATE);
                     },
                     fails(CudaException.class).reporting(CudaDriver.CUDA_ERROR_INVALID_VALUE())
                             .and("the original error, without the driver's description", FaultTable::noDescription),
@@ -167,8 +169,8 @@ final class FaultTable {
             call("cuDeviceGetName", "device.name()", INVALID_VALUE,
                     w -> () -> w.ctx.device().name(),
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuDeviceGetAttribute", "device.attribute(CLOCK_RATE)", INVALID_VALUE,
-                    w -> () -> w.ctx.device().attribute(CLOCK_RATE),
+            call("cuDeviceGetAttribute", "device.attribute(DeviceAttribute.CLOCK_RATE)", INVALID_VALUE,
+                    w -> () -> w.ctx.device().attribute(DeviceAttribute.CLOCK_RATE),
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuDeviceTotalMem_v2", "device.totalMemoryBytes()", INVALID_VALUE,
                     w -> () -> w.ctx.device().totalMemoryBytes(),
@@ -189,14 +191,14 @@ final class FaultTable {
                     fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens),
                     fails(CudaException.class).and("a later context() opens it", FaultTable::secondContextOpens))
                     .onDevices(2),
-            call("cuCtxSetCurrent", "ctx.memoryInfo() while device 1's context is current", INVALID_VALUE,
+            call("cuCtxSetCurrent", "ctx.diagnostics().memoryInfo() while device 1's context is current", INVALID_VALUE,
                     w -> {
-                        w.context(1).memoryInfo();
-                        return () -> w.ctx.memoryInfo();
+                        w.context(1).diagnostics().memoryInfo();
+                        return () -> w.ctx.diagnostics().memoryInfo();
                     },
                     fails(CudaException.class), fails(CudaException.class)).onDevices(2),
-            call("cuCtxGetCurrent", "ctx.memoryInfo()", INVALID_VALUE,
-                    w -> () -> w.ctx.memoryInfo(),
+            call("cuCtxGetCurrent", "ctx.diagnostics().memoryInfo()", INVALID_VALUE,
+                    w -> () -> w.ctx.diagnostics().memoryInfo(),
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuCtxSynchronize", "ctx.synchronize()", ILLEGAL_ADDRESS,
                     w -> () -> w.ctx.synchronize(),
@@ -218,8 +220,8 @@ final class FaultTable {
                     INVALID_CONTEXT,
                     w -> () -> w.sim.cuda.contextOf(w.sim.gpu.primaryContext(0)),
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuMemGetInfo_v2", "ctx.memoryInfo()", INVALID_VALUE,
-                    w -> () -> w.ctx.memoryInfo(),
+            call("cuMemGetInfo_v2", "ctx.diagnostics().memoryInfo()", INVALID_VALUE,
+                    w -> () -> w.ctx.diagnostics().memoryInfo(),
                     fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Streams ----
@@ -274,16 +276,16 @@ final class FaultTable {
                     },
                     recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending),
                     recovers("the fence is recorded at the next poll, and the buffer freed", FaultTable::nothingPending)),
-            call("cuStreamGetCtx", "ctx.borrowStream(another library's stream)", INVALID_HANDLE,
+            call("cuStreamGetCtx", "Stream.borrow(ctx, another library's stream)", INVALID_HANDLE,
                     w -> {
                         MemorySegment raw = w.foreignStream();
-                        return () -> w.open(w.ctx.borrowStream(raw));
+                        return () -> w.open(Stream.borrow(w.ctx, raw));
                     },
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuStreamGetPriority", "ctx.borrowStream(another library's stream)", INVALID_HANDLE,
+            call("cuStreamGetPriority", "Stream.borrow(ctx, another library's stream)", INVALID_HANDLE,
                     w -> {
                         MemorySegment raw = w.foreignStream();
-                        return () -> w.open(w.ctx.borrowStream(raw));
+                        return () -> w.open(Stream.borrow(w.ctx, raw));
                     },
                     fails(CudaException.class), fails(CudaException.class)),
 
@@ -485,10 +487,10 @@ final class FaultTable {
                     w -> batchScenario(w, CopyBatch.Submission.ONE_AT_A_TIME),
                     fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable),
                     fails(CudaException.class).and("the pinned buffer is fenced and usable", FaultTable::pinnedUsable)),
-            call("cuPointerGetAttributes", "ctx.borrowDeviceMemory(another library's 1 MiB allocation)", INVALID_VALUE,
+            call("cuPointerGetAttributes", "DeviceBuffer.borrow(ctx, another library's 1 MiB allocation)", INVALID_VALUE,
                     w -> {
                         long address = w.foreignDeviceMemory(MiB);
-                        return () -> w.open(w.ctx.borrowDeviceMemory(address, MiB));
+                        return () -> w.open(DeviceBuffer.borrow(w.ctx, address, MiB));
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuMemcpyPeerAsync", "stream.copy(device 1 view, device 0 view)", INVALID_VALUE,
@@ -501,10 +503,10 @@ final class FaultTable {
                     fails(CudaException.class), fails(CudaException.class)).onDevices(2),
 
             // ---- Memory pools ----
-            call("cuDeviceGetDefaultMemPool", "ctx.defaultMemoryPool().releaseThreshold(), its first use", INVALID_VALUE,
+            call("cuDeviceGetDefaultMemPool", "ctx.defaultMemoryPool().releaseThresholdBytes(), its first use", INVALID_VALUE,
                     w -> {
                         MemoryPool p = w.keep(w.ctx.defaultMemoryPool());
-                        return p::releaseThreshold;
+                        return p::releaseThresholdBytes;
                     },
                     fails(CudaException.class).and("a later use asks again, and reads", FaultTable::defaultPoolRetried),
                     fails(CudaException.class).and("a later use asks again, and reads", FaultTable::defaultPoolRetried)),
@@ -517,10 +519,10 @@ final class FaultTable {
                         return p::close;
                     },
                     givenUpAtOnce().orphaning(Native.MEMORY_POOL), givenUpAtOnce()),
-            call("cuMemPoolSetAttribute", "pool.setReleaseThreshold(1 MiB)", INVALID_VALUE,
+            call("cuMemPoolSetAttribute", "pool.setReleaseThresholdBytes(1 MiB)", INVALID_VALUE,
                     w -> {
                         MemoryPool p = w.pool();
-                        return () -> p.setReleaseThreshold(MiB);
+                        return () -> p.setReleaseThresholdBytes(MiB);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuMemPoolGetAttribute", "pool.usage()", INVALID_VALUE,
@@ -573,14 +575,14 @@ final class FaultTable {
                     .failing(2),
 
             // ---- Graph memory ----
-            call("cuDeviceGraphMemTrim", "ctx.trimGraphMemory()", INVALID_VALUE,
-                    w -> w.ctx::trimGraphMemory,
+            call("cuDeviceGraphMemTrim", "ctx.diagnostics().trimGraphMemory()", INVALID_VALUE,
+                    w -> w.ctx.diagnostics()::trimGraphMemory,
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuDeviceGetGraphMemAttribute", "ctx.graphMemoryUsage()", INVALID_VALUE,
-                    w -> w.ctx::graphMemoryUsage,
+            call("cuDeviceGetGraphMemAttribute", "ctx.diagnostics().graphMemoryUsage()", INVALID_VALUE,
+                    w -> w.ctx.diagnostics()::graphMemoryUsage,
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuDeviceSetGraphMemAttribute", "ctx.resetGraphMemoryHighWater()", INVALID_VALUE,
-                    w -> w.ctx::resetGraphMemoryHighWater,
+            call("cuDeviceSetGraphMemAttribute", "ctx.diagnostics().resetGraphMemoryPeaks()", INVALID_VALUE,
+                    w -> w.ctx.diagnostics()::resetGraphMemoryPeaks,
                     fails(CudaException.class), fails(CudaException.class)),
 
             // ---- Virtual memory management (growable buffers) ----
@@ -653,10 +655,10 @@ final class FaultTable {
                         return p::exportFileDescriptor;
                     },
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuMemPoolImportFromShareableHandle", "ctx.importMemoryPool(fd)", INVALID_VALUE,
+            call("cuMemPoolImportFromShareableHandle", "MemoryPool.importFrom(ctx, fd)", INVALID_VALUE,
                     w -> {
                         int fd = w.exportablePool().exportFileDescriptor();
-                        return () -> w.open(w.ctx.importMemoryPool(fd));
+                        return () -> w.open(MemoryPool.importFrom(w.ctx, fd));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.MEMORY_POOL)),
             call("cuMemPoolExportPointer", "buffer.exportForIpc() of an allocation from an exportable pool", INVALID_VALUE,
@@ -671,8 +673,8 @@ final class FaultTable {
                     w -> {
                         MemoryPool p = w.exportablePool();
                         DeviceBuffer b = w.open(p.allocate(w.stream(), MiB));
-                        MemoryPool imported = w.open(w.ctx.importMemoryPool(p.exportFileDescriptor()));
-                        IpcPoolAllocation exported = (IpcPoolAllocation) b.exportForIpc();
+                        MemoryPool imported = w.open(MemoryPool.importFrom(w.ctx, p.exportFileDescriptor()));
+                        IpcBufferExport exported = b.exportForIpc();
                         return () -> w.open(imported.importAllocation(exported));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
@@ -685,16 +687,16 @@ final class FaultTable {
                         return b::exportForIpc;
                     },
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuIpcOpenMemHandle_v2", "ctx.importBuffer(an exported buffer's handle)", INVALID_VALUE,
+            call("cuIpcOpenMemHandle_v2", "DeviceBuffer.importFrom(ctx, an exported buffer's handle)", INVALID_VALUE,
                     w -> {
-                        IpcMemoryHandle h = (IpcMemoryHandle) w.buffer(MiB).exportForIpc();
-                        return () -> w.open(w.ctx.importBuffer(h));
+                        IpcBufferExport h = w.buffer(MiB).exportForIpc();
+                        return () -> w.open(DeviceBuffer.importFrom(w.ctx, h));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.IPC_MAPPING)
                             .flagging("cuMemFree of 0x")),
             call("cuIpcCloseMemHandle", "imported.close() (its retirement unmaps it)", INVALID_VALUE,
                     w -> {
-                        DeviceBuffer imported = w.ctx.importBuffer((IpcMemoryHandle) w.buffer(MiB).exportForIpc());
+                        DeviceBuffer imported = DeviceBuffer.importFrom(w.ctx, w.buffer(MiB).exportForIpc());
                         return imported::close;
                     },
                     retriedAndFreed(), retriedThenGivenUp()),
@@ -704,10 +706,10 @@ final class FaultTable {
                         return e::exportForIpc;
                     },
                     fails(CudaException.class), fails(CudaException.class)),
-            call("cuIpcOpenEventHandle", "ctx.importEvent(an exported event's handle)", INVALID_VALUE,
+            call("cuIpcOpenEventHandle", "Event.importFrom(ctx, an exported event's handle)", INVALID_VALUE,
                     w -> {
                         IpcEventHandle h = w.open(w.ctx.createInterprocessEvent()).exportForIpc();
-                        return () -> w.open(w.ctx.importEvent(h));
+                        return () -> w.open(Event.importFrom(w.ctx, h));
                     },
                     fails(CudaException.class), fails(CudaException.class).orphaning(Native.EVENT)),
 
@@ -735,13 +737,13 @@ final class FaultTable {
             call("cuFuncGetAttribute", "kernel.attribute(NUM_REGS)", INVALID_HANDLE,
                     w -> {
                         Kernel k = w.kernel();
-                        return () -> k.attribute(CudaDriver.CU_FUNC_ATTRIBUTE_NUM_REGS());
+                        return () -> k.attribute(KernelAttribute.NUM_REGS);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuFuncSetAttribute", "kernel.setAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT, 50)", INVALID_VALUE,
                     w -> {
                         Kernel k = w.kernel();
-                        return () -> k.setAttribute(CudaDriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT(), 50);
+                        return () -> k.setAttribute(KernelAttribute.PREFERRED_SHARED_MEMORY_CARVEOUT, 50);
                     },
                     fails(CudaException.class), fails(CudaException.class)),
             call("cuFuncGetParamInfo", "kernel.parameters()", INVALID_HANDLE,
@@ -1246,11 +1248,11 @@ final class FaultTable {
     /** A free or destroy that failed in retirement: retried at the next reap, which frees it. */
     private static Outcome retriedAndFreed() {
         return recovers("retirement retries the free at the next reap, which frees it", (w, e) -> {
-            assertEquals(1, w.ctx.counters().retirementsPending(), "the failed free waits for the next reap");
+            assertEquals(1, w.ctx.diagnostics().counters().pendingRetirements(), "the failed free waits for the next reap");
             LogCapture.expect(Level.WARN, RetirementQueue.class, "Freeing ", " failed with ", "; will retry at the next reap");
             w.ctx.reap();
-            assertEquals(0, w.ctx.counters().retirementsPending(), "freed by the retry");
-            assertEquals(0, w.ctx.counters().retirementsFailed());
+            assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), "freed by the retry");
+            assertEquals(0, w.ctx.diagnostics().counters().failedRetirements());
         });
     }
 
@@ -1263,8 +1265,8 @@ final class FaultTable {
     private static Outcome givenUpAtOnce() {
         return recovers("given up at once: a destroy answered with CUDA_ERROR_INVALID_HANDLE is never retried",
                 (w, e) -> {
-                    assertEquals(0, w.ctx.counters().retirementsPending(), "not queued for a retry");
-                    assertEquals(1, w.ctx.counters().retirementsFailed());
+                    assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), "not queued for a retry");
+                    assertEquals(1, w.ctx.diagnostics().counters().failedRetirements());
                     LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ", "CUDA_ERROR_INVALID_HANDLE",
                             "so it is never retried");
                 });
@@ -1277,12 +1279,12 @@ final class FaultTable {
     private static Outcome retriedThenGivenUp() {
         return recovers("retried at later reaps; each retry fails, so it is logged and counted in retirementsFailed",
                 (w, e) -> {
-                    assertEquals(1, w.ctx.counters().retirementsPending(), "the failed free waits for the next reap");
-                    for (int i = 0; i < 5 && w.ctx.counters().retirementsPending() > 0; i++) {
+                    assertEquals(1, w.ctx.diagnostics().counters().pendingRetirements(), "the failed free waits for the next reap");
+                    for (int i = 0; i < 5 && w.ctx.diagnostics().counters().pendingRetirements() > 0; i++) {
                         w.ctx.reap();
                     }
-                    assertEquals(0, w.ctx.counters().retirementsPending(), "given up");
-                    assertEquals(1, w.ctx.counters().retirementsFailed());
+                    assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), "given up");
+                    assertEquals(1, w.ctx.diagnostics().counters().failedRetirements());
                     // Given up after the last attempt, or at once when a retry met CUDA_ERROR_INVALID_HANDLE.
                     LogCapture.expect(Level.ERROR, RetirementQueue.class, "Leaking ");
                 });
@@ -1291,21 +1293,21 @@ final class FaultTable {
     /** After a failed onComplete: the driver queued {@code hostFunctions} host functions, and Gatun keeps no future. */
     private static void completionsSettled(FaultWorld w, long hostFunctions) {
         assertEquals(hostFunctions, w.sim.gpu.hostFunctionsQueued(), "host functions the driver queued");
-        assertEquals(0, w.ctx.pendingCompletions(), "futures Gatun still waits for");
+        assertEquals(0, w.ctx.diagnostics().pendingCompletions(), "futures Gatun still waits for");
     }
 
     private static void noGraphAllocation(FaultWorld w, Throwable e) {
-        assertEquals(0, w.ctx.graphAllocations().made(), "a refused allocation node is no graph allocation");
+        assertEquals(0, w.ctx.diagnostics().graphAllocationCounters().allocations(), "a refused allocation node is no graph allocation");
     }
 
     private static void nothingPending(FaultWorld w, Throwable e) {
-        assertEquals(0, w.ctx.counters().retirementsPending(), "freed without waiting for another reap");
+        assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), "freed without waiting for another reap");
     }
 
     private static void freedAtTheNextReap(FaultWorld w, Throwable e) {
-        assertEquals(1, w.ctx.counters().retirementsPending(), "waits for its fence");
+        assertEquals(1, w.ctx.diagnostics().counters().pendingRetirements(), "waits for its fence");
         w.ctx.reap();
-        assertEquals(0, w.ctx.counters().retirementsPending(), "freed once its fence reads complete");
+        assertEquals(0, w.ctx.diagnostics().counters().pendingRetirements(), "freed once its fence reads complete");
     }
 
     private static void newCudaWorks(FaultWorld w, Throwable e) {
@@ -1328,30 +1330,30 @@ final class FaultTable {
     }
 
     private static void secondContextOpens(FaultWorld w, Throwable e) {
-        w.context(1).memoryInfo();
+        w.context(1).diagnostics().memoryInfo();
     }
 
     private static void peerAccessRetried(FaultWorld w, Throwable e) {
         CudaContext peer = w.sim.cuda.device(1).context(FaultWorld.OPTIONS);
-        assertFalse(w.ctx.peerAccessEnabled(peer));
+        assertFalse(w.ctx.isPeerAccessEnabled(peer));
         w.ctx.enablePeerAccess(peer);
-        assertTrue(w.ctx.peerAccessEnabled(peer));
+        assertTrue(w.ctx.isPeerAccessEnabled(peer));
     }
 
     private static void triedTwice(FaultWorld w, String function) {
         assertEquals(2, w.sim.faults.calls(function), "one failed allocation, one retry after the ladder's last rung");
-        assertEquals(1, w.ctx.memoryPressure().counters().rescuedBySynchronize());
+        assertEquals(1, w.ctx.diagnostics().outOfMemoryCounters().rescuedBySynchronize());
     }
 
     private static void grownOnRetry(FaultWorld w, Throwable e) {
         GrowableBuffer g = w.kept(GrowableBuffer.class);
-        assertEquals(MiB, g.size());
-        assertEquals(1, g.counters().chunks());
-        assertEquals(1, w.ctx.memoryPressure().counters().rescuedBySynchronize());
+        assertEquals(MiB, g.byteSize());
+        assertEquals(1, g.counters().mappedChunks());
+        assertEquals(1, w.ctx.diagnostics().outOfMemoryCounters().rescuedBySynchronize());
     }
 
     private static void defaultPoolRetried(FaultWorld w, Throwable e) {
-        assertEquals(0, w.kept(MemoryPool.class).releaseThreshold());
+        assertEquals(0, w.kept(MemoryPool.class).releaseThresholdBytes());
     }
 
     private static void poolDestroyedAtClose(FaultWorld w, Throwable e) {
@@ -1362,10 +1364,10 @@ final class FaultTable {
 
     private static void growableRetried(FaultWorld w, Throwable e) {
         GrowableBuffer g = w.kept(GrowableBuffer.class);
-        assertEquals(0, g.size());
+        assertEquals(0, g.byteSize());
         assertEquals(0, w.sim.gpu.liveMappings(), "the failed growth mapped nothing, or unmapped it again");
         g.grow(MiB);
-        assertEquals(1, g.counters().chunks());
+        assertEquals(1, g.counters().mappedChunks());
     }
 
     private static void previousModuleStays(FaultWorld w, Throwable e) {
@@ -1376,7 +1378,7 @@ final class FaultTable {
     /** A load that failed after the library was made unloads it at once: the driver keeps none. */
     private static void noLibraryLoaded(FaultWorld w, Throwable e) {
         assertEquals(0, w.sim.gpu.liveLibraries());
-        assertEquals(0, w.ctx.liveOwners(OwnerKind.LIBRARY));
+        assertEquals(0, w.ctx.diagnostics().liveOwners(OwnerKind.LIBRARY));
     }
 
     /** The failed transfer's buffer is fenced: its bytes are usable at once, and the next transfer through it works. */
@@ -1413,7 +1415,7 @@ final class FaultTable {
             w.sim.faults.clear();
         }
         assertEquals(unfenced, fenceFailed != null, "the upload's fence failed only where the scenario made it fail");
-        assertEquals(unfenced ? "UNFENCED" : "EVENT_RECORDED", p.transferState());
+        assertEquals(unfenced ? TransferState.UNFENCED : TransferState.EVENT_RECORDED, p.transferState());
         return () -> s.download(p, 0, b.bytes());
     }
 
@@ -1422,7 +1424,7 @@ final class FaultTable {
         Stream s = w.kept(Stream.class);
         DeviceBuffer b = w.kept(DeviceBuffer.class);
         p.segment().fill((byte) 3);
-        assertEquals("COMPLETE", p.transferState());
+        assertEquals(TransferState.COMPLETE, p.transferState());
         s.upload(b.bytes(), p, 0);
         assertFilled(b, (byte) 3, "the upload after the failed one");
     }

@@ -43,8 +43,8 @@ class MemoryReportTest {
         sim.gpu.memoryLimit(16 * MiB);
         try (DeviceBuffer big = ctx.allocate(6 * MiB); Stream s = ctx.createStream();
                 DeviceBuffer ordered = s.allocate(2 * MiB);
-                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(Long.MAX_VALUE)
-                        .withHardCap(64 * MiB));
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE)
+                        .withHardCapBytes(64 * MiB));
                 DeviceBuffer pooled = pool.allocate(s, 3 * MiB); PinnedBuffer pinned = ctx.allocatePinned(4096)) {
             OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class, () -> s.allocate(8 * MiB));
             assertEquals(CudaDriver.CUDA_ERROR_OUT_OF_MEMORY(), e.result(), "still CUDA_ERROR_OUT_OF_MEMORY for "
@@ -69,7 +69,7 @@ class MemoryReportTest {
                     MemoryPoolOptions.NO_CAP), created);
 
             assertEquals(List.of(6 * MiB, 3 * MiB, 2 * MiB, 4096L),
-                    r.largestAllocations().stream().map(MemoryReport.Allocation::bytes).toList(), "largest first");
+                    r.largestAllocations().stream().map(MemoryReport.Allocation::byteSize).toList(), "largest first");
             MemoryReport.Allocation largest = r.largestAllocations().get(0);
             assertEquals(big.toString(), largest.owner());
             assertEquals(getClass().getName(), largest.caller().getClassName(), "where it was allocated");
@@ -79,7 +79,7 @@ class MemoryReportTest {
             assertTrue(message.contains("stream-ordered allocation of " + 8 * MiB + " bytes"), message);
             assertTrue(message.contains("memory report"), message);
             assertTrue(message.contains("6.0 MiB: " + big + ", allocated at " + getClass().getName()), message);
-            OutOfMemoryCounters c = ctx.memoryPressure().counters();
+            OutOfMemoryCounters c = ctx.diagnostics().outOfMemoryCounters();
             assertEquals(new OutOfMemoryCounters(1, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0), c);
         }
     }
@@ -87,7 +87,7 @@ class MemoryReportTest {
     @Test
     void aReportCanBeTakenAtAnyTime() {
         try (DeviceBuffer b = ctx.allocate(MiB)) {
-            MemoryReport r = ctx.memoryPressure().report();
+            MemoryReport r = ctx.diagnostics().memoryReport();
             assertEquals(MiB, r.devicePoolBytes());
             assertEquals((141L << 30) - MiB, r.deviceFreeBytes());
             assertEquals(b.toString(), r.largestAllocations().get(0).owner());

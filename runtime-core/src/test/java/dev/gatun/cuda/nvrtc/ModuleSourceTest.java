@@ -48,7 +48,7 @@ class ModuleSourceTest {
         sim.gpu.rejectPtx(true);
         ModuleInfo first = compiler.load(modules, "a", "__global__ void k() {}", ptx(), "scale<float>");
         assertEquals(ModuleImage.Kind.CUBIN, first.kind());
-        assertTrue(modules.ptxRejected());
+        assertTrue(modules.isPtxRejected());
         assertTrue(nvrtc.lastOptions().contains("--gpu-architecture=sm_90"), nvrtc.lastOptions().toString());
         int compiles = nvrtc.compiles();
         ModuleInfo second = compiler.load(modules, "b", "__global__ void j() {}", ptx());
@@ -64,6 +64,6 @@ class ModuleSourceTest {
                 () -> compiler.load(modules, "ops", "#error broken on purpose\n", ptx()));
         assertTrue(e.log().contains("broken on purpose"), e.log());
         assertEquals(before, modules.info("ops").orElseThrow());
-        assertFalse(modules.ptxRejected());
+        assertFalse(modules.isPtxRejected());
     }
 }

@@ -31,27 +31,27 @@ public record CounterBaseline(Map<String, Long> figures) {
         Map<String, Long> f = new LinkedHashMap<>();
         for (OwnerKind kind : OwnerKind.values()) {
             if (kind != OwnerKind.STAGING) {
-                f.put("live owners " + kind, ctx.liveOwners(kind));
+                f.put("live owners " + kind, ctx.diagnostics().liveOwners(kind));
             }
         }
-        ContextCounters c = ctx.counters();
-        DevicePoolCounters pool = ctx.devicePool().counters();
-        f.put("device bytes live (counters().bytesLive())", c.bytesLive());
+        ContextCounters c = ctx.diagnostics().counters();
+        DevicePoolCounters pool = ctx.diagnostics().devicePool().counters();
+        f.put("device bytes live (counters().liveBytes())", c.liveBytes());
         f.put("device pool bytes retained, the context's count less the pool's own",
                 c.devicePoolRetainedBytes() - pool.retainedBytes());
         f.put("device pool blocks handed out (driver allocations - frees - retained blocks)",
                 c.syncAllocations() - c.syncFrees() - pool.retainedBlocks());
         f.put("stream-ordered allocations not freed (asyncAllocations - asyncFrees)",
                 c.asyncAllocations() - c.asyncFrees());
-        f.put("retirements pending", c.retirementsPending());
-        f.put("retirements failed", c.retirementsFailed());
-        f.put("retirements abandoned", c.retirementsAbandoned());
-        GraphAllocationCounters graph = ctx.graphAllocations();
-        f.put("graph allocations live", graph.live());
+        f.put("retirements pending", c.pendingRetirements());
+        f.put("retirements failed", c.failedRetirements());
+        f.put("retirements abandoned", c.abandonedRetirements());
+        GraphAllocationCounters graph = ctx.diagnostics().graphAllocationCounters();
+        f.put("graph allocations live", graph.liveAllocations());
         f.put("graph allocation bytes live", graph.liveBytes());
-        f.put("completions pending", ctx.pendingCompletions());
-        f.put("host callback failures", ctx.hostCallbackFailureCount());
-        MemoryReport report = ctx.memoryPressure().report();
+        f.put("completions pending", ctx.diagnostics().pendingCompletions());
+        f.put("host callback failures", ctx.diagnostics().hostCallbackFailureCount());
+        MemoryReport report = ctx.diagnostics().memoryReport();
         f.put("memory report: stream-ordered bytes", report.streamOrderedBytes());
         f.put("memory report: pinned bytes", report.pinnedBytes());
         f.put("memory report: growable bytes mapped", report.growableBytes());

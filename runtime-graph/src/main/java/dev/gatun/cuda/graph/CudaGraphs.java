@@ -69,9 +69,9 @@ public final class CudaGraphs implements AutoCloseable {
         return lifecycles.registerGroup(name);
     }
 
-    /** {@return counts over every slot, retired groups included} */
-    public GraphCounts totals() {
-        return lifecycles.totals();
+    /** {@return the counters summed over every slot, retired groups included} */
+    public GraphCounters counters() {
+        return lifecycles.counters();
     }
 
     /** {@return the validation latch of these graphs, whose device word this object owns} */

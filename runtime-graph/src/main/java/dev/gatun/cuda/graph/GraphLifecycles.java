@@ -25,7 +25,7 @@ public final class GraphLifecycles {
     private final ReentrantLock lock = new ReentrantLock();
     // Guarded by lock.
     private final Set<SlotGroup> live = new HashSet<>();
-    private GraphCounts retiredCounts = GraphCounts.ZERO;
+    private GraphCounters retiredCounts = GraphCounters.ZERO;
 
     /**
      * An empty registry. {@link CudaGraphs} makes one per context; a caller that manages the
@@ -62,13 +62,13 @@ public final class GraphLifecycles {
         }
     }
 
-    /** {@return counts over every slot this registry has had, retired groups included} */
-    public GraphCounts totals() {
+    /** {@return the counters summed over every slot this registry has had, retired groups included} */
+    public GraphCounters counters() {
         lock.lock();
         try {
-            GraphCounts sum = retiredCounts;
+            GraphCounters sum = retiredCounts;
             for (SlotGroup group : live) {
-                sum = sum.plus(group.counts());
+                sum = sum.plus(group.counters());
             }
             return sum;
         } finally {
@@ -98,7 +98,7 @@ public final class GraphLifecycles {
         lock.lock();
         try {
             live.remove(group);
-            retiredCounts = retiredCounts.plus(group.counts());
+            retiredCounts = retiredCounts.plus(group.counters());
         } finally {
             lock.unlock();
         }

@@ -96,8 +96,8 @@ public final class GraphSlot {
     }
 
     /** {@return a snapshot of this slot's counters: captures, replays, segment launches, updates, ...} */
-    public GraphCounts counts() {
-        return counters.snapshot(installer.counts());
+    public GraphCounters counters() {
+        return counters.snapshot(installer.counters());
     }
 
     /**
@@ -105,11 +105,11 @@ public final class GraphSlot {
      * place, each reason with how often (the driver's, such as
      * {@link GraphUpdateResult#TOPOLOGY_CHANGED}, or {@link GraphUpdateResult#MEMORY_NODES});
      * each such re-capture updated the spare, or was instantiated anew, as counted in
-     * {@link #counts()}} A shape that keeps changing among more than two here costs an
+     * {@link #counters()}} A shape that keeps changing among more than two here costs an
      * instantiation per capture: give each shape a slot of its own.
      */
     public Map<GraphUpdateResult, Long> updateRefusals() {
-        return installer.counts().refusals();
+        return installer.counters().refusals();
     }
 
     /**
@@ -117,7 +117,7 @@ public final class GraphSlot {
      * refused, each reason with how often; each was instantiated anew}
      */
     public Map<GraphUpdateResult, Long> spareUpdateRefusals() {
-        return installer.counts().spareRefusals();
+        return installer.counters().spareRefusals();
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.gatun.cuda.graph;
 
-import dev.gatun.cuda.GraphInstallCounts;
+import dev.gatun.cuda.GraphInstallCounters;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -23,8 +23,8 @@ final class SlotCounters {
     }
 
     /** These counters with {@code installs}, the re-captures by the way each was installed. */
-    GraphCounts snapshot(GraphInstallCounts installs) {
-        return new GraphCounts(counts.get(CAPTURES), counts.get(REPLAYS), counts.get(SEGMENT_LAUNCHES),
+    GraphCounters snapshot(GraphInstallCounters installs) {
+        return new GraphCounters(counts.get(CAPTURES), counts.get(REPLAYS), counts.get(SEGMENT_LAUNCHES),
                 installs.updates(), installs.spareUpdates(), installs.instantiations(), counts.get(ABORTS),
                 counts.get(RESETS));
     }

@@ -65,11 +65,11 @@ public final class SlotGroup {
         }
     }
 
-    /** {@return the sum of this group's slot counts} */
-    public GraphCounts counts() {
-        GraphCounts sum = GraphCounts.ZERO;
+    /** {@return the counters summed over this group's slots} */
+    public GraphCounters counters() {
+        GraphCounters sum = GraphCounters.ZERO;
         for (GraphSlot slot : slots.values()) {
-            sum = sum.plus(slot.counts());
+            sum = sum.plus(slot.counters());
         }
         return sum;
     }

@@ -262,8 +262,8 @@ public final class ValidationLatch {
     }
 
     /** {@return a snapshot of the latch's counters: generations begun, cleanups, recipients registered} */
-    public ValidationCounts counts() {
-        return new ValidationCounts(generationsBegun.get(), cleanups.get(), registered.get());
+    public ValidationCounters counters() {
+        return new ValidationCounters(generationsBegun.get(), cleanups.get(), registered.get());
     }
 
     /**

@@ -71,10 +71,10 @@ class CudaGraphsTest {
             slot.replay(stream);
             slot.replay(stream);
             assertArrayEquals(new int[] {21, 22, 23, 24}, read(v, 4));
-            assertEquals(2, graphs.totals().replays());
-            assertEquals(1, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(2, graphs.counters().replays());
+            assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
             assertTrue(slot.reset());
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
             ctx.reap();
             assertEquals(0, sim.gpu.liveGraphExecs());
         }
@@ -83,7 +83,7 @@ class CudaGraphsTest {
     @Test
     void aBufferClosedAfterCaptureLivesUntilTheGraphsLastLaunchCompletes() {
         GraphSlot slot = graphs.registerGroup("o").slot("s");
-        long buffers = ctx.liveOwners(OwnerKind.DEVICE_BUFFER); // the latch word
+        long buffers = ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER); // the latch word
         int allocations = sim.gpu.liveDeviceAllocations();
         Kernel add = ctx.modules().kernel("m", "add");
         DeviceBuffer v = ctx.allocate(16);
@@ -96,7 +96,7 @@ class CudaGraphsTest {
         add.close();
         ctx.modules().unload("m"); // the graph holds the module even after its name is gone
         ctx.reap();
-        assertEquals(buffers, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
+        assertEquals(buffers, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
         assertEquals(allocations + 1, sim.gpu.liveDeviceAllocations(), "held by the graph");
         assertEquals(1, sim.gpu.liveModules());
         slot.reset();
@@ -176,14 +176,14 @@ class CudaGraphsTest {
             slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(100));
             slot.endCapture();
-            assertEquals(1, slot.counts().updatesInPlace());
+            assertEquals(1, slot.counters().updatesInPlace());
             slot.replay(stream);
             assertArrayEquals(new int[] {100, 100, 100, 100}, read(v, 4));
             slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
             add.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(v), KernelArg.i32(4), KernelArg.i32(1));
             slot.endCapture();
-            assertEquals(1, slot.counts().reinstantiations(), "a new topology is instantiated anew");
+            assertEquals(1, slot.counters().reinstantiations(), "a new topology is instantiated anew");
             assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), slot.updateRefusals(), "and the driver's reason is kept");
             slot.replay(stream);
             assertArrayEquals(new int[] {102, 102, 102, 102}, read(v, 4));
@@ -213,7 +213,7 @@ class CudaGraphsTest {
                 add.launch(stream, LaunchConfig.of(1 + k, 4), KernelArg.pointer(b), KernelArg.i32(4), KernelArg.i32(10 * k));
                 slot.endCapture();
             }
-            assertEquals(recaptures, slot.counts().updatesInPlace());
+            assertEquals(recaptures, slot.counters().updatesInPlace());
             assertEquals(2, sim.gpu.liveGraphs(), "the graph last captured and the one the executable was made from");
 
             slot.updateKernelArguments(0, 1,
@@ -226,14 +226,14 @@ class CudaGraphsTest {
             assertArrayEquals(new int[] {-1, -1, -1, -1}, read(b, 4), "the second node no longer writes b");
             assertArrayEquals(new int[] {6, 6, 6, 6}, read(c, 4), "it writes c with the new value");
             assertEquals(List.of(1 + recaptures, 1 + recaptures), grids, "the re-captured grid is kept");
-            assertEquals(0, slot.counts().reinstantiations());
+            assertEquals(0, slot.counters().reinstantiations());
             assertEquals(Map.of(), slot.updateRefusals());
 
             slot.reset();
             ctx.reap();
             assertEquals(0, sim.gpu.liveGraphExecs());
             assertEquals(0, sim.gpu.liveGraphs(), "the executable's first graph goes with it");
-            assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH));
+            assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH));
         }
     }
 
@@ -251,7 +251,7 @@ class CudaGraphsTest {
                 slot.beginRecapture(0, stream, CaptureMode.GLOBAL);
                 second.launch(stream, LaunchConfig.of(1, 4), KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(2));
                 slot.endCapture();
-                assertEquals(1, slot.counts().updatesInPlace());
+                assertEquals(1, slot.counters().updatesInPlace());
                 // The executable's own node launched the first module's kernel; it now runs the second's.
                 slot.updateKernelArguments(0, 0,
                         second.prepare(LaunchConfig.of(1, 4), KernelArg.pointer(c), KernelArg.i32(4), KernelArg.i32(7)));
@@ -267,10 +267,10 @@ class CudaGraphsTest {
 
     @Test
     void graphsAreMadeAndClosedByTheirUserAndEachOwnsItsLatchWord() {
-        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "this test's graphs' latch word");
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "this test's graphs' latch word");
         CudaGraphs second = CudaGraphs.create(ctx);
         assertNotSame(graphs, second);
-        assertEquals(2, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(2, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
         GraphSlot slot = second.registerGroup("o").slot("s");
         try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(16)) {
             slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
@@ -283,8 +283,8 @@ class CudaGraphsTest {
         second.close();
         second.close();
         assertEquals(SlotPhase.RETIRED, slot.phase(), "closing retires every group");
-        assertEquals(0, ctx.liveOwners(OwnerKind.GRAPH_EXEC));
-        assertEquals(1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "its latch word is freed");
+        assertEquals(0, ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
+        assertEquals(1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "its latch word is freed");
         assertThrows(IllegalStateException.class, () -> second.registerGroup("late"));
         assertEquals(SlotPhase.IDLE, graphs.registerGroup("still open").slot("s").phase(), "the first is untouched");
     }

@@ -76,10 +76,10 @@ class GraphConcurrencyTest {
             });
             race(tasks);
 
-            GraphCounts hotCounts = hot.counts();
+            GraphCounters hotCounts = hot.counters();
             assertEquals(REPLAY_THREADS * replays, hotCounts.replays());
             assertEquals(2L * REPLAY_THREADS * replays, hotCounts.segmentLaunches());
-            assertEquals(new GraphCounts(cycles, cycles, cycles, 0, 0, 0, 0, cycles), busy.counts());
+            assertEquals(new GraphCounters(cycles, cycles, cycles, 0, 0, 0, 0, cycles), busy.counters());
             List<Integer> launched = gpu.takeLaunches();
             assertEquals(REPLAY_THREADS * replays, launched.stream().filter(label -> label == 1).count());
             assertEquals(REPLAY_THREADS * replays, launched.stream().filter(label -> label == 2).count());
@@ -102,7 +102,7 @@ class GraphConcurrencyTest {
             gpu.onEachRun(Thread::yield);
             int attempts = 50_000;
             int cycles = 5_000;
-            long retiredBefore = gpu.ctx.counters().retirementsCompleted();
+            long retiredBefore = gpu.ctx.diagnostics().counters().completedRetirements();
 
             List<Callable<int[]>> tasks = new ArrayList<>();
             for (int t = 0; t < REPLAY_THREADS; t++) {
@@ -143,15 +143,15 @@ class GraphConcurrencyTest {
                 assertEquals(attempts, results.get(t)[0] + results.get(t)[1]);
                 launched += results.get(t)[0];
             }
-            assertEquals(launched, slot.counts().replays());
-            assertEquals(cycles, slot.counts().reinstantiations());
-            assertEquals(0, gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC));
+            assertEquals(launched, slot.counters().replays());
+            assertEquals(cycles, slot.counters().reinstantiations());
+            assertEquals(0, gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC));
             gpu.ctx.reap();
             // Per cycle, two executables and the two graphs they were made from.
-            assertEquals(4L * cycles, gpu.ctx.counters().retirementsCompleted() - retiredBefore);
+            assertEquals(4L * cycles, gpu.ctx.diagnostics().counters().completedRetirements() - retiredBefore);
             assertEquals(0, gpu.liveExecs());
             assertEquals(0, gpu.liveGraphs());
-            assertEquals(launched, slot.counts().segmentLaunches());
+            assertEquals(launched, slot.counters().segmentLaunches());
         }
     }
 }

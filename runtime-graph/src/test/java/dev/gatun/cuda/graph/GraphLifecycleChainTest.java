@@ -351,7 +351,7 @@ class GraphLifecycleChainTest {
             gpu.clearFaults();
             gpu.ctx.reap();
             List<Integer> ran = busy ? List.of() : gpu.takeLaunches();
-            GraphCounts total = GraphCounts.ZERO;
+            GraphCounters total = GraphCounters.ZERO;
             int executables = 0;
             int segmentGraphs = 0;
             for (int s = 0; s < slots.size(); s++) {
@@ -359,7 +359,7 @@ class GraphLifecycleChainTest {
                 GraphSlot slot = slots.get(s);
                 assertEquals(m.phase(), slot.phase(), "phase of slot " + s);
                 assertEquals(m.labels.size(), slot.segmentCount(), "segments of slot " + s);
-                assertEquals(m.counts(), slot.counts(), "counts of slot " + s);
+                assertEquals(m.counts(), slot.counters(), "counts of slot " + s);
                 assertEquals(m.capturing(), gpu.capturing(stream(s)), "stream of slot " + s + " capturing");
                 if (!busy) {
                     int slotIndex = s;
@@ -371,9 +371,9 @@ class GraphLifecycleChainTest {
                 executables += m.labels.size() + (m.spareTopology == null ? 0 : 1);
                 segmentGraphs += m.graphs();
             }
-            assertEquals(total, graphs.totals());
-            assertEquals(executables, gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC), "open executables: segments and spares");
-            assertEquals(0, gpu.ctx.liveOwners(OwnerKind.GRAPH), "a slot closes every graph it installs");
+            assertEquals(total, graphs.counters());
+            assertEquals(executables, gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC), "open executables: segments and spares");
+            assertEquals(0, gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH), "a slot closes every graph it installs");
             if (!busy && gpu.pendingRetirements() == 0) {
                 assertEquals(executables, gpu.liveExecs(), "live executables");
                 assertEquals(segmentGraphs, gpu.liveGraphs(), "live graphs");
@@ -439,8 +439,8 @@ class GraphLifecycleChainTest {
             return labels.isEmpty() ? SlotPhase.IDLE : SlotPhase.READY;
         }
 
-        GraphCounts counts() {
-            return new GraphCounts(captures, replays, launches, updates, spareUpdates, reinstantiations, aborts, resets);
+        GraphCounters counts() {
+            return new GraphCounters(captures, replays, launches, updates, spareUpdates, reinstantiations, aborts, resets);
         }
     }
 }

@@ -58,7 +58,7 @@ class GraphSlotArenaTest {
         slot.beginRecapture(0, stream, CaptureMode.THREAD_LOCAL, arena);
         DeviceBuffer second = fill(9);
         assertEquals(first.address(), second.address(), "the same shape, the same address");
-        assertEquals(1, slot.counts().updatesInPlace());
+        assertEquals(1, slot.counters().updatesInPlace());
         slot.replay(stream);
         assertArrayEquals(new int[] {9, 9, 9, 9}, read(second));
 
@@ -67,7 +67,7 @@ class GraphSlotArenaTest {
         stream.fill(third.asInts(), 11);
         slot.endCapture();
         assertEquals(Map.of(GraphUpdateResult.ARENA_CHANGED, 1L), slot.updateRefusals());
-        assertEquals(1, slot.counts().reinstantiations());
+        assertEquals(1, slot.counters().reinstantiations());
         slot.replay(stream);
         assertArrayEquals(new int[] {11, 11, 11, 11}, read(third));
 

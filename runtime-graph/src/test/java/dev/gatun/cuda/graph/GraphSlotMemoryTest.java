@@ -60,9 +60,9 @@ class GraphSlotMemoryTest {
 
         DeviceBuffer second = captureFill(true, 9);
         assertNotEquals(first.address(), second.address(), "a new graph allocates at addresses of its own");
-        assertEquals(1, slot.counts().reinstantiations(), "not updated in place");
+        assertEquals(1, slot.counters().reinstantiations(), "not updated in place");
         assertEquals(Map.of(GraphUpdateResult.MEMORY_NODES, 1L), slot.updateRefusals());
-        assertEquals(0, slot.counts().updatesInPlace());
+        assertEquals(0, slot.counters().updatesInPlace());
         assertFalse(slot.hasSpare(), "an executable of a graph with memory nodes is not kept as the spare");
         slot.replay(stream);
         assertArrayEquals(new int[] {9, 9, 9, 9}, read(second));
@@ -77,7 +77,7 @@ class GraphSlotMemoryTest {
         stream.close();
         ctx.close();
         assertEquals(0, sim.gpu.backedGraphAllocations());
-        assertEquals(0, ctx.graphAllocations().live());
+        assertEquals(0, ctx.diagnostics().graphAllocationCounters().liveAllocations());
         assertEquals(List.of(), sim.gpu.violations());
     }
 }

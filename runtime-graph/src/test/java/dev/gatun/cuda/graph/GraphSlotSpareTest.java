@@ -49,7 +49,7 @@ class GraphSlotSpareTest {
     }
 
     private long openExecutables() {
-        return gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC);
+        return gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC);
     }
 
     @Test
@@ -65,7 +65,7 @@ class GraphSlotSpareTest {
             assertEquals(List.of(21 + round), replay());
         }
 
-        assertEquals(new GraphCounts(8, 7, 7, 0, 6, 1, 0, 0), slot.counts());
+        assertEquals(new GraphCounters(8, 7, 7, 0, 6, 1, 0, 0), slot.counters());
         assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 7L), slot.updateRefusals());
         assertEquals(Map.of(), slot.spareUpdateRefusals());
         assertEquals(2, openExecutables(), "the segment's and the spare, nothing more");
@@ -81,8 +81,8 @@ class GraphSlotSpareTest {
         recapture(3, 30); // the segment's executable and the spare both refuse
 
         assertEquals(List.of(30), replay());
-        assertEquals(2, slot.counts().reinstantiations());
-        assertEquals(0, slot.counts().spareUpdates());
+        assertEquals(2, slot.counters().reinstantiations());
+        assertEquals(0, slot.counters().spareUpdates());
         assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, 1L), slot.spareUpdateRefusals());
         assertEquals(2, openExecutables(), "the first executable was closed when the second became the spare");
         gpu.ctx.reap();
@@ -90,7 +90,7 @@ class GraphSlotSpareTest {
 
         recapture(2, 22); // the spare now has the second shape
         assertEquals(List.of(22), replay());
-        assertEquals(1, slot.counts().spareUpdates());
+        assertEquals(1, slot.counters().spareUpdates());
     }
 
     @Test
@@ -122,7 +122,7 @@ class GraphSlotSpareTest {
         gpu.releaseAll();
 
         assertEquals(List.of(10, 11), gpu.takeLaunches(), "a queued launch keeps its graph; the next runs the update");
-        assertEquals(1, slot.counts().spareUpdates());
+        assertEquals(1, slot.counters().spareUpdates());
     }
 
     @Test
@@ -137,7 +137,7 @@ class GraphSlotSpareTest {
         assertTrue(slot.hasSpare());
         recapture(1, 11);
         assertEquals(List.of(11), replay(), "the spare kept its shape and takes it");
-        assertEquals(1, slot.counts().spareUpdates());
+        assertEquals(1, slot.counters().spareUpdates());
     }
 
     @Test
@@ -166,11 +166,11 @@ class GraphSlotSpareTest {
         SimulatedGraphs.assertFailedIn(Op.UPDATE, failure);
         assertEquals(List.of(20), replay(), "the segment is unchanged");
         assertTrue(slot.hasSpare());
-        assertEquals(new GraphCounts(2, 1, 1, 0, 0, 1, 0, 0), slot.counts(), "the failed re-capture installed nothing");
+        assertEquals(new GraphCounters(2, 1, 1, 0, 0, 1, 0, 0), slot.counters(), "the failed re-capture installed nothing");
 
         recapture(1, 12);
         assertEquals(List.of(12), replay(), "the spare still takes its shape");
-        assertEquals(1, slot.counts().spareUpdates());
+        assertEquals(1, slot.counters().spareUpdates());
     }
 
     @Test

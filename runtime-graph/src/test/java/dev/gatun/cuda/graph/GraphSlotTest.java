@@ -56,7 +56,7 @@ class GraphSlotTest {
     }
 
     private long liveExecutableOwners() {
-        return gpu.ctx.liveOwners(OwnerKind.GRAPH_EXEC);
+        return gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC);
     }
 
     @Test
@@ -73,7 +73,7 @@ class GraphSlotTest {
         assertEquals(List.of(10, 20, 30), gpu.takeLaunches());
         slot.replaySegment(1, stream());
         assertEquals(List.of(20), gpu.takeLaunches());
-        assertEquals(new GraphCounts(3, 2, 4, 0, 0, 0, 0, 0), slot.counts());
+        assertEquals(new GraphCounters(3, 2, 4, 0, 0, 0, 0, 0), slot.counters());
     }
 
     @Test
@@ -99,7 +99,7 @@ class GraphSlotTest {
         assertFalse(gpu.capturing(STREAM));
         assertEquals(0, gpu.liveGraphs());
         assertEquals(0, gpu.liveExecs());
-        assertEquals(1, slot.counts().aborts());
+        assertEquals(1, slot.counters().aborts());
         assertEquals(List.of(), gpu.takeLaunches(), "what the capture recorded never ran");
     }
 
@@ -139,13 +139,13 @@ class GraphSlotTest {
         assertEquals(SlotPhase.CAPTURING, slot.phase());
         assertTrue(refused.getMessage().contains("end or abort the capture first"), refused.getMessage());
         assertEquals(1, slot.segmentCount());
-        assertEquals(0, slot.counts().resets());
+        assertEquals(0, slot.counters().resets());
         assertEquals(1, liveExecutableOwners());
 
         slot.abortCapture();
         assertTrue(slot.reset());
         assertFalse(slot.reset());
-        assertEquals(2, slot.counts().resets());
+        assertEquals(2, slot.counters().resets());
     }
 
     @Test
@@ -229,7 +229,7 @@ class GraphSlotTest {
         capture(slot, 8, 20);
         recapture(0, 7, 11);
 
-        assertEquals(new GraphCounts(3, 0, 0, 1, 0, 0, 0, 0), slot.counts());
+        assertEquals(new GraphCounters(3, 0, 0, 1, 0, 0, 0, 0), slot.counters());
         assertEquals(2, gpu.liveExecs());
         slot.replay(stream());
         assertEquals(List.of(11, 20), gpu.takeLaunches());
@@ -280,7 +280,7 @@ class GraphSlotTest {
         gpu.holdAll(); // the old executable's upload is still queued
         recapture(0, 9, 12);
 
-        assertEquals(new GraphCounts(2, 0, 0, 0, 0, 1, 0, 0), slot.counts());
+        assertEquals(new GraphCounters(2, 0, 0, 0, 0, 1, 0, 0), slot.counters());
         assertTrue(slot.hasSpare());
         assertEquals(2, liveExecutableOwners(), "the segment's and the spare");
         slot.replay(stream());
@@ -331,7 +331,7 @@ class GraphSlotTest {
     private void assertUnchangedAfterFailure() {
         assertEquals(SlotPhase.READY, slot.phase());
         assertEquals(1, slot.segmentCount());
-        assertEquals(1, slot.counts().captures());
+        assertEquals(1, slot.counters().captures());
         assertFalse(gpu.capturing(STREAM));
         slot.replay(stream());
         assertEquals(List.of(10), gpu.takeLaunches());
@@ -394,8 +394,8 @@ class GraphSlotTest {
         CudaException failure = assertThrows(CudaException.class, () -> slot.replay(stream()));
         SimulatedGraphs.assertFailedIn(Op.LAUNCH, failure);
         assertEquals(List.of(10), gpu.takeLaunches(), "segment 0 ran, segment 1 failed, segment 2 was not launched");
-        assertEquals(0, slot.counts().replays());
-        assertEquals(1, slot.counts().segmentLaunches());
+        assertEquals(0, slot.counters().replays());
+        assertEquals(1, slot.counters().segmentLaunches());
         slot.replay(stream());
         assertEquals(List.of(10, 20, 30), gpu.takeLaunches());
     }
@@ -408,7 +408,7 @@ class GraphSlotTest {
         capture(prefill, 1, 30);
         gpu.holdAll();
         slot.replay(stream());
-        GraphCounts before = graphs.totals();
+        GraphCounters before = graphs.counters();
 
         group.retire();
 
@@ -425,7 +425,7 @@ class GraphSlotTest {
         assertThrows(IllegalStateException.class, () -> group.slot("new"));
         group.retire();
         assertEquals(3, gpu.pendingRetirements(), "retiring twice drops nothing more");
-        assertEquals(before, graphs.totals(), "a retired group's counts stay in the totals");
+        assertEquals(before, graphs.counters(), "a retired group's counts stay in the totals");
         assertEquals(0, graphs.liveGroups());
         gpu.releaseAll();
         gpu.ctx.reap();
@@ -460,7 +460,7 @@ class GraphSlotTest {
         other.slot("decode").replay(stream());
         other.slot("decode").replay(stream());
 
-        assertEquals(new GraphCounts(2, 3, 3, 0, 0, 0, 0, 0), graphs.totals());
+        assertEquals(new GraphCounters(2, 3, 3, 0, 0, 0, 0, 0), graphs.counters());
         assertEquals(2, graphs.liveGroups());
     }
 

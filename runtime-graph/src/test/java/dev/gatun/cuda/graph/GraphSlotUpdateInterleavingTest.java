@@ -114,7 +114,7 @@ class GraphSlotUpdateInterleavingTest {
             t2.join();
             assertEquals(List.of(), sim.gpu.violations(), "an executable was changed while a launch of it was "
                     + "inside the driver");
-            assertEquals(1, slot.counts().spareUpdates());
+            assertEquals(1, slot.counters().spareUpdates());
 
             slot.replay(stream); // the spare, updated: writes c
             int[] out = new int[4];

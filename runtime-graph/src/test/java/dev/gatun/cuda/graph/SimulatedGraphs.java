@@ -195,7 +195,7 @@ final class SimulatedGraphs implements AutoCloseable {
 
     /** Closed handles still waiting for their fences or for a retried free. */
     long pendingRetirements() {
-        return ctx.counters().retirementsPending();
+        return ctx.diagnostics().counters().pendingRetirements();
     }
 
     /** Whether the driver reports {@code stream} capturing. */

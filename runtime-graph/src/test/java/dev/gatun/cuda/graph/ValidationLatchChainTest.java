@@ -260,7 +260,7 @@ class ValidationLatchChainTest {
         private void check() {
             assertEquals(phase, latch.phase());
             assertEquals(generation, latch.generation());
-            assertEquals(new ValidationCounts(begun, cleanups, registered), latch.counts());
+            assertEquals(new ValidationCounters(begun, cleanups, registered), latch.counters());
             assertEquals(bits, word.bits());
             assertEquals(begun, word.clears());
             assertEquals(cleanups, word.reads());

@@ -45,7 +45,7 @@ class ValidationLatchTest {
         assertEquals(BAD_INPUT, latch.consume(b, token), "the result is sticky");
         assertEquals(1, word.reads());
         assertEquals(0, word.bits(), "consuming clears the word");
-        assertEquals(new ValidationCounts(1, 1, 3), latch.counts());
+        assertEquals(new ValidationCounters(1, 1, 3), latch.counters());
         LatchMisuse.NOT_RECIPIENT.assertRefuses(() -> latch.consume(c, token));
     }
 
@@ -194,7 +194,7 @@ class ValidationLatchTest {
         assertInstanceOf(FakeWordException.class, failure.getCause());
         assertEquals(ValidationPhase.IDLE, latch.phase());
         assertEquals(BAD_INPUT, latch.consume(a, first), "a's earlier result is untouched");
-        assertEquals(1, latch.counts().generationsBegun());
+        assertEquals(1, latch.counters().generationsBegun());
 
         long next = latch.begin(a);
         assertEquals(3, latch.generation(), "generation 2 was spent by the failed begin");
@@ -210,13 +210,13 @@ class ValidationLatchTest {
         ValidationLatchException failure = assertThrows(ValidationLatchException.class, () -> latch.consume(b, token));
         assertTrue(failure.getMessage().contains("consume it again"), failure.getMessage());
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
-        assertEquals(0, latch.counts().cleanups());
+        assertEquals(0, latch.counters().cleanups());
 
         assertEquals(BAD_INPUT, latch.consume(a, token));
         assertEquals(BAD_INPUT, latch.consume(b, token));
         assertEquals(2, word.readAttempts());
         assertEquals(1, word.reads());
-        assertEquals(1, latch.counts().cleanups());
+        assertEquals(1, latch.counters().cleanups());
     }
 
     @Test
@@ -227,7 +227,7 @@ class ValidationLatchTest {
         assertEquals(ValidationPhase.IDLE, latch.phase());
         assertEquals(1, word.reads());
         assertEquals(BAD_INPUT, latch.consume(a, token), "the other recipient still gets the result");
-        assertEquals(2, latch.counts().registeredRecipients());
+        assertEquals(2, latch.counters().registeredRecipients());
         LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.unregister(b));
         LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.consume(b, token));
         LatchMisuse.UNREGISTERED.assertRefuses(() -> latch.begin(b));
@@ -244,10 +244,10 @@ class ValidationLatchTest {
         word.failNextReads(1);
 
         assertThrows(ValidationLatchException.class, () -> latch.unregister(b));
-        assertEquals(3, latch.counts().registeredRecipients());
+        assertEquals(3, latch.counters().registeredRecipients());
         assertEquals(ValidationPhase.ACTIVE, latch.phase());
         latch.unregister(b);
-        assertEquals(2, latch.counts().registeredRecipients());
+        assertEquals(2, latch.counters().registeredRecipients());
         assertEquals(BAD_INPUT, latch.consume(a, token));
     }
 
@@ -255,7 +255,7 @@ class ValidationLatchTest {
     void unregisteringAnIdleOwnerReadsNothing() {
         latch.unregister(c);
         assertEquals(0, word.readAttempts());
-        assertEquals(2, latch.counts().registeredRecipients());
+        assertEquals(2, latch.counters().registeredRecipients());
         assertThrows(IllegalArgumentException.class, () -> latch.register(" "));
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.TransferState;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.Kernel;
@@ -118,7 +119,7 @@ class AsyncApiGpuTest {
     void anUploadKernelDownloadPipelineThroughOnePinnedBufferMatchesTheCpu() {
         try (Pipeline pipeline = new Pipeline()) {
             pipeline.run(2);
-            assertEquals("COMPLETE", pipeline.a.transferState());
+            assertEquals(TransferState.COMPLETE, pipeline.a.transferState());
         }
     }
 

@@ -12,8 +12,8 @@ import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
-import dev.gatun.cuda.GraphInstallCounts;
-import dev.gatun.cuda.GraphMemoryUsage;
+import dev.gatun.cuda.GraphInstallCounters;
+import dev.gatun.cuda.MemoryUsage;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -150,8 +150,8 @@ class CaptureArenaGpuTest {
                 need = Math.max(need, peak);
             }
             ctx.synchronize();
-            GraphMemoryUsage graphMemoryBefore = ctx.graphMemoryUsage();
-            long freeBefore = ctx.memoryInfo().freeBytes();
+            MemoryUsage graphMemoryBefore = ctx.diagnostics().graphMemoryUsage();
+            long freeBefore = ctx.diagnostics().memoryInfo().freeBytes();
             arena.ensure(need);
             List<Graph> graphs = new ArrayList<>();
             List<GraphExec> execs = new ArrayList<>();
@@ -190,7 +190,7 @@ class CaptureArenaGpuTest {
                         read(graphs.get(0).allocations().get(0), shapes[0].n()), "after a replay on another stream " + why);
 
                 ctx.synchronize();
-                long used = freeBefore - ctx.memoryInfo().freeBytes();
+                long used = freeBefore - ctx.diagnostics().memoryInfo().freeBytes();
                 CaptureArenaCounters c = arena.counters();
                 long sum = 0;
                 for (Shape shape : shapes) {
@@ -198,7 +198,7 @@ class CaptureArenaGpuTest {
                 }
                 report.publishEntry("arena", c + " device memory used " + used + " bytes; the three graphs' sum "
                         + sum);
-                assertEquals(graphMemoryBefore.usedCurrent(), ctx.graphMemoryUsage().usedCurrent(), "no graph memory");
+                assertEquals(graphMemoryBefore.usedBytes(), ctx.diagnostics().graphMemoryUsage().usedBytes(), "no graph memory");
                 assertTrue(c.mappedBytes() >= need && c.mappedBytes() < need + c.chunkBytes(), c.toString());
                 // The executables take a little memory of their own; the arena is all the rest.
                 assertTrue(Math.abs(used - c.mappedBytes()) < 32 * MiB,
@@ -233,7 +233,7 @@ class CaptureArenaGpuTest {
                 need = Math.max(need, arena.probe(s, CaptureMode.THREAD_LOCAL, st -> queue(st, in, shape, 3, 1)));
             }
             ctx.synchronize();
-            long freeBefore = ctx.memoryInfo().freeBytes();
+            long freeBefore = ctx.diagnostics().memoryInfo().freeBytes();
             arena.ensure(need);
             // Shape 0 has a policy of its own (every re-capture updates in place); shapes 1 and 2,
             // of different node counts, share one (the spare takes the alternation).
@@ -268,13 +268,13 @@ class CaptureArenaGpuTest {
                     out.close();
                 }
                 ctx.synchronize();
-                long used = freeBefore - ctx.memoryInfo().freeBytes();
+                long used = freeBefore - ctx.diagnostics().memoryInfo().freeBytes();
                 CaptureArenaCounters c = arena.counters();
-                GraphInstallCounts o = own.counts();
-                GraphInstallCounts sh = shared.counts();
+                GraphInstallCounters o = own.counters();
+                GraphInstallCounters sh = shared.counters();
                 String figures = "ARENA-FIGURES replays=" + replays + " shapes=" + shapes.length
                         + " reservedBytes=" + c.reservedBytes() + " mappedBytes=" + c.mappedBytes()
-                        + " chunkBytes=" + c.chunkBytes() + " peakBytes=" + c.peakBytes()
+                        + " chunkBytes=" + c.chunkBytes() + " peakCaptureBytes=" + c.peakCaptureBytes()
                         + " sumOfShapesBytes=" + (shapes[0].arenaBytes() + shapes[1].arenaBytes() + shapes[2].arenaBytes())
                         + " deviceUsedDeltaBytes=" + used + " captures=" + c.captures() + " probes=" + c.probes()
                         + " overflows=" + c.overflows() + " orderedReplays=" + c.orderedReplays()
@@ -287,7 +287,7 @@ class CaptureArenaGpuTest {
                 int ownCaptures = (replays + 2) / 3; // i % 3 == 0
                 int sharedCaptures = replays - ownCaptures;
                 assertEquals(replays, c.captures());
-                assertEquals(new GraphInstallCounts(ownCaptures - 1, 0, 1, Map.of(), Map.of()), o,
+                assertEquals(new GraphInstallCounters(ownCaptures - 1, 0, 1, Map.of(), Map.of()), o,
                         "shape 0 updates in place after its first instantiation");
                 assertEquals(2, sh.instantiations(), "shapes 1 and 2 settle into spare updates");
                 assertEquals(sharedCaptures - 2, sh.spareUpdates());

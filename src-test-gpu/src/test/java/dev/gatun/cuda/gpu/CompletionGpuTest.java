@@ -108,7 +108,7 @@ class CompletionGpuTest {
             long queueNanos = System.nanoTime() - queueStart;
             int pendingThreads = liveThreads();
             boolean noneDoneWhileSpinning = futures.stream().noneMatch(CompletableFuture::isDone);
-            long pendingCount = ctx.pendingCompletions();
+            long pendingCount = ctx.diagnostics().pendingCompletions();
             queued.countDown();
 
             long waitStart = System.nanoTime();
@@ -128,7 +128,7 @@ class CompletionGpuTest {
             }
             assertTrue(pendingThreads <= warm && after <= warm,
                     "threads grew: " + warm + " before, " + pendingThreads + " pending, " + after + " after");
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
             assertFalse(futures.stream().anyMatch(CompletableFuture::isCompletedExceptionally));
 
             float[] expected = new float[n];
@@ -184,7 +184,7 @@ class CompletionGpuTest {
                 e.record(s);
                 futures.add(e.onComplete(INLINE).thenRun(() -> countIfEarly(done, early)));
             }
-            int watchStreams = ctx.watchStreams();
+            int watchStreams = ctx.diagnostics().watchStreams();
             // Not a timing assertion: the kernel spins until the flag is set (or about a minute),
             // so no future may complete in this pause whatever its length; it gives an early one time to show.
             Thread.sleep(200);
@@ -202,7 +202,7 @@ class CompletionGpuTest {
             assertTrue(fenceWaitedOn, "asking for a fence's completion must not consume it");
             assertEquals(0, early.get(), "futures completed before the event they watch " + why);
             assertTrue(watchStreams <= 8, "watch streams: " + watchStreams);
-            assertEquals(0, ctx.pendingCompletions());
+            assertEquals(0, ctx.diagnostics().pendingCompletions());
             fence.close();
 
             float[] expected = new float[n];

@@ -17,6 +17,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.TransferState;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -240,7 +241,7 @@ class CopyBatchGpuTest {
                     + Long.toHexString(device.address() + stray) + ", 0x" + Long.toHexString(device.address() + stray + 1)
                     + ")"), refused.getMessage());
             assertEquals(count + 1, batch.size(), "the refused batch keeps its copies");
-            assertEquals("COMPLETE", up.transferState(), "nothing was queued through the pinned buffer");
+            assertEquals(TransferState.COMPLETE, up.transferState(), "nothing was queued through the pinned buffer");
             byte[] untouched = new byte[(int) total];
             device.bytes().copyTo(untouched);
             for (int k = 0; k < untouched.length; k++) {
@@ -279,7 +280,7 @@ class CopyBatchGpuTest {
             CaptureActiveException refused = assertThrows(CaptureActiveException.class, () -> batch.submit(stream));
             assertTrue(refused.getMessage().contains("no graph node for a batch of copies"), refused.getMessage());
             assertEquals(1, batch.size(), "the refused batch keeps its copy");
-            assertEquals("COMPLETE", pinned.transferState(), "nothing was queued through the pinned buffer");
+            assertEquals(TransferState.COMPLETE, pinned.transferState(), "nothing was queued through the pinned buffer");
             capture.abort();
             batch.submit(stream);
             byte[] back = new byte[4096];

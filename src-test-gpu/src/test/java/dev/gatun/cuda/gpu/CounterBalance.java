@@ -42,16 +42,16 @@ final class CounterBalance {
         static Snapshot of(CudaContext ctx) {
             Map<String, Long> f = new LinkedHashMap<>();
             liveOwners(ctx).forEach((kind, n) -> f.put("live owners " + kind, n));
-            GraphAllocationCounters graph = ctx.graphAllocations();
-            f.put("graph allocations live", graph.live());
+            GraphAllocationCounters graph = ctx.diagnostics().graphAllocationCounters();
+            f.put("graph allocations live", graph.liveAllocations());
             f.put("graph allocation bytes live", graph.liveBytes());
-            f.put("completions pending", ctx.pendingCompletions());
-            f.put("host callback failures", ctx.hostCallbackFailureCount());
-            MemoryReport report = ctx.memoryPressure().report();
+            f.put("completions pending", ctx.diagnostics().pendingCompletions());
+            f.put("host callback failures", ctx.diagnostics().hostCallbackFailureCount());
+            MemoryReport report = ctx.diagnostics().memoryReport();
             f.put("memory report: stream-ordered bytes", report.streamOrderedBytes());
             f.put("memory report: pinned bytes", report.pinnedBytes());
             f.put("memory report: growable bytes mapped", report.growableBytes());
-            return new Snapshot(ctx.counters(), ctx.devicePool().counters(), f);
+            return new Snapshot(ctx.diagnostics().counters(), ctx.diagnostics().devicePool().counters(), f);
         }
     }
 
@@ -87,22 +87,22 @@ final class CounterBalance {
             wrong.add("the pool made " + poolAllocations + " allocations != its " + poolFrees + " frees + "
                     + retainedBlocks + " more retained blocks");
         }
-        if (a.bytesLive() != b.bytesLive()) {
-            wrong.add("device bytes live changed by " + (a.bytesLive() - b.bytesLive()) + " (the pool retains "
+        if (a.liveBytes() != b.liveBytes()) {
+            wrong.add("device bytes live changed by " + (a.liveBytes() - b.liveBytes()) + " (the pool retains "
                     + retainedBytes + " bytes more, which are not live)");
         }
         if (a.devicePoolRetainedBytes() - b.devicePoolRetainedBytes() != retainedBytes) {
             wrong.add("the context's count of the pool's retained bytes changed by "
                     + (a.devicePoolRetainedBytes() - b.devicePoolRetainedBytes()) + ", the pool's own by " + retainedBytes);
         }
-        if (a.retirementsPending() != 0) {
-            wrong.add(a.retirementsPending() + " retirements still pending after synchronize");
+        if (a.pendingRetirements() != 0) {
+            wrong.add(a.pendingRetirements() + " retirements still pending after synchronize");
         }
-        if (a.retirementsFailed() != b.retirementsFailed()) {
-            wrong.add((a.retirementsFailed() - b.retirementsFailed()) + " retirements failed");
+        if (a.failedRetirements() != b.failedRetirements()) {
+            wrong.add((a.failedRetirements() - b.failedRetirements()) + " retirements failed");
         }
-        if (a.retirementsAbandoned() != b.retirementsAbandoned()) {
-            wrong.add((a.retirementsAbandoned() - b.retirementsAbandoned()) + " retirements abandoned");
+        if (a.abandonedRetirements() != b.abandonedRetirements()) {
+            wrong.add((a.abandonedRetirements() - b.abandonedRetirements()) + " retirements abandoned");
         }
         before.figures().forEach((name, was) -> {
             long now = after.figures().get(name);
@@ -118,7 +118,7 @@ final class CounterBalance {
         Map<OwnerKind, Long> live = new EnumMap<>(OwnerKind.class);
         for (OwnerKind kind : OwnerKind.values()) {
             if (kind != OwnerKind.STAGING) {
-                live.put(kind, ctx.liveOwners(kind));
+                live.put(kind, ctx.diagnostics().liveOwners(kind));
             }
         }
         return live;

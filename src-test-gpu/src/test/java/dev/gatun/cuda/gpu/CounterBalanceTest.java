@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 class CounterBalanceTest {
 
     private static ContextCounters counters(long syncAllocations, long asyncAllocations, long syncFrees, long asyncFrees,
-            long bytesLive, long retainedBytes, long pending, long failed, long abandoned) {
-        return new ContextCounters(syncAllocations, asyncAllocations, syncFrees, asyncFrees, bytesLive, retainedBytes,
+            long liveBytes, long retainedBytes, long pending, long failed, long abandoned) {
+        return new ContextCounters(syncAllocations, asyncAllocations, syncFrees, asyncFrees, liveBytes, retainedBytes,
                 0, 0, 0, 0, 0, 0, 0, pending, 0, failed, abandoned);
     }
 
@@ -48,7 +48,7 @@ class CounterBalanceTest {
 
     @Test
     void retainedBytesCountedAsLiveAreNamed() {
-        // Issue 34: the pool's retained blocks must not stay in bytesLive once their owners are closed.
+        // Issue 34: the pool's retained blocks must not stay in liveBytes once their owners are closed.
         ContextCounters after = counters(15, 4, 9, 4, 4096 + 1024, 2048 + 1024, 0, 0, 0);
         assertEquals(List.of("device bytes live changed by 1024 (the pool retains 1024 bytes more, which are not live)"),
                 violations(after, pool(2048 + 1024, 4, 15, 9), 0));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.Cuda;
+import dev.gatun.cuda.DeviceAttribute;
 import dev.gatun.cuda.Device;
 import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
@@ -89,10 +90,10 @@ class DriverAndDeviceGpuTest {
         DeviceCapabilities caps = device.capabilities();
         // The raw attributes, because capabilities() substitutes fallbacks for failed queries:
         // only the driver's own numbers show that the queries work.
-        int multiprocessors = device.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT());
-        int threadsPerBlock = device.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK());
-        int shared = device.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK());
-        int sharedOptIn = device.attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN());
+        int multiprocessors = device.attribute(DeviceAttribute.MULTIPROCESSOR_COUNT);
+        int threadsPerBlock = device.attribute(DeviceAttribute.MAX_THREADS_PER_BLOCK);
+        int shared = device.attribute(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK);
+        int sharedOptIn = device.attribute(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
         assertAll(
                 // Every device a CUDA 13 driver supports is compute capability 7.5 or newer,
                 // and every device since 3.0 allows 1024 threads per block.

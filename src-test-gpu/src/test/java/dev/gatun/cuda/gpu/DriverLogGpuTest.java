@@ -15,6 +15,7 @@ import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphExec;
 import dev.gatun.cuda.GraphNode;
 import dev.gatun.cuda.Kernel;
+import dev.gatun.cuda.KernelAttribute;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.KernelLaunch;
 import dev.gatun.cuda.LaunchConfig;
@@ -53,16 +54,9 @@ import org.junit.jupiter.api.function.Executable;
 @RequiresGpu
 class DriverLogGpuTest {
 
-    /** Far past {@code CU_DEVICE_ATTRIBUTE_MAX} (148 in CUDA 13.0): no device attribute. */
-    private static final int NO_DEVICE_ATTRIBUTE = 100_000;
-    /** Far past {@code CU_FUNC_ATTRIBUTE_MAX}: no function attribute. */
-    private static final int NO_FUNCTION_ATTRIBUTE = 100_000;
-    // cuda.h's CUfunction_attribute values, written out: these tests reach the driver through
-    // Gatun's API only, never through the generated bindings.
-    /** {@code CU_FUNC_ATTRIBUTE_NUM_REGS}: read-only. */
-    private static final int FUNC_NUM_REGS = 4;
-    /** {@code CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}. */
-    private static final int FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+    // The refusals reach the driver through Gatun's API only. Device and kernel attributes are
+    // enums since issue 35, so an unknown attribute can no longer be asked for: the refusals are
+    // a read-only attribute set, and more dynamic shared memory than any block has.
 
     private static final String PLAIN = """
             extern "C" __global__ void plain(int* out) {
@@ -98,21 +92,22 @@ class DriverLogGpuTest {
     }
 
     @Test
-    void anUnknownDeviceAttributeIsExplainedAndEachLineIsAFlightRecorderEvent(TestReporter reporter) {
-        CudaContext ctx = Gpu.context();
-        CudaException[] thrown = new CudaException[1];
-        List<RecordedEvent> events = driverLogEvents(() -> thrown[0] = refused("cuDeviceGetAttribute", reporter,
-                () -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE), "attrib"));
-        List<String> recorded = events.stream().map(e -> e.getString("message")).toList();
-        List<String> carried = thrown[0].driverLog();
-        assertFalse(recorded.isEmpty(), "the refused call logged nothing");
-        assertEquals(recorded, carried, "the exception carries exactly the lines its call logged");
+    void aRefusedKernelAttributeIsExplainedAndEachLineIsAFlightRecorderEvent(TestReporter reporter) {
+        try (Kernel k = Gpu.kernel(PLAIN, "plain")) {
+            CudaException[] thrown = new CudaException[1];
+            List<RecordedEvent> events = driverLogEvents(() -> thrown[0] = refused("cuFuncSetAttribute", reporter,
+                    () -> k.setAttribute(KernelAttribute.NUM_REGS, 16), "attrib"));
+            List<String> recorded = events.stream().map(e -> e.getString("message")).toList();
+            List<String> carried = thrown[0].driverLog();
+            assertFalse(recorded.isEmpty(), "the refused call logged nothing");
+            assertEquals(recorded, carried, "the exception carries exactly the lines its call logged");
+        }
     }
 
     /**
      * Issue 34: on the H100 a refused {@code cuDeviceGetAttribute(100000)} carried fourteen lines of
      * "Unsupported node type: 6/7" that earlier graph calls, which succeeded, had logged. Here graph
-     * calls with event nodes (what logged those lines) run before each of three unrelated
+     * calls with event nodes (what logged those lines) run before each of two unrelated
      * refusals in a row; each refusal carries exactly the lines JFR recorded during its own call.
      */
     @Test
@@ -121,8 +116,8 @@ class DriverLogGpuTest {
         int graphLines = 0;
         try (Kernel k = Gpu.kernel(PLAIN, "plain"); DeviceBuffer out = ctx.allocate(32 * Integer.BYTES);
                 Stream stream = ctx.createStream()) {
-            List<Executable> refusals = List.of(() -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE),
-                    () -> k.setAttribute(FUNC_NUM_REGS, 16), () -> k.attribute(NO_FUNCTION_ATTRIBUTE));
+            List<Executable> refusals = List.of(() -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1 << 30),
+                    () -> k.setAttribute(KernelAttribute.NUM_REGS, 16));
             for (Executable refusal : refusals) {
                 graphLines += driverLogEvents(() -> graphCallsWithEventNodes(ctx, k, out, stream)).size();
                 CudaException[] thrown = new CudaException[1];
@@ -134,7 +129,7 @@ class DriverLogGpuTest {
                         + " carries other lines than its own call logged");
             }
         }
-        System.out.println("DRIVER-LOG 3 refusals in a row each carried exactly the lines of its own call; the graph "
+        System.out.println("DRIVER-LOG 2 refusals in a row each carried exactly the lines of its own call; the graph "
                 + "calls between them logged " + graphLines + " lines, none carried");
     }
 
@@ -155,8 +150,9 @@ class DriverLogGpuTest {
                     for (int i = 0; i < rounds; i++) {
                         turn.await(1, TimeUnit.MINUTES); // a deadlock guard
                         graphCallsWithEventNodes(ctx, k, out, stream);
-                        Executable refusal = i % 2 == 0 ? () -> ctx.device().attribute(NO_DEVICE_ATTRIBUTE)
-                                : () -> k.setAttribute(FUNC_NUM_REGS, 16);
+                        Executable refusal = i % 2 == 0
+                                ? () -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1 << 30)
+                                : () -> k.setAttribute(KernelAttribute.NUM_REGS, 16);
                         carried.add(assertThrows(CudaException.class, refusal).driverLog());
                     }
                 }
@@ -175,8 +171,8 @@ class DriverLogGpuTest {
                     assertEquals(expected, second.get(i), "round " + i + " of the second thread");
                 }
                 System.out.println("DRIVER-LOG 2 threads x " + rounds + " refusals after graph calls: each carried its "
-                        + "own lines only (" + first.get(0).size() + " for cuDeviceGetAttribute, " + first.get(1).size()
-                        + " for cuFuncSetAttribute)");
+                        + "own lines only (" + first.get(0).size() + " for too much shared memory, " + first.get(1).size()
+                        + " for a read-only attribute)");
             } finally {
                 two.shutdownNow();
             }
@@ -193,7 +189,7 @@ class DriverLogGpuTest {
             GraphNode wait = g.addEventWait(e, record);
             g.addKernel(k.prepare(LaunchConfig.of(1, 32), KernelArg.pointer(out)), wait);
             try (GraphExec exec = g.instantiate(); Graph copy = g.copy()) {
-                assertTrue(exec.tryUpdateExplained(copy).applied(), "an update to a copy of its graph");
+                assertTrue(exec.tryUpdateExplained(copy).isApplied(), "an update to a copy of its graph");
                 exec.launch(stream);
                 stream.synchronize();
             }
@@ -203,7 +199,7 @@ class DriverLogGpuTest {
     @Test
     void moreDynamicSharedMemoryThanAnyBlockHasIsExplained(TestReporter reporter) {
         try (Kernel k = Gpu.kernel(PLAIN, "plain")) {
-            refused("cuFuncSetAttribute", reporter, () -> k.setAttribute(FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1 << 30),
+            refused("cuFuncSetAttribute", reporter, () -> k.setAttribute(KernelAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 1 << 30),
                     "value", "attrib", "shared");
         }
     }
@@ -211,14 +207,7 @@ class DriverLogGpuTest {
     @Test
     void settingAReadOnlyKernelAttributeIsExplained(TestReporter reporter) {
         try (Kernel k = Gpu.kernel(PLAIN, "plain")) {
-            refused("cuFuncSetAttribute", reporter, () -> k.setAttribute(FUNC_NUM_REGS, 16), "attrib");
-        }
-    }
-
-    @Test
-    void anUnknownKernelAttributeIsExplained(TestReporter reporter) {
-        try (Kernel k = Gpu.kernel(PLAIN, "plain")) {
-            refused("cuFuncGetAttribute", reporter, () -> k.attribute(NO_FUNCTION_ATTRIBUTE), "attrib");
+            refused("cuFuncSetAttribute", reporter, () -> k.setAttribute(KernelAttribute.NUM_REGS, 16), "attrib");
         }
     }
 

@@ -51,7 +51,7 @@ class ForeignHandlesGpuTest {
         }
         CudaContext ctx = Gpu.context();
         assertSame(ctx, Cuda.system().contextOf(ctx.handle()), "the primary context is Gatun's context");
-        long streamsBefore = ctx.liveOwners(OwnerKind.STREAM);
+        long streamsBefore = ctx.diagnostics().liveOwners(OwnerKind.STREAM);
 
         // The other library: a stream and two allocations in the primary context.
         RawDriver.setCurrentOrFail(ctx.handle());
@@ -59,19 +59,19 @@ class ForeignHandlesGpuTest {
         long rawIn = RawDriver.allocateOrFail(bytes + 256);
         long rawOut = RawDriver.allocateOrFail(bytes);
 
-        try (Kernel own = Gpu.kernel(SCALE, "scale"); Kernel scale = ctx.borrowKernel(own.moduleHandle(), "scale");
+        try (Kernel own = Gpu.kernel(SCALE, "scale"); Kernel scale = Kernel.borrow(ctx, own.moduleHandle(), "scale");
                 Arena arena = Arena.ofConfined()) {
-            Stream s = ctx.borrowStream(rawStream);
-            DeviceBuffer x = ctx.borrowDeviceMemory(rawIn + 256, bytes); // an offset inside the allocation
-            DeviceBuffer y = ctx.borrowDeviceMemory(rawOut, bytes);
+            Stream s = Stream.borrow(ctx, rawStream);
+            DeviceBuffer x = DeviceBuffer.borrow(ctx, rawIn + 256, bytes); // an offset inside the allocation
+            DeviceBuffer y = DeviceBuffer.borrow(ctx, rawOut, bytes);
             assertTrue(s.isBorrowed() && x.isBorrowed() && y.isBorrowed() && scale.isBorrowed());
 
             // Refusals the real driver backs: a range past the allocation, host memory, a default stream.
-            assertThrows(IllegalArgumentException.class, () -> ctx.borrowDeviceMemory(rawOut + 4, bytes));
+            assertThrows(IllegalArgumentException.class, () -> DeviceBuffer.borrow(ctx, rawOut + 4, bytes));
             try (PinnedBuffer host = ctx.allocatePinned(64)) {
-                assertThrows(IllegalArgumentException.class, () -> ctx.borrowDeviceMemory(host.segment().address(), 64));
+                assertThrows(IllegalArgumentException.class, () -> DeviceBuffer.borrow(ctx, host.segment().address(), 64));
             }
-            assertThrows(IllegalArgumentException.class, () -> ctx.borrowStream(MemorySegment.NULL));
+            assertThrows(IllegalArgumentException.class, () -> Stream.borrow(ctx, MemorySegment.NULL));
 
             MemorySegment upload = arena.allocate(bytes, 16);
             MemorySegment.copy(in, 0, upload, ValueLayout.JAVA_FLOAT, 0, n);
@@ -89,8 +89,8 @@ class ForeignHandlesGpuTest {
         }
         ctx.synchronize();
         ctx.reap();
-        assertEquals(streamsBefore, ctx.liveOwners(OwnerKind.STREAM));
-        assertEquals(0, ctx.counters().retirementsPending(), () -> "retirements left: " + ctx.counters());
+        assertEquals(streamsBefore, ctx.diagnostics().liveOwners(OwnerKind.STREAM));
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements(), () -> "retirements left: " + ctx.diagnostics().counters());
 
         // The creator's handles are still alive: the stream answers, the memory holds the result.
         RawDriver.setCurrentOrFail(ctx.handle());
@@ -118,7 +118,7 @@ class ForeignHandlesGpuTest {
             assertTrue(e.getMessage().contains("primary context"), e.getMessage());
             MemorySegment stream = RawDriver.createStreamOrFail(); // in the other context: still current
             try {
-                assertThrows(IllegalArgumentException.class, () -> ctx.borrowStream(stream));
+                assertThrows(IllegalArgumentException.class, () -> Stream.borrow(ctx, stream));
             } finally {
                 RawDriver.destroyStreamOrFail(stream);
             }

@@ -97,7 +97,7 @@ class GraphGpuTest {
                 y.asInts().copyTo(out);
                 assertArrayEquals(cpuPipeline(hostX), out, "replay " + replay + " seed=" + seed);
             }
-            assertEquals(1000, slot.counts().replays());
+            assertEquals(1000, slot.counters().replays());
             slot.reset();
         } finally {
             graphs.close();
@@ -158,16 +158,16 @@ class GraphGpuTest {
                     KernelArg.f32(3f), KernelArg.i64(big / 4));
             slot.endCapture();
             slot.replay(s);
-            long freeBefore = ctx.memoryInfo().freeBytes();
+            long freeBefore = ctx.diagnostics().memoryInfo().freeBytes();
             buffer.close();
             slot.reset(); // the executable goes to retirement; its replay is still running
             ctx.reap();
-            assertTrue(ctx.memoryInfo().freeBytes() < freeBefore + big / 2, "still allocated while the replay runs");
+            assertTrue(ctx.diagnostics().memoryInfo().freeBytes() < freeBefore + big / 2, "still allocated while the replay runs");
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
             s.synchronize();
             ctx.reap();
             ctx.reap();
-            assertTrue(ctx.memoryInfo().freeBytes() > freeBefore + big / 2, "freed after the last launch completed");
+            assertTrue(ctx.diagnostics().memoryInfo().freeBytes() > freeBefore + big / 2, "freed after the last launch completed");
         } finally {
             graphs.close();
             s.close();
@@ -297,7 +297,7 @@ class GraphGpuTest {
             assertEquals(-1, got[0], "the second node no longer writes b");
             c.asInts().copyTo(got);
             assertEquals(7, got[0], "it writes c with the new value");
-            assertEquals(0, slot.counts().reinstantiations() + slot.counts().updatesInPlace(), "no re-capture at all");
+            assertEquals(0, slot.counters().reinstantiations() + slot.counters().updatesInPlace(), "no re-capture at all");
             slot.reset();
         } finally {
             graphs.close();
@@ -353,8 +353,8 @@ class GraphGpuTest {
                         KernelArg.i32(b1 + 2), KernelArg.i32(n));
                 slot.endCapture();
             }
-            assertEquals(3, slot.counts().updatesInPlace(), "every re-capture updated the executable in place");
-            assertEquals(0, slot.counts().reinstantiations());
+            assertEquals(3, slot.counters().updatesInPlace(), "every re-capture updated the executable in place");
+            assertEquals(0, slot.counters().reinstantiations());
             int a3 = r.nextInt() | 1;
             int b3 = r.nextInt();
             slot.updateKernelArguments(0, 1, affine.prepare(config, KernelArg.pointer(y3),
@@ -427,11 +427,11 @@ class GraphGpuTest {
                 slot.endCapture();
             }
             long reinstantiateNanos = System.nanoTime() - t1;
-            assertEquals(rounds, slot.counts().updatesInPlace(), "a same-shape re-capture is updated in place");
-            assertEquals(rounds, slot.counts().reinstantiations(), "a changed topology is instantiated anew");
+            assertEquals(rounds, slot.counters().updatesInPlace(), "a same-shape re-capture is updated in place");
+            assertEquals(rounds, slot.counters().reinstantiations(), "a changed topology is instantiated anew");
             assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, (long) rounds), slot.updateRefusals(),
                     "the driver said why each time");
-            assertEquals(0, slot.counts().spareUpdates(), "the spare never has the new topology");
+            assertEquals(0, slot.counters().spareUpdates(), "the spare never has the new topology");
             assertEquals(Map.of(GraphUpdateResult.TOPOLOGY_CHANGED, (long) rounds - 1), slot.spareUpdateRefusals(),
                     "the spare refused each time after the first, which had none");
             report.publishEntry("recapture", String.format(Locale.ROOT,

@@ -10,7 +10,7 @@ import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Graph;
 import dev.gatun.cuda.GraphAllocationCounters;
 import dev.gatun.cuda.GraphExec;
-import dev.gatun.cuda.GraphMemoryUsage;
+import dev.gatun.cuda.MemoryUsage;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -75,8 +75,8 @@ class GraphMemoryGpuTest {
         LaunchConfig grid = LaunchConfig.covering(n, 256);
 
         CudaContext ctx = Gpu.context();
-        GraphAllocationCounters before = ctx.graphAllocations();
-        GraphMemoryUsage start = ctx.graphMemoryUsage();
+        GraphAllocationCounters before = ctx.diagnostics().graphAllocationCounters();
+        MemoryUsage start = ctx.diagnostics().graphMemoryUsage();
         Stream s = ctx.createStream();
         try (Kernel scale = Gpu.kernel(SCALE, "scale"); Kernel mix = Gpu.kernel(MIX, "mix");
                 DeviceBuffer in = ctx.allocate(bytes)) {
@@ -97,9 +97,9 @@ class GraphMemoryGpuTest {
             assertTrue(graph.hasMemoryNodes());
             assertEquals(1, graph.allocations().size(), "the output only: " + graph.allocations());
             DeviceBuffer out = graph.allocations().get(0);
-            assertEquals(before.made() + 2, ctx.graphAllocations().made());
+            assertEquals(before.allocations() + 2, ctx.diagnostics().graphAllocationCounters().allocations());
 
-            GraphMemoryUsage launched;
+            MemoryUsage launched;
             try (graph; GraphExec exec = graph.instantiate()) {
                 int[] host = new int[n];
                 for (int replay = 0; replay < 3; replay++) {
@@ -114,32 +114,32 @@ class GraphMemoryGpuTest {
                     assertArrayEquals(cpu(input, a, b), host, "replay " + replay + " " + why);
                     assertEquals(addressAtCapture, out.address(), "the address of every replay is the capture's");
                 }
-                launched = ctx.graphMemoryUsage();
+                launched = ctx.diagnostics().graphMemoryUsage();
                 report.publishEntry("graph memory after the replays", launched.toString());
-                assertTrue(launched.usedCurrent() >= start.usedCurrent() + bytes,
+                assertTrue(launched.usedBytes() >= start.usedBytes() + bytes,
                         "out stays allocated after the launch: " + start + " -> " + launched);
-                assertTrue(launched.usedHigh() >= launched.usedCurrent(), "high-water mark: " + launched);
-                assertTrue(launched.reservedCurrent() >= launched.usedCurrent(), "reserved covers used: " + launched);
+                assertTrue(launched.peakUsedBytes() >= launched.usedBytes(), "high-water mark: " + launched);
+                assertTrue(launched.reservedBytes() >= launched.usedBytes(), "reserved covers used: " + launched);
             }
             out.close(); // freed now that the graph and its executable are closed, after their work
             // Each synchronize completes the fences recorded so far and reaps: the executable's
             // destroy, then the graph's, then out's free, each recording fences of its own.
-            for (int round = 0; round < 10 && ctx.graphAllocations().live() != before.live(); round++) {
+            for (int round = 0; round < 10 && ctx.diagnostics().graphAllocationCounters().liveAllocations() != before.liveAllocations(); round++) {
                 ctx.synchronize();
             }
-            assertEquals(before.live(), ctx.graphAllocations().live(), "every graph allocation retired");
+            assertEquals(before.liveAllocations(), ctx.diagnostics().graphAllocationCounters().liveAllocations(), "every graph allocation retired");
             ctx.synchronize(); // out's stream-ordered free (queued on the copy stream by the last reap) has run
 
-            ctx.trimGraphMemory();
-            GraphMemoryUsage trimmed = ctx.graphMemoryUsage();
+            ctx.diagnostics().trimGraphMemory();
+            MemoryUsage trimmed = ctx.diagnostics().graphMemoryUsage();
             report.publishEntry("graph memory after the frees and a trim", trimmed.toString());
-            assertTrue(trimmed.usedCurrent() < launched.usedCurrent(), "out was freed: " + launched + " -> " + trimmed);
-            assertTrue(trimmed.reservedCurrent() < launched.reservedCurrent(),
+            assertTrue(trimmed.usedBytes() < launched.usedBytes(), "out was freed: " + launched + " -> " + trimmed);
+            assertTrue(trimmed.reservedBytes() < launched.reservedBytes(),
                     "the trim gave reserved graph memory back: " + launched + " -> " + trimmed);
-            ctx.resetGraphMemoryHighWater();
-            GraphMemoryUsage reset = ctx.graphMemoryUsage();
-            assertEquals(reset.usedCurrent(), reset.usedHigh(), "the used high-water mark reset: " + reset);
-            assertEquals(reset.reservedCurrent(), reset.reservedHigh(), "the reserved high-water mark reset: " + reset);
+            ctx.diagnostics().resetGraphMemoryPeaks();
+            MemoryUsage reset = ctx.diagnostics().graphMemoryUsage();
+            assertEquals(reset.usedBytes(), reset.peakUsedBytes(), "the used high-water mark reset: " + reset);
+            assertEquals(reset.reservedBytes(), reset.peakReservedBytes(), "the reserved high-water mark reset: " + reset);
         } finally {
             s.close();
         }

@@ -13,6 +13,7 @@ import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.TransferState;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.lang.foreign.ValueLayout;
 import java.util.Random;
@@ -109,7 +110,7 @@ class GraphPinnedTransferGpuTest {
             // after the last replay, and its fence is an event recorded outside any capture.
             pinned.segment().set(ValueLayout.JAVA_LONG, 0, POISON);
             other.download(pinned, 0, dsum.bytes());
-            assertEquals("EVENT_RECORDED", pinned.transferState(), "the eager download's own fence");
+            assertEquals(TransferState.EVENT_RECORDED, pinned.transferState(), "the eager download's own fence");
             assertEquals(sumOf(x), pinned.segment().get(ValueLayout.JAVA_LONG, 0), () -> "seed " + seed);
             stream.synchronize();
         } finally {

@@ -13,7 +13,7 @@ import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.CudaGraphs;
-import dev.gatun.cuda.graph.GraphCounts;
+import dev.gatun.cuda.graph.GraphCounters;
 import dev.gatun.cuda.graph.GraphSlot;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Map;
@@ -86,7 +86,7 @@ class GraphSlotSpareGpuTest {
                             + " (" + (two ? "two kernels" : "one kernel") + "), replay " + replay + "; seed=" + seed);
                 }
             }
-            GraphCounts counts = slot.counts();
+            GraphCounters counts = slot.counters();
             String line = String.format("GRAPHSLOT-SPARE %d re-captures alternating two topologies: %d updated in place, "
                     + "%d taken by the spare, %d re-instantiated; refusals %s, spare refusals %s; mean re-capture "
                     + "%.1f us (seed %d)", RECAPTURES, counts.updatesInPlace(), counts.spareUpdates(),

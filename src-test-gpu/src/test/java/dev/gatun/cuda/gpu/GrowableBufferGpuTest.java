@@ -51,7 +51,7 @@ class GrowableBufferGpuTest {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);
         CudaContext ctx = Gpu.context();
-        MemoryInfo before = ctx.memoryInfo();
+        MemoryInfo before = ctx.diagnostics().memoryInfo();
         GrowableBuffer g = ctx.reserveGrowable(GrowableBufferOptions.exactly(1L << 30));
         try (Kernel affine = Gpu.kernel(AFFINE, "affine")) {
             long chunk = g.chunkBytes();
@@ -81,26 +81,26 @@ class GrowableBufferGpuTest {
                 whole.asInts().copyTo(back);
                 assertArrayEquals(expected, back, why);
                 GrowableBufferCounters c = g.counters();
-                assertEquals((size + chunk - 1) / chunk, c.chunks(), why);
-                assertEquals(c.chunks() * chunk, c.mappedBytes(), why);
+                assertEquals((size + chunk - 1) / chunk, c.mappedChunks(), why);
+                assertEquals(c.mappedChunks() * chunk, c.mappedBytes(), why);
             }
             assertThrows(ReservationExceededException.class, () -> g.grow(g.reservedBytes() + 1));
 
             long kept = 40 * MiB + 4 * random.nextInt(1000);
             g.shrink(kept);
             assertEquals(base, g.baseAddress());
-            assertEquals((kept + chunk - 1) / chunk, g.counters().chunks());
+            assertEquals((kept + chunk - 1) / chunk, g.counters().mappedChunks());
             int[] back = poison((int) (kept / 4));
             g.mapped().asInts().copyTo(back);
             assertArrayEquals(Arrays.copyOf(expected, back.length), back, "the bytes below the shrink, seed " + seed);
-            reporter.publishEntry("mapped high-water", g.counters().mappedHighWaterBytes() + " bytes");
+            reporter.publishEntry("mapped high-water", g.counters().peakMappedBytes() + " bytes");
         } finally {
             g.close();
         }
         ctx.synchronize(); // completes every fence and reaps: the buffer's retirement unmaps and releases
         ctx.reap(); // the views' retirements let go of the buffer in the first round; its own may need this one
         assertEquals(0, g.counters().mappedBytes(), "every chunk unmapped and released: " + g.counters());
-        MemoryInfo after = ctx.memoryInfo();
+        MemoryInfo after = ctx.diagnostics().memoryInfo();
         reporter.publishEntry("free memory", "before " + before.freeBytes() + ", after close " + after.freeBytes());
         assertTrue(after.freeBytes() >= before.freeBytes() - 64 * MiB,
                 "the mapped chunks came back: free " + before.freeBytes() + " -> " + after.freeBytes());

@@ -103,7 +103,7 @@ class HostNodeGpuTest {
     @Test
     void theManualGraphsHostNodeSeesEachLaunchsSumAsTheCpuComputesIt(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
-        long failuresBefore = ctx.hostCallbackFailureCount(); // the shared context's: other tests' throws count too
+        long failuresBefore = ctx.diagnostics().hostCallbackFailureCount(); // the shared context's: other tests' throws count too
         long seed = Gpu.seed();
         Random r = Gpu.random(seed);
         try (Kernel reduce = Gpu.kernel(SOURCE, "reduce"); Kernel reduceFinal = Gpu.kernel(SOURCE, "reduceFinal");
@@ -134,7 +134,7 @@ class HostNodeGpuTest {
             reporter.publishEntry("simpleCudaGraphs (manual)", LAUNCHES + " launches, host node saw each sum = CPU; last "
                     + Integer.toUnsignedString(seen.getLast()) + " (seed " + seed + ")");
         }
-        assertEquals(failuresBefore, ctx.hostCallbackFailureCount(), "no callback of this graph threw");
+        assertEquals(failuresBefore, ctx.diagnostics().hostCallbackFailureCount(), "no callback of this graph threw");
     }
 
     @Test
@@ -178,8 +178,8 @@ class HostNodeGpuTest {
     @Test
     void aDriverCallInsideACallbackIsRefusedAndAThrowIsSurfaced(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
-        ctx.takeHostCallbackFailures();
-        long failuresBefore = ctx.hostCallbackFailureCount();
+        ctx.diagnostics().takeHostCallbackFailures();
+        long failuresBefore = ctx.diagnostics().hostCallbackFailureCount();
         List<Throwable> refused = new ArrayList<>();
         try (Stream s = ctx.createStream(); Graph g = ctx.createGraph()) {
             GraphNode first = g.addHost(() -> {
@@ -200,8 +200,8 @@ class HostNodeGpuTest {
         assertEquals(1, refused.size());
         CudaException e = assertInstanceOf(CudaException.class, refused.getFirst());
         assertEquals("CUDA_ERROR_NOT_PERMITTED", e.resultName());
-        assertEquals(failuresBefore + 1, ctx.hostCallbackFailureCount());
-        List<Throwable> taken = ctx.takeHostCallbackFailures();
+        assertEquals(failuresBefore + 1, ctx.diagnostics().hostCallbackFailureCount());
+        List<Throwable> taken = ctx.diagnostics().takeHostCallbackFailures();
         assertTrue(taken.stream().anyMatch(t -> "thrown on purpose inside a host node".equals(t.getMessage())), taken::toString);
         reporter.publishEntry("host callback rules", "refused: " + e.getMessage().lines().findFirst().orElse(""));
     }

@@ -2,15 +2,13 @@ package dev.gatun.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.Event;
 import dev.gatun.cuda.IpcEventHandle;
-import dev.gatun.cuda.IpcMemoryHandle;
-import dev.gatun.cuda.IpcPoolAllocation;
+import dev.gatun.cuda.IpcBufferExport;
 import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.KernelArg;
 import dev.gatun.cuda.LaunchConfig;
@@ -110,19 +108,19 @@ class IpcGpuTest {
         DeviceBuffer shared;
         if (pool) {
             int fd = PidFd.copyOf(Long.parseLong(args[1]), Integer.parseInt(args[2]));
-            imported = ctx.importMemoryPool(fd);
+            imported = MemoryPool.importFrom(ctx, fd);
             PidFd.close(fd); // the driver does not keep the descriptor
             System.out.println("accessBefore=" + imported.access(ctx));
             if (imported.access(ctx) != MemoryAccess.READ_WRITE) {
                 imported.setAccess(ctx, MemoryAccess.READ_WRITE);
             }
-            shared = imported.importAllocation(IpcPoolAllocation.fromBytes(hex.parseHex(args[3])));
+            shared = imported.importAllocation(IpcBufferExport.fromBytes(hex.parseHex(args[3])));
         } else {
-            shared = ctx.importBuffer(IpcMemoryHandle.fromBytes(hex.parseHex(args[1])));
+            shared = DeviceBuffer.importFrom(ctx, IpcBufferExport.fromBytes(hex.parseHex(args[1])));
         }
         String eventHex = args[pool ? 4 : 2];
         // "-": the exporter synchronized before starting this JVM, so there is nothing to wait for.
-        Event event = eventHex.equals("-") ? null : ctx.importEvent(IpcEventHandle.fromBytes(hex.parseHex(eventHex)));
+        Event event = eventHex.equals("-") ? null : Event.importFrom(ctx, IpcEventHandle.fromBytes(hex.parseHex(eventHex)));
         int n = Integer.parseInt(args[pool ? 5 : 3]);
         Kernel mix = Gpu.kernel(MIX, "importerMix");
         Stream s = ctx.createStream();
@@ -150,9 +148,9 @@ class IpcGpuTest {
             imported.close();
         }
         ctx.synchronize(); // every fence the closes recorded completes, and the reap that follows retires them all
-        System.out.println("liveBuffers=" + ctx.liveOwners(OwnerKind.DEVICE_BUFFER) + " liveEvents="
-                + ctx.liveOwners(OwnerKind.EVENT) + " livePools=" + ctx.liveOwners(OwnerKind.MEMORY_POOL)
-                + " retirementsFailed=" + ctx.counters().retirementsFailed());
+        System.out.println("liveBuffers=" + ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER) + " liveEvents="
+                + ctx.diagnostics().liveOwners(OwnerKind.EVENT) + " livePools=" + ctx.diagnostics().liveOwners(OwnerKind.MEMORY_POOL)
+                + " retirementsFailed=" + ctx.diagnostics().counters().failedRetirements());
     }
 
     @Test
@@ -161,7 +159,7 @@ class IpcGpuTest {
         Stream s = ctx.createStream();
         try {
             roundTrip(ctx, s, ctx.allocate(4L * ((1 << 20) + 1000)), true, (shared, event, n) -> List.of("legacy",
-                    HexFormat.of().formatHex(assertInstanceOf(IpcMemoryHandle.class, shared.exportForIpc()).toBytes()), event,
+                    HexFormat.of().formatHex(exportOf(shared, IpcBufferExport.Kind.MEMORY_HANDLE).toBytes()), event,
                     Integer.toString(n)));
         } finally {
             s.close();
@@ -178,6 +176,13 @@ class IpcGpuTest {
         poolRoundTrip(false);
     }
 
+    /** {@code shared}'s export, checked to be of {@code kind} (how the buffer was allocated says which). */
+    private static IpcBufferExport exportOf(DeviceBuffer shared, IpcBufferExport.Kind kind) {
+        IpcBufferExport export = shared.exportForIpc();
+        assertEquals(kind, export.kind(), () -> "the export of " + shared);
+        return export;
+    }
+
     /** The pool path; with {@code withEvent} the child waits on an interprocess event, else the exporter synchronizes first. */
     private static void poolRoundTrip(boolean withEvent) throws Throwable {
         CudaContext ctx = Gpu.context();
@@ -187,7 +192,7 @@ class IpcGpuTest {
         try {
             roundTrip(ctx, s, pool.allocate(s, 4L * ((1 << 20) + 1000)), withEvent, (shared, event, n) -> List.of("pool",
                     Long.toString(ProcessHandle.current().pid()), Integer.toString(fd),
-                    HexFormat.of().formatHex(assertInstanceOf(IpcPoolAllocation.class, shared.exportForIpc()).toBytes()), event,
+                    HexFormat.of().formatHex(exportOf(shared, IpcBufferExport.Kind.POOL_ALLOCATION).toBytes()), event,
                     Integer.toString(n)));
         } finally {
             PidFd.close(fd); // the exported descriptor is the caller's

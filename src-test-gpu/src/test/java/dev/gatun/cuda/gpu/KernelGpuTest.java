@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.DeviceAttribute;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceCapabilities;
 import dev.gatun.cuda.Kernel;
@@ -173,7 +174,7 @@ class KernelGpuTest {
         try (Kernel k = Gpu.kernel(source, "reverse"); DeviceBuffer din = ctx.allocate(4L * n); DeviceBuffer dout = ctx.allocate(4L * n)) {
             din.asFloats().copyFrom(in);
             ctx.computeStream().fill(dout.asInts(), Float.floatToRawIntBits(Float.NaN));
-            k.launch(ctx.computeStream(), LaunchConfig.of(1, 512).withSharedMemory(4 * n), KernelArg.pointer(din),
+            k.launch(ctx.computeStream(), LaunchConfig.of(1, 512).withSharedMemoryBytes(4 * n), KernelArg.pointer(din),
                     KernelArg.pointer(dout), KernelArg.i32(n));
             float[] out = new float[n];
             dout.asFloats().copyTo(out);
@@ -182,7 +183,7 @@ class KernelGpuTest {
             }
             assertTrue(k.attributes().maxDynamicSharedBytes() >= 4 * n);
             int ceiling = ctx.device().capabilities().sharedMemoryPerBlockOptIn();
-            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 512).withSharedMemory(ceiling + 1),
+            assertThrows(IllegalArgumentException.class, () -> k.prepare(LaunchConfig.of(1, 512).withSharedMemoryBytes(ceiling + 1),
                     KernelArg.pointer(din), KernelArg.pointer(dout), KernelArg.i32(n)));
         }
     }
@@ -371,9 +372,9 @@ class KernelGpuTest {
         CudaContext ctx = Gpu.context();
         DeviceCapabilities caps = ctx.device().capabilities();
         // The raw attributes: the limits come from the driver, not from the fallbacks.
-        assertEquals(64, ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z()), "raw max block z");
+        assertEquals(64, ctx.device().attribute(DeviceAttribute.MAX_BLOCK_DIM_Z), "raw max block z");
         assertEquals(64, caps.maxBlockDimZ());
-        int maxGridY = ctx.device().attribute(CudaDriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y());
+        int maxGridY = ctx.device().attribute(DeviceAttribute.MAX_GRID_DIM_Y);
         assertEquals(maxGridY, caps.maxGridDimY());
         int n = 100_003;
         long seed = Gpu.seed();

@@ -46,13 +46,13 @@ class KernelLibraryLoadGpuTest {
     void garbagePtxFailsAtLoadLibraryAndAGoodLibraryStillMatchesTheCpu() {
         CudaContext ctx = Gpu.context();
         ModuleImage garbage = ModuleImage.ptx("garbage.ptx", GARBAGE);
-        long libraries = ctx.liveOwners(OwnerKind.LIBRARY);
+        long libraries = ctx.diagnostics().liveOwners(OwnerKind.LIBRARY);
         ImageRejectedException byModule = assertThrows(ImageRejectedException.class,
                 () -> ctx.modules().load("issue-34-garbage", garbage));
         ImageRejectedException byLibrary = assertThrows(ImageRejectedException.class, () -> ctx.loadLibrary(garbage));
         assertEquals(byModule.resultName(), byLibrary.resultName(), "the library path reports what the module path does");
         assertEquals(garbage.sha256(), byLibrary.sha256());
-        assertEquals(libraries, ctx.liveOwners(OwnerKind.LIBRARY), "the refused library left no owner");
+        assertEquals(libraries, ctx.diagnostics().liveOwners(OwnerKind.LIBRARY), "the refused library left no owner");
 
         ModuleImage good = NvrtcLibrary.system().compiler().compile(AXPB, CompileOptions.builder(
                 CompileTarget.ptx(ctx.device().capabilities())).programName("axpb.cu").options("--fmad=false").build())

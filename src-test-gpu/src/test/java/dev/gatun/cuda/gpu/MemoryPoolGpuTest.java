@@ -11,7 +11,7 @@ import dev.gatun.cuda.MemoryAccess;
 import dev.gatun.cuda.MemoryPool;
 import dev.gatun.cuda.MemoryPoolCounters;
 import dev.gatun.cuda.MemoryPoolOptions;
-import dev.gatun.cuda.MemoryPoolUsage;
+import dev.gatun.cuda.MemoryUsage;
 import dev.gatun.cuda.PoolReuse;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.junit.RequiresGpu;
@@ -41,19 +41,19 @@ class MemoryPoolGpuTest {
         long bytes = 4L * n;
 
         CudaContext ctx = Gpu.context();
-        MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThreshold(256 * MiB));
+        MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(256 * MiB));
         Stream s = ctx.createStream();
         try {
-            assertEquals(256 * MiB, pool.releaseThreshold());
-            assertEquals(0, pool.usage().usedCurrent(), "a new pool: " + pool.usage());
+            assertEquals(256 * MiB, pool.releaseThresholdBytes());
+            assertEquals(0, pool.usage().usedBytes(), "a new pool: " + pool.usage());
 
             DeviceBuffer a = pool.allocate(s, bytes);
             DeviceBuffer b = pool.allocate(s, bytes);
             DeviceBuffer c = pool.allocate(s, bytes);
-            MemoryPoolUsage live = pool.usage();
-            assertTrue(live.usedCurrent() >= 3 * bytes, "used " + live + " " + why);
-            assertTrue(live.reservedCurrent() >= live.usedCurrent(), "reserved covers used: " + live);
-            assertTrue(live.usedHigh() >= live.usedCurrent() && live.reservedHigh() >= live.reservedCurrent(),
+            MemoryUsage live = pool.usage();
+            assertTrue(live.usedBytes() >= 3 * bytes, "used " + live + " " + why);
+            assertTrue(live.reservedBytes() >= live.usedBytes(), "reserved covers used: " + live);
+            assertTrue(live.peakUsedBytes() >= live.usedBytes() && live.peakReservedBytes() >= live.reservedBytes(),
                     "high-water marks: " + live);
             assertEquals(new MemoryPoolCounters(3, 0, 3 * bytes), pool.counters());
 
@@ -85,19 +85,19 @@ class MemoryPoolGpuTest {
             // context synchronize completes them and reaps, which queues the frees; then wait for those.
             ctx.synchronize();
             ctx.copyStream().synchronize();
-            MemoryPoolUsage freed = pool.usage();
-            assertEquals(0, freed.usedCurrent(), "every allocation freed: " + freed);
+            MemoryUsage freed = pool.usage();
+            assertEquals(0, freed.usedBytes(), "every allocation freed: " + freed);
             assertEquals(new MemoryPoolCounters(3, 3, 0), pool.counters());
-            assertTrue(freed.reservedCurrent() > 0, "the release threshold keeps freed memory reserved: " + freed);
+            assertTrue(freed.reservedBytes() > 0, "the release threshold keeps freed memory reserved: " + freed);
 
             pool.trimTo(0);
-            MemoryPoolUsage trimmed = pool.usage();
-            assertTrue(trimmed.reservedCurrent() < freed.reservedCurrent(), "trim gives memory back: " + freed + " -> "
+            MemoryUsage trimmed = pool.usage();
+            assertTrue(trimmed.reservedBytes() < freed.reservedBytes(), "trim gives memory back: " + freed + " -> "
                     + trimmed);
-            pool.resetHighWater();
-            MemoryPoolUsage reset = pool.usage();
-            assertEquals(reset.usedCurrent(), reset.usedHigh(), "the used high-water mark reset: " + reset);
-            assertEquals(reset.reservedCurrent(), reset.reservedHigh(), "the reserved high-water mark reset: " + reset);
+            pool.resetPeaks();
+            MemoryUsage reset = pool.usage();
+            assertEquals(reset.usedBytes(), reset.peakUsedBytes(), "the used high-water mark reset: " + reset);
+            assertEquals(reset.reservedBytes(), reset.peakReservedBytes(), "the reserved high-water mark reset: " + reset);
         } finally {
             s.close();
             pool.close();
@@ -109,13 +109,13 @@ class MemoryPoolGpuTest {
         CudaContext ctx = Gpu.context();
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults()
                 .withReuse(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES, false))) {
-            assertFalse(pool.reuse(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
-            assertTrue(pool.reuse(PoolReuse.FOLLOW_EVENT_DEPENDENCIES));
-            assertTrue(pool.reuse(PoolReuse.ALLOW_OPPORTUNISTIC));
-            pool.setReuse(PoolReuse.ALLOW_OPPORTUNISTIC, false);
-            assertFalse(pool.reuse(PoolReuse.ALLOW_OPPORTUNISTIC));
-            pool.setReleaseThreshold(Long.MAX_VALUE);
-            assertEquals(Long.MAX_VALUE, pool.releaseThreshold());
+            assertFalse(pool.isReuseEnabled(PoolReuse.ALLOW_INTERNAL_DEPENDENCIES));
+            assertTrue(pool.isReuseEnabled(PoolReuse.FOLLOW_EVENT_DEPENDENCIES));
+            assertTrue(pool.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC));
+            pool.setReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC, false);
+            assertFalse(pool.isReuseEnabled(PoolReuse.ALLOW_OPPORTUNISTIC));
+            pool.setReleaseThresholdBytes(Long.MAX_VALUE);
+            assertEquals(Long.MAX_VALUE, pool.releaseThresholdBytes());
             assertEquals(MemoryAccess.READ_WRITE, pool.access(ctx), "its own device");
         }
     }
@@ -126,9 +126,9 @@ class MemoryPoolGpuTest {
         MemoryPool pool = ctx.defaultMemoryPool();
         Stream s = ctx.createStream();
         try {
-            long before = pool.usage().usedCurrent();
+            long before = pool.usage().usedBytes();
             try (DeviceBuffer b = s.allocate(8 * MiB)) {
-                assertTrue(pool.usage().usedCurrent() >= before + 8 * MiB,
+                assertTrue(pool.usage().usedBytes() >= before + 8 * MiB,
                         "Stream.allocate uses the device's default pool: " + pool.usage() + ", before " + before);
             }
         } finally {

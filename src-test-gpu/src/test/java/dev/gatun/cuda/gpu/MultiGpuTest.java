@@ -54,10 +54,10 @@ class MultiGpuTest {
         long bytes = 256L << 20;
         try (DeviceBuffer a = d0.allocate(bytes); DeviceBuffer b = d1.allocate(bytes)) {
             float without = copyMillis(b, a);
-            if (!d1.peerAccessEnabled(d0)) {
+            if (!d1.isPeerAccessEnabled(d0)) {
                 d1.enablePeerAccess(d0);
             }
-            if (!d0.peerAccessEnabled(d1)) {
+            if (!d0.isPeerAccessEnabled(d1)) {
                 d0.enablePeerAccess(d1);
             }
             float with = copyMillis(b, a);
@@ -96,7 +96,7 @@ class MultiGpuTest {
         d0.enablePeerAccess(d1);
         d0.enablePeerAccess(d1); // idempotent
         d1.enablePeerAccess(d0);
-        assertTrue(d0.peerAccessEnabled(d1) && d1.peerAccessEnabled(d0));
+        assertTrue(d0.isPeerAccessEnabled(d1) && d1.isPeerAccessEnabled(d0));
         assertTrue(forward.accessSupported() && backward.accessSupported());
     }
 
@@ -133,7 +133,7 @@ class MultiGpuTest {
                     if (i < n) local[i] = 2.0f * remote[i];
                 }
                 """;
-        if (!d1.peerAccessEnabled(d0)) {
+        if (!d1.isPeerAccessEnabled(d0)) {
             d1.enablePeerAccess(d0);
         }
         int n = (1 << 20) + 3;

@@ -51,7 +51,7 @@ class OutOfMemoryGpuTest {
     @Tag(GpuTags.LARGE) // fills the whole device: not under compute-sanitizer, which needs device memory of its own
     void anAllocationSucceedsAfterTheLadderFreesRetiredMemoryThatWasStillWaiting(TestReporter reporter) {
         CudaContext ctx = Gpu.context();
-        assertTrue(ctx.memoryPressure().ladderEnabled(), "run without -Dgatun.oomLadder=false");
+        assertTrue(ctx.options().outOfMemoryLadder(), "run without -Dgatun.oomLadder=false");
         List<AutoCloseable> owned = new ArrayList<>(); // closed in reverse, whatever fails
         Throwable failure = null;
         try {
@@ -71,15 +71,15 @@ class OutOfMemoryGpuTest {
             spin.launch(busy, LaunchConfig.of(1, 32), KernelArg.address(flag.segment().address()),
                     KernelArg.pointer(written), KernelArg.f32(2f), KernelArg.i64(1024));
             busy.memset(zeroed.bytes(), (byte) 0);
-            long pendingBefore = ctx.counters().retirementsPending();
+            long pendingBefore = ctx.diagnostics().counters().pendingRetirements();
             written.close();
             zeroed.close();
-            assertEquals(pendingBefore + 2, ctx.counters().retirementsPending(), "both frees wait for the kernel");
+            assertEquals(pendingBefore + 2, ctx.diagnostics().counters().pendingRetirements(), "both frees wait for the kernel");
 
-            OutOfMemoryCounters before = ctx.memoryPressure().counters();
+            OutOfMemoryCounters before = ctx.diagnostics().outOfMemoryCounters();
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1); // the kernel may end now; nothing reaps meanwhile
             DeviceBuffer rescued = own(owned, other.allocate(CHUNK)); // stream-ordered: no reap before it
-            OutOfMemoryCounters after = ctx.memoryPressure().counters();
+            OutOfMemoryCounters after = ctx.diagnostics().outOfMemoryCounters();
             reporter.publishEntry("ladder", after.toString());
             assertEquals(before.climbs() + 1, after.climbs(), "it ran out of memory first: " + after);
             assertEquals(before.rescuedByRetirement() + 1, after.rescuedByRetirement(),
@@ -92,7 +92,7 @@ class OutOfMemoryGpuTest {
         } finally {
             closeAll(ctx, owned, failure);
         }
-        assertEquals(0, ctx.counters().retirementsPending(), "everything freed");
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements(), "everything freed");
     }
 
     @Test
@@ -100,12 +100,12 @@ class OutOfMemoryGpuTest {
         CudaContext ctx = Gpu.context();
         long mib = 1 << 20;
         try (Stream s = ctx.createStream();
-                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCap(256 * mib))) {
+                MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withHardCapBytes(256 * mib))) {
             DeviceBuffer first = pool.allocate(s, 160 * mib);
             OutOfDeviceMemoryException e = assertThrows(OutOfDeviceMemoryException.class,
                     () -> pool.allocate(s, 128 * mib), "160 + 128 MiB pass the 256 MiB cap");
             reporter.publishEntry("capped pool", pool.usage() + "; " + pool.counters());
-            assertTrue(pool.usage().reservedCurrent() <= 256 * mib, "the driver kept the pool under its cap: "
+            assertTrue(pool.usage().reservedBytes() <= 256 * mib, "the driver kept the pool under its cap: "
                     + pool.usage());
             assertTrue(pool.counters().capRefusals() >= 1, "counted as the cap's: " + pool.counters());
             assertEquals(256 * mib, e.report().pools().stream().filter(p -> p.pool().equals(pool.toString()))

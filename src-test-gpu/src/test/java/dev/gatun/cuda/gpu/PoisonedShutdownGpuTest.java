@@ -44,7 +44,7 @@ class PoisonedShutdownGpuTest {
         CompileOptions options = CompileOptions.of(CompileTarget.ptx(device.capabilities()));
         NvrtcLibrary.system().compiler().load(ctx.modules(), "poke", POKE, options, "poke");
         ctx.close(); // only the registry's module is left: the close retires it itself
-        System.out.println("registryOnlyClose=" + ctx.isClosed() + " modules=" + ctx.liveOwners(OwnerKind.MODULE));
+        System.out.println("registryOnlyClose=" + ctx.isClosed() + " modules=" + ctx.diagnostics().liveOwners(OwnerKind.MODULE));
 
         ctx = device.context();
         NvrtcLibrary.system().compiler().load(ctx.modules(), "poke", POKE, options, "poke");
@@ -58,7 +58,7 @@ class PoisonedShutdownGpuTest {
             s.synchronize();
             System.out.println("fault=none");
         } catch (CudaException e) {
-            System.out.println("fault=" + e.resultName() + " poisoned=" + ctx.poisonedBy().isPresent());
+            System.out.println("fault=" + e.resultName() + " poisoned=" + ctx.diagnostics().poisonedBy().isPresent());
         }
         s.close();
         poke.close();
@@ -66,10 +66,10 @@ class PoisonedShutdownGpuTest {
         ctx.close();
         long live = 0;
         for (OwnerKind kind : OwnerKind.values()) {
-            live += ctx.liveOwners(kind);
+            live += ctx.diagnostics().liveOwners(kind);
         }
-        System.out.println("closed=" + ctx.isClosed() + " live=" + live + " pending=" + ctx.counters().retirementsPending()
-                + " abandoned=" + ctx.counters().retirementsAbandoned());
+        System.out.println("closed=" + ctx.isClosed() + " live=" + live + " pending=" + ctx.diagnostics().counters().pendingRetirements()
+                + " abandoned=" + ctx.diagnostics().counters().abandonedRetirements());
     }
 
     @Test

@@ -36,25 +36,25 @@ class RetirementGpuTest {
         try (Kernel spin = Gpu.kernel(Gpu.SPIN_THEN_FILL, "spin_then_fill"); PinnedBuffer flag = ctx.allocatePinned(4)) {
             flag.segment().set(ValueLayout.JAVA_INT, 0, 0);
             ctx.reap();
-            long pendingBefore = ctx.counters().retirementsPending();
-            long buffersBefore = ctx.liveOwners(OwnerKind.DEVICE_BUFFER);
+            long pendingBefore = ctx.diagnostics().counters().pendingRetirements();
+            long buffersBefore = ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER);
             DeviceBuffer big = ctx.allocate(BIG);
-            long freeWhileAllocated = ctx.memoryInfo().freeBytes();
+            long freeWhileAllocated = ctx.diagnostics().memoryInfo().freeBytes();
             spin.launch(s, LaunchConfig.of(132, 256), KernelArg.address(flag.segment().address()), KernelArg.pointer(big),
                     KernelArg.f32(2f), KernelArg.i64(BIG / 4));
             // Closed from another thread than the one that allocated it.
             CompletableFuture.runAsync(big::close).get();
             ctx.reap();
-            assertEquals(buffersBefore, ctx.liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
-            assertEquals(pendingBefore + 1, ctx.counters().retirementsPending(), "waiting for the kernel");
-            long freeWhileRunning = ctx.memoryInfo().freeBytes();
+            assertEquals(buffersBefore, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER), "closed for Java");
+            assertEquals(pendingBefore + 1, ctx.diagnostics().counters().pendingRetirements(), "waiting for the kernel");
+            long freeWhileRunning = ctx.diagnostics().memoryInfo().freeBytes();
             assertTrue(freeWhileRunning < freeWhileAllocated + BIG / 2,
                     "not freed while the kernel runs: free " + freeWhileAllocated + " -> " + freeWhileRunning);
             flag.segment().set(ValueLayout.JAVA_INT, 0, 1);
             s.synchronize();
             ctx.reap();
-            assertEquals(pendingBefore, ctx.counters().retirementsPending());
-            long freeAfter = ctx.memoryInfo().freeBytes();
+            assertEquals(pendingBefore, ctx.diagnostics().counters().pendingRetirements());
+            long freeAfter = ctx.diagnostics().memoryInfo().freeBytes();
             assertTrue(freeAfter > freeWhileRunning + BIG / 2, "freed after the kernel: " + freeWhileRunning + " -> " + freeAfter);
         } finally {
             s.close();
@@ -64,9 +64,9 @@ class RetirementGpuTest {
     @Test
     void closingAContextsOwnersLeavesNothingLive() {
         CudaContext ctx = Gpu.context();
-        long buffers = ctx.liveOwners(OwnerKind.DEVICE_BUFFER);
-        long pinned = ctx.liveOwners(OwnerKind.PINNED_BUFFER);
-        long events = ctx.liveOwners(OwnerKind.EVENT);
+        long buffers = ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER);
+        long pinned = ctx.diagnostics().liveOwners(OwnerKind.PINNED_BUFFER);
+        long events = ctx.diagnostics().liveOwners(OwnerKind.EVENT);
         try (DeviceBuffer a = ctx.allocate(1 << 20); PinnedBuffer p = ctx.allocatePinned(1 << 20);
                 var e = ctx.createEvent()) {
             // Written before it is read: compute-sanitizer's initcheck rightly flags a download of
@@ -74,15 +74,15 @@ class RetirementGpuTest {
             ctx.computeStream().memset(a.bytes(), (byte) 0x3C);
             e.record(ctx.computeStream());
             ctx.computeStream().download(p, 0, a.bytes());
-            assertEquals(buffers + 1, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
+            assertEquals(buffers + 1, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
             ctx.computeStream().synchronize();
             assertEquals(0x3C, p.segment().get(ValueLayout.JAVA_BYTE, (1 << 20) - 1));
         }
         ctx.synchronize();
-        assertEquals(buffers, ctx.liveOwners(OwnerKind.DEVICE_BUFFER));
-        assertEquals(pinned, ctx.liveOwners(OwnerKind.PINNED_BUFFER));
-        assertEquals(events, ctx.liveOwners(OwnerKind.EVENT));
-        assertEquals(0, ctx.counters().retirementsPending());
-        assertEquals(0, ctx.counters().retirementsFailed());
+        assertEquals(buffers, ctx.diagnostics().liveOwners(OwnerKind.DEVICE_BUFFER));
+        assertEquals(pinned, ctx.diagnostics().liveOwners(OwnerKind.PINNED_BUFFER));
+        assertEquals(events, ctx.diagnostics().liveOwners(OwnerKind.EVENT));
+        assertEquals(0, ctx.diagnostics().counters().pendingRetirements());
+        assertEquals(0, ctx.diagnostics().counters().failedRetirements());
     }
 }

@@ -125,8 +125,8 @@ class StressGpuTest {
                 after.asyncAllocations() - before.counters().asyncAllocations(),
                 after.asyncFrees() - before.counters().asyncFrees(), poolAfter.hits() - before.pool().hits(),
                 poolAfter.misses() - before.pool().misses(),
-                after.retirementsCompleted() - before.counters().retirementsCompleted(),
-                after.bytesLive() - before.counters().bytesLive(),
+                after.completedRetirements() - before.counters().completedRetirements(),
+                after.liveBytes() - before.counters().liveBytes(),
                 after.devicePoolRetainedBytes() - before.counters().devicePoolRetainedBytes()));
 
         assertEquals(0, shared.mismatches(), () -> "results that differ from the CPU (seed " + seed + "; replay with -D"

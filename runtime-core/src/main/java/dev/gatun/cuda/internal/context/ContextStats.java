@@ -4,7 +4,7 @@ import dev.gatun.cuda.ContextCounters;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A context's running counters; {@code CudaContext.counters()} takes a {@link #snapshot}. The
+ * A context's running counters; {@code ContextDiagnostics.counters()} takes a {@link #snapshot}. The
  * stream-ordered allocations and frees, and their bytes, are counted partly here (frees made by
  * retirement) and partly in each stream's {@link StreamLedger} (the hot path, under the stream's
  * lock): a snapshot adds the two.

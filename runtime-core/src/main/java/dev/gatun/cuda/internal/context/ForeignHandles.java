@@ -91,7 +91,7 @@ public final class ForeignHandles {
      * the mapping would let kernels, async copies and memsets (which the driver does not range
      * check) run past it.
      *
-     * @param export what was imported, for the message, e.g. {@code "IpcMemoryHandle"}
+     * @param export what was imported, for the message, e.g. {@code "IpcBufferExport"}
      * @throws IllegalArgumentException when the driver's range from {@code base} is shorter
      * @throws dev.gatun.cuda.CudaException when the driver query fails
      */

@@ -13,7 +13,7 @@ import java.util.Objects;
  * it at once, so it is retired (its token forgotten, no driver call) once the last of those lets go.
  *
  * <p>What the callback throws cannot reach the code that queued it (the driver's thread runs it,
- * long after): it is logged, counted and kept for {@code CudaContext.takeHostCallbackFailures()}
+ * long after): it is logged, counted and kept for {@code ContextDiagnostics.takeHostCallbackFailures()}
  * ({@link HostCallbackFailures}); the nodes after it run as usual.
  */
 public final class HostCallback extends NativeResource implements HostFunction.Callback {

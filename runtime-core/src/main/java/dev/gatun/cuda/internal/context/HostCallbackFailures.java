@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
  * What a context's host callbacks threw. A callback runs on the driver's thread, where nothing
  * can be thrown back to the code that queued it, so each exception is logged at ERROR, counted,
  * and kept (the first {@value #KEPT} since the last take) until the application takes them
- * ({@code CudaContext.takeHostCallbackFailures()}).
+ * ({@code ContextDiagnostics.takeHostCallbackFailures()}).
  */
 public final class HostCallbackFailures {
 
@@ -30,7 +30,7 @@ public final class HostCallbackFailures {
             }
         }
         LOG.error("{} threw; the graph or stream work after it ran as usual. Take the exception with "
-                + "CudaContext.takeHostCallbackFailures()", which, e);
+                + "ContextDiagnostics.takeHostCallbackFailures()", which, e);
     }
 
     /** {@return how many exceptions host callbacks of this context have thrown} */

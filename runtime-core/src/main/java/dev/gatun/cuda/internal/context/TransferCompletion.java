@@ -1,5 +1,7 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.TransferState;
+
 /**
  * Whether the last transfer through a pinned host buffer is done, as a small state machine:
  * {@code COMPLETE -> UNFENCED} (work may have been queued, no fence yet) {@code -> EVENT_RECORDED}
@@ -34,20 +36,16 @@ package dev.gatun.cuda.internal.context;
  */
 public final class TransferCompletion {
 
-    public enum State {
-        COMPLETE, UNFENCED, EVENT_RECORDED
-    }
-
     /** A driver step: returns a CUresult (0 = success). */
     @FunctionalInterface
     public interface Step {
         int run();
     }
 
-    private State state = State.COMPLETE;
+    private TransferState state = TransferState.COMPLETE;
     private boolean transferFailed;
 
-    public State state() {
+    public TransferState state() {
         return state;
     }
 
@@ -94,7 +92,7 @@ public final class TransferCompletion {
      * with {@link #fence} whatever the call did, and report the call's own error first.
      */
     public void begin() {
-        state = State.UNFENCED;
+        state = TransferState.UNFENCED;
         transferFailed = false;
     }
 
@@ -102,7 +100,7 @@ public final class TransferCompletion {
     public int fence(Step record) {
         int first = record.run();
         if (first == 0 || record.run() == 0) {
-            state = State.EVENT_RECORDED;
+            state = TransferState.EVENT_RECORDED;
         }
         return first;
     }
@@ -124,12 +122,12 @@ public final class TransferCompletion {
 
     /** UNFENCED: records a fresh fence on the last transfer's stream (EVENT_RECORDED once it is); the record's result. */
     private int refenceIfUnfenced(Step refence) {
-        if (state != State.UNFENCED) {
+        if (state != TransferState.UNFENCED) {
             return 0;
         }
         int r = refence.run();
         if (r == 0) {
-            state = State.EVENT_RECORDED;
+            state = TransferState.EVENT_RECORDED;
         }
         return r;
     }
@@ -144,11 +142,11 @@ public final class TransferCompletion {
      *     record a fresh fence first
      */
     public boolean nextWaitsForFence(boolean sameStream) {
-        if (state == State.UNFENCED && !sameStream) {
+        if (state == TransferState.UNFENCED && !sameStream) {
             throw new IllegalStateException("the last transfer is unfenced on another stream: prepareNext records a "
                     + "fence there before the next transfer is ordered after it");
         }
-        return state == State.EVENT_RECORDED && !sameStream;
+        return state == TransferState.EVENT_RECORDED && !sameStream;
     }
 
     /**
@@ -161,7 +159,7 @@ public final class TransferCompletion {
      *     where it was, or becomes EVENT_RECORDED when only the wait failed)
      */
     public int await(Step waitEvent, Step refence) {
-        if (state == State.COMPLETE) {
+        if (state == TransferState.COMPLETE) {
             return 0;
         }
         int r = refenceIfUnfenced(refence);
@@ -170,7 +168,7 @@ public final class TransferCompletion {
         }
         r = waitEvent.run();
         if (r == 0) {
-            state = State.COMPLETE;
+            state = TransferState.COMPLETE;
         }
         return r;
     }

@@ -52,7 +52,7 @@ public enum DriverFeature {
             Older.fallback("Gatun keeps the cap itself").needing("CUmemPoolProps.maxSize")),
     GRAPH_MEMORY("allocation inside stream captures", "allocations in a `StreamCapture`, `CaptureArena`", 12000,
             cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute),
-    IPC("sharing memory and events between processes", "`IpcMemoryHandle`, `IpcEventHandle`", 12000,
+    IPC("sharing memory and events between processes", "`IpcBufferExport`, `IpcEventHandle`", 12000,
             cuIpcGetMemHandle, cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle),
     VIRTUAL_MEMORY("growable buffers (virtual memory)", "`GrowableBuffer`", 12000,
             cuMemGetAllocationGranularity, cuMemAddressReserve, cuMemAddressFree, cuMemCreate, cuMemRelease, cuMemMap,

@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.driver;
 
+import dev.gatun.cuda.MemoryUsage;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -50,8 +51,20 @@ public final class GraphMemoryCalls {
         return out.get(ValueLayout.JAVA_LONG, 0);
     }
 
+    /** The four counters of this context's device (four driver calls). */
+    public MemoryUsage usage() {
+        return new MemoryUsage(attribute(USED_CURRENT), attribute(USED_HIGH), attribute(RESERVED_CURRENT),
+                attribute(RESERVED_HIGH));
+    }
+
+    /** Resets both high-water counters to their current values. */
+    public void resetPeaks() {
+        resetHighWater(USED_HIGH);
+        resetHighWater(RESERVED_HIGH);
+    }
+
     /** Resets a high-water counter ({@link #USED_HIGH} or {@link #RESERVED_HIGH}) to its current value. */
-    public void resetHighWater(int attribute) {
+    private void resetHighWater(int attribute) {
         c.current(SET_ATTRIBUTE);
         MemorySegment in = c.out();
         in.set(ValueLayout.JAVA_LONG, 0, 0); // the only value the driver takes for a high-water mark

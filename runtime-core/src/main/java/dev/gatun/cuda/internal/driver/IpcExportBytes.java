@@ -5,8 +5,8 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * The byte form of an {@code IpcBufferExport} (the API's value types encode and decode through
- * it): a case byte, the driver's 64 bytes, the size (big-endian).
+ * The byte form of an {@code IpcBufferExport} (the API's value encodes and decodes through it):
+ * a kind byte, the driver's 64 bytes, the size (big-endian).
  */
 public final class IpcExportBytes {
 
@@ -30,19 +30,19 @@ public final class IpcExportBytes {
     }
 
     /**
-     * The driver's bytes in {@code bytes}, checked to be a {@code type} export of a positive size.
+     * The driver's bytes in {@code bytes}, checked to be an export of either kind and a positive size.
      *
      * @throws IllegalArgumentException otherwise
      */
-    public static byte[] driverBytes(byte[] bytes, byte kind, String type) {
+    public static byte[] driverBytes(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
-        if (bytes.length != BYTES || bytes[0] != kind) {
-            throw new IllegalArgumentException("these " + bytes.length + " bytes are not an " + type + " (" + BYTES
-                    + " bytes from its toBytes(), the first " + kind + "); IpcBufferExport.fromBytes reads either case");
+        if (bytes.length != BYTES || bytes[0] != MEMORY_HANDLE && bytes[0] != POOL_ALLOCATION) {
+            throw new IllegalArgumentException("these " + bytes.length + " bytes are not an IpcBufferExport (" + BYTES
+                    + " bytes from its toBytes(), the first " + MEMORY_HANDLE + " or " + POOL_ALLOCATION + ")");
         }
         if (size(bytes) <= 0) {
             throw new IllegalArgumentException("the export names a buffer of " + size(bytes)
-                    + " bytes; these bytes did not come from " + type + ".toBytes()");
+                    + " bytes; these bytes did not come from IpcBufferExport.toBytes()");
         }
         return Arrays.copyOfRange(bytes, 1, 1 + DRIVER_BYTES);
     }

@@ -124,7 +124,7 @@ final class CaptureMemory {
             free = -1;
         }
         return new CaptureArenaOverflowException(arena.name(), arena.cursor().neededFor(bytes),
-                arena.space().mappedBytes(), arena.space().reservation().reservedBytes(), free);
+                arena.space().usableBytes(), arena.space().reservation().reservedBytes(), free);
     }
 
     /** {@return the bytes this capture has taken from its arena so far: its peak} */

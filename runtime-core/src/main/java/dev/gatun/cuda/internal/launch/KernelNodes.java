@@ -40,9 +40,9 @@ public final class KernelNodes {
                     + "attribute's event; prepare the launch without it and add an event record node after the kernel "
                     + "node (Graph.addEventRecord), or capture the launch on a stream instead (StreamCapture)");
         }
-        if (config.cooperative() || config.hasExtendedAttributes()) {
+        if (config.isCooperative() || config.hasExtendedAttributes()) {
             throw new IllegalArgumentException("a kernel node carries grid, block and shared memory only, not a "
-                    + (config.cooperative() ? "cooperative launch" : config.hasCluster() ? "cluster" : "launch attribute")
+                    + (config.isCooperative() ? "cooperative launch" : config.hasCluster() ? "cluster" : "launch attribute")
                     + "; capture that launch on a stream "
                     + "instead (StreamCapture), or prepare it without");
         }

@@ -71,7 +71,7 @@ public final class LaunchChecks {
         checkAxis(who, "grid", 'y', c.gridY(), caps.maxGridDimY());
         checkAxis(who, "grid", 'z', c.gridZ(), caps.maxGridDimZ());
         checkArguments(kernel.parameters(), args, who);
-        if (c.cooperative()) {
+        if (c.isCooperative()) {
             // The caller holds the function's module.
             long fit = (long) kernel.modules().maxActiveBlocksPerMultiprocessor(kernel.function(),
                     (int) c.threadsPerBlock(), c.sharedMemoryBytes()) * caps.multiprocessorCount();
@@ -107,7 +107,7 @@ public final class LaunchChecks {
     private static void checkAttributes(Target kernel, LaunchConfig c) {
         String who = kernel.who();
         DeviceCapabilities caps = kernel.device();
-        if (c.programmaticStreamSerialization() && caps.computeMajor() < 9) {
+        if (c.isProgrammaticStreamSerialization() && caps.computeMajor() < 9) {
             throw new IllegalArgumentException(who + ": programmatic dependent launch (programmatic stream "
                     + "serialization) needs compute capability 9.0 or newer, this device has " + caps.computeCapability()
                     + "; launch without withProgrammaticStreamSerialization(true) on this device");

@@ -42,8 +42,8 @@ public final class LaunchExConfig implements AutoCloseable {
         boolean policy = launch.clusterSchedulingPolicy() != ClusterSchedulingPolicy.DEFAULT;
         boolean programmatic = programmaticEvent.address() != 0;
         boolean completion = completionEvent.address() != 0;
-        int count = (launch.hasCluster() ? 1 : 0) + (launch.cooperative() ? 1 : 0)
-                + (launch.programmaticStreamSerialization() ? 1 : 0) + (policy ? 1 : 0)
+        int count = (launch.hasCluster() ? 1 : 0) + (launch.isCooperative() ? 1 : 0)
+                + (launch.isProgrammaticStreamSerialization() ? 1 : 0) + (policy ? 1 : 0)
                 + (launch.priority().isPresent() ? 1 : 0) + (programmatic ? 1 : 0) + (completion ? 1 : 0);
         // The driver reads numAttrs entries; one spare entry keeps the array non-empty when none is set.
         MemorySegment attrs = CUlaunchAttribute_st.allocateArray(Math.max(1, count), arena);
@@ -56,12 +56,12 @@ public final class LaunchExConfig implements AutoCloseable {
             CUlaunchAttributeValue_union.clusterDim.y(dims, launch.clusterY());
             CUlaunchAttributeValue_union.clusterDim.z(dims, launch.clusterZ());
         }
-        if (launch.cooperative()) {
+        if (launch.isCooperative()) {
             MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
             CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_COOPERATIVE());
             CUlaunchAttributeValue_union.cooperative(CUlaunchAttribute_st.value(a), 1);
         }
-        if (launch.programmaticStreamSerialization()) {
+        if (launch.isProgrammaticStreamSerialization()) {
             MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);
             CUlaunchAttribute_st.id(a, CudaDriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION());
             CUlaunchAttributeValue_union.programmaticStreamSerializationAllowed(CUlaunchAttribute_st.value(a), 1);
@@ -84,7 +84,7 @@ public final class LaunchExConfig implements AutoCloseable {
             MemorySegment e = CUlaunchAttributeValue_union.programmaticEvent(CUlaunchAttribute_st.value(a));
             CUlaunchAttributeValue_union.programmaticEvent.event(e, programmaticEvent);
             CUlaunchAttributeValue_union.programmaticEvent.flags(e, 0);
-            CUlaunchAttributeValue_union.programmaticEvent.triggerAtBlockStart(e, launch.triggerAtBlockStart() ? 1 : 0);
+            CUlaunchAttributeValue_union.programmaticEvent.triggerAtBlockStart(e, launch.isTriggerAtBlockStart() ? 1 : 0);
         }
         if (completion) {
             MemorySegment a = CUlaunchAttribute_st.asSlice(attrs, i++);

@@ -39,7 +39,7 @@ public final class ArenaSpace {
     /** Guards {@link #lastReplay} and makes "wait for the last replay, launch, become the last" one step. */
     private final Object replays = new Object();
     /** The usable bytes: only grows, since an arena never shrinks. */
-    private volatile long mapped;
+    private volatile long usable;
     /** The stream the last replay of a graph of this arena was queued on; null before the first. */
     private StreamState lastReplay;
 
@@ -69,11 +69,11 @@ public final class ArenaSpace {
 
         /**
          * The next {@code bytes} (more than 0) of the arena, or null when they do not fit past
-         * the mapped size; the caller reports that.
+         * the usable size; the caller reports that.
          */
         public ArenaBlock allocate(long bytes) {
             long start = top;
-            if (!fits(bytes, mappedBytes())) {
+            if (!fits(bytes, usableBytes())) {
                 return null;
             }
             ArenaBlock block = new ArenaBlock(context, reservation, start, bytes);
@@ -134,9 +134,9 @@ public final class ArenaSpace {
         return new Cursor(measuring);
     }
 
-    /** {@return the bytes mapped and usable now} */
-    public long mappedBytes() {
-        return mapped;
+    /** {@return the bytes captures may take now (CaptureArena.byteSize): what ensure asked for, at most the chunks mapped} */
+    public long usableBytes() {
+        return usable;
     }
 
     /**
@@ -146,7 +146,7 @@ public final class ArenaSpace {
      */
     public void grown(long size) {
         synchronized (lock) {
-            mapped = Math.max(mapped, size);
+            usable = Math.max(usable, size);
         }
     }
 

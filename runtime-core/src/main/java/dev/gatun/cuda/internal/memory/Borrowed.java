@@ -4,7 +4,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.Retirement;
 
 /**
- * Another library's device memory in this process ({@code CudaContext.borrowDeviceMemory}),
+ * Another library's device memory in this process ({@code DeviceBuffer.borrow}),
  * which the caller validated as one range of an allocation of this context: used like any other,
  * but its retirement, after Gatun's work on it completed, releases nothing; its owner frees it.
  */

@@ -35,8 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * never keeps its handle reachable.
  */
 public abstract sealed class DeviceMemory extends NativeResource
-        permits PooledBlock, StreamOrdered, GraphAllocation, Borrowed, IpcMapping, IpcPoolMapping, GrowableView, ArenaBlock,
-        EmptyMemory {
+        permits PooledBlock, StreamOrdered, GraphAllocation, Borrowed, ImportedMemory, GrowableView, ArenaBlock, EmptyMemory {
 
     /** One recycled allocation in this many is watched by the Cleaner when leaks are not tracked. */
     public static final int LEAK_SAMPLING = 256;

@@ -1,17 +1,16 @@
 package dev.gatun.cuda.internal.memory;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.Retirement;
 
 /**
  * Another process's allocation mapped into this one with {@code cuIpcOpenMemHandle}
- * ({@code CudaContext.importBuffer}): borrowed, and unmapped ({@code cuIpcCloseMemHandle}) once
+ * ({@code DeviceBuffer.importFrom}): borrowed, and unmapped ({@code cuIpcCloseMemHandle}) once
  * this process's work on it completed; the exporter frees it after every importer unmapped it.
  */
-public final class IpcMapping extends DeviceMemory implements Retirement.Release {
+public final class IpcMapping extends ImportedMemory {
 
     private IpcMapping(ContextState context, long address, long bytes) {
-        super(context, address, bytes, null);
+        super(context, address, bytes);
     }
 
     /**
@@ -28,19 +27,7 @@ public final class IpcMapping extends DeviceMemory implements Retirement.Release
         try (var _ = context.enterSection("cuIpcOpenMemHandle")) {
             address = context.calls().ipc().openMemory(driverHandle);
         }
-        IpcMapping mapping = new IpcMapping(context, address, claimed);
-        mapping.checkMapped("IpcMemoryHandle");
-        return mapping;
-    }
-
-    @Override
-    public boolean borrowed() {
-        return true;
-    }
-
-    @Override
-    protected Retirement.Release howToFree() {
-        return this;
+        return checked(new IpcMapping(context, address, claimed));
     }
 
     @Override
@@ -48,11 +35,6 @@ public final class IpcMapping extends DeviceMemory implements Retirement.Release
         // Every fence of this process's work on the mapping completed; the memory is the
         // exporter's, which frees it after every importer unmapped it.
         return context.calls().ipc().closeMemory(address);
-    }
-
-    @Override
-    protected boolean synchronizingFree() {
-        return true; // cuIpcCloseMemHandle is not documented as never synchronizing
     }
 
     @Override

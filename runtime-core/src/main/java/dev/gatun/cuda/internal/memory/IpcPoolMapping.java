@@ -1,7 +1,6 @@
 package dev.gatun.cuda.internal.memory;
 
 import dev.gatun.cuda.internal.context.ContextState;
-import dev.gatun.cuda.internal.context.Retirement;
 
 /**
  * Another process's pool allocation mapped into this one from the pool this process imported
@@ -9,12 +8,12 @@ import dev.gatun.cuda.internal.context.Retirement;
  * {@code cuMemFree} once this process's work on it completed (the driver requires importers to
  * free before the exporter does). It holds its imported pool until then.
  */
-public final class IpcPoolMapping extends DeviceMemory implements Retirement.Release {
+public final class IpcPoolMapping extends ImportedMemory {
 
     private final PoolMemory pool;
 
     private IpcPoolMapping(ContextState context, PoolMemory pool, long address, long bytes) {
-        super(context, address, bytes, null);
+        super(context, address, bytes);
         this.pool = pool;
     }
 
@@ -35,19 +34,7 @@ public final class IpcPoolMapping extends DeviceMemory implements Retirement.Rel
             throw e;
         }
         pool.importedAllocation(claimed);
-        IpcPoolMapping mapping = new IpcPoolMapping(context, pool, address, claimed);
-        mapping.checkMapped("IpcPoolAllocation");
-        return mapping;
-    }
-
-    @Override
-    public boolean borrowed() {
-        return true;
-    }
-
-    @Override
-    protected Retirement.Release howToFree() {
-        return this;
+        return checked(new IpcPoolMapping(context, pool, address, claimed));
     }
 
     @Override
@@ -65,11 +52,6 @@ public final class IpcPoolMapping extends DeviceMemory implements Retirement.Rel
     @Override
     public void abandoned() {
         pool.abandoned();
-    }
-
-    @Override
-    protected boolean synchronizingFree() {
-        return true;
     }
 
     @Override

@@ -1,12 +1,11 @@
 package dev.gatun.cuda.internal.memory;
 
-import dev.gatun.cuda.GraphMemoryUsage;
+import dev.gatun.cuda.MemoryUsage;
 import dev.gatun.cuda.MemoryInfo;
 import dev.gatun.cuda.MemoryReport;
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ContextStats;
 import dev.gatun.cuda.internal.context.NativeResource;
-import dev.gatun.cuda.internal.driver.GraphMemoryCalls;
 import dev.gatun.cuda.internal.pool.CallSites;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.util.ArrayList;
@@ -58,12 +57,9 @@ final class MemoryReports {
         }
     }
 
-    private GraphMemoryUsage graphMemory() {
+    private MemoryUsage graphMemory() {
         try {
-            GraphMemoryCalls calls = context.calls().graphMemory();
-            return new GraphMemoryUsage(calls.attribute(GraphMemoryCalls.USED_CURRENT),
-                    calls.attribute(GraphMemoryCalls.USED_HIGH), calls.attribute(GraphMemoryCalls.RESERVED_CURRENT),
-                    calls.attribute(GraphMemoryCalls.RESERVED_HIGH));
+            return context.calls().graphMemory().usage();
         } catch (RuntimeException unreadable) {
             return null;
         }

@@ -3,6 +3,7 @@ package dev.gatun.cuda.internal.memory;
 import dev.gatun.cuda.CaptureActiveException;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.OwnerKind;
+import dev.gatun.cuda.TransferState;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.CaptureScope;
 import dev.gatun.cuda.internal.context.ContextState;
@@ -151,7 +152,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
     }
 
     /** The last transfer's state (under the transfer lock); graph launches are not part of it. */
-    public TransferCompletion.State state() {
+    public TransferState state() {
         return completion.state();
     }
 
@@ -196,7 +197,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
      * @throws dev.gatun.cuda.CudaException when the wait fails; {@code operation} names it
      */
     public void awaitLastTransfer(String operation) {
-        if (completion.state() == TransferCompletion.State.COMPLETE) {
+        if (completion.state() == TransferState.COMPLETE) {
             return;
         }
         context.calls().live(operation);
@@ -234,7 +235,7 @@ public final class PinnedMemory extends NativeResource implements TouchedByLaunc
      */
     public boolean awaitsOnHostBefore(CaptureScope capture) {
         return capture != null && capture != CaptureScope.FOREIGN
-                && completion.state() != TransferCompletion.State.COMPLETE;
+                && completion.state() != TransferState.COMPLETE;
     }
 
     /**

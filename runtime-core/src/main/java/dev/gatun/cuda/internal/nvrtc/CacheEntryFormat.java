@@ -61,7 +61,7 @@ public final class CacheEntryFormat {
 
     /** As {@link #encode(String, CompiledProgram)}, authenticated under {@code macKey} when it is not null. */
     public static byte[] encode(String key, CompiledProgram program, byte[] macKey) {
-        ByteArrayOutputStream payloadBytes = new ByteArrayOutputStream(program.imageSize() + 1024);
+        ByteArrayOutputStream payloadBytes = new ByteArrayOutputStream(Math.toIntExact(program.imageBytes() + 1024));
         try (DataOutputStream out = new DataOutputStream(payloadBytes)) {
             writeText(out, key);
             writeText(out, program.programName());

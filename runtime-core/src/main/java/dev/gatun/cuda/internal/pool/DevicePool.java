@@ -82,7 +82,7 @@ public final class DevicePool implements DevicePoolTally {
 
     DevicePool(PoolBackend backend, DevicePoolOptions options, SiteProfile profile) {
         this.backend = Objects.requireNonNull(backend, "backend");
-        this.bound = options.retainedBytesBound();
+        this.bound = options.maxRetainedBytes();
         this.largestPooledRequest = SizeClasses.floorClass(bound);
         this.freeLists = new FreeList[largestPooledRequest == 0 ? 0 : SizeClasses.index(largestPooledRequest) + 1];
         for (int i = 0; i < freeLists.length; i++) {

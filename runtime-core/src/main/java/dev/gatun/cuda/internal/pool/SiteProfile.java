@@ -42,7 +42,7 @@ final class SiteProfile {
         List<DevicePoolSite> out = new ArrayList<>(sites.size());
         sites.forEach((site, c) -> out.add(
                 new DevicePoolSite(site, c.acquires.sum(), c.hits.sum(), c.misses.sum(), c.bytes.sum())));
-        out.sort(Comparator.comparingLong(DevicePoolSite::bytesRequested).reversed());
+        out.sort(Comparator.comparingLong(DevicePoolSite::requestedBytes).reversed());
         return out;
     }
 }

@@ -32,7 +32,7 @@ class DevicePoolConcurrencyTest {
     private static final long[] SIZES = {100, 512, 512, 5000, (1L << 20) + 1};
 
     @ParameterizedTest
-    @ValueSource(longs = {0, 16 * 1024, DevicePoolOptions.DEFAULT_BOUND})
+    @ValueSource(longs = {0, 16 * 1024, DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES})
     void concurrentUseKeepsCountsConsistentAndNeverSharesABlock(long bound) throws Exception {
         FakeBackend device = new FakeBackend();
         DevicePool pool = new DevicePool(device, new DevicePoolOptions(bound, false));

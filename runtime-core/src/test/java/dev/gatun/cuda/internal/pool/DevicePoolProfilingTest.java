@@ -33,7 +33,7 @@ class DevicePoolProfilingTest {
     private final ScriptedLocator locator = new ScriptedLocator();
 
     private DevicePool pool(boolean profiling) {
-        return new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, profiling),
+        return new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, profiling),
                 new SiteProfile(locator));
     }
 
@@ -83,7 +83,7 @@ class DevicePoolProfilingTest {
 
     @Test
     void theStackWalkerNamesTheFirstFrameOutsideGatun() {
-        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, true));
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, true));
         long a = PoolUser.loadWeights(pool, 3 << 20);
         pool.release(PoolUser.scratch(pool, 100), 100);
         pool.release(PoolUser.scratch(pool, 200), 200);

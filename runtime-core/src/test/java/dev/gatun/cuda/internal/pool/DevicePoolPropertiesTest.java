@@ -38,7 +38,7 @@ class DevicePoolPropertiesTest {
 
     @Provide
     Arbitrary<Long> bounds() {
-        return Arbitraries.of(0L, 511L, 512L, 3000L, 64 * 1024L, MIB, 8 * MIB, DevicePoolOptions.DEFAULT_BOUND);
+        return Arbitraries.of(0L, 511L, 512L, 3000L, 64 * 1024L, MIB, 8 * MIB, DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
     }
 
     @Provide

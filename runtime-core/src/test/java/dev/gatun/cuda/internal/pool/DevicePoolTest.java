@@ -31,7 +31,7 @@ class DevicePoolTest {
 
     @Test
     void aReleasedBlockServesTheNextRequestOfItsClass() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long a = pool.acquire(1000);
         assertEquals(1024, backend.sizeOf(a), "allocated at the class size");
         assertEquals(counters(0, 1, 0, 0, 1, 0, 0), pool.counters());
@@ -47,7 +47,7 @@ class DevicePoolTest {
 
     @Test
     void aBlockIsNeverHandedToAnotherClass() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long small = pool.acquire(1024);
         pool.release(small, 1024);
         long larger = pool.acquire(1025);
@@ -58,7 +58,7 @@ class DevicePoolTest {
 
     @Test
     void zeroBytesNeedNoBlock() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         assertEquals(0, pool.acquire(0));
         assertEquals(0, pool.release(0, 0));
         assertEquals(counters(0, 0, 0, 0, 0, 0, 0), pool.counters());
@@ -67,7 +67,7 @@ class DevicePoolTest {
 
     @Test
     void impossibleArgumentsAreRejectedBeforeTheBackend() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> pool.acquire(-1));
         assertTrue(e.getMessage().contains("-1"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> pool.release(0x1000, -1));
@@ -132,7 +132,7 @@ class DevicePoolTest {
         // Trimming and retrying is the context's out-of-memory ladder's (OutOfMemoryLadderTest):
         // the pool itself makes exactly one driver call per miss.
         FakeBackend device = new FakeBackend(4 * MIB);
-        DevicePool pool = new DevicePool(device, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false));
+        DevicePool pool = new DevicePool(device, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false));
         long a = pool.acquire(2 * MIB);
         long b = pool.acquire(2 * MIB);
         pool.release(a, 2 * MIB);
@@ -149,8 +149,8 @@ class DevicePoolTest {
 
     @Test
     void aMissOverTheHardCapIsRefusedAsOutOfMemoryBeforeTheDriverIsAsked() {
-        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
-                .withHardCap(3 * MIB));
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false)
+                .withHardCapBytes(3 * MIB));
         long a = pool.acquire(2 * MIB);
         CudaException e = assertThrows(CudaException.class, () -> pool.acquire(2 * MIB));
         assertEquals(FakeBackend.OUT_OF_MEMORY, e.result(), "the ladder climbs a cap refusal like any out-of-memory");
@@ -173,8 +173,8 @@ class DevicePoolTest {
 
     @Test
     void anIdlePoolAboveItsSoftLimitFreesRetainedBlocksLargestFirstDownToIt() {
-        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
-                .withSoftLimit(3 * MIB));
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false)
+                .withSoftLimitBytes(3 * MIB));
         long a = pool.acquire(2 * MIB);
         long b = pool.acquire(MIB);
         long c = pool.acquire(MIB);
@@ -195,8 +195,8 @@ class DevicePoolTest {
 
     @Test
     void aBusyPoolAboveItsSoftLimitKeepsItsBlocks() {
-        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false)
-                .withSoftLimit(MIB));
+        DevicePool pool = new DevicePool(backend, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false)
+                .withSoftLimitBytes(MIB));
         long a = pool.acquire(2 * MIB);
         for (int i = 0; i < 5; i++) {
             long b = pool.acquire(MIB);
@@ -210,7 +210,7 @@ class DevicePoolTest {
 
     @Test
     void otherAllocationErrorsAreNotRetried() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long kept = pool.acquire(512);
         pool.release(kept, 512);
         backend.failNextAllocations(1, FakeBackend.INVALID_VALUE);
@@ -235,7 +235,7 @@ class DevicePoolTest {
 
     @Test
     void trimFreesEverythingRetained() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long[] sizes = {1, 600, 5000, MIB + 1, 3 * MIB};
         long[] blocks = new long[sizes.length];
         for (int i = 0; i < sizes.length; i++) {
@@ -253,7 +253,7 @@ class DevicePoolTest {
 
     @Test
     void aBlockTheDriverWillNotFreeOnTrimIsNeverHandedOutAgain() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long a = pool.acquire(512);
         pool.release(a, 512);
         backend.freeResult(999);
@@ -268,7 +268,7 @@ class DevicePoolTest {
 
     @Test
     void aFreeThatThrowsDuringTrimLeavesTheBlockPooled() {
-        DevicePool pool = pool(DevicePoolOptions.DEFAULT_BOUND);
+        DevicePool pool = pool(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES);
         long a = pool.acquire(512);
         pool.release(a, 512);
         IllegalStateException gateClosed = new IllegalStateException("gate closed");
@@ -292,7 +292,7 @@ class DevicePoolTest {
             public int free(long address, long bytes) {
                 throw new AssertionError("nothing to free");
             }
-        }, new DevicePoolOptions(DevicePoolOptions.DEFAULT_BOUND, false));
+        }, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false));
         assertThrows(IllegalStateException.class, () -> pool.acquire(512));
     }
 }

@@ -212,15 +212,15 @@ public final class SoakMain {
 
     private synchronized void sample() {
         double t = elapsedSeconds();
-        var memory = ctx.memoryInfo();
+        var memory = ctx.diagnostics().memoryInfo();
         System.gc();
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         long nativeBytes = NativeMemory.committedBytes(NativeMemory.summary()).orElse(0);
         deviceUsed.add(t, (memory.totalBytes() - memory.freeBytes()) / MIB);
-        ContextCounters counters = ctx.counters();
+        ContextCounters counters = ctx.diagnostics().counters();
         // The owners' bytes and the pool's retained blocks: all the device memory Gatun's allocations hold.
-        gatunBytesLive.add(t, (counters.bytesLive() + counters.devicePoolRetainedBytes()) / MIB);
-        pinnedOwners.add(t, ctx.liveOwners(OwnerKind.PINNED_BUFFER) + ctx.liveOwners(OwnerKind.STAGING));
+        gatunBytesLive.add(t, (counters.liveBytes() + counters.devicePoolRetainedBytes()) / MIB);
+        pinnedOwners.add(t, ctx.diagnostics().liveOwners(OwnerKind.PINNED_BUFFER) + ctx.diagnostics().liveOwners(OwnerKind.STAGING));
         heapAfterGc.add(t, heap / MIB);
         nativeCommitted.add(t, nativeBytes / MIB);
         threads.add(t, ManagementFactory.getThreadMXBean().getThreadCount());

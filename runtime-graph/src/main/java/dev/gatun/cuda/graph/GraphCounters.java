@@ -16,14 +16,14 @@ package dev.gatun.cuda.graph;
  * @param aborts captures abandoned with {@code abortCapture}
  * @param resets resets (each drops every segment; an empty slot's reset counts too)
  */
-public record GraphCounts(long captures, long replays, long segmentLaunches, long updatesInPlace,
+public record GraphCounters(long captures, long replays, long segmentLaunches, long updatesInPlace,
         long spareUpdates, long reinstantiations, long aborts, long resets) {
 
     /** Nothing done yet. */
-    public static final GraphCounts ZERO = new GraphCounts(0, 0, 0, 0, 0, 0, 0, 0);
+    public static final GraphCounters ZERO = new GraphCounters(0, 0, 0, 0, 0, 0, 0, 0);
 
-    GraphCounts plus(GraphCounts other) {
-        return new GraphCounts(captures + other.captures, replays + other.replays,
+    GraphCounters plus(GraphCounters other) {
+        return new GraphCounters(captures + other.captures, replays + other.replays,
                 segmentLaunches + other.segmentLaunches, updatesInPlace + other.updatesInPlace,
                 spareUpdates + other.spareUpdates, reinstantiations + other.reinstantiations, aborts + other.aborts,
                 resets + other.resets);

@@ -7,5 +7,5 @@ package dev.gatun.cuda.graph;
  * @param cleanups generations consumed: each read and cleared the word exactly once
  * @param registeredRecipients recipients registered and not yet unregistered
  */
-public record ValidationCounts(long generationsBegun, long cleanups, long registeredRecipients) {
+public record ValidationCounters(long generationsBegun, long cleanups, long registeredRecipients) {
 }

@@ -15,11 +15,11 @@ import java.util.Map;
  * @param refusals the current executable's refused updates, by reason
  * @param spareRefusals the spare's refused updates, by reason
  */
-public record GraphInstallCounts(long updates, long spareUpdates, long instantiations,
+public record GraphInstallCounters(long updates, long spareUpdates, long instantiations,
         Map<GraphUpdateResult, Long> refusals, Map<GraphUpdateResult, Long> spareRefusals) {
 
     /** Copies the maps: a snapshot does not change. */
-    public GraphInstallCounts {
+    public GraphInstallCounters {
         refusals = Map.copyOf(refusals);
         spareRefusals = Map.copyOf(spareRefusals);
     }
