@@ -6,6 +6,7 @@ import dev.gatun.cuda.Kernel;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -30,6 +31,15 @@ final class Gpu {
         Kernel k = ctx.modules().kernel(name, function);
         ctx.modules().unload(name); // the kernel keeps the module alive; the registry need not
         return k;
+    }
+
+    /**
+     * The compute-sanitizer tool this run is under ("memcheck", ...), or empty: {@code ./sanitize}
+     * exports {@code GATUN_SANITIZER}. A test whose size is a repetition count (not a property it
+     * checks) runs fewer repetitions there, since every instrumented launch costs milliseconds.
+     */
+    static Optional<String> sanitizer() {
+        return Optional.ofNullable(System.getenv("GATUN_SANITIZER")).filter(t -> !t.isEmpty());
     }
 
     /** A random source whose seed is in every assertion message, so a failure can be replayed. */
