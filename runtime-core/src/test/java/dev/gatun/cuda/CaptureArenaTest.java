@@ -296,6 +296,28 @@ class CaptureArenaTest {
         }
     }
 
+    /**
+     * An allocation of exactly what ensure asked for fits, whatever the arena's alignment: the
+     * padding that aligns the next allocation need not fit. Before this, ensure(16396) then
+     * allocate(16396) was refused as needing 16640 (the GPU stress test's arena, 2026-12-06).
+     */
+    @Test
+    void anAllocationOfWhatEnsureAskedForFitsThoughItIsNotAligned() {
+        long unaligned = 4L * 4099;
+        try (CaptureArena arena = CaptureArena.reserve(ctx, 4 * MiB)) {
+            arena.ensure(unaligned);
+            assertEquals(unaligned, arena.byteSize());
+            try (StreamCapture capture = arena.beginCapture(stream, CaptureMode.THREAD_LOCAL)) {
+                DeviceBuffer t = stream.allocate(unaligned);
+                assertEquals(arena.baseAddress(), t.address(), "the capture's first bytes");
+                CaptureArenaOverflowException e =
+                        assertThrows(CaptureArenaOverflowException.class, () -> stream.allocate(1));
+                assertEquals(16640 + 1, e.neededBytes(), "the next allocation starts aligned");
+                capture.abort();
+            }
+        }
+    }
+
     @Test
     void anOverflowIsReportedTypedAndTheCaptureStaysOpenToAbort() {
         try (CaptureArena arena = CaptureArena.reserve(ctx, 4 * MiB)) {

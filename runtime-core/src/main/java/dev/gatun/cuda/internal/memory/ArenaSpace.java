@@ -94,8 +94,13 @@ public final class ArenaSpace {
             return true;
         }
 
+        /**
+         * Whether {@code bytes} starting at the cursor end within {@code limit}. The padding that
+         * aligns the next allocation need not fit: an allocation of exactly what ensure asked for
+         * fits an empty capture, whatever the alignment.
+         */
         private boolean fits(long bytes, long limit) {
-            long end = top + roundUp(bytes);
+            long end = top + bytes;
             if (end < top || end > limit) {
                 synchronized (lock) {
                     overflows++;
@@ -117,9 +122,9 @@ public final class ArenaSpace {
             }
         }
 
-        /** {@return the bytes a further {@code bytes} would need: this capture's top plus them, aligned} */
+        /** {@return the usable size a further {@code bytes} would need: this capture's (aligned) top plus them} */
         public long neededFor(long bytes) {
-            return top + roundUp(bytes);
+            return top + bytes;
         }
     }
 
