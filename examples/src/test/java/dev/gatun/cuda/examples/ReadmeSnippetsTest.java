@@ -18,14 +18,20 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The root README's Java code is the examples' marked regions, verbatim: every region appears
- * there as a {@code ```java} block, and every {@code ```java} block there is a region. The
- * examples compile in every build, so the README's code compiles too.
+ * The Java code of the READMEs that show the examples (the root README, examples/README.md and
+ * cuda-bindings/README.md) is the examples' marked regions, verbatim: every region appears in one
+ * of them as a {@code ```java} block, and every {@code ```java} block of theirs is a region. The
+ * examples compile in every build, so the READMEs' code compiles too.
  */
 class ReadmeSnippetsTest {
 
     /** Surefire runs in the module's folder. */
-    private static final Path README = Path.of("..", "README.md");
+    private static final Path ROOT_README = Path.of("..", "README.md");
+    private static final List<Path> READMES = List.of(ROOT_README, Path.of("README.md"),
+            Path.of("..", "cuda-bindings", "README.md"));
+    /** Issue 37 §6: a newcomer meets a whole program on the README's first screen. */
+    private static final int FIRST_PROGRAM_BY_LINE = 60;
+    private static final String FIRST_PROGRAM = "first-kernel";
     private static final Path SOURCES = Path.of("src", "main", "java", "dev", "gatun", "cuda", "examples");
 
     private static List<Snippets.Region> exampleRegions() {
@@ -40,18 +46,37 @@ class ReadmeSnippetsTest {
         return regions;
     }
 
-    private static List<Snippets.Block> readmeBlocks() throws IOException {
-        return Snippets.blocks(Files.readString(README), "java");
+    /** A {@code ```java} block of one of {@link #READMES}, with the README it is in. */
+    private record ReadmeBlock(Path readme, Snippets.Block block) {
+
+        String file() {
+            return inRepository(readme);
+        }
+    }
+
+    /** {@return a README's path in the repository, e.g. examples/README.md} */
+    private static String inRepository(Path readme) {
+        return Path.of("..").toAbsolutePath().normalize().relativize(readme.toAbsolutePath().normalize()).toString();
+    }
+
+    private static List<ReadmeBlock> readmeBlocks() throws IOException {
+        List<ReadmeBlock> blocks = new ArrayList<>();
+        for (Path readme : READMES) {
+            for (Snippets.Block block : Snippets.blocks(Files.readString(readme), "java")) {
+                blocks.add(new ReadmeBlock(readme, block));
+            }
+        }
+        return blocks;
     }
 
     @Test
-    void everyExampleRegionIsAJavaBlockOfTheReadme() throws IOException {
+    void everyExampleRegionIsAJavaBlockOfOneOfTheReadmes() throws IOException {
         List<Snippets.Region> regions = exampleRegions();
         assertFalse(regions.isEmpty(), "no // snippet: regions found under " + SOURCES.toAbsolutePath());
-        List<Snippets.Block> blocks = readmeBlocks();
+        List<ReadmeBlock> blocks = readmeBlocks();
         List<String> problems = new ArrayList<>();
         for (Snippets.Region region : regions) {
-            if (blocks.stream().noneMatch(b -> b.text().equals(region.text()))) {
+            if (blocks.stream().noneMatch(b -> b.block().text().equals(region.text()))) {
                 problems.add(missing(region, blocks));
             }
         }
@@ -61,13 +86,13 @@ class ReadmeSnippetsTest {
     }
 
     @Test
-    void everyJavaBlockOfTheReadmeIsAnExampleRegion() throws IOException {
+    void everyJavaBlockOfTheReadmesIsAnExampleRegion() throws IOException {
         Set<String> regions = new HashSet<>();
         exampleRegions().forEach(r -> regions.add(r.text()));
         List<String> problems = new ArrayList<>();
-        for (Snippets.Block block : readmeBlocks()) {
-            if (!regions.contains(block.text())) {
-                problems.add("README.md line " + block.line() + ": this ```java block comes from no example, so "
+        for (ReadmeBlock block : readmeBlocks()) {
+            if (!regions.contains(block.block().text())) {
+                problems.add(block.file() + " line " + block.block().line() + ": this ```java block comes from no example, so "
                         + "nothing compiles it. Put the code in a program under examples/" + SOURCES
                         + " between // snippet:NAME and // end-snippet, and paste that region here");
             }
@@ -75,6 +100,19 @@ class ReadmeSnippetsTest {
         if (!problems.isEmpty()) {
             fail(String.join("\n", problems));
         }
+    }
+
+    @Test
+    void theRootReadmesFirstJavaBlockIsTheWholeFirstProgramOnItsFirstScreen() throws IOException {
+        Snippets.Region program = exampleRegions().stream().filter(r -> r.name().equals(FIRST_PROGRAM)).findFirst()
+                .orElseThrow(() -> new AssertionError("no example marks // snippet:" + FIRST_PROGRAM));
+        List<Snippets.Block> blocks = Snippets.blocks(Files.readString(ROOT_README), "java");
+        assertFalse(blocks.isEmpty(), "README.md has no ```java block");
+        Snippets.Block first = blocks.get(0);
+        assertEquals(program.text(), first.text(), "README.md's first ```java block (line " + first.line()
+                + ") must be the first program, " + program.file() + "'s snippet '" + FIRST_PROGRAM + "'");
+        assertTrue(first.line() <= FIRST_PROGRAM_BY_LINE, "README.md's first program starts at line " + first.line()
+                + "; keep it within the first " + FIRST_PROGRAM_BY_LINE + " lines, right after the dependency");
     }
 
     @Test
@@ -124,28 +162,30 @@ class ReadmeSnippetsTest {
     }
 
     /** Says which region is missing, what to paste, and where the nearest README block first differs. */
-    private static String missing(Snippets.Region region, List<Snippets.Block> blocks) {
-        StringBuilder message = new StringBuilder("README.md has no ```java block equal to snippet '")
-                .append(region.name()).append("' (").append(region.file()).append(':').append(region.line())
-                .append("). Paste the region in place of the old block:\n```java\n").append(region.text())
-                .append("\n```");
+    private static String missing(Snippets.Region region, List<ReadmeBlock> blocks) {
+        StringBuilder message = new StringBuilder("no README (")
+                .append(String.join(", ", READMES.stream().map(ReadmeSnippetsTest::inRepository).toList()))
+                .append(") has a ```java block equal")
+                .append(" to snippet '").append(region.name()).append("' (").append(region.file()).append(':')
+                .append(region.line()).append("). Paste the region in place of the old block:\n```java\n")
+                .append(region.text()).append("\n```");
         List<String> want = region.text().lines().toList();
-        Snippets.Block nearest = null;
+        ReadmeBlock nearest = null;
         long nearestShared = 0;
-        for (Snippets.Block block : blocks) {
-            long shared = block.text().lines().filter(want::contains).count();
+        for (ReadmeBlock block : blocks) {
+            long shared = block.block().text().lines().filter(want::contains).count();
             if (shared > nearestShared) {
                 nearest = block;
                 nearestShared = shared;
             }
         }
         if (nearest != null) {
-            List<String> have = nearest.text().lines().toList();
+            List<String> have = nearest.block().text().lines().toList();
             int i = 0;
             while (i < have.size() && i < want.size() && have.get(i).equals(want.get(i))) {
                 i++;
             }
-            message.append("\nThe nearest block (README.md line ").append(nearest.line())
+            message.append("\nThe nearest block (").append(nearest.file()).append(" line ").append(nearest.block().line())
                     .append(") first differs at its line ").append(i + 1).append(":\n- README:  ")
                     .append(i < have.size() ? have.get(i) : "(block ends)").append("\n+ example: ")
                     .append(i < want.size() ? want.get(i) : "(region ends)");
