@@ -32,6 +32,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * time and the carriers the threads ran on (1000 threads under {@code ./sanitize}: see THREADS).
  */
 @RequiresGpu
+@Tag(GpuTags.CRASHES_INITCHECK)
 class VirtualThreadsGpuTest {
 
     private static final String SOURCE = """
