@@ -72,8 +72,14 @@ final class CompileWatch implements AutoCloseable {
         int osr = 0;
         int invalidated = 0;
         for (RecordedEvent e : events) {
+            // A dump holds every event recorded while this recording ran, also those another
+            // recording in the JVM enabled (Gatun's own events, a -XX:StartFlightRecording): skip them.
+            String type = e.getEventType().getName();
+            if (!type.equals("jdk.Compilation") && !type.equals("jdk.Deoptimization")) {
+                continue;
+            }
             int id = e.getInt("compileId");
-            if (e.getEventType().getName().equals("jdk.Compilation")) {
+            if (type.equals("jdk.Compilation")) {
                 RecordedMethod method = e.getValue("method");
                 if (method == null || !names(method, m)) {
                     continue;

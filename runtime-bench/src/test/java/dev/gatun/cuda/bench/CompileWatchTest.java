@@ -58,6 +58,20 @@ class CompileWatchTest {
                 + "compilations"), verdicts.get(1));
     }
 
+    /**
+     * A dump holds whatever any recording in the JVM enabled: with the JDK's default recording on
+     * as well, the watch must read only its own two event types. On the H100 (f6a7b26) the first
+     * compare run died with "Could not find field with name compileId" reading another event.
+     */
+    @Test
+    void anotherRecordingsEventsInTheDumpAreNotReadAsCompilations() throws Exception {
+        List<String> withDefaultRecording = new ArrayList<>(KEEP_OUT_OF_CALLERS);
+        withDefaultRecording.add("-XX:StartFlightRecording:settings=profile");
+        List<String> verdicts = child(withDefaultRecording, PATIENCE_NANOS);
+        assertTrue(verdicts.get(0).startsWith("hot yes "), verdicts.get(0));
+        assertTrue(verdicts.get(1).startsWith("cold no "), verdicts.get(1));
+    }
+
     @Test
     void theSameWarmUpInAnInterpretingJvmIsReportedNotCompiled() throws Exception {
         // The same warm-up, and a shorter wait: no wait makes an interpreter compile.
