@@ -50,7 +50,7 @@ import org.junit.jupiter.api.Test;
  * time and the carriers the threads ran on (1000 threads under {@code ./sanitize}: see THREADS).
  */
 @RequiresGpu
-@Tag(GpuTags.CRASHES_INITCHECK)
+@Tag(GpuTags.BREAKS_INITCHECK)
 class VirtualThreadsGpuTest {
 
     private static final String SOURCE = """
