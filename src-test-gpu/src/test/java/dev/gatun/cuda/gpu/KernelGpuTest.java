@@ -76,11 +76,35 @@ class KernelGpuTest {
                     + " this kernel can run per block: it uses " + a.registersPerThread() + " registers per thread"),
                     e.getMessage());
             reporter.publishEntry("register limit", e.getMessage()); // a real message, for the README
-            // The limit it names is the driver's: a block of that size runs.
-            k.prepare(LaunchConfig.of(1, a.maxThreadsPerBlock()), KernelArg.pointer(out), KernelArg.pointer(in),
+            // The limit it names is the driver's: a block of that size runs, and each thread writes
+            // what the CPU computes (its input written first: initcheck reported the read of
+            // never-written memory when it was not; the output poisoned first).
+            int threads = a.maxThreadsPerBlock();
+            ctx.computeStream().fill(in.asInts(), 0);
+            ctx.computeStream().fill(out.asInts(), 0x7FC0DEAD);
+            k.prepare(LaunchConfig.of(1, threads), KernelArg.pointer(out), KernelArg.pointer(in),
                     KernelArg.i32(1024)).launch(ctx.computeStream());
-            ctx.computeStream().synchronize();
+            float[] got = new float[threads];
+            out.asFloats().slice(0, threads).copyTo(got);
+            float[] expected = new float[threads];
+            Arrays.fill(expected, heavyOnZeros());
+            assertArrayEquals(expected, got);
         }
+    }
+
+    /** What {@code heavy} writes in every thread when its input is all zeros, computed as the kernel does. */
+    private static float heavyOnZeros() {
+        float[] acc = new float[128];
+        for (int r = 0; r < 8; r++) {
+            for (int k = 0; k < 128; k++) {
+                acc[k] = acc[k] * acc[(k + r + 1) % 128] + 1.0f;
+            }
+        }
+        float s = 0.0f;
+        for (int k = 0; k < 128; k++) {
+            s += acc[k];
+        }
+        return s;
     }
 
     @Test
