@@ -24,6 +24,7 @@ final class RealGpu extends GpuUnderTest {
     private final String description;
 
     RealGpu() {
+        DriverSeamAccess.require(); // before the first class that reaches the seam (the fault plan)
         this(new FaultPlan());
     }
 

@@ -24,8 +24,14 @@ public final class SimulatedGpu extends GpuUnderTest {
 
     private final FakeDriverApi gpu;
 
-    /** A fresh simulated device, with no fault planned. */
+    /**
+     * A fresh simulated device, with no fault planned.
+     *
+     * @throws IllegalStateException when the module system keeps gatun-core's driver seam from
+     *     the testkit (gatun-core on the module path, the testkit on the class path), saying what to change
+     */
     public SimulatedGpu() {
+        DriverSeamAccess.require(); // before the first class that reaches the seam (the simulator)
         this(new FakeDriverApi(), new FaultPlan());
     }
 
