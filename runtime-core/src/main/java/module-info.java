@@ -12,8 +12,15 @@ module dev.gatun.cuda {
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.nvrtc;
     exports dev.gatun.cuda.doctor;
-    // Nothing else, not even to Gatun's own modules: they use the API above (api/gatun-core.api
-    // records this module's exports).
+    // Nothing else to the world (api/gatun-core.api records this module's exports). One module of
+    // Gatun's own gets more: gatun-testkit's simulated driver implements the driver seam
+    // (internal.driver's DriverApi, the one interface every driver call of the runtime goes
+    // through, generated from the driver's function list), and puts it under the API through
+    // Cuda's package-private constructor, as Cuda.system() puts the real driver. Neither is API:
+    // a public SPI would freeze the generated seam (a new driver function would be an API
+    // change), so the testkit, released with this jar, is the one module that reaches them.
+    exports dev.gatun.cuda.internal.driver to dev.gatun.testkit;
+    opens dev.gatun.cuda to dev.gatun.testkit;
 
     // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
     provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;

@@ -58,7 +58,9 @@ public abstract sealed class GpuUnderTest implements AutoCloseable permits Simul
      * @return a simulated GPU, or device 0 of the real driver
      * @throws dev.gatun.cuda.CudaUnavailableException for {@link TestTarget#GPU} without a usable
      *     driver, with every place the loader tried
-     * @throws IllegalStateException for {@link TestTarget#GPU} when the driver reports no device
+     * @throws IllegalStateException for {@link TestTarget#GPU} when the driver reports no device;
+     *     when the module system keeps gatun-core's driver seam from the testkit (gatun-core on the
+     *     module path, the testkit on the class path), saying what to change
      */
     public static GpuUnderTest open(TestTarget target) {
         return target.onGpu(TestTarget::gpuPresent) ? new RealGpu() : new SimulatedGpu();

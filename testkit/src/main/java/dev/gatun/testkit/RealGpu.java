@@ -4,11 +4,11 @@ import dev.gatun.cuda.Cuda;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.Stream;
-import dev.gatun.cuda.TestHooks;
 import dev.gatun.cuda.internal.driver.Driver;
 import dev.gatun.cuda.nvrtc.CompileOptions;
 import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
+import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FaultInjection;
 import dev.gatun.cuda.testing.FaultPlan;
 import java.util.List;
@@ -24,6 +24,7 @@ final class RealGpu extends GpuUnderTest {
     private final String description;
 
     RealGpu() {
+        DriverSeamAccess.require(); // before the first class that reaches the seam (the fault plan)
         this(new FaultPlan());
     }
 
@@ -40,7 +41,7 @@ final class RealGpu extends GpuUnderTest {
      */
     private static Cuda over(FaultPlan plan) {
         Driver system = Driver.system();
-        Cuda cuda = TestHooks.cuda(Driver.create(FaultInjection.around(system.api(), plan), system.library()));
+        Cuda cuda = FakeCuda.over(Driver.create(FaultInjection.around(system.api(), plan), system.library()));
         if (cuda.deviceCount() == 0) {
             throw new IllegalStateException("the CUDA driver (" + system.library() + ") reports no device (is "
                     + "CUDA_VISIBLE_DEVICES empty?); " + TestTarget.SETTING + "=simulated runs the tests on the simulator");

@@ -3,9 +3,10 @@ package dev.gatun.testkit;
 import dev.gatun.cuda.CudaContext;
 import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.testing.FakeCuda;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.FakeKernel;
-import dev.gatun.cuda.testing.Simulated;
+import dev.gatun.cuda.testing.FaultPlan;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,16 +22,22 @@ import java.util.List;
  */
 public final class SimulatedGpu extends GpuUnderTest {
 
-    private final Simulated simulated;
+    private final FakeDriverApi gpu;
 
-    /** A fresh simulated device, with no fault planned. */
+    /**
+     * A fresh simulated device, with no fault planned.
+     *
+     * @throws IllegalStateException when the module system keeps gatun-core's driver seam from
+     *     the testkit (gatun-core on the module path, the testkit on the class path), saying what to change
+     */
     public SimulatedGpu() {
-        this(new Simulated());
+        DriverSeamAccess.require(); // before the first class that reaches the seam (the simulator)
+        this(new FakeDriverApi(), new FaultPlan());
     }
 
-    private SimulatedGpu(Simulated simulated) {
-        super(simulated.cuda, simulated.faults);
-        this.simulated = simulated;
+    private SimulatedGpu(FakeDriverApi gpu, FaultPlan faults) {
+        super(FakeCuda.over(gpu, faults), faults);
+        this.gpu = gpu;
     }
 
     @Override
@@ -47,18 +54,18 @@ public final class SimulatedGpu extends GpuUnderTest {
      * @return this
      */
     public SimulatedGpu memoryLimit(long bytes) {
-        simulated.gpu.memoryLimit(bytes);
+        gpu.memoryLimit(bytes);
         return this;
     }
 
     /** {@return how many kernel launches the simulated GPU has accepted (eager launches; graph replays count in {@link #graphLaunches()})} */
     public int launches() {
-        return simulated.gpu.launches();
+        return gpu.launches();
     }
 
     /** {@return how many graph executables the simulated GPU has launched} */
     public int graphLaunches() {
-        return simulated.gpu.graphLaunches();
+        return gpu.graphLaunches();
     }
 
     /**
@@ -67,30 +74,29 @@ public final class SimulatedGpu extends GpuUnderTest {
      * correct run; {@link #close()} fails when it is not.
      */
     public List<String> violations() {
-        return simulated.gpu.violations();
+        return gpu.violations();
     }
 
     @Override
     void load(CudaContext ctx, String name, KernelCode code, JavaKernel body) {
         String ptx = code.simulatedPtx(name);
-        simulated.gpu.kernelBody(name, launch -> body.run(new Launch(launch)));
+        gpu.kernelBody(name, launch -> body.run(new Launch(launch)));
         ctx.modules().load(name, ModuleImage.ptx(name + ".ptx", ptx), name);
     }
 
     @Override
     public void holdWhile(Stream stream, Runnable work) {
         MemorySegment handle = stream.handle();
-        simulated.gpu.hold(handle);
+        gpu.hold(handle);
         try {
             work.run();
         } finally {
-            simulated.gpu.release(handle);
+            gpu.release(handle);
         }
     }
 
     @Override
     List<String> afterContextClosed(boolean poisoned) {
-        FakeDriverApi gpu = simulated.gpu;
         List<String> problems = new ArrayList<>(gpu.violations());
         if (!poisoned) {
             // A healthy context's close frees everything Gatun allocated: what is left was never Gatun's to free.

@@ -8,6 +8,7 @@
  * {@link dev.gatun.testkit.JavaKernel} for the simulator) and {@link dev.gatun.testkit.Faults}
  * injected into its driver calls. {@link dev.gatun.testkit.GpuOrSimulated} runs one test class
  * both ways: on the GPU where one is present, on the simulator otherwise
- * ({@link dev.gatun.testkit.TestTarget}). For the class path only: see the README.
+ * ({@link dev.gatun.testkit.TestTarget}). On the class path, or on the module path as module
+ * {@code dev.gatun.testkit} (the README says how); it brings no logging binding of its own.
  */
 package dev.gatun.testkit;
