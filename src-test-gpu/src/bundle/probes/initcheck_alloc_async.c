@@ -10,8 +10,10 @@
  * one variant per process, so each sanitizer run's verdict belongs to one variant:
  *
  *   one_thread      1 thread, the primary context only
+ *   one_thread_green  1 thread; each batch makes one of three contexts current (the primary,
+ *                   two green contexts)
  *   threads         THREADS threads, the primary context only, a stream each
- *   threads_green   THREADS threads; each iteration makes one of three contexts current (the
+ *   threads_green   THREADS threads; each batch of 16 makes one of three contexts current (the
  *                   primary, two green contexts), as a carrier does for the virtual threads it runs
  *
  * Each iteration: cuMemAllocAsync (4 KiB to 1 MiB), cuMemsetD32Async of a pattern, a 4-byte
@@ -111,13 +113,15 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s one_thread|threads|threads_green [THREADS]\n", argv[0]);
+        fprintf(stderr, "usage: %s one_thread|one_thread_green|threads|threads_green [THREADS]\n", argv[0]);
         return 64;
     }
     int threads = argc > 2 ? atoi(argv[2]) : 16;
-    if (strcmp(argv[1], "one_thread") == 0) {
+    int green = strcmp(argv[1], "one_thread_green") == 0 || strcmp(argv[1], "threads_green") == 0;
+    if (strncmp(argv[1], "one_thread", 10) == 0) {
         threads = 1;
-    } else if (strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "threads_green") != 0) {
+    }
+    if (strcmp(argv[1], "one_thread") != 0 && strcmp(argv[1], "threads") != 0 && !green) {
         fprintf(stderr, "probe: unknown variant %s\n", argv[1]);
         return 64;
     }
@@ -125,7 +129,7 @@ int main(int argc, char **argv) {
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&contexts[0], dev));
-    if (strcmp(argv[1], "threads_green") == 0) {
+    if (green) {
         make_green_contexts(dev);
     }
     pthread_t ts[256];

@@ -49,7 +49,13 @@ final class GpuTags {
      */
     static final String WRITTEN_BY_ANOTHER_PROCESS = "written-by-another-process";
 
-    /** Checks the device's used memory: initcheck's shadow of device memory doubles it. initcheck leaves it out. */
+    /**
+     * Checks the device's used or free memory: initcheck's shadow of device memory doubles it, and
+     * GPU work of another process beside it (another tool, the stress test) moves it. initcheck
+     * leaves it out, and so does every tool under GATUN_SANITIZE_ALONGSIDE=1 (memcheck beside
+     * racecheck and initcheck failed {@code GrowableBufferGpuTest}'s check that the chunks came
+     * back: free memory fell by 83 MiB that the other processes took).
+     */
     static final String MEASURES_DEVICE_MEMORY = "measures-device-memory";
 
     /**

@@ -18,6 +18,7 @@ import dev.gatun.cuda.ReservationExceededException;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Arrays;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 
@@ -47,6 +48,7 @@ class GrowableBufferGpuTest {
             """;
 
     @Test
+    @Tag(GpuTags.MEASURES_DEVICE_MEMORY) // its last check reads the device's free memory
     void growsInStepsAsOneRangeShrinksKeepingItsBytesAndGivesEverythingBack(TestReporter reporter) {
         long seed = Gpu.seed();
         Random random = Gpu.random(seed);
