@@ -139,12 +139,20 @@ public final class SameProcess {
         List<Job> jobs = rest.stream().map(Job::parse).toList();
         ModuleImage kernels = ModuleImage.fromFile(ptx);
         Arena arena = Arena.ofConfined();
-        try (arena; CompileWatch compiles = new CompileWatch()) {
+        // -Dgatun.bench.compileWatch=false: no Flight Recorder recording in this process (the
+        // COMPILED lines then say "unchecked"), to measure what the recording itself costs the
+        // Java twins; -Dgatun.bench.twins=c,bare: only those twins (the others left out).
+        boolean watch = Boolean.parseBoolean(System.getProperty("gatun.bench.compileWatch", "true"));
+        List<String> only = List.of(System.getProperty("gatun.bench.twins", "c,gatun,baseline,bare").split(","));
+        try (arena; CompileWatch compiles = watch ? new CompileWatch() : null) {
             Twins twins = new Twins(cTwin(library, arena), arena, arena.allocateFrom(Files.readString(ptx)), kernels,
                     baseline, ptx);
-            List<String> plain = baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline");
+            List<String> plain = new ArrayList<>(baseline == null ? List.of("c", "gatun") : List.of("c", "gatun", "baseline"));
+            plain.retainAll(only);
             List<String> withBare = new ArrayList<>(plain);
-            withBare.add("bare");
+            if (only.contains("bare")) {
+                withBare.add("bare");
+            }
             for (int j = 0; j < jobs.size(); j++) {
                 Job job = jobs.get(j);
                 List<String> impls = bare && BareTwin.covers(job.row()) ? withBare : plain;
@@ -194,7 +202,8 @@ public final class SameProcess {
                 if (loop == null) {
                     continue;
                 }
-                CompileWatch.Verdict v = compiles.check(loop);
+                CompileWatch.Verdict v = compiles == null ? new CompileWatch.Verdict(true, "unchecked (no recording)")
+                        : compiles.check(loop);
                 all &= v.compiled();
                 if (out != null) {
                     out.println("COMPILED " + impl + " " + row.id() + " " + (v.compiled() ? "yes" : "no") + " " + v.detail());
