@@ -10,6 +10,7 @@ import dev.gatun.cuda.internal.launch.LaunchChecks;
 import dev.gatun.cuda.internal.launch.LaunchExConfig;
 import dev.gatun.cuda.internal.launch.ParamBlock;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -189,12 +190,12 @@ public final class KernelLaunch {
         // the attributes name, which now lists this stream too.
         try {
             switch (mode) {
-                case PLAIN -> launches.launch(function, config, s.handle(), params.kernelParams(), kernel.name());
-                case COOPERATIVE -> launches.launchCooperative(function, config, s.handle(), params.kernelParams(),
+                case PLAIN -> launches.launch(function, config, s.handle(), params.launchParams(), kernel.name());
+                case COOPERATIVE -> launches.launchCooperative(function, config, s.handle(), params.launchParams(),
                         kernel.name());
                 case EXTENDED -> {
                     extended.setStream(s.handle());
-                    launches.launchExtended(extended.segment(), function, params.kernelParams(), kernel.name());
+                    launches.launchExtended(extended.segment(), function, params.launchParams(), kernel.name());
                 }
             }
         } catch (CudaException e) {
@@ -203,6 +204,7 @@ public final class KernelLaunch {
             throw explained(e);
         } finally {
             s.submitted(); // even when it failed: its outcome is uncertain
+            Reference.reachabilityFence(params); // launchParams() does not keep the block alive through the call
         }
     }
 

@@ -17,9 +17,10 @@ import org.slf4j.LoggerFactory;
  * poisoning the context on a sticky error. Owners never see the raw API: it is
  * visible to this package only.
  *
- * <p>Out-parameters live in one {@value #OUT_BYTES}-byte native block per thread that only this
- * package touches: a typed call writes it and reads it back before it returns, and no call runs
- * another, so the block is never shared by two calls in flight on one thread. Inputs the driver
+ * <p>Out-parameters live in one {@value #OUT_BYTES}-byte native block per thread, for every
+ * context, that only this package touches: a typed call writes it and reads it back before it
+ * returns, and no call runs another, so the block is never shared by two calls in flight on one
+ * thread. Inputs the driver
  * reads from native memory (a module image, a function name) are copied into a confined arena
  * per call, on cold paths only.
  *
@@ -43,8 +44,8 @@ public final class Checked {
     private final boolean hasContext;
     /** The green context ({@code CUgreenCtx}) that {@link #context} was made from, or NULL for a primary context. */
     private final MemorySegment green;
-    // Arena.ofAuto frees a thread's block once the thread (or virtual thread) is gone.
-    private final ThreadLocal<MemorySegment> out = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(OUT_BYTES, 8));
+    /** Static: one block per thread for every context, since no call runs another (see the class comment). */
+    private static final ThreadLocal<OutBlock> OUT = ThreadLocal.withInitial(OutBlock::new);
     private volatile CudaException poison;
     /** The file pattern of GPU coredumps when Gatun turned them on for this context ({@link CoredumpCalls}), else null. */
     private volatile String coredumpPattern;
@@ -107,7 +108,25 @@ public final class Checked {
 
     /** This thread's out-parameter block ({@value #OUT_BYTES} bytes, 8-aligned), for the call being made. */
     MemorySegment out() {
-        return out.get();
+        return OUT.get().view;
+    }
+
+    /**
+     * One thread's out-parameter block. {@code owner} is the block as {@code Arena.ofAuto} made
+     * it: the arena frees it once the thread (or virtual thread) and with it this object are gone.
+     * {@code view} is the same memory as a segment of the global scope, which is what the calls
+     * pass: a downcall acquires and releases the session of each segment argument that is not
+     * global (two atomic updates of a shared or automatic session, around every call; issue 36
+     * found {@code MemorySessionImpl.checkValidStateRaw} at 8 % of the Java samples of the
+     * stream-ordered allocation row). Safety: the view is used only through {@link #out()}, by the
+     * thread whose value of {@link #OUT} this is; a static final thread-local's value stays
+     * strongly reachable from its thread until the thread ends, and {@code owner} with it, so the
+     * memory outlives every use of the view.
+     */
+    private static final class OutBlock {
+        @SuppressWarnings("unused") // holds the automatic arena's block alive while the view is used
+        private final MemorySegment owner = Arena.ofAuto().allocate(OUT_BYTES, 8);
+        private final MemorySegment view = MemorySegment.ofAddress(owner.address()).reinterpret(OUT_BYTES);
     }
 
     /**
@@ -188,7 +207,7 @@ public final class Checked {
 
     /** Makes this context current on the calling thread's carrier: 0, or the result of the call that failed. */
     private int makeCurrent() {
-        MemorySegment o = out.get();
+        MemorySegment o = out();
         // Safety: o is this thread's out block, 8 bytes for one CUcontext.
         int r = api.cuCtxGetCurrent(o);
         if (r != 0 || o.get(ValueLayout.JAVA_LONG, 0) == contextAddress) {

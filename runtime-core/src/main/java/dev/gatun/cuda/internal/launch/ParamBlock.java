@@ -17,6 +17,8 @@ public final class ParamBlock {
 
     private final MemorySegment slots;
     private final MemorySegment pointers;
+    /** {@link #pointers} as a segment of the global scope: see {@link #launchParams()}. */
+    private final MemorySegment pointersUnscoped;
 
     public ParamBlock(int count) {
         // One native block (one malloc, one cleaner) holds the slots, then the pointer array:
@@ -28,11 +30,24 @@ public final class ParamBlock {
         for (int i = 0; i < count; i++) {
             pointers.setAtIndex(ValueLayout.ADDRESS, i, slots.asSlice((long) i * SLOT_BYTES, SLOT_BYTES));
         }
+        this.pointersUnscoped = MemorySegment.ofAddress(pointers.address()).reinterpret(half);
     }
 
-    /** The {@code void**} to pass as kernelParams. */
+    /** The {@code void**} to pass as kernelParams; its automatic arena stays alive while the call has it. */
     public MemorySegment kernelParams() {
         return pointers;
+    }
+
+    /**
+     * The same {@code void**} as a segment of the global scope, for the launch hot path: a downcall
+     * acquires and releases the session of every argument segment that is not global (two atomic
+     * updates per launch for {@link #kernelParams()}), this one it passes as it is. Safety: nothing
+     * keeps the block alive through this segment, so the caller keeps this {@code ParamBlock}
+     * reachable until the call returned ({@code Reference.reachabilityFence}); the driver reads the
+     * arguments during {@code cuLaunchKernel} and keeps no pointer to them.
+     */
+    public MemorySegment launchParams() {
+        return pointersUnscoped;
     }
 
     private long slotOffset(int index) {
