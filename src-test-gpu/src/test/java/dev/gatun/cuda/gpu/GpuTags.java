@@ -64,7 +64,10 @@ final class GpuTags {
      * {@code VirtualThreadsGpuTest}: the JVM died twice with SIGSEGV at a garbage address in
      * libcuda.so.1, called from initcheck's libsanitizer-collection.so in its interception of
      * {@code cuMemAllocAsync} (1,000 virtual threads allocating on the primary and two green
-     * contexts; 13 s and 86 s into the run; which of the two it cannot follow is not isolated).
+     * contexts; 13 s and 86 s into the run). {@code probes/initcheck-alloc-async} isolates it
+     * without a JVM: a C program's stream-ordered allocations end in SIGSEGV under initcheck
+     * whenever a green context is current (one thread or sixteen), and run clean on the primary
+     * context alone.
      * {@code StreamMemOpsGpuTest.aBatchNodeWritesItsWordsAfterTheKernelItDependsOn}:
      * {@code cuGraphLaunch} of a graph whose batch memory-operation node waits for a word the same
      * node wrote never returned (thread dump at the 180 s bound). initcheck leaves them out.
