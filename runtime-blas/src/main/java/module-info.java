@@ -10,4 +10,7 @@ module dev.gatun.cuda.blas {
     requires org.slf4j;
 
     exports dev.gatun.cuda.blas;
+
+    // Its libraries in gatun doctor's report (runtime-core finds the section; it does not depend on this module).
+    provides dev.gatun.cuda.doctor.DoctorSection with dev.gatun.cuda.blas.BlasDoctorSection;
 }

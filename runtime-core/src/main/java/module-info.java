@@ -27,6 +27,9 @@ module dev.gatun.cuda {
     exports dev.gatun.cuda.internal.load to dev.gatun.cuda.blas;
     opens dev.gatun.cuda to dev.gatun.testkit;
 
+    // Sections other modules add to the doctor's report (gatun-blas: its libraries).
+    uses dev.gatun.cuda.doctor.DoctorSection;
+
     // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
     provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;
 }

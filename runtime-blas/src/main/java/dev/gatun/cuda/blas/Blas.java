@@ -121,6 +121,11 @@ public final class Blas {
         return Native.RUNTIME.of(context);
     }
 
+    /** The runtime over the installed libraries (for the doctor's section). */
+    static BlasRuntime runtime() {
+        return Native.RUNTIME;
+    }
+
     /** Registers the close with the context's (after this instance won the race to be its one). */
     void closeWithContext() {
         try {
