@@ -14,9 +14,13 @@ public final class BlasException extends GatunException {
 
     private static final long serialVersionUID = 1L;
 
+    /** "cuBLAS", "cuBLASLt" or "cuDNN". */
     private final String library;
+    /** The function that failed. */
     private final String operation;
+    /** The library's status number. */
     private final int status;
+    /** The library's name for it. */
     private final String statusName;
 
     /**

@@ -33,7 +33,12 @@ public enum ComputeType {
         return inputs;
     }
 
-    /** {@return the output types it accepts for inputs of {@code input}: the input's own, and F32 when it accumulates in fp32} */
+    /**
+     * {@return the output types it accepts for inputs of {@code input}: the input's own, and F32
+     * when it accumulates in fp32}
+     *
+     * @param input the type of A and B
+     */
     public Set<BlasType> outputTypes(BlasType input) {
         return this == F16 || input == BlasType.F32 ? Set.of(input) : Set.of(input, BlasType.F32);
     }

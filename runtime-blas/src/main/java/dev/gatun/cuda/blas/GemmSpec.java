@@ -67,43 +67,78 @@ public record GemmSpec(int m, int n, int k, Transpose transA, Transpose transB, 
                 Epilogue.NONE, 1f, 0f);
     }
 
-    /** {@return a copy with these transposes (packed leading dimensions follow them)} */
+    /**
+     * {@return a copy with these transposes (packed leading dimensions follow them)}
+     *
+     * @param a how A is used
+     * @param b how B is used
+     */
     public GemmSpec withTranspose(Transpose a, Transpose b) {
         return new GemmSpec(m, n, k, a, b, inputType, outputType, computeType, lda, ldb, ldd, batchCount, strideA,
                 strideB, strideD, epilogue, alpha, beta);
     }
 
-    /** {@return a copy with D of type {@code type}} */
+    /**
+     * {@return a copy with D (and the bias) of type {@code type}}
+     *
+     * @param type the output type
+     */
     public GemmSpec withOutputType(BlasType type) {
         return new GemmSpec(m, n, k, transA, transB, inputType, type, computeType, lda, ldb, ldd, batchCount, strideA,
                 strideB, strideD, epilogue, alpha, beta);
     }
 
-    /** {@return a copy that accumulates as {@code type} says} */
+    /**
+     * {@return a copy that accumulates as {@code type} says}
+     *
+     * @param type the compute type
+     */
     public GemmSpec withComputeType(ComputeType type) {
         return new GemmSpec(m, n, k, transA, transB, inputType, outputType, type, lda, ldb, ldd, batchCount, strideA,
                 strideB, strideD, epilogue, alpha, beta);
     }
 
-    /** {@return a copy with these leading dimensions (0: packed)} */
+    /**
+     * {@return a copy with these leading dimensions (0: packed)}
+     *
+     * @param a A's
+     * @param b B's
+     * @param d D's
+     */
     public GemmSpec withLeadingDimensions(long a, long b, long d) {
         return new GemmSpec(m, n, k, transA, transB, inputType, outputType, computeType, a, b, d, batchCount, strideA,
                 strideB, strideD, epilogue, alpha, beta);
     }
 
-    /** {@return a copy that runs {@code count} GEMMs with these strides, in elements (0: packed; {@link #SHARED} for A or B)} */
+    /**
+     * {@return a copy that runs {@code count} GEMMs with these strides, in elements}
+     *
+     * @param count how many GEMMs
+     * @param a A's stride (0: packed; {@link #SHARED}: one A for all)
+     * @param b B's stride (0: packed; {@link #SHARED}: one B for all)
+     * @param d D's stride (0: packed)
+     */
     public GemmSpec withBatch(int count, long a, long b, long d) {
         return new GemmSpec(m, n, k, transA, transB, inputType, outputType, computeType, lda, ldb, ldd, count, a, b, d,
                 epilogue, alpha, beta);
     }
 
-    /** {@return a copy with this epilogue (cuBLASLt only)} */
+    /**
+     * {@return a copy with this epilogue (cuBLASLt only)}
+     *
+     * @param e the epilogue
+     */
     public GemmSpec withEpilogue(Epilogue e) {
         return new GemmSpec(m, n, k, transA, transB, inputType, outputType, computeType, lda, ldb, ldd, batchCount,
                 strideA, strideB, strideD, e, alpha, beta);
     }
 
-    /** {@return a copy with these scales} */
+    /**
+     * {@return a copy with these scales}
+     *
+     * @param a alpha, the product's
+     * @param b beta, D's before the product is added
+     */
     public GemmSpec withScale(float a, float b) {
         return new GemmSpec(m, n, k, transA, transB, inputType, outputType, computeType, lda, ldb, ldd, batchCount,
                 strideA, strideB, strideD, epilogue, a, b);
