@@ -17,7 +17,7 @@ import java.util.stream.Stream;
  * generated call would fail with ExceptionInInitializerError. jextract has no option for this
  * ({@code -l} opens a fixed library when the header class is loaded).
  *
- * <pre>java RouteSymbols.java DRIVER|NVRTC GENERATED_PACKAGE_DIR</pre>
+ * <pre>java RouteSymbols.java DRIVER|NVRTC|package.Class.CONSTANT GENERATED_PACKAGE_DIR</pre>
  *
  * In every {@code .java} file of the directory it rewrites, and touches nothing else:
  * <ul>
@@ -39,6 +39,8 @@ public final class RouteSymbols {
                 static final SymbolLookup SYMBOL_LOOKUP = SymbolLookup.loaderLookup()
                         .or(Linker.nativeLinker().defaultLookup());
             """;
+    /** A library of another module's bindings: an enum constant, named with its class. */
+    private static final Pattern QUALIFIED = Pattern.compile("(\\w+\\.)+[A-Z][A-Z0-9_]*");
     private static final Pattern HOLDER = Pattern.compile("^    private static class (\\w+) \\{$");
     private static final Pattern ADDR = Pattern.compile(
             "^        public static final MemorySegment ADDR = SYMBOL_LOOKUP\\.findOrThrow\\(\"(\\w+)\"\\);$");
@@ -50,11 +52,13 @@ public final class RouteSymbols {
             "downcallHandle(ADDR");
 
     public static void main(String[] args) throws IOException {
-        if (args.length != 2 || !List.of("DRIVER", "NVRTC").contains(args[0])) {
-            System.err.println("usage: java RouteSymbols.java DRIVER|NVRTC GENERATED_PACKAGE_DIR");
+        if (args.length != 2 || !(List.of("DRIVER", "NVRTC").contains(args[0]) || QUALIFIED.matcher(args[0]).matches())) {
+            System.err.println("usage: java RouteSymbols.java DRIVER|NVRTC|package.Class.CONSTANT GENERATED_PACKAGE_DIR");
             System.exit(64);
         }
-        String library = "dev.gatun.cuda.bindings.NativeLibrary." + args[0];
+        // DRIVER and NVRTC are NativeLibrary's; another module's bindings (gatun-blas) name a
+        // constant of their own with the same lookup(), downcall(name, descriptor) and address(name).
+        String library = args[0].contains(".") ? args[0] : "dev.gatun.cuda.bindings.NativeLibrary." + args[0];
         List<Path> files;
         try (Stream<Path> s = Files.list(Path.of(args[1]))) {
             files = s.filter(p -> p.toString().endsWith(".java")).sorted().toList();

@@ -20,7 +20,15 @@ module dev.gatun.cuda {
     // a public SPI would freeze the generated seam (a new driver function would be an API
     // change), so the testkit, released with this jar, is the one module that reaches them.
     exports dev.gatun.cuda.internal.driver to dev.gatun.testkit;
+    // gatun-blas finds cuBLAS, cuBLASLt and cuDNN with the driver's own search (LibrarySearch,
+    // LibrarySpec: the override, the usual directories, the dynamic loader, every path tried in
+    // the failure), released with this jar; not API, as for the testkit above. Nothing here
+    // depends on that module: without it, this line changes nothing.
+    exports dev.gatun.cuda.internal.load to dev.gatun.cuda.blas;
     opens dev.gatun.cuda to dev.gatun.testkit;
+
+    // Sections other modules add to the doctor's report (gatun-blas: its libraries).
+    uses dev.gatun.cuda.doctor.DoctorSection;
 
     // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
     provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;

@@ -433,7 +433,8 @@ public final class CudaContext implements AutoCloseable {
     }
 
     /**
-     * Shuts down Gatun's state for this context: drains the retirement queue and destroys the
+     * Shuts down Gatun's state for this context: runs the {@link Stream#onClose} actions of its own
+     * streams (even when the close is then refused), drains the retirement queue and destroys the
      * context's own streams, staging memory and pooled events. The primary context stays retained.
      *
      * @throws IllegalStateException when owners made from this context are still open (nothing
@@ -444,6 +445,10 @@ public final class CudaContext implements AutoCloseable {
         if (contextState.isClosed()) {
             return;
         }
+        // Its own streams close with it: what other libraries keep for them (Stream.onClose) goes
+        // first, so buffers those actions close are not counted as open below.
+        computeStream.runCloseActions();
+        copyStream.runCloseActions();
         StringBuilder open = new StringBuilder();
         for (OwnerKind kind : OwnerKind.values()) {
             // The context's own, which this close retires itself.

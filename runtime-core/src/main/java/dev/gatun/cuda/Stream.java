@@ -13,12 +13,15 @@ import dev.gatun.cuda.internal.graph.CaptureSession;
 import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.transfer.Ranges;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A CUDA stream: an ordered queue of GPU work. Non-blocking (it does not synchronize with the
@@ -32,12 +35,16 @@ import java.util.concurrent.ForkJoinPool;
  */
 public final class Stream extends Owner {
 
+    private static final Logger LOG = LoggerFactory.getLogger(Stream.class);
+
     private final CudaContext context;
     private final ContextState contextState;
     private final Resource resource;
     private final int priority;
     private final boolean contextOwned;
     private final StreamMemOps memOps;
+    /** {@link #onClose} actions not yet run, guarded by the stream's lock. */
+    private final List<Runnable> closeActions = new ArrayList<>(0);
 
     /**
      * The stream handle and its retirement: destroyed once its final fence completed, or, for
@@ -525,6 +532,116 @@ public final class Stream extends Owner {
     }
 
     /**
+     * Lets another CUDA library (cuBLAS, cuDNN, a native engine's kernels) queue work on this
+     * stream as one submission of Gatun's stream protocol, instead of through {@link #handle()},
+     * which gives up Gatun's tracking. {@code work} is called once, on the calling thread, with
+     * the raw {@code CUstream}, and the views in {@code used} are recorded as used by that work.
+     * Allocates nothing: pass an array (or nothing) and a {@code work} made once to keep it so.
+     *
+     * <p>What it does around the call, as a kernel launch does around its downcall, all under the
+     * stream's lock: the open check of the stream and of every view (and that each belongs to this
+     * context); each view's buffer lists this stream among its uses, then reads whether it was
+     * closed (the use/close Dekker pair of {@code NativeResource.usedOn}): of a submission and a
+     * buffer's close that race, either the close sees this stream and fences it, under this lock,
+     * after the work; or the submission sees the close and is refused before {@code work} runs;
+     * when the stream is capturing, the capture holds each buffer for its graph (and a capture
+     * begun with a list of buffers refuses any other); the poison check and the context made
+     * current on this thread (libraries over the runtime API launch into the current context);
+     * {@code work}; and, whatever it threw, the stream marked as having unordered work, so every
+     * later synchronous operation of the context orders after it. A stream's close takes the same
+     * lock: a submission racing it is refused, or lands before the final fence and is covered.
+     *
+     * <p>Safety: Gatun can only order and keep alive what it is told about. {@code work} must
+     * <ul>
+     * <li>touch only device memory inside the views in {@code used}, or memory its library
+     *     owns (a handle's internal state, a workspace it was given among {@code used}): any other
+     *     Gatun buffer may be freed while the work still runs;</li>
+     * <li>queue work only on the stream it is given, and not keep that handle past the call;</li>
+     * <li>make no synchronizing call (allocation or free, module load, a device or stream
+     *     synchronize): while another thread captures a graph in global mode, the driver
+     *     invalidates that capture, and the stream's lock is held; a library that allocates a
+     *     workspace on its first call must be given one, or warmed outside captures;</li>
+     * <li>call no Gatun operation on this stream (the lock is reentrant: it would not wait, and
+     *     would break the atomicity above) and not park between receiving the handle and its
+     *     library calls (a virtual thread that parks may resume on another carrier, where the
+     *     context is not current);</li>
+     * <li>report its failure by throwing: a library error does not poison the context (a sticky
+     *     CUDA error behind it is seen by Gatun's next driver call, which poisons).</li>
+     * </ul>
+     * A failed {@code work} may still have queued some of its work: the views stay listed, so
+     * none of their buffers is freed before the stream passes that point.
+     *
+     * @param work what the other library queues, given the raw stream
+     * @param used every device view the work reads or writes (Gatun's tracking does not tell
+     *     reads from writes: every use keeps the buffer alive and is ordered the same way)
+     * @throws IllegalStateException when this stream, or a view's buffer, is closed (before
+     *     {@code work} runs); when the stream is capturing with a list of buffers that lacks one
+     * @throws IllegalArgumentException when a view belongs to another context
+     * @throws ContextPoisonedException when the context is poisoned (before {@code work} runs)
+     * @throws NullPointerException when {@code work}, {@code used} or one of its views is null
+     *     (before anything is recorded)
+     */
+    public void submitForeign(ForeignWork work, DeviceView... used) {
+        Objects.requireNonNull(work, "work");
+        for (DeviceView v : used) { // every argument checked before any use is recorded
+            Objects.requireNonNull(v, "a view in used");
+        }
+        StreamState s = openState();
+        synchronized (s.lock()) { // admitted and queued with no capture beginning or ending, nor the close, between
+            s.checkOpen();
+            for (DeviceView v : used) {
+                v.useOn(context, s); // lists this stream, then reads the close; a capture holds it
+            }
+            contextState.calls().foreign().currentForForeignWork();
+            try {
+                // Every view's buffer is open and lists this stream, so none is freed before the
+                // stream passes this work; the stream is open, of this context, which is current.
+                work.queue(s.handle());
+            } finally {
+                s.submitted(); // even when it failed: it may have queued some work
+            }
+        }
+    }
+
+    /**
+     * Runs {@code action} once, after this stream is closed (its final fence recorded: work queued
+     * before the close still runs, and Gatun owners used on it are freed only after it), on the
+     * thread that closes it. For what another library keeps per stream: a workspace buffer, a
+     * handle bound to it. A context's own streams ({@link CudaContext#computeStream()}, copy
+     * stream) run theirs when their context's {@link CudaContext#close()} begins, before it checks
+     * for open owners, so buffers the actions close do not keep it open. What an action throws is
+     * logged and does not stop the close nor the other actions.
+     *
+     * @param action what to run; it may close owners of this context, and must not queue work on
+     *     this stream (it is closed)
+     * @throws IllegalStateException when this stream is closed already (the action is not kept)
+     */
+    public void onClose(Runnable action) {
+        Objects.requireNonNull(action, "action");
+        StreamState s = openState();
+        synchronized (s.lock()) { // registered before the close (which runs it) or refused: never lost
+            s.checkOpen();
+            closeActions.add(action);
+        }
+    }
+
+    /** Runs and forgets the close actions registered so far (after the close, or as the context closes). */
+    void runCloseActions() {
+        List<Runnable> actions;
+        synchronized (resource.stream.lock()) {
+            actions = List.copyOf(closeActions);
+            closeActions.clear();
+        }
+        for (Runnable action : actions) {
+            try {
+                action.run();
+            } catch (RuntimeException | Error e) {
+                LOG.warn("a close action of {} failed; the close goes on", this, e);
+            }
+        }
+    }
+
+    /**
      * {@return this stream's memory operations: stream-ordered writes of a 32/64-bit word and
      * waits on one ({@code cuStreamWriteValue*}, {@code cuStreamWaitValue*}, {@code cuStreamBatchMemOp})}
      */
@@ -650,6 +767,7 @@ public final class Stream extends Owner {
             resource.closeStream();
         }
         super.close();
+        runCloseActions();
     }
 
     @Override

@@ -144,8 +144,19 @@ public enum NativeLibrary {
         return downcall(this::open, function, descriptor);
     }
 
-    /** {@link #downcall(String, FunctionDescriptor)} in the library {@code library} supplies; a seam for tests. */
-    static MethodHandle downcall(Supplier<Opened> library, String function, FunctionDescriptor descriptor) {
+    /**
+     * {@link #downcall(String, FunctionDescriptor)} in the library {@code library} supplies: how
+     * the bindings of another Gatun module (gatun-blas: cuBLAS, cuBLASLt, cuDNN) bind their
+     * functions lazily to libraries their module finds and opens, and a seam for tests.
+     * {@code library} is called on the first call (and on each later one while it throws), never
+     * when the handle is made; it must return the same library every time it succeeds.
+     *
+     * @param library opens the library, or throws the reason it cannot be opened
+     * @param function the symbol
+     * @param descriptor its C prototype (the caller vouches for it, as for {@link #downcall(String, FunctionDescriptor)})
+     * @return the handle
+     */
+    public static MethodHandle downcall(Supplier<Opened> library, String function, FunctionDescriptor descriptor) {
         MethodType type = descriptor.toMethodType();
         if (descriptor.returnLayout().filter(GroupLayout.class::isInstance).isPresent()) {
             // The Linker's handle for a struct returned by value takes the allocator of the result first.

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 import java.util.function.Supplier;
 
 /**
@@ -54,12 +56,20 @@ public final class Doctor {
     private final Supplier<Cuda> driver;
     private final Supplier<NvrtcLibrary> nvrtc;
     private final Map<String, String> environment;
+    private final Supplier<Iterable<DoctorSection>> sections;
 
     /** @param environment the process's environment variables, as {@link System#getenv()} gives them */
     Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc, Map<String, String> environment) {
+        this(driver, nvrtc, environment, List::of);
+    }
+
+    /** @param sections what other modules add to the report ({@link DoctorSection}) */
+    Doctor(Supplier<Cuda> driver, Supplier<NvrtcLibrary> nvrtc, Map<String, String> environment,
+            Supplier<Iterable<DoctorSection>> sections) {
         this.driver = driver;
         this.nvrtc = nvrtc;
         this.environment = environment;
+        this.sections = sections;
     }
 
     /**
@@ -72,7 +82,8 @@ public final class Doctor {
      * @throws UncheckedIOException when {@code report} fails to take a line
      */
     public static Diagnosis diagnose(Appendable report) {
-        return new Doctor(Cuda::system, NvrtcLibrary::system, System.getenv()).run(report);
+        return new Doctor(Cuda::system, NvrtcLibrary::system, System.getenv(),
+                () -> ServiceLoader.load(DoctorSection.class, Doctor.class.getClassLoader())).run(report);
     }
 
     Diagnosis run(Appendable report) {
@@ -81,6 +92,7 @@ public final class Doctor {
         reportVersions(out);
         int usable = reportDriver(out);
         reportNvrtc(out);
+        reportSections(out);
         int badSettings = reportSettings(out);
         String settingsNote = badSettings == 0 ? ""
                 : ", but " + badSettings + (badSettings == 1 ? " setting needs" : " settings need") + " attention (above)";
@@ -180,6 +192,21 @@ public final class Doctor {
         } catch (CudaUnavailableException e) {
             out.println("nvrtc:   NOT FOUND (needed only to compile CUDA C++ at run time)");
             out.println(indent(e.getMessage()));
+        }
+    }
+
+    /** Prints the sections other modules add; one that throws is reported, and the report goes on. */
+    private void reportSections(Lines out) {
+        try {
+            for (DoctorSection section : sections.get()) {
+                try {
+                    section.report(out::println);
+                } catch (RuntimeException e) {
+                    out.println("section " + section.getClass().getName() + " failed: " + e);
+                }
+            }
+        } catch (ServiceConfigurationError e) {
+            out.println("a doctor section could not be loaded: " + e.getMessage());
         }
     }
 

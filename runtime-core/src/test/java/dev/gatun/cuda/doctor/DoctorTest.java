@@ -87,6 +87,23 @@ class DoctorTest {
     }
 
     @Test
+    void sectionsOfOtherModulesFollowNvrtcAndOneThatThrowsIsReportedNotThrown() {
+        Cuda cuda = FakeCuda.over(new FakeDriverApi().deviceCount(1));
+        DoctorSection libraries = line -> {
+            line.accept("cublas:  /opt/libcublas.so.13 (dynamic loader)");
+            line.accept("         version 13.1.0");
+        };
+        DoctorSection broken = line -> {
+            throw new IllegalStateException("broken section");
+        };
+        String out = run(new Doctor(() -> cuda, NO_NVRTC, Map.of(), () -> List.of(libraries, broken)), Diagnosis.EXIT_OK);
+        assertTrue(out.indexOf("nvrtc:   NOT FOUND") < out.indexOf("cublas:  /opt/libcublas.so.13"), out);
+        assertTrue(out.contains("         version 13.1.0"), out);
+        assertTrue(out.contains("failed: java.lang.IllegalStateException: broken section"), out);
+        assertTrue(out.contains("Result: 1 usable device"), out);
+    }
+
+    @Test
     void withoutADriverItExplainsWhatWasTriedAndExitsThree() {
         Supplier<Cuda> none = () -> {
             throw new CudaUnavailableException("No CUDA driver could be loaded. Tried:\n  - /usr/lib64/libcuda.so.1: no such file\n"

@@ -6,14 +6,17 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Layer 2, handles made by other libraries: the queries that validate a foreign stream or
- * device pointer before Gatun wraps it. Each call names its operation once, owns its
- * out-parameters and checks its result. None needs a current context: each names its handle.
+ * device pointer before Gatun wraps it, and the context another library's work on a Gatun stream
+ * runs in. Each call names its operation once, owns its out-parameters and checks its result.
+ * The queries need no current context (each names its handle); {@link #currentForForeignWork}
+ * makes one.
  */
 public final class ForeignCalls {
 
     private static final String STREAM_CONTEXT = "cuStreamGetCtx";
     private static final String STREAM_PRIORITY = "cuStreamGetPriority";
     private static final String POINTER = "cuPointerGetAttributes";
+    private static final String FOREIGN_WORK = "Stream.submitForeign";
     /** The attributes {@link #pointer} asks for, in the order of the {@link Pointer} components. */
     private static final int[] POINTER_ATTRIBUTES = {CudaDriver.CU_POINTER_ATTRIBUTE_CONTEXT(),
             CudaDriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE(), CudaDriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL(),
@@ -88,5 +91,18 @@ public final class ForeignCalls {
         return new Pointer(out.get(ValueLayout.JAVA_LONG, VALUES), out.get(ValueLayout.JAVA_INT, VALUES + 8),
                 out.get(ValueLayout.JAVA_INT, VALUES + 16), out.get(ValueLayout.JAVA_LONG, VALUES + 24),
                 out.get(ValueLayout.JAVA_LONG, VALUES + 32));
+    }
+
+    /**
+     * Before another library queues work on one of this context's streams ({@code Stream.submitForeign}):
+     * fails fast when the context is poisoned or the thread runs a host callback, then makes the
+     * context current (one {@code cuCtxGetCurrent} when it already is). Libraries over the runtime
+     * API (cuBLAS, cuDNN) launch into the thread's current context, not the stream's: without it a
+     * launch on this context's stream would fail, or run in another device's primary context. The
+     * caller makes its library calls right after, with nothing between that can park (see
+     * {@link Checked#current}).
+     */
+    public void currentForForeignWork() {
+        c.current(FOREIGN_WORK);
     }
 }

@@ -1,0 +1,123 @@
+package dev.gatun.cuda.blas;
+
+import dev.gatun.cuda.DeviceView;
+import dev.gatun.cuda.ForeignWork;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.blas.internal.api.BlasCalls;
+import dev.gatun.cuda.blas.internal.bindings.cublas.Cublas;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A cuBLAS GEMM prepared for one {@link GemmSpec} ({@link Blas#gemm}): {@code cublasGemmEx}, or
+ * {@code cublasGemmStridedBatchedEx} for a batch, with the spec's compute type and cuBLAS's
+ * default algorithm choice. D is also C: {@code D = alpha op(A) op(B) + beta D}.
+ *
+ * <p>A run binds the context's cuBLAS handle to the stream and its workspace and calls, under the
+ * handle's lock, inside one {@link Stream#submitForeign}: no allocation on the host or the device
+ * once warm, so it can be captured. Holds no native resource (alpha and beta are the garbage
+ * collector's memory). Not thread-safe: one thread runs it at a time.
+ */
+public final class Gemm {
+
+    private static final int A = 0;
+    private static final int B = 1;
+    private static final int D = 2;
+    private static final int WORKSPACE = 3;
+
+    private final Blas blas;
+    private final BlasCalls calls;
+    private final GemmSpec spec;
+    private final MemorySegment alpha;
+    private final MemorySegment beta;
+    private final Operands operands = new Operands(4);
+    private final ForeignWork work = this::submit;
+    private Blas.Workspace workspace;
+    private MemorySegment pointerA;
+    private MemorySegment pointerB;
+    private MemorySegment pointerD;
+
+    Gemm(Blas blas, GemmSpec spec) {
+        if (spec.epilogue() != Epilogue.NONE) {
+            throw new IllegalArgumentException("cuBLAS's GEMM has no epilogue (" + spec.epilogue() + "): prepare it with "
+                    + "Blas.matmul (cuBLASLt) instead");
+        }
+        this.blas = blas;
+        this.calls = blas.calls();
+        this.spec = spec;
+        Arena arena = Arena.ofAuto(); // alpha and beta live as long as this GEMM can be run
+        boolean half = spec.computeType().scaleType() == BlasType.F16;
+        this.alpha = half ? arena.allocateFrom(ValueLayout.JAVA_SHORT, Float.floatToFloat16(spec.alpha()))
+                : arena.allocateFrom(ValueLayout.JAVA_FLOAT, spec.alpha());
+        this.beta = half ? arena.allocateFrom(ValueLayout.JAVA_SHORT, Float.floatToFloat16(spec.beta()))
+                : arena.allocateFrom(ValueLayout.JAVA_FLOAT, spec.beta());
+    }
+
+    /** {@return the spec this GEMM was prepared for} */
+    public GemmSpec spec() {
+        return spec;
+    }
+
+    /**
+     * Queues the GEMM on {@code stream}.
+     *
+     * @param stream a stream of the context
+     * @param a A, of the spec's input type, holding at least {@link GemmSpec#bytesA()} bytes
+     * @param b B, likewise
+     * @param d D, of the output type, at least {@link GemmSpec#bytesD()} bytes
+     * @throws IllegalArgumentException when a view's type, size or alignment does not fit the spec
+     * @throws BlasException when cuBLAS refuses the call
+     */
+    public void run(Stream stream, DeviceView a, DeviceView b, DeviceView d) {
+        blas.checkOpen();
+        GemmSpec.checkView("A", a, spec.inputType(), spec.bytesA());
+        GemmSpec.checkView("B", b, spec.inputType(), spec.bytesB());
+        GemmSpec.checkView("D", d, spec.outputType(), spec.bytesD());
+        Blas.Workspace w = blas.workspace(stream);
+        pointerA = operands.set(A, a);
+        pointerB = operands.set(B, b);
+        pointerD = operands.set(D, d);
+        operands.views[WORKSPACE] = w.view();
+        workspace = w;
+        try {
+            stream.submitForeign(work, operands.views);
+        } finally {
+            workspace = null;
+            operands.clear();
+        }
+        blas.gemms.increment();
+    }
+
+    /** The library calls, under the stream's lock with the context current (Stream.submitForeign). */
+    private void submit(MemorySegment stream) {
+        Blas.Workspace w = workspace;
+        int algo = Cublas.CUBLAS_GEMM_DEFAULT();
+        // Safety: the views were checked against the spec (types, the bytes the shape, leading
+        // dimensions and strides reach, alignment) and are open buffers of this context listed on
+        // this stream, as is the workspace. The handle's stream and workspace are set and used
+        // under its lock, so no other GEMM rebinds it in between; alpha and beta are host scalars
+        // of the compute type's scale type (the handle's default host pointer mode).
+        synchronized (blas.cublasLock) {
+            calls.cublasBind(blas.cublasHandle(), stream, w.address(), w.bytes());
+            if (spec.batchCount() == 1) {
+                calls.gemmEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(), spec.n(),
+                        spec.k(), alpha, pointerA, spec.inputType().cudaDataType(), (int) spec.effectiveLda(), pointerB,
+                        spec.inputType().cudaDataType(), (int) spec.effectiveLdb(), beta, pointerD,
+                        spec.outputType().cudaDataType(), (int) spec.effectiveLdd(), spec.computeType().code(), algo);
+            } else {
+                calls.gemmStridedBatchedEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(),
+                        spec.n(), spec.k(), alpha, pointerA, spec.inputType().cudaDataType(), (int) spec.effectiveLda(),
+                        spec.effectiveStrideA(), pointerB, spec.inputType().cudaDataType(), (int) spec.effectiveLdb(),
+                        spec.effectiveStrideB(), beta, pointerD, spec.outputType().cudaDataType(),
+                        (int) spec.effectiveLdd(), spec.effectiveStrideD(), spec.batchCount(), spec.computeType().code(),
+                        algo);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Gemm[" + spec + "]";
+    }
+}

@@ -1,0 +1,234 @@
+package dev.gatun.cuda.blas;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gatun.cuda.CaptureMode;
+import dev.gatun.cuda.DeviceView;
+import dev.gatun.cuda.Graph;
+import dev.gatun.cuda.GraphExec;
+import dev.gatun.cuda.Stream;
+import dev.gatun.cuda.StreamCapture;
+import dev.gatun.cuda.testing.Background;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * GEMMs as submissions on Gatun streams, on the simulated driver and libraries: what reaches the
+ * library, the per-stream workspace and its life, the algorithm cache, buffer tracking, captures,
+ * and the cuBLAS handle's lock.
+ */
+class BlasSubmissionTest {
+
+    private final BlasWorld w = new BlasWorld();
+    private final GemmSpec spec = GemmSpec.of(64, 32, 16, BlasType.F16).withOutputType(BlasType.F32);
+
+    private DeviceView a() {
+        return w.matrix(BlasType.F16, spec.bytesA() / 2);
+    }
+
+    private DeviceView b() {
+        return w.matrix(BlasType.F16, spec.bytesB() / 2);
+    }
+
+    private DeviceView d() {
+        return w.matrix(BlasType.F32, spec.bytesD() / 4);
+    }
+
+    @Test
+    void aGemmReachesCublasWithItsShapeTypesStreamAndTheStreamsWorkspace() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream()) {
+            GemmSpec t = spec.withTranspose(Transpose.T, Transpose.N).withLeadingDimensions(24, 0, 80).withScale(2f, 0f);
+            DeviceView aT = w.matrix(BlasType.F16, t.bytesA() / 2);
+            DeviceView dT = w.matrix(BlasType.F32, t.bytesD() / 4);
+            blas.gemm(t).run(s, aT, b, dT);
+            Object[] gemm = w.fake.last("cublasGemmEx");
+            assertArrayEquals(new Object[] {Transpose.T.code(), Transpose.N.code(), 64, 32, 16, aT.address(),
+                    BlasType.F16.cudaDataType(), 24, b.address(), BlasType.F16.cudaDataType(), 16, dT.address(),
+                    BlasType.F32.cudaDataType(), 80, ComputeType.F32.code(), 2f}, gemm);
+            assertEquals(s.handle().address(), (long) w.fake.last("cublasSetStream_v2")[1], "bound to the stream");
+            Object[] workspace = w.fake.last("cublasSetWorkspace_v2");
+            assertEquals(Blas.DEFAULT_WORKSPACE_BYTES, (long) workspace[2]);
+            assertEquals(new BlasCounters(1, Blas.DEFAULT_WORKSPACE_BYTES, 0, 0, 1, 0), blas.counters());
+
+            blas.gemm(spec.withBatch(3, GemmSpec.SHARED, 0, 0)).run(s, a, w.matrix(BlasType.F16, 3 * 16 * 32),
+                    w.matrix(BlasType.F32, 3 * 64 * 32));
+            assertArrayEquals(new Object[] {Transpose.N.code(), Transpose.N.code(), 64, 32, 16, 64, 0L, 16, 512L, 64,
+                    2048L, 3, ComputeType.F32.code()}, w.fake.last("cublasGemmStridedBatchedEx"));
+        }
+        w.close();
+    }
+
+    @Test
+    void aWarmMatmulAsksNoHeuristicAndAllocatesNothingOnTheDevice() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream(); Matmul first = blas.matmul(spec); Matmul again = blas.matmul(spec)) {
+            assertEquals(1, w.fake.calls("cublasLtMatmulAlgoGetHeuristic"), "the same shape prepared twice asked once");
+            first.run(s, a, b, d);
+            long allocations = w.sim.gpu.liveDeviceAllocations();
+            for (int i = 0; i < 32; i++) {
+                again.run(s, a, b, d); // 32 GEMMs in flight on one stream
+            }
+            assertEquals(33, w.fake.calls("cublasLtMatmul"));
+            assertEquals(1, w.fake.calls("cublasLtMatmulAlgoGetHeuristic"), "a warm matmul asked the heuristic");
+            assertEquals(allocations, w.sim.gpu.liveDeviceAllocations(), "a warm matmul allocated device memory");
+            assertEquals(1, blas.counters().workspaces(), "one workspace for every GEMM on the stream");
+            assertEquals(Blas.DEFAULT_WORKSPACE_BYTES, (long) w.fake.last("cublasLtMatmul")[5]);
+            assertEquals(2 * 3, w.fake.calls("cublasLtMatmulDescSetAttribute"), "only the three attributes of each "
+                    + "prepare: a matmul without bias sets none per call");
+            blas.setWorkspaceBytes(8L << 20);
+            try (Matmul smaller = blas.matmul(spec)) {
+                assertEquals(2, w.fake.calls("cublasLtMatmulAlgoGetHeuristic"), "another workspace size is another key");
+                smaller.run(s, a, b, d);
+                assertEquals(8L << 20, blas.counters().workspaceBytes(), "the stream's workspace was replaced");
+            }
+        }
+        w.close();
+    }
+
+    @Test
+    void aBiasIsSetOnTheDescriptorOnlyWhenItsAddressChanges() {
+        Blas blas = w.blas();
+        DeviceView bias = w.matrix(BlasType.F32, 64);
+        DeviceView other = w.matrix(BlasType.F32, 64);
+        try (Stream s = w.ctx.createStream(); Matmul m = blas.matmul(spec.withEpilogue(Epilogue.GELU_BIAS))) {
+            DeviceView a = a();
+            DeviceView b = b();
+            DeviceView d = d();
+            int prepared = w.fake.calls("cublasLtMatmulDescSetAttribute");
+            m.run(s, a, b, d, bias);
+            m.run(s, a, b, d, bias);
+            assertEquals(prepared + 1, w.fake.calls("cublasLtMatmulDescSetAttribute"));
+            assertEquals(bias.address(), (long) w.fake.last("cublasLtMatmulDescSetAttribute")[2]);
+            m.run(s, a, b, d, other);
+            assertEquals(prepared + 2, w.fake.calls("cublasLtMatmulDescSetAttribute"));
+        }
+        w.close();
+    }
+
+    @Test
+    void operandsClosedWhileTheGemmIsQueuedAreFreedOnlyAfterIt() {
+        Blas blas = w.blas();
+        Stream s = w.ctx.createStream();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        blas.prepare(s);
+        java.lang.foreign.MemorySegment raw = s.handle();
+        w.sim.gpu.hold(raw);
+        blas.gemm(spec).run(s, a, b, d);
+        long before = w.sim.gpu.liveDeviceAllocations();
+        a.buffer().close();
+        b.buffer().close();
+        d.buffer().close();
+        w.ctx.reap();
+        assertEquals(before, w.sim.gpu.liveDeviceAllocations(), "an operand was freed under the queued GEMM");
+        s.close(); // its workspace goes with it, once the GEMM ran
+        assertEquals(0, blas.counters().workspaces());
+        w.ctx.reap();
+        assertEquals(before, w.sim.gpu.liveDeviceAllocations(), "the workspace was freed under the queued GEMM");
+        w.sim.gpu.release(raw);
+        w.ctx.synchronize();
+        w.ctx.reap();
+        assertEquals(0, w.sim.gpu.liveDeviceAllocations());
+        assertEquals(List.of(), w.sim.gpu.violations());
+        w.close();
+    }
+
+    @Test
+    void aCapturedMatmulIsHeldByItsGraphAndReplays() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream(); Matmul m = blas.matmul(spec)) {
+            blas.prepare(s); // the workspace exists before the capture: nothing is allocated inside it
+            long allocations = w.sim.gpu.liveDeviceAllocations();
+            StreamCapture capture = s.beginCapture(CaptureMode.GLOBAL);
+            m.run(s, a, b, d);
+            try (Graph graph = capture.end()) {
+                assertEquals(allocations, w.sim.gpu.liveDeviceAllocations(), "the capture allocated");
+                a.buffer().close();
+                w.ctx.reap();
+                assertEquals(List.of(), w.sim.gpu.danglingGraphUses(), "the graph names a freed operand");
+                try (GraphExec exec = graph.instantiate()) {
+                    exec.launch(s);
+                    exec.launch(s);
+                }
+            }
+            s.synchronize();
+        }
+        b.buffer().close();
+        d.buffer().close();
+        w.close();
+        assertEquals(List.of(), w.sim.gpu.violations());
+    }
+
+    @Test
+    void theBlasClosesWithItsContextAndANewOneServesTheNext() {
+        Blas blas = w.blas();
+        assertSame(blas, w.blas(), "one per context");
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        blas.gemm(spec).run(w.ctx.computeStream(), a, b, d);
+        Stream s = w.ctx.createStream();
+        blas.prepare(s);
+        assertEquals(2, blas.counters().workspaces());
+        a.buffer().close();
+        b.buffer().close();
+        d.buffer().close();
+        s.close();
+        w.ctx.close(); // would refuse with the compute stream's workspace open, had the BLAS not closed first
+        assertTrue(w.ctx.isClosed());
+        assertEquals(0, w.fake.liveObjects(), "a handle or descriptor outlived the context");
+        assertEquals(0, w.sim.gpu.liveDeviceAllocations());
+        assertThrows(IllegalStateException.class, () -> blas.gemm(spec), "a closed BLAS served a GEMM");
+        assertThrows(IllegalStateException.class, w::blas, "a closed context got a BLAS");
+    }
+
+    /**
+     * The cuBLAS handle is one per context, its stream and workspace its state: T1 is held inside
+     * its {@code cublasGemmEx} on stream s1; T2's GEMM on s2 must wait for the handle's lock
+     * (asserted: it is seen waiting, and cuBLAS saw no second {@code cublasSetStream}), so T1's
+     * GEMM runs on the stream it bound.
+     */
+    @Test
+    void twoThreadsGemmsOnTwoStreamsNeverRebindTheHandleInsideTheOthersCall() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d1 = d();
+        DeviceView d2 = d();
+        try (Stream s1 = w.ctx.createStream(); Stream s2 = w.ctx.createStream()) {
+            blas.prepare(s1);
+            blas.prepare(s2);
+            FakeBlasApi.Pause inGemm = w.fake.pauseIn("cublasGemmEx");
+            Background<Void> t1 = Background.run("T1", () -> blas.gemm(spec).run(s1, a, b, d1));
+            inGemm.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> blas.gemm(spec).run(s2, a, b, d2));
+            assertFalse(t2.awaitFinishedOrWaiting(), "T2's GEMM ran while T1's held the cuBLAS handle");
+            assertEquals(1, w.fake.calls("cublasSetStream_v2"), "T2 rebound the handle inside T1's call");
+            inGemm.release();
+            assertNull(t1.joinFailure());
+            assertNull(t2.joinFailure());
+            assertEquals(2, w.fake.calls("cublasGemmEx"));
+            assertEquals(s2.handle().address(), (long) w.fake.last("cublasSetStream_v2")[1]);
+            assertNotSame(d1, d2);
+        }
+        w.close();
+    }
+}
