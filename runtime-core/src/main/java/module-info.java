@@ -2,7 +2,8 @@
  * Gatun's runtime: owners for CUDA contexts, streams, events, memory, modules, kernels, stream
  * captures and graphs, and NVRTC compilation. API: {@code dev.gatun.cuda},
  * {@code dev.gatun.cuda.nvrtc} (which depends on the first, never the other way) and
- * {@code dev.gatun.cuda.doctor} (the report on both that {@code gatun doctor} prints).
+ * {@code dev.gatun.cuda.doctor} (the report on both that {@code gatun doctor} prints) and
+ * {@code dev.gatun.cuda.nvtx} (NVTX ranges and markers for profilers).
  */
 module dev.gatun.cuda {
     requires dev.gatun.cuda.bindings;
@@ -12,6 +13,7 @@ module dev.gatun.cuda {
     exports dev.gatun.cuda;
     exports dev.gatun.cuda.nvrtc;
     exports dev.gatun.cuda.doctor;
+    exports dev.gatun.cuda.nvtx;
     // Nothing else to the world (api/gatun-core.api records this module's exports). One module of
     // Gatun's own gets more: gatun-testkit's simulated driver implements the driver seam
     // (internal.driver's DriverApi, the one interface every driver call of the runtime goes
