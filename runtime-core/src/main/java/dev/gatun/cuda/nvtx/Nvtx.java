@@ -36,7 +36,7 @@ public final class Nvtx {
      * each device pool miss and each rung of the out-of-memory ladder one named so. Off, or on
      * with no tool attached, they cost nothing: the switch is a constant the JIT folds.
      */
-    public static final String RANGES_PROPERTY = "gatun.nvtx.ranges";
+    public static final String RANGES_PROPERTY = AutomaticRanges.RANGES_PROPERTY;
 
     /**
      * With {@link #RANGES_PROPERTY} on: whether Gatun's ranges carry a payload (a copy's or a
@@ -44,10 +44,10 @@ public final class Nvtx {
      * range-only mode, names alone, each range one NVTX call in and one out with nothing written
      * per call.
      */
-    public static final String PAYLOADS_PROPERTY = "gatun.nvtx.payloads";
+    public static final String PAYLOADS_PROPERTY = AutomaticRanges.PAYLOADS_PROPERTY;
 
     /** The domain of Gatun's own ranges. */
-    public static final String GATUN_DOMAIN = "Gatun";
+    public static final String GATUN_DOMAIN = AutomaticRanges.DOMAIN;
 
     private static final NvtxDomain GLOBAL = new NvtxDomain("(default)", MemorySegment.NULL);
     private static final ConcurrentMap<String, NvtxDomain> DOMAINS = new ConcurrentHashMap<>();
@@ -82,6 +82,7 @@ public final class Nvtx {
      *
      * @param name the domain's name, as profilers show it (and as {@code ncu --nvtx-include
      *     "name@range/"} filters by it)
+     * @return the domain
      * @throws IllegalArgumentException when {@code name} is blank
      */
     public static NvtxDomain domain(String name) {

@@ -4,7 +4,6 @@ import dev.gatun.cuda.internal.nvtx.Attributes;
 import dev.gatun.cuda.internal.nvtx.NvtxCalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 
 /**
  * An NVTX domain: a namespace of ranges, markers, registered strings and categories, shown apart
@@ -49,20 +48,22 @@ public final class NvtxDomain {
      * or a field): each one holds a little native memory and a string registered for the life
      * of the process.
      *
+     * @param message what ranges and markers of the label show
+     * @return the label
      * @throws IllegalArgumentException when {@code message} holds a NUL character
      */
     public NvtxLabel label(String message) {
-        return new NvtxLabel(this, message, 0, false, 0);
+        return new NvtxLabel(this, message);
     }
 
     /**
      * Names a category of this domain, as profilers show it ({@code nvtxDomainNameCategoryA}).
      *
      * @param category from 1 (0 means "no category")
+     * @param name the category's name
      * @throws IllegalArgumentException when {@code category} is below 1
      */
     public void nameCategory(int category, String name) {
-        Objects.requireNonNull(name, "name");
         if (category < 1) {
             throw new IllegalArgumentException("an NVTX category is a number from 1 (0 means none); got " + category);
         }
@@ -77,6 +78,7 @@ public final class NvtxDomain {
     /**
      * Opens a range of this thread ({@code nvtxDomainRangePushEx}) until {@link #pop()}.
      *
+     * @param label a label of this domain
      * @return this domain's scope, whose {@code close()} pops (the same object on every call)
      * @throws IllegalArgumentException when the label is another domain's
      */
@@ -88,7 +90,14 @@ public final class NvtxDomain {
         return scope;
     }
 
-    /** {@link #push(NvtxLabel)} with a signed 64-bit payload (a step, a batch size, a byte count). */
+    /**
+     * {@link #push(NvtxLabel)} with a signed 64-bit payload (a step, a batch size, a byte count).
+     *
+     * @param label a label of this domain
+     * @param payload the range's payload
+     * @return this domain's scope, whose {@code close()} pops
+     * @throws IllegalArgumentException when the label is another domain's
+     */
     public NvtxScope push(NvtxLabel label, long payload) {
         MemorySegment attributes = attributesOf(label);
         if (NvtxCalls.ATTACHED) {
@@ -97,9 +106,15 @@ public final class NvtxDomain {
         return scope;
     }
 
-    /** {@link #push(NvtxLabel)} of a message not registered: copied to native memory on each call. */
+    /**
+     * {@link #push(NvtxLabel)} of a message not registered: copied to native memory on each call.
+     *
+     * @param message what the range shows
+     * @return this domain's scope, whose {@code close()} pops
+     * @throws IllegalArgumentException when {@code message} holds a NUL character
+     */
     public NvtxScope push(String message) {
-        NvtxLabel.checkText(Objects.requireNonNull(message, "message"));
+        NvtxLabel.checkText(message);
         if (NvtxCalls.ATTACHED) {
             try (Arena arena = Arena.ofConfined()) {
                 NvtxCalls.push(handle, ascii(arena, message));
@@ -119,22 +134,37 @@ public final class NvtxDomain {
      * Starts a range of the process ({@code nvtxDomainRangeStartEx}), which any thread may
      * {@link #end}.
      *
-     * @return its id for {@link #end}; 0 when no tool takes it
+     * @param label a label of this domain
+     * @return the range's id for {@link #end}; 0 when no tool takes it
+     * @throws IllegalArgumentException when the label is another domain's
      */
     public long start(NvtxLabel label) {
         MemorySegment attributes = attributesOf(label);
         return NvtxCalls.ATTACHED ? NvtxCalls.start(handle, attributes) : 0;
     }
 
-    /** {@link #start(NvtxLabel)} with a signed 64-bit payload. */
+    /**
+     * {@link #start(NvtxLabel)} with a signed 64-bit payload.
+     *
+     * @param label a label of this domain
+     * @param payload the range's payload
+     * @return the range's id for {@link #end}; 0 when no tool takes it
+     * @throws IllegalArgumentException when the label is another domain's
+     */
     public long start(NvtxLabel label, long payload) {
         MemorySegment attributes = attributesOf(label);
         return NvtxCalls.ATTACHED ? NvtxCalls.start(handle, Attributes.withPayload(attributes, payload)) : 0;
     }
 
-    /** {@link #start(NvtxLabel)} of a message not registered: copied to native memory on each call. */
+    /**
+     * {@link #start(NvtxLabel)} of a message not registered: copied to native memory on each call.
+     *
+     * @param message what the range shows
+     * @return the range's id for {@link #end}; 0 when no tool takes it
+     * @throws IllegalArgumentException when {@code message} holds a NUL character
+     */
     public long start(String message) {
-        NvtxLabel.checkText(Objects.requireNonNull(message, "message"));
+        NvtxLabel.checkText(message);
         if (!NvtxCalls.ATTACHED) {
             return 0;
         }
@@ -143,14 +173,23 @@ public final class NvtxDomain {
         }
     }
 
-    /** Ends the range {@link #start} returned, from any thread ({@code nvtxDomainRangeEnd}). */
+    /**
+     * Ends a range of this domain, from any thread ({@code nvtxDomainRangeEnd}).
+     *
+     * @param range the id {@link #start} returned
+     */
     public void end(long range) {
         if (NvtxCalls.ATTACHED) {
             NvtxCalls.end(handle, range);
         }
     }
 
-    /** Marks an instant ({@code nvtxDomainMarkEx}). */
+    /**
+     * Marks an instant ({@code nvtxDomainMarkEx}).
+     *
+     * @param label a label of this domain
+     * @throws IllegalArgumentException when the label is another domain's
+     */
     public void mark(NvtxLabel label) {
         MemorySegment attributes = attributesOf(label);
         if (NvtxCalls.ATTACHED) {
@@ -158,7 +197,13 @@ public final class NvtxDomain {
         }
     }
 
-    /** {@link #mark(NvtxLabel)} with a signed 64-bit payload. */
+    /**
+     * {@link #mark(NvtxLabel)} with a signed 64-bit payload.
+     *
+     * @param label a label of this domain
+     * @param payload the marker's payload
+     * @throws IllegalArgumentException when the label is another domain's
+     */
     public void mark(NvtxLabel label, long payload) {
         MemorySegment attributes = attributesOf(label);
         if (NvtxCalls.ATTACHED) {
@@ -166,9 +211,14 @@ public final class NvtxDomain {
         }
     }
 
-    /** {@link #mark(NvtxLabel)} of a message not registered: copied to native memory on each call. */
+    /**
+     * {@link #mark(NvtxLabel)} of a message not registered: copied to native memory on each call.
+     *
+     * @param message what the marker shows
+     * @throws IllegalArgumentException when {@code message} holds a NUL character
+     */
     public void mark(String message) {
-        NvtxLabel.checkText(Objects.requireNonNull(message, "message"));
+        NvtxLabel.checkText(message);
         if (NvtxCalls.ATTACHED) {
             try (Arena arena = Arena.ofConfined()) {
                 NvtxCalls.mark(handle, ascii(arena, message));

@@ -18,26 +18,36 @@ public final class NvtxLabel {
     private final int category;
     private final boolean colored;
     private final int argb;
+    /** The message as the tool knows it (registered once, shared by the labels made from this one); null with no tool. */
+    private final Attributes.Message registered;
     /** The event attributes handed to the tool; NULL with no tool attached (nothing reads it). */
     private final MemorySegment attributes;
 
-    NvtxLabel(NvtxDomain domain, String message, int category, boolean colored, int argb) {
-        checkText(Objects.requireNonNull(message, "message"));
+    /** A label of a new message: registered with the tool now. */
+    NvtxLabel(NvtxDomain domain, String message) {
+        this(domain, message, NvtxCalls.ATTACHED ? Attributes.Message.of(domain.handle(), checkText(message)) : null,
+                0, false, 0);
+    }
+
+    private NvtxLabel(NvtxDomain domain, String message, Attributes.Message registered, int category, boolean colored,
+            int argb) {
         this.domain = domain;
-        this.message = message;
+        this.message = checkText(message);
+        this.registered = registered;
         this.category = category;
         this.colored = colored;
         this.argb = argb;
-        this.attributes = NvtxCalls.ATTACHED ? Attributes.label(domain.handle(), message, category, colored, argb)
-                : MemorySegment.NULL;
+        this.attributes = registered != null ? Attributes.label(registered, category, colored, argb) : MemorySegment.NULL;
     }
 
-    /** Refuses text that C would cut short. */
-    static void checkText(String text) {
+    /** Refuses text that C would cut short; returns it. */
+    static String checkText(String text) {
+        Objects.requireNonNull(text, "text");
         if (text.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("NVTX text is a C string and cannot hold a NUL character: '"
                     + text.replace("\0", "\\0") + "'");
         }
+        return text;
     }
 
     /** {@return the domain this label belongs to} */
@@ -65,9 +75,13 @@ public final class NvtxLabel {
         return argb;
     }
 
-    /** {@return this label with the color {@code argb} (e.g. {@code 0xFF76B900}, alpha in the top byte)} */
+    /**
+     * {@return this label with a color}
+     *
+     * @param argb the color as ARGB, alpha in the top byte (e.g. {@code 0xFF76B900})
+     */
     public NvtxLabel withColor(int argb) {
-        return new NvtxLabel(domain, message, category, true, argb);
+        return new NvtxLabel(domain, message, registered, category, true, argb);
     }
 
     /**
@@ -80,7 +94,7 @@ public final class NvtxLabel {
         if (category < 0) {
             throw new IllegalArgumentException("an NVTX category is 0 (none) or a number from 1; got " + category);
         }
-        return new NvtxLabel(domain, message, category, colored, argb);
+        return new NvtxLabel(domain, message, registered, category, colored, argb);
     }
 
     MemorySegment attributes() {

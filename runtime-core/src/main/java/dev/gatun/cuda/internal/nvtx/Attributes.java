@@ -24,19 +24,26 @@ public final class Attributes {
     }
 
     /**
-     * The structure of a label of {@code domain}: its message registered with the tool
-     * ({@code nvtxDomainRegisterStringA}) when the tool registers strings, else the text itself.
-     * Its memory (and the text's) is freed once the returned segment is unreachable. Only with a
-     * tool attached: without one, nothing reads it.
-     *
-     * @param domain the domain's handle, NULL for the default domain
+     * A label's message: registered with the tool ({@code nvtxDomainRegisterStringA}) when the
+     * tool registers strings, else the text itself. Its arena (automatic) also holds the
+     * structures of the labels made with it, so the text lives as long as any of them.
+     * Only with a tool attached: without one, nothing reads it.
      */
-    public static MemorySegment label(MemorySegment domain, String message, int category, boolean colored, int argb) {
-        Arena arena = Arena.ofAuto();
-        MemorySegment text = arena.allocateFrom(message);
-        MemorySegment handle = NvtxCalls.registerString(domain, text);
-        boolean registered = !handle.equals(MemorySegment.NULL);
-        return of(arena, registered ? handle : text, registered, category, colored, argb);
+    public record Message(Arena arena, MemorySegment segment, boolean registered) {
+
+        /** @param domain the domain's handle, NULL for the default domain */
+        public static Message of(MemorySegment domain, String text) {
+            Arena arena = Arena.ofAuto();
+            MemorySegment ascii = arena.allocateFrom(text);
+            MemorySegment handle = NvtxCalls.registerString(domain, ascii);
+            return handle.equals(MemorySegment.NULL) ? new Message(arena, ascii, false)
+                    : new Message(arena, handle, true);
+        }
+    }
+
+    /** The structure of a label with {@code message}, in the message's arena. */
+    public static MemorySegment label(Message message, int category, boolean colored, int argb) {
+        return of(message.arena(), message.segment(), message.registered(), category, colored, argb);
     }
 
     /**

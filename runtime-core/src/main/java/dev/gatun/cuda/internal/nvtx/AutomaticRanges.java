@@ -23,10 +23,10 @@ public final class AutomaticRanges {
 
     /** The domain of Gatun's ranges. */
     public static final String DOMAIN = "Gatun";
-    /** Mirrors {@code Nvtx.RANGES_PROPERTY} (the public constant, documented there). */
-    static final String RANGES_PROPERTY = "gatun.nvtx.ranges";
-    /** Mirrors {@code Nvtx.PAYLOADS_PROPERTY}. */
-    static final String PAYLOADS_PROPERTY = "gatun.nvtx.payloads";
+    /** The switch ({@code Nvtx.RANGES_PROPERTY}, documented there). */
+    public static final String RANGES_PROPERTY = "gatun.nvtx.ranges";
+    /** The range-only mode's switch ({@code Nvtx.PAYLOADS_PROPERTY}, documented there). */
+    public static final String PAYLOADS_PROPERTY = "gatun.nvtx.payloads";
 
     /** A misspelt setting, reported by {@link #checkSetting()} (a class initializer must not throw); null when fine. */
     private static final IllegalArgumentException MISCONFIGURED;
@@ -91,7 +91,7 @@ public final class AutomaticRanges {
 
     /** A new label of Gatun's domain (NULL while off): for a name of its own, such as an executable's. */
     public static MemorySegment label(String message) {
-        return ON ? Attributes.label(DOMAIN_HANDLE, message, 0, false, 0) : MemorySegment.NULL;
+        return ON ? Attributes.label(Attributes.Message.of(DOMAIN_HANDLE, message), 0, false, 0) : MemorySegment.NULL;
     }
 
     /**
