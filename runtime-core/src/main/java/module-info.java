@@ -23,6 +23,9 @@ module dev.gatun.cuda {
     // change), so the testkit, released with this jar, is the one module that reaches them.
     exports dev.gatun.cuda.internal.driver to dev.gatun.testkit;
     opens dev.gatun.cuda to dev.gatun.testkit;
+    // gatun-profiling opens CUPTI the way this module opens the driver and NVRTC (the same
+    // search, overrides and report): the loader is shared, not copied.
+    exports dev.gatun.cuda.internal.load to dev.gatun.cuda.profiling;
 
     // The generated bindings' raw calls resolve in the driver and NVRTC this runtime opened.
     provides dev.gatun.cuda.bindings.NativeLibraryProvider with dev.gatun.cuda.internal.load.SystemLibraries;
