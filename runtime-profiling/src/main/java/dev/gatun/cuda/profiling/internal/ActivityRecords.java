@@ -63,8 +63,11 @@ public final class ActivityRecords {
         return record.get(JAVA_INT, KIND);
     }
 
-    /** Commits the JFR event of a kernel record ({@code CUPTI_ACTIVITY_KIND_KERNEL} or {@code _CONCURRENT_KERNEL}). */
+    /** Commits the JFR event of a kernel record, when a recording enables it ({@code CUPTI_ACTIVITY_KIND_KERNEL} or {@code _CONCURRENT_KERNEL}). */
     static void commitKernel(MemorySegment r) {
+        if (!GpuKernelEvent.PROBE.isEnabled()) {
+            return;
+        }
         GpuKernelEvent e = new GpuKernelEvent();
         e.gpuStart = r.get(JAVA_LONG, START);
         e.gpuEnd = r.get(JAVA_LONG, END);
@@ -85,6 +88,9 @@ public final class ActivityRecords {
 
     /** Commits the JFR event of a {@code CUPTI_ACTIVITY_KIND_MEMCPY} record. */
     static void commitMemcpy(MemorySegment r) {
+        if (!GpuMemcpyEvent.PROBE.isEnabled()) {
+            return;
+        }
         GpuMemcpyEvent e = new GpuMemcpyEvent();
         e.gpuStart = r.get(JAVA_LONG, START);
         e.gpuEnd = r.get(JAVA_LONG, END);
@@ -102,6 +108,9 @@ public final class ActivityRecords {
 
     /** Commits the JFR event of a {@code CUPTI_ACTIVITY_KIND_MEMSET} record. */
     static void commitMemset(MemorySegment r) {
+        if (!GpuMemsetEvent.PROBE.isEnabled()) {
+            return;
+        }
         GpuMemsetEvent e = new GpuMemsetEvent();
         e.gpuStart = r.get(JAVA_LONG, START);
         e.gpuEnd = r.get(JAVA_LONG, END);

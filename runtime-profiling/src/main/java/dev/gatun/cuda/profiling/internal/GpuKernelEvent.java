@@ -20,6 +20,9 @@ import jdk.jfr.Timespan;
 @StackTrace(false)
 public final class GpuKernelEvent extends Event {
 
+    /** Tells whether a recording enables this event, so that a record nobody records costs no object. */
+    static final GpuKernelEvent PROBE = new GpuKernelEvent();
+
     @Label("GPU Start")
     @Description("When the GPU started it, in CUPTI's clock (ns)")
     public long gpuStart;

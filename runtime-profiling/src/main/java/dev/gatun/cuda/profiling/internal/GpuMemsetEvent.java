@@ -21,6 +21,9 @@ import jdk.jfr.Timespan;
 @StackTrace(false)
 public final class GpuMemsetEvent extends Event {
 
+    /** Tells whether a recording enables this event, so that a record nobody records costs no object. */
+    static final GpuMemsetEvent PROBE = new GpuMemsetEvent();
+
     @Label("GPU Start")
     @Description("When the GPU started it, in CUPTI's clock (ns)")
     public long gpuStart;
