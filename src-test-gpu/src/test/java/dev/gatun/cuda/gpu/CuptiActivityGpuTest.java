@@ -26,6 +26,7 @@ import java.util.Random;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestReporter;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,9 +36,11 @@ import org.junit.jupiter.api.io.TempDir;
  * on, kernels of known length (each spins for a number of GPU clock cycles, between two timing
  * events on its stream) become {@code dev.gatun.GpuKernel} events whose GPU durations agree with
  * the event-timed ones; a graph replay's kernel names its graph and node; a copy's event its
- * bytes and direction.
+ * bytes and direction. Tagged timing: it compares durations, and compute-sanitizer holds CUPTI
+ * itself (so the sanitizer runs leave it out).
  */
 @RequiresGpu
+@Tag(GpuTags.TIMING)
 class CuptiActivityGpuTest {
 
     /** Spins for {@code cycles} clock cycles, then writes each thread's input plus the cycle count (checked on the CPU). */
