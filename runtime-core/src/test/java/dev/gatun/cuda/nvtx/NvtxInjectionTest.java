@@ -2,17 +2,15 @@ package dev.gatun.cuda.nvtx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.gatun.cuda.ChildJvm;
+import dev.gatun.cuda.testing.Gcc;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,30 +23,19 @@ import org.junit.jupiter.api.Test;
 class NvtxInjectionTest {
 
     private static final Path SOURCE = Path.of("src/test/c/recording_nvtx.c");
-    private static final Path CUDA_INCLUDE = Path.of("/usr/local/cuda/include");
     private static Path library;
 
     @BeforeAll
     static void buildTheRecordingLibrary() throws IOException, InterruptedException {
         Path out = Files.createDirectories(Path.of("target/nvtx"));
         library = out.resolve("librecording_nvtx.so").toAbsolutePath();
-        List<String> command = new ArrayList<>(List.of("gcc", "-Wall", "-Werror", "-shared", "-fPIC", "-O1", "-o",
+        List<String> arguments = new ArrayList<>(List.of("-Wall", "-Werror", "-shared", "-fPIC", "-O1", "-o",
                 library.toString(), SOURCE.toString(), "-lpthread"));
-        if (Files.isRegularFile(CUDA_INCLUDE.resolve("nvtx3/nvToolsExt.h"))) {
+        if (Files.isRegularFile(Gcc.CUDA_INCLUDE.resolve("nvtx3/nvToolsExt.h"))) {
             // Its own declarations of the protocol checked against the CUDA headers', where they are.
-            command.addAll(List.of("-DRECORDING_NVTX_CHECK_HEADERS", "-I" + CUDA_INCLUDE));
+            arguments.addAll(List.of("-DRECORDING_NVTX_CHECK_HEADERS", "-I" + Gcc.CUDA_INCLUDE));
         }
-        Process gcc;
-        try {
-            gcc = new ProcessBuilder(command).redirectErrorStream(true).start();
-        } catch (IOException e) {
-            fail("NvtxInjectionTest builds its NVTX injection library with gcc, and gcc could not be run (" + e.getMessage()
-                    + "): install gcc (apt-get install gcc)");
-            return;
-        }
-        String said = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(gcc.waitFor(120, TimeUnit.SECONDS), "gcc finished");
-        assertEquals(0, gcc.exitValue(), "gcc " + String.join(" ", command) + ":\n" + said);
+        Gcc.run(arguments);
     }
 
     private static List<String> child(Map<String, String> environment, List<String> options, String scenario)

@@ -34,29 +34,29 @@ public final class ActivityRecords {
     private static final long MAX_NAME_BYTES = 64 * 1024;
 
     // Shared by all three: the kind first, then GPU start and end in ns at 16 and 24.
-    private static final long KIND = 0;
-    private static final long START = 16;
-    private static final long END = 24;
+    static final long KIND = 0;
+    static final long START = 16;
+    static final long END = 24;
 
     // CUpti_ActivityKernel10
-    private static final long KERNEL_DEVICE = 40;
-    private static final long KERNEL_CONTEXT = 44;
-    private static final long KERNEL_STREAM = 48;
-    private static final long KERNEL_GRID_X = 52; // gridX, gridY, gridZ, blockX, blockY, blockZ: six int32 from here
-    private static final long KERNEL_CORRELATION = 92;
-    private static final long KERNEL_NAME = 104;
-    private static final long KERNEL_GRAPH_NODE = 144;
-    private static final long KERNEL_GRAPH = 156;
+    static final long KERNEL_DEVICE = 40;
+    static final long KERNEL_CONTEXT = 44;
+    static final long KERNEL_STREAM = 48;
+    static final long KERNEL_GRID_X = 52; // gridX, gridY, gridZ, blockX, blockY, blockZ: six int32 from here
+    static final long KERNEL_CORRELATION = 92;
+    static final long KERNEL_NAME = 104;
+    static final long KERNEL_GRAPH_NODE = 144;
+    static final long KERNEL_GRAPH = 156;
 
     // CUpti_ActivityMemcpy6 and CUpti_ActivityMemset4 agree up to the graph fields.
-    private static final long COPY_KIND = 4; // memcpy: uint8 copyKind; memset: uint32 value
-    private static final long BYTES = 8;
-    private static final long DEVICE = 32;
-    private static final long CONTEXT = 36;
-    private static final long STREAM = 40;
-    private static final long CORRELATION = 44;
-    private static final long GRAPH_NODE = 64;
-    private static final long GRAPH = 72;
+    static final long COPY_KIND = 4; // memcpy: uint8 copyKind; memset: uint32 value
+    static final long BYTES = 8;
+    static final long DEVICE = 32;
+    static final long CONTEXT = 36;
+    static final long STREAM = 40;
+    static final long CORRELATION = 44;
+    static final long GRAPH_NODE = 64;
+    static final long GRAPH = 72;
 
     /** The record's kind. */
     public static int kind(MemorySegment record) {
