@@ -68,8 +68,6 @@ public final class Cupti {
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle FLUSH_ALL = function("cuptiActivityFlushAll",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle DROPPED = function("cuptiActivityGetNumDroppedRecords",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
 
     private Cupti() {
     }
@@ -117,9 +115,5 @@ public final class Cupti {
 
     public static int flushAll(int flag) throws Throwable {
         return (int) FLUSH_ALL.invokeExact(flag);
-    }
-
-    public static int dropped(MemorySegment context, int streamId, MemorySegment out) throws Throwable {
-        return (int) DROPPED.invokeExact(context, streamId, out);
     }
 }
