@@ -1,6 +1,6 @@
 #!/bin/sh
 # Finishes the portable GPU suite once Maven has filled BUNDLE_DIR/lib: links a trimmed JDK
-# into BUNDLE_DIR/jdk, adds the run, sanitize, stress, soak and examples scripts, the C probes and the README, packs
+# into BUNDLE_DIR/jdk, adds the run, sanitize, stress, soak, examples and nvtx-check scripts, the C probes and the README, packs
 # BUNDLE_DIR.tar.xz and fails when the archive is larger than MAX_BYTES. Called by the gpu-bundle profile of
 # src-test-gpu/pom.xml; the arguments come from its properties.
 #
@@ -35,6 +35,7 @@ install -m 0755 "$here/sanitize" "$bundle/sanitize"
 install -m 0755 "$here/stress" "$bundle/stress"
 install -m 0755 "$here/soak" "$bundle/soak"
 install -m 0755 "$here/examples" "$bundle/examples"
+install -m 0755 "$here/nvtx-check" "$bundle/nvtx-check"
 install -m 0644 "$module_dir/README.md" "$bundle/README.md"
 # The CLI is a shaded jar holding gatun-core too: it stays out of lib/, which is the
 # suite's class path. Run it as: jdk/bin/java -jar gatun.jar doctor | bench ...

@@ -8,6 +8,7 @@ import dev.gatun.cuda.internal.memory.OutOfMemoryLadder;
 import dev.gatun.cuda.internal.memory.PoolRegistry;
 import dev.gatun.cuda.internal.memory.Recyclers;
 import dev.gatun.cuda.internal.memory.SoftLimits;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import dev.gatun.cuda.internal.pool.DevicePoolBackend;
 import dev.gatun.cuda.internal.transfer.StagingPool;
@@ -63,6 +64,7 @@ public final class CudaContext implements AutoCloseable {
 
     /** {@code handle}: the retained primary context, or the {@code CUcontext} of {@code green}, which close destroys. */
     CudaContext(Device device, MemorySegment handle, GreenContext green, ContextOptions options) {
+        AutomaticRanges.checkSetting(); // a misspelt gatun.nvtx.* setting fails here, not silently
         this.device = device;
         this.options = options;
         this.green = green;

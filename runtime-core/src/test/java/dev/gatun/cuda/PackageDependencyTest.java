@@ -38,6 +38,7 @@ class PackageDependencyTest {
     private static final String API = "dev.gatun.cuda";
     private static final String NVRTC = "dev.gatun.cuda.nvrtc";
     private static final String DOCTOR = "dev.gatun.cuda.doctor";
+    private static final String NVTX = "dev.gatun.cuda.nvtx";
     private static final String INTERNAL = "dev.gatun.cuda.internal.";
     private static final String CONTEXT = INTERNAL + "context";
     private static final String DRIVER = INTERNAL + "driver";
@@ -48,6 +49,7 @@ class PackageDependencyTest {
     private static final String LOAD = INTERNAL + "load";
     private static final String MEMORY = INTERNAL + "memory";
     private static final String INTERNAL_NVRTC = INTERNAL + "nvrtc";
+    private static final String INTERNAL_NVTX = INTERNAL + "nvtx";
     private static final String POOL = INTERNAL + "pool";
     private static final String SETTINGS = INTERNAL + "settings";
     private static final String TRANSFER = INTERNAL + "transfer";
@@ -59,17 +61,19 @@ class PackageDependencyTest {
     private static final Map<String, Set<String>> MAP = Map.ofEntries(
             Map.entry(DOCTOR, Set.of(API, NVRTC)),
             Map.entry(API, Set.of(CONTEXT, DRIVER, EVENTS, GRAPH, IMAGE, LAUNCH, MEMORY, POOL, SETTINGS, TRANSFER,
-                    BINDINGS_DRIVER)),
+                    INTERNAL_NVTX, BINDINGS_DRIVER)),
+            Map.entry(NVTX, Set.of(INTERNAL_NVTX)),
             // The graph wing: on top of internal/, under the graph faces alone.
-            Map.entry(GRAPH, Set.of(CONTEXT, DRIVER, EVENTS, LAUNCH, MEMORY, BINDINGS_DRIVER)),
-            Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, BINDINGS_DRIVER)),
+            Map.entry(GRAPH, Set.of(CONTEXT, DRIVER, EVENTS, LAUNCH, MEMORY, INTERNAL_NVTX, BINDINGS_DRIVER)),
+            Map.entry(MEMORY, Set.of(CONTEXT, DRIVER, EVENTS, POOL, INTERNAL_NVTX, BINDINGS_DRIVER)),
             Map.entry(NVRTC, Set.of(API, EVENTS, INTERNAL_NVRTC, LOAD, SETTINGS, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
             Map.entry(TRANSFER, Set.of(CONTEXT, DRIVER, EVENTS, MEMORY)),
             Map.entry(LAUNCH, Set.of(DRIVER, BINDINGS_DRIVER)),
-            Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, BINDINGS_DRIVER)),
+            Map.entry(POOL, Set.of(CONTEXT, DRIVER, EVENTS, INTERNAL_NVTX, BINDINGS_DRIVER)),
             Map.entry(CONTEXT, Set.of(DRIVER, EVENTS, BINDINGS_DRIVER)),
             Map.entry(INTERNAL_NVRTC, Set.of(LOAD, BINDINGS_NVRTC)),
-            Map.entry(DRIVER, Set.of(EVENTS, LOAD, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
+            Map.entry(DRIVER, Set.of(EVENTS, LOAD, INTERNAL_NVTX, BINDINGS_LIBRARIES, BINDINGS_DRIVER)),
+            Map.entry(INTERNAL_NVTX, Set.of(SETTINGS)),
             Map.entry(EVENTS, Set.of()),
             Map.entry(IMAGE, Set.of()),
             Map.entry(LOAD, Set.of(BINDINGS_LIBRARIES)),

@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.LaunchConfig;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -9,6 +10,9 @@ import java.lang.foreign.MemorySegment;
  * nothing (the kernel's name is only joined into a message when the launch fails) and makes
  * exactly its one driver call: a launch names its stream and runs in the context of its
  * function and stream, whatever context is current (see DriverCalls).
+ *
+ * <p>With Gatun's NVTX ranges on ({@link AutomaticRanges#ON}, a constant: off, the JIT folds the
+ * tests away), each launch is a range named by its kernel, around the driver call alone.
  *
  * <p>A failed launch may still have queued work: the caller treats its outcome as uncertain.
  */
@@ -37,8 +41,14 @@ public final class LaunchCalls {
         // valid slot per parameter (count and sizes checked when the launch was prepared); every
         // device pointer in it belongs to an open allocation that lists this stream; the stream
         // is open and of this context.
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.named(kernel));
+        }
         int r = c.api.cuLaunchKernel(function, config.gridX(), config.gridY(), config.gridZ(), config.blockX(),
                 config.blockY(), config.blockZ(), config.sharedMemoryBytes(), stream, params, MemorySegment.NULL);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
         if (r != 0) {
             throw c.fail(r, LAUNCH + " of kernel '" + kernel + "'");
         }
@@ -49,8 +59,14 @@ public final class LaunchCalls {
             MemorySegment params, String kernel) {
         c.live(COOPERATIVE);
         // Safety: as in launch.
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.named(kernel));
+        }
         int r = c.api.cuLaunchCooperativeKernel(function, config.gridX(), config.gridY(), config.gridZ(),
                 config.blockX(), config.blockY(), config.blockZ(), config.sharedMemoryBytes(), stream, params);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
         if (r != 0) {
             throw c.fail(r, COOPERATIVE + " of kernel '" + kernel + "'");
         }
@@ -65,7 +81,13 @@ public final class LaunchCalls {
     public void launchExtended(MemorySegment config, MemorySegment function, MemorySegment params, String kernel) {
         c.live(EXTENDED);
         // Safety: as in launch; config and its attribute array are alive for the call.
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.named(kernel));
+        }
         int r = c.api.cuLaunchKernelEx(config, function, params, MemorySegment.NULL);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
         if (r != 0) {
             throw c.fail(r, EXTENDED + " of kernel '" + kernel + "'");
         }

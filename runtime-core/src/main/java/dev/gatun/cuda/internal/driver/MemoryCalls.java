@@ -2,6 +2,7 @@ package dev.gatun.cuda.internal.driver;
 
 import dev.gatun.cuda.MemoryInfo;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -9,7 +10,8 @@ import java.lang.foreign.ValueLayout;
  * Layer 2, memory: allocation and free (synchronous, stream-ordered and page-locked host),
  * asynchronous copies and memsets, and the device's free memory. Each call names its operation
  * once, owns its out-parameters and checks its result. Device ranges are checked by the
- * callers (views); a copy or memset never sees a range outside an open allocation.
+ * callers (views); a copy or memset never sees a range outside an open allocation. With Gatun's
+ * NVTX ranges on, each asynchronous copy and memset is a range named by its kind, with its bytes.
  */
 public final class MemoryCalls {
 
@@ -132,7 +134,14 @@ public final class MemoryCalls {
         // Safety: the caller's contract: the host range is native and outlives the copy, the
         // device range lies inside an open allocation that lists this stream, and the stream is
         // open and of this context.
-        return c.api.cuMemcpyHtoDAsync_v2(device, host, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.COPY_TO_DEVICE, bytes);
+        }
+        int r = c.api.cuMemcpyHtoDAsync_v2(device, host, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        return r;
     }
 
     /**
@@ -152,7 +161,14 @@ public final class MemoryCalls {
 
     private int rawCopyToHost(MemorySegment host, long device, long bytes, MemorySegment stream) {
         // Safety: as in rawCopyToDevice, with the host range written by the copy.
-        return c.api.cuMemcpyDtoHAsync_v2(host, device, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.COPY_TO_HOST, bytes);
+        }
+        int r = c.api.cuMemcpyDtoHAsync_v2(host, device, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        return r;
     }
 
     /** Queues a device-to-device copy within this context on {@code stream}. */
@@ -160,7 +176,14 @@ public final class MemoryCalls {
         c.live(DTOD);
         // Safety: both ranges lie inside open allocations of this context that list this stream
         // (checked by the caller's views), so neither is freed before the copy is done.
-        c.check(c.api.cuMemcpyDtoDAsync_v2(destination, source, bytes, stream), DTOD);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.COPY_ON_DEVICE, bytes);
+        }
+        int r = c.api.cuMemcpyDtoDAsync_v2(destination, source, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        c.check(r, DTOD);
     }
 
     /**
@@ -173,21 +196,42 @@ public final class MemoryCalls {
         c.live(PEER);
         // Safety: both ranges lie inside open allocations of their contexts that list this
         // stream, and each context handle is that device's retained primary context.
-        c.check(c.api.cuMemcpyPeerAsync(destination, destinationContext, source, sourceContext, bytes, stream), PEER);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.COPY_PEER, bytes);
+        }
+        int r = c.api.cuMemcpyPeerAsync(destination, destinationContext, source, sourceContext, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        c.check(r, PEER);
     }
 
     /** Queues setting {@code bytes} bytes at {@code device} to {@code value} on {@code stream}. */
     public void setBytes(long device, byte value, long bytes, MemorySegment stream) {
         c.live(MEMSET8);
         // Safety: the range lies inside an open allocation of this context that lists this stream.
-        c.check(c.api.cuMemsetD8Async(device, value, bytes, stream), MEMSET8);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.MEMSET, bytes);
+        }
+        int r = c.api.cuMemsetD8Async(device, value, bytes, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        c.check(r, MEMSET8);
     }
 
     /** Queues setting {@code words} 32-bit words at {@code device} (4-byte aligned) to {@code value} on {@code stream}. */
     public void setWords(long device, int value, long words, MemorySegment stream) {
         c.live(MEMSET32);
         // Safety: the aligned range lies inside an open allocation of this context that lists this stream.
-        c.check(c.api.cuMemsetD32Async(device, value, words, stream), MEMSET32);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.push(AutomaticRanges.MEMSET, words * Integer.BYTES);
+        }
+        int r = c.api.cuMemsetD32Async(device, value, words, stream);
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.pop();
+        }
+        c.check(r, MEMSET32);
     }
 
     /** Free and total memory of this context's device. */

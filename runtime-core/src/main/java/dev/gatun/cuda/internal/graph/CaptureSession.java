@@ -18,6 +18,7 @@ import dev.gatun.cuda.internal.driver.GraphCalls;
 import dev.gatun.cuda.internal.events.GraphCaptureEvent;
 import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.memory.DeviceMemory;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -62,6 +63,8 @@ public final class CaptureSession implements CaptureScope {
     private boolean finished;
     /** The JFR event of this capture, begun with it; null while no recording enables it. */
     private GraphCaptureEvent event;
+    /** Its NVTX range from begin to end, when Gatun's ranges are on (a range of the process: any thread may end it). */
+    private long range;
     /**
      * For a capture into a new graph, the state of the graph being captured into, made when a
      * conditional handle or node first needed it; else null (guarded by the stream's lock).
@@ -181,6 +184,9 @@ public final class CaptureSession implements CaptureScope {
                     throw e;
                 }
                 session.event = GraphCaptureEvent.start();
+                if (AutomaticRanges.ON) {
+                    session.range = AutomaticRanges.start(AutomaticRanges.named("capture " + streamName));
+                }
                 s.setCaptureScope(session); // from here, the stream's allocations and its joiners find it
                 begun = true;
                 return session;
@@ -548,6 +554,9 @@ public final class CaptureSession implements CaptureScope {
     }
 
     private void record(String outcome) {
+        if (AutomaticRanges.ON) {
+            AutomaticRanges.end(range);
+        }
         if (event != null) {
             event.device = context.device();
             event.stream = streamName;

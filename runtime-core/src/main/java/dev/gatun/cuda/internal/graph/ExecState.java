@@ -13,6 +13,7 @@ import dev.gatun.cuda.internal.events.GraphInstantiateEvent;
 import dev.gatun.cuda.internal.memory.AllocationKind;
 import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.memory.OutOfMemoryLadder;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -49,6 +50,8 @@ public final class ExecState extends NativeResource {
     final GraphCalls calls;
     /** How an arena's replay order queues this executable's launches: made once, so a replay allocates nothing. */
     private final ArenaSpace.Replay replay = this::queue;
+    /** Its NVTX label (its identity), when Gatun's ranges are on; else NULL. */
+    private final MemorySegment range;
 
     private ExecState(ContextState context, MemorySegment handle, GraphState origin, int nodes) {
         super(context, OwnerKind.GRAPH_EXEC);
@@ -59,6 +62,7 @@ public final class ExecState extends NativeResource {
         this.memory = origin.memory;
         this.arena = origin.arena;
         this.calls = context.calls().graphs();
+        this.range = AutomaticRanges.ON ? AutomaticRanges.label(identity()) : MemorySegment.NULL;
     }
 
     /** An executable the driver made, and how many nodes its graph had then. */
@@ -171,6 +175,9 @@ public final class ExecState extends NativeResource {
                 context.calls().streams().waitEvent(s.handle(), relay);
             }
             synchronized (lock) {
+                if (AutomaticRanges.ON) {
+                    AutomaticRanges.push(range);
+                }
                 try {
                     calls.launch(handle, s.handle());
                     if (memory != null) {
@@ -180,6 +187,9 @@ public final class ExecState extends NativeResource {
                     // Its nodes write buffers they name by address: synchronous operations must
                     // order after it, even when it failed (it may have been queued).
                     s.submitted();
+                    if (AutomaticRanges.ON) {
+                        AutomaticRanges.pop();
+                    }
                 }
             }
         }
@@ -191,7 +201,16 @@ public final class ExecState extends NativeResource {
             s.checkOpen();
             usedOn(s);
             synchronized (lock) {
-                calls.upload(handle, s.handle());
+                if (AutomaticRanges.ON) {
+                    AutomaticRanges.push(AutomaticRanges.named("upload " + identity()));
+                }
+                try {
+                    calls.upload(handle, s.handle());
+                } finally {
+                    if (AutomaticRanges.ON) {
+                        AutomaticRanges.pop();
+                    }
+                }
             }
         }
     }

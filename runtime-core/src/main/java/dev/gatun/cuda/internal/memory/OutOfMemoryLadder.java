@@ -9,6 +9,7 @@ import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.StreamState;
 import dev.gatun.cuda.internal.events.OutOfMemoryEvent;
 import dev.gatun.cuda.internal.events.OutOfMemoryRungEvent;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import dev.gatun.cuda.internal.pool.DevicePool;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -115,22 +116,30 @@ public final class OutOfMemoryLadder {
         CudaException last = failure;
         for (Rung rung : Rung.values()) {
             OutOfMemoryRungEvent step = OutOfMemoryRungEvent.start();
-            boolean retry = run(rung, step) || rung == Rung.SYNCHRONIZE;
-            if (retry) {
-                try {
-                    T result = attempt.get();
-                    stats.rescued[rung.ordinal()].increment();
-                    done(step, rung, true, true);
-                    done(event, kind, bytes, "rescued after " + rung);
-                    return result;
-                } catch (CudaException e) {
-                    if (e.result() != OUT_OF_MEMORY) {
-                        throw e; // another failure: the allocation's own, reported as it is
+            long range = AutomaticRanges.ON ? AutomaticRanges.start(AutomaticRanges.named("out of memory: " + rung), bytes)
+                    : 0;
+            try {
+                boolean retry = run(rung, step) || rung == Rung.SYNCHRONIZE;
+                if (retry) {
+                    try {
+                        T result = attempt.get();
+                        stats.rescued[rung.ordinal()].increment();
+                        done(step, rung, true, true);
+                        done(event, kind, bytes, "rescued after " + rung);
+                        return result;
+                    } catch (CudaException e) {
+                        if (e.result() != OUT_OF_MEMORY) {
+                            throw e; // another failure: the allocation's own, reported as it is
+                        }
+                        last = e;
                     }
-                    last = e;
+                }
+                done(step, rung, retry, false);
+            } finally {
+                if (AutomaticRanges.ON) {
+                    AutomaticRanges.end(range);
                 }
             }
-            done(step, rung, retry, false);
         }
         stats.failures.increment();
         throw fail(event, kind, bytes, failure, last, "failed", true);

@@ -6,6 +6,7 @@ import dev.gatun.cuda.DevicePoolOptions;
 import dev.gatun.cuda.DevicePoolSite;
 import dev.gatun.cuda.internal.context.DevicePoolTally;
 import dev.gatun.cuda.internal.events.PoolMissEvent;
+import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -121,7 +122,14 @@ public final class DevicePool implements DevicePoolTally {
             return address;
         }
         PoolMissEvent event = PoolMissEvent.start();
-        address = allocate(size);
+        long range = AutomaticRanges.ON ? AutomaticRanges.start(AutomaticRanges.POOL_MISS, size) : 0;
+        try {
+            address = allocate(size);
+        } finally {
+            if (AutomaticRanges.ON) {
+                AutomaticRanges.end(range);
+            }
+        }
         if (event != null) {
             event.requested = bytes;
             event.allocated = size;
