@@ -282,7 +282,13 @@ public final class SameProcess {
         } catch (IllegalAccessException | InvocationTargetException e) {
             throw new IllegalStateException("the baseline twin of " + job.row().id() + " failed", e);
         }
-        // The baseline's twin calls itself gatun.
-        return line.toString(StandardCharsets.UTF_8).strip().replaceFirst("^TWIN gatun ", "TWIN baseline ");
+        // Only its TWIN line, retagged (the baseline's twin calls itself gatun). A baseline recent
+        // enough to check its own loop prints a COMPILED line too, from a watch that began with
+        // that run and so never saw the loop's compilation: this process's watch (compiled())
+        // answers for the baseline's loop instead.
+        return line.toString(StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("TWIN gatun ")).findFirst()
+                .map(l -> l.replaceFirst("^TWIN gatun ", "TWIN baseline "))
+                .orElseThrow(() -> new IllegalStateException("the baseline twin of " + job.row().id() + " printed no TWIN line: "
+                        + line.toString(StandardCharsets.UTF_8)));
     }
 }

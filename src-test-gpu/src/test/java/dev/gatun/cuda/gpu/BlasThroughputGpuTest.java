@@ -77,7 +77,7 @@ class BlasThroughputGpuTest {
                 }
                 stop.record(s);
                 stop.synchronize();
-                double lt = flops / (start.elapsedMillis(stop) * 1e-3) / 1e12;
+                double lt = flops / (stop.elapsedMillis(start) * 1e-3) / 1e12;
 
                 start.record(s);
                 for (int i = 0; i < BIG_PER_ROUND; i++) {
@@ -85,7 +85,7 @@ class BlasThroughputGpuTest {
                 }
                 stop.record(s);
                 stop.synchronize();
-                double cublas = flops / (start.elapsedMillis(stop) * 1e-3) / 1e12;
+                double cublas = flops / (stop.elapsedMillis(start) * 1e-3) / 1e12;
 
                 s.synchronize();
                 long t0 = System.nanoTime();

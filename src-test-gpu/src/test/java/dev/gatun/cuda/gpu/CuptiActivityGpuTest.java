@@ -56,6 +56,8 @@ class CuptiActivityGpuTest {
     /** Agreement asked of a kernel's CUPTI duration and its event-timed one: 10% or 50 µs, whichever is more. */
     private static final double RELATIVE = 0.10;
     private static final double ABSOLUTE_MICROS = 50;
+    /** The untimed launch before the timed ones. */
+    private static final int WARM_UP = 1;
 
     @Test
     void kernelCopyAndGraphActivityBecomeJfrEventsWithTheGpuDurationsEventsMeasure(@TempDir Path dir,
@@ -77,6 +79,12 @@ class CuptiActivityGpuTest {
             recording.start();
             try (CuptiActivity gpu = CuptiActivity.start()) {
                 in.asInts().copyFrom(input); // a host-to-device copy of 4N bytes
+                // One launch first, untimed: on the H100 the first launch's event-timed span was
+                // 0.96 ms where CUPTI's kernel took 0.25 ms (the module's lazy loading and CUPTI's
+                // first-launch work fall between its events, not in the kernel).
+                spin.launch(s, LaunchConfig.of(N / 64, 64), KernelArg.pointer(out), KernelArg.pointer(in),
+                        KernelArg.i64(cycles[0]), KernelArg.i32(N));
+                s.synchronize();
                 for (long c : cycles) {
                     s.fill(out.asInts(), 0x7FC0DEAD); // poisoned: an unwritten element shows
                     before.record(s);
@@ -106,7 +114,7 @@ class CuptiActivityGpuTest {
                 }
                 gpu.flush();
                 graphKernels = 2;
-                assertTrue(gpu.kernels() >= cycles.length + graphKernels, "kernels seen: " + gpu.kernels());
+                assertTrue(gpu.kernels() >= WARM_UP + cycles.length + graphKernels, "kernels seen: " + gpu.kernels());
             }
             recording.stop();
             recording.dump(file);
@@ -115,7 +123,8 @@ class CuptiActivityGpuTest {
         List<RecordedEvent> kernels = events.stream().filter(e -> e.getEventType().getName().equals("dev.gatun.GpuKernel"))
                 .filter(e -> e.getString("name").equals("cupti_spin"))
                 .sorted((a, b) -> Long.compare(a.getLong("gpuStart"), b.getLong("gpuStart"))).toList();
-        assertEquals(cycles.length + graphKernels, kernels.size(), "GpuKernel events of cupti_spin: " + kernels);
+        assertEquals(WARM_UP + cycles.length + graphKernels, kernels.size(), "GpuKernel events of cupti_spin: " + kernels);
+        kernels = kernels.subList(WARM_UP, kernels.size());
         StringBuilder summary = new StringBuilder("CUPTI kernel durations vs timing events (ms):");
         for (int i = 0; i < cycles.length; i++) {
             RecordedEvent k = kernels.get(i);
