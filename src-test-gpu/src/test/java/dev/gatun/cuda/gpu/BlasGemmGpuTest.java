@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -118,6 +119,7 @@ class BlasGemmGpuTest {
     }
 
     @Test
+    @Tag(GpuTags.LARGE) // 4096^3 under a sanitizer's instrumented library kernels: minutes
     void a4096CubedHalfGemmMatchesTheCpuAtSampledElements() {
         Blas blas = Blas.of(Gpu.context());
         try (Stream stream = Gpu.context().createStream()) {

@@ -15,6 +15,7 @@ import dev.gatun.cuda.blas.Matmul;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Arrays;
 import java.util.Locale;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -29,6 +30,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @RequiresGpu
 @ExtendWith(BlasHost.Condition.class)
+@Tag(GpuTags.TIMING) // a measurement: under a sanitizer it measures the tool
+@Tag(GpuTags.LARGE) // 8192^3 GEMMs: minutes under a sanitizer's instrumented library kernels
 class BlasThroughputGpuTest {
 
     private static final int ROUNDS = 7;
