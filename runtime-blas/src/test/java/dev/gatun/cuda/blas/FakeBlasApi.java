@@ -31,6 +31,8 @@ final class FakeBlasApi implements BlasApi {
     /** Thrown by every version read when set: the library could not be loaded. */
     CudaUnavailableException unavailable;
     long algorithmWorkspaceBytes = 1 << 20;
+    /** The simulated driver call each GEMM and softmax makes in place of the library's kernels. */
+    static final String KERNEL = "cuMemsetD32Async";
 
     private final DriverApi gpu;
     private final Map<String, Integer> calls = new HashMap<>();
