@@ -5,8 +5,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A prepared GEMM's alpha and beta in host memory of the compute type's scale type, read by the
- * library during each call. The memory is one block of an automatic arena, freed once the
+ * A prepared operation's alpha and beta in host memory of its scale type (a GEMM's compute type's,
+ * or float for cuDNN), read by the library during each call. The memory is one block of an automatic arena, freed once the
  * operation that holds this record is unreachable; {@link #alpha} and {@link #beta} are the same
  * bytes as segments of the global scope, which is what a warm call passes: a downcall acquires
  * and releases the session of every segment argument that is not global (two atomic updates per

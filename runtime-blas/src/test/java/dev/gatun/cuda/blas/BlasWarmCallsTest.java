@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -194,6 +195,31 @@ class BlasWarmCallsTest {
         assertNull(t2.joinFailure());
         assertEquals(0, blas.cublasBinding.stream(), "the binding outlived its stream");
         assertEquals(0, blas.counters().workspaces());
+        w.close();
+    }
+
+    /**
+     * A GEMM, a batched GEMM, a matmul with a bias epilogue and a softmax pass only segments of
+     * the global scope to their library calls (scalars, algorithm, handles, descriptors, device
+     * pointers, stream): no arena session is acquired and released around them.
+     */
+    @Test
+    void theCallsOfAGemmAMatmulAndASoftmaxTakeNoArenaSegment() {
+        Blas blas = w.blas();
+        DeviceView bias = w.matrix(BlasType.F16, 64);
+        DeviceView batchD = w.matrix(BlasType.F16, 2 * 64 * 64);
+        try (Stream s = w.ctx.createStream(); Matmul gelu = blas.matmul(spec.withEpilogue(Epilogue.GELU_BIAS));
+                Softmax softmax = blas.softmax(SoftmaxSpec.rows(64, 64, BlasType.F16))) {
+            blas.gemm(spec).run(s, a, b, d);
+            blas.gemm(spec.withBatch(2, GemmSpec.SHARED, GemmSpec.SHARED, 0)).run(s, a, b, batchD);
+            gelu.run(s, a, b, d, bias);
+            softmax.run(s, a, d);
+        }
+        assertEquals(List.of(1, 1, 1, 1, 1, 1), List.of(w.fake.calls("cublasSetStream_v2"),
+                w.fake.calls("cublasSetWorkspace_v2"), w.fake.calls("cublasGemmEx"),
+                w.fake.calls("cublasGemmStridedBatchedEx"), w.fake.calls("cublasLtMatmul"),
+                w.fake.calls("cudnnSoftmaxForward")), "every call was made (the batched GEMM on the bound handle)");
+        assertEquals(Set.of(), w.fake.calledWithArenaSegments());
         w.close();
     }
 }
