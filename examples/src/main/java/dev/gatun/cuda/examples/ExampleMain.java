@@ -11,9 +11,10 @@ import java.util.function.Predicate;
  * context as a parameter, so that the CPU tests can run them on the simulated driver.
  *
  * <p>Exit status: 0 when the program's results match what the CPU computed, 1 when they do
- * not, 3 when there is no usable GPU (no driver, no device, or no NVRTC), after Gatun's own
- * diagnosis on standard error ({@link Doctor#diagnose}); an exception from Gatun itself ends the
- * program with the JVM's status 1 and its stack trace.
+ * not, 3 when there is no usable GPU (no driver, no device, or a library the driver does not
+ * bring: NVRTC, or cuBLAS for {@code BlasGemm}), after Gatun's own diagnosis on standard error
+ * ({@link Doctor#diagnose}); an exception from Gatun itself ends the program with the JVM's
+ * status 1 and its stack trace.
  */
 final class ExampleMain {
 
@@ -42,9 +43,9 @@ final class ExampleMain {
             System.out.println(program + (match ? ": results match the CPU" : ": RESULTS DIFFER from the CPU"));
             return match ? MATCH : MISMATCH;
         } catch (CudaUnavailableException e) {
-            // NVRTC, which the driver does not bring: its message lists every path tried, and the
-            // report says the same beside the rest.
-            System.err.println(program + ": needs NVRTC to compile its kernels: " + e.getMessage());
+            // NVRTC or cuBLAS, which the driver does not bring: its message lists every path
+            // tried, and the report says the same beside the rest.
+            System.err.println(program + ": needs a library the driver does not bring: " + e.getMessage());
             Doctor.diagnose(System.err);
             return NO_GPU;
         }

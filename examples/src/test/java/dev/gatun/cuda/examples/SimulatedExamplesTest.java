@@ -2,15 +2,20 @@ package dev.gatun.cuda.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.blas.BlasDoctorSection;
 import dev.gatun.cuda.testing.FakeKernel;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -201,5 +206,66 @@ class SimulatedExamplesTest {
     @Test
     void graphReplayNoticesALatchThatNeverRaises() {
         assertFalse(GraphReplay.run(withGather(gather(false)), 1000, 64, SEED));
+    }
+
+    // ---- BlasGemm: cuBLAS is not simulated ----
+
+    /**
+     * Where cuBLAS is absent (a machine without the CUDA libraries, as CI's), {@code BlasGemm}'s
+     * core is refused by gatun-blas's own loading, typed: a {@code CudaUnavailableException}
+     * naming cuBLASLt and where it was looked for, before anything is allocated ({@code main}
+     * then exits 3 with Gatun's diagnosis, as for a missing NVRTC). Where cuBLAS is installed the
+     * test is skipped: the simulated driver cannot stand in for it (the libraries would make their
+     * handles in a simulated context).
+     */
+    @Test
+    void blasGemmIsRefusedTypedWhereCublasIsAbsent() {
+        List<String> report = new ArrayList<>();
+        new BlasDoctorSection().report(report::add); // the doctor's BLAS section: where each library was found, or not
+        assumeTrue(report.stream().anyMatch(l -> l.startsWith("cublasLt: NOT FOUND")),
+                "cuBLASLt is installed here, and the simulated driver cannot stand in for it: " + report);
+        CudaContext ctx = sim.cuda.device(0).context();
+        CudaUnavailableException e = assertThrows(CudaUnavailableException.class, () -> BlasGemm.run(ctx, SEED));
+        assertTrue(e.getMessage().contains("libcublasLt.so.13"), e.getMessage());
+        assertEquals(0, sim.gpu.liveDeviceAllocations(), "BlasGemm allocated before it was refused");
+    }
+
+    /** BlasGemm's check against the CPU accepts the exact product and refuses an unwritten (NaN) or wrong element. */
+    @Test
+    void blasGemmsCheckRefusesAWrongOrUnwrittenElement() {
+        java.util.Random random = new java.util.Random(SEED);
+        int m = BlasGemm.M;
+        int n = BlasGemm.N;
+        int k = BlasGemm.K;
+        float[] a = new float[m * k];
+        float[] b = new float[k * n];
+        float[] bias = new float[m];
+        for (float[] f : List.of(a, b, bias)) {
+            for (int i = 0; i < f.length; i++) {
+                f[i] = random.nextFloat(-1f, 1f);
+            }
+        }
+        float[] product = new float[m * n];
+        float[] gelu = new float[m * n];
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < m; i++) {
+                double sum = 0;
+                for (int p = 0; p < k; p++) {
+                    sum += (double) a[i + p * m] * b[p + j * k];
+                }
+                product[i + j * m] = (float) sum;
+                gelu[i + j * m] = (float) BlasGemm.gelu(sum + bias[i]);
+            }
+        }
+        assertTrue(BlasGemm.matches(product, a, b, null));
+        assertTrue(BlasGemm.matches(gelu, a, b, bias));
+        int at = 17 + 5 * m;
+        float[] wrong = product.clone();
+        wrong[at] += 0.01f; // about ten times the worst-case fp32 accumulation error of K = 128 products of [-1, 1) values
+        assertFalse(BlasGemm.matches(wrong, a, b, null), "an element 0.01 off passed");
+        float[] unwritten = gelu.clone();
+        unwritten[at] = Float.NaN;
+        assertFalse(BlasGemm.matches(unwritten, a, b, bias), "an unwritten element passed");
+        assertFalse(BlasGemm.matches(product, a, b, bias), "a product without the epilogue passed for GELU(product + bias)");
     }
 }

@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threads.</b> Usable from any thread. cuBLASLt's handle is safe for concurrent use (each
  * matmul names its stream and workspace), so matmuls on different streams run their host side in
  * parallel. A cuBLAS handle holds its stream and workspace as state ({@code cublasSetStream}), so
- * this context's one cuBLAS handle is serialized: each GEMM sets them and calls under the
- * handle's lock (a leaf: taken under the stream's lock, never the other way); likewise cuDNN's.
+ * this context's one cuBLAS handle is serialized: each GEMM binds it (only when its stream or
+ * workspace differs from the last GEMM's: {@link CublasBinding}) and calls under the handle's lock
+ * (a leaf: taken under the stream's lock, never the other way); likewise cuDNN's.
  * One handle per stream would avoid the lock but {@code cublasDestroy} synchronizes the device,
  * which would then happen at every stream's close. Prepared operations ({@link Matmul},
  * {@link Gemm}, {@link Softmax}) are not thread-safe: prepare one per thread, as a
@@ -68,8 +69,8 @@ public final class Blas {
     private final BlasCalls calls;
     private final MemorySegment lt;
     private final MemorySegment cublas;
-    /** Serializes the cuBLAS handle's stream, workspace and call (see the class comment). */
-    final Object cublasLock = new Object();
+    /** The cuBLAS handle's stream and workspace, and its lock (see the class comment). */
+    final CublasBinding cublasBinding = new CublasBinding();
     final Object cudnnLock = new Object();
     private volatile MemorySegment cudnn;
     private final ConcurrentHashMap<Stream, Workspace> workspaces = new ConcurrentHashMap<>();
@@ -296,6 +297,7 @@ public final class Blas {
         }
         workspaces.put(stream, w);
         if (old != null) {
+            cublasBinding.forget(old);
             old.buffer().close(); // freed once the work that used it completed (Gatun's retirement)
         }
         return w;
@@ -305,6 +307,7 @@ public final class Blas {
     private synchronized void release(Stream stream) {
         Workspace w = workspaces.remove(stream);
         if (w != null) {
+            cublasBinding.forget(w);
             w.buffer().close();
         }
     }

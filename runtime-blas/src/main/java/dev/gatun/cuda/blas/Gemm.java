@@ -5,19 +5,20 @@ import dev.gatun.cuda.ForeignWork;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.blas.internal.api.BlasCalls;
 import dev.gatun.cuda.blas.internal.bindings.cublas.Cublas;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 
 /**
  * A cuBLAS GEMM prepared for one {@link GemmSpec} ({@link Blas#gemm}): {@code cublasGemmEx}, or
  * {@code cublasGemmStridedBatchedEx} for a batch, with the spec's compute type and cuBLAS's
  * default algorithm choice. D is also C: {@code D = alpha op(A) op(B) + beta D}.
  *
- * <p>A run binds the context's cuBLAS handle to the stream and its workspace and calls, under the
- * handle's lock, inside one {@link Stream#submitForeign}: no allocation on the host or the device
- * once warm, so it can be captured. Holds no native resource (alpha and beta are the garbage
- * collector's memory). Not thread-safe: one thread runs it at a time.
+ * <p>A run binds the context's cuBLAS handle to the stream and its workspace (only when the last
+ * GEMM of the context left it bound to others) and calls, under the handle's lock, inside one
+ * {@link Stream#submitForeign}: no allocation on the host or the device once warm, so it can be
+ * captured. A warm GEMM on the stream the handle is bound to is one {@code cublasGemmEx}. Holds
+ * no native resource (alpha and beta are the garbage collector's memory). Not thread-safe: one
+ * thread runs it at a time.
  */
 public final class Gemm {
 
@@ -29,8 +30,7 @@ public final class Gemm {
     private final Blas blas;
     private final BlasCalls calls;
     private final GemmSpec spec;
-    private final MemorySegment alpha;
-    private final MemorySegment beta;
+    private final Scalars scalars;
     private final Operands operands = new Operands(4);
     private final ForeignWork work = this::submit;
     private Blas.Workspace workspace;
@@ -46,12 +46,7 @@ public final class Gemm {
         this.blas = blas;
         this.calls = blas.calls();
         this.spec = spec;
-        Arena arena = Arena.ofAuto(); // alpha and beta live as long as this GEMM can be run
-        boolean half = spec.computeType().scaleType() == BlasType.F16;
-        this.alpha = half ? arena.allocateFrom(ValueLayout.JAVA_SHORT, Float.floatToFloat16(spec.alpha()))
-                : arena.allocateFrom(ValueLayout.JAVA_FLOAT, spec.alpha());
-        this.beta = half ? arena.allocateFrom(ValueLayout.JAVA_SHORT, Float.floatToFloat16(spec.beta()))
-                : arena.allocateFrom(ValueLayout.JAVA_FLOAT, spec.beta());
+        this.scalars = Scalars.of(spec.computeType().scaleType(), spec.alpha(), spec.beta());
     }
 
     /** {@return the spec this GEMM was prepared for} */
@@ -92,27 +87,44 @@ public final class Gemm {
     /** The library calls, under the stream's lock with the context current (Stream.submitForeign). */
     private void submit(MemorySegment stream) {
         Blas.Workspace w = workspace;
-        int algo = Cublas.CUBLAS_GEMM_DEFAULT();
         // Safety: the views were checked against the spec (types, the bytes the shape, leading
         // dimensions and strides reach, alignment) and are open buffers of this context listed on
-        // this stream, as is the workspace. The handle's stream and workspace are set and used
-        // under its lock, so no other GEMM rebinds it in between; alpha and beta are host scalars
-        // of the compute type's scale type (the handle's default host pointer mode).
-        synchronized (blas.cublasLock) {
-            calls.cublasBind(blas.cublasHandle(), stream, w.address(), w.bytes());
-            if (spec.batchCount() == 1) {
-                calls.gemmEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(), spec.n(),
-                        spec.k(), alpha, pointerA, spec.inputType().cudaDataType(), (int) spec.effectiveLda(), pointerB,
-                        spec.inputType().cudaDataType(), (int) spec.effectiveLdb(), beta, pointerD,
-                        spec.outputType().cudaDataType(), (int) spec.effectiveLdd(), spec.computeType().code(), algo);
-            } else {
-                calls.gemmStridedBatchedEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(),
-                        spec.n(), spec.k(), alpha, pointerA, spec.inputType().cudaDataType(), (int) spec.effectiveLda(),
-                        spec.effectiveStrideA(), pointerB, spec.inputType().cudaDataType(), (int) spec.effectiveLdb(),
-                        spec.effectiveStrideB(), beta, pointerD, spec.outputType().cudaDataType(),
-                        (int) spec.effectiveLdd(), spec.effectiveStrideD(), spec.batchCount(), spec.computeType().code(),
-                        algo);
+        // this stream, as is the workspace. The handle's stream and workspace are set (when they
+        // differ from the last GEMM's) and used under its lock, so no other GEMM rebinds it in
+        // between; alpha and beta are host scalars of the compute type's scale type (the handle's
+        // default host pointer mode), their memory kept alive by this Gemm (the fence below:
+        // Scalars).
+        CublasBinding binding = blas.cublasBinding;
+        synchronized (binding) {
+            boolean called = false;
+            try {
+                binding.bind(calls, blas.cublasHandle(), stream, w);
+                gemm();
+                called = true;
+            } finally {
+                if (!called) {
+                    binding.forget(); // whatever failed may have left the handle bound otherwise
+                }
+                Reference.reachabilityFence(this);
             }
+        }
+    }
+
+    /** The GEMM itself, on the bound handle (see {@link #submit} for why each argument is valid). */
+    private void gemm() {
+        int algo = Cublas.CUBLAS_GEMM_DEFAULT();
+        if (spec.batchCount() == 1) {
+            calls.gemmEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(), spec.n(), spec.k(),
+                    scalars.alpha(), pointerA, spec.inputType().cudaDataType(), (int) spec.effectiveLda(), pointerB,
+                    spec.inputType().cudaDataType(), (int) spec.effectiveLdb(), scalars.beta(), pointerD,
+                    spec.outputType().cudaDataType(), (int) spec.effectiveLdd(), spec.computeType().code(), algo);
+        } else {
+            calls.gemmStridedBatchedEx(blas.cublasHandle(), spec.transA().code(), spec.transB().code(), spec.m(),
+                    spec.n(), spec.k(), scalars.alpha(), pointerA, spec.inputType().cudaDataType(),
+                    (int) spec.effectiveLda(), spec.effectiveStrideA(), pointerB, spec.inputType().cudaDataType(),
+                    (int) spec.effectiveLdb(), spec.effectiveStrideB(), scalars.beta(), pointerD,
+                    spec.outputType().cudaDataType(), (int) spec.effectiveLdd(), spec.effectiveStrideD(),
+                    spec.batchCount(), spec.computeType().code(), algo);
         }
     }
 

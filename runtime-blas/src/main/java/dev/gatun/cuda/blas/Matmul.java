@@ -8,6 +8,7 @@ import dev.gatun.cuda.blas.internal.bindings.cublaslt.CublasLt;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 
 /**
@@ -36,8 +37,7 @@ public final class Matmul implements AutoCloseable {
     private final MemorySegment aLayout;
     private final MemorySegment bLayout;
     private final MemorySegment dLayout;
-    private final MemorySegment alpha;
-    private final MemorySegment beta;
+    private final Scalars scalars;
     /** The bias pointer attribute's value, set only when the bias's address changes. */
     private final MemorySegment biasPointer;
     private long biasAddress;
@@ -68,8 +68,7 @@ public final class Matmul implements AutoCloseable {
             a = layout(spec.inputType(), spec.rowsA(), spec.colsA(), spec.effectiveLda(), spec.effectiveStrideA());
             b = layout(spec.inputType(), spec.rowsB(), spec.colsB(), spec.effectiveLdb(), spec.effectiveStrideB());
             d = layout(spec.outputType(), spec.m(), spec.n(), spec.effectiveLdd(), spec.effectiveStrideD());
-            this.alpha = scalar(scale, spec.alpha());
-            this.beta = scalar(scale, spec.beta());
+            this.scalars = Scalars.of(scale, spec.alpha(), spec.beta());
             this.biasPointer = arena.allocate(ValueLayout.ADDRESS);
             this.algorithm = algorithm(made, a, b, d);
         } catch (RuntimeException e) {
@@ -86,11 +85,6 @@ public final class Matmul implements AutoCloseable {
 
     private MemorySegment i32(int value) {
         return arena.allocateFrom(ValueLayout.JAVA_INT, value);
-    }
-
-    private MemorySegment scalar(BlasType type, float value) {
-        return type == BlasType.F16 ? arena.allocateFrom(ValueLayout.JAVA_SHORT, Float.floatToFloat16(value))
-                : arena.allocateFrom(ValueLayout.JAVA_FLOAT, value);
     }
 
     private MemorySegment layout(BlasType type, long rows, long cols, long ld, long stride) {
@@ -227,8 +221,14 @@ public final class Matmul implements AutoCloseable {
         // buffers of this context listed on this stream, as is the workspace, whose size bounds
         // what the algorithm (chosen for at most that size) may use; alpha and beta are host
         // scalars of the descriptor's scale type, read during the call; D is also C (same layout).
-        calls.matmul(blas.ltHandle(), desc, alpha, pointerA, aLayout, pointerB, bLayout, beta, pointerD, dLayout,
-                algorithm.algo(), w.address(), w.bytes(), stream);
+        // Scalars and the algorithm are passed as global-scope views of memory this matmul keeps
+        // alive (the fence): no session is acquired and released around the call.
+        try {
+            calls.matmul(blas.ltHandle(), desc, scalars.alpha(), pointerA, aLayout, pointerB, bLayout, scalars.beta(),
+                    pointerD, dLayout, algorithm.algo(), w.address(), w.bytes(), stream);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     private void checkOpen() {

@@ -10,15 +10,22 @@ import java.lang.foreign.MemorySegment;
  * collector's ({@code Arena.ofAuto()}): plans of the same shape share it, and none of them can
  * outlive it.
  *
+ * <p>{@link #algo} is a segment of the global scope over the result's {@code algo} member, for the
+ * warm call: a downcall acquires and releases an automatic arena's session around the call (two
+ * atomic updates), not the global one's. Safety: nothing keeps the result alive through the view,
+ * so a matmul keeps itself, and with it this record and {@link #result}, reachable until its call
+ * returned ({@code Reference.reachabilityFence}).
+ *
  * @param result the {@code cublasLtMatmulHeuristicResult_t}
- * @param algo its {@code algo} member
+ * @param algo its {@code algo} member, as a segment of the global scope
  * @param workspaceBytes the workspace the algorithm needs
  */
 record MatmulAlgorithm(MemorySegment result, MemorySegment algo, long workspaceBytes) {
 
     static MatmulAlgorithm allocate() {
         MemorySegment result = cublasLtMatmulHeuristicResult_t.allocate(Arena.ofAuto());
-        return new MatmulAlgorithm(result, cublasLtMatmulHeuristicResult_t.algo(result), 0);
+        MemorySegment algo = cublasLtMatmulHeuristicResult_t.algo(result);
+        return new MatmulAlgorithm(result, MemorySegment.ofAddress(algo.address()).reinterpret(algo.byteSize()), 0);
     }
 
     /** {@return this result with the workspace size the heuristic wrote} */

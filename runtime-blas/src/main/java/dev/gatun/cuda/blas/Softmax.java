@@ -5,9 +5,8 @@ import dev.gatun.cuda.ForeignWork;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.blas.internal.api.BlasCalls;
 import dev.gatun.cuda.blas.internal.bindings.cudnn.Cudnn;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 
 /**
  * A cuDNN softmax forward prepared for one {@link SoftmaxSpec} ({@link Blas#softmax}):
@@ -22,8 +21,7 @@ public final class Softmax implements AutoCloseable {
     private final SoftmaxSpec spec;
     private final MemorySegment handle;
     private final MemorySegment tensor;
-    private final MemorySegment alpha;
-    private final MemorySegment beta;
+    private final Scalars scalars;
     private final Operands operands = new Operands(2);
     private final ForeignWork work = this::submit;
     private MemorySegment pointerX;
@@ -37,9 +35,7 @@ public final class Softmax implements AutoCloseable {
         this.handle = blas.cudnnHandle();
         this.tensor = calls.tensor4d(Cudnn.CUDNN_TENSOR_NCHW(), spec.type().cudnnDataType(), spec.n(), spec.c(),
                 spec.h(), spec.w());
-        Arena arena = Arena.ofAuto(); // cuDNN's scales are floats for half, bfloat16 and float data
-        this.alpha = arena.allocateFrom(ValueLayout.JAVA_FLOAT, 1f);
-        this.beta = arena.allocateFrom(ValueLayout.JAVA_FLOAT, 0f);
+        this.scalars = Scalars.of(BlasType.F32, 1f, 0f); // cuDNN's scales are floats for half, bfloat16 and float data
     }
 
     /** {@return the spec this softmax was prepared for} */
@@ -78,10 +74,15 @@ public final class Softmax implements AutoCloseable {
         int mode = spec.mode() == SoftmaxSpec.Mode.INSTANCE ? Cudnn.CUDNN_SOFTMAX_MODE_INSTANCE()
                 : Cudnn.CUDNN_SOFTMAX_MODE_CHANNEL();
         // Safety: the descriptor is live and describes both views, checked against the spec and
-        // listed on this stream; the handle's stream is set and used under its lock.
+        // listed on this stream; the handle's stream is set and used under its lock; the scalars'
+        // memory is kept alive by this softmax (the fence: Scalars).
         synchronized (blas.cudnnLock) {
-            calls.cudnnBind(handle, stream);
-            calls.softmax(handle, algo, mode, alpha, tensor, pointerX, beta, tensor, pointerY);
+            try {
+                calls.cudnnBind(handle, stream);
+                calls.softmax(handle, algo, mode, scalars.alpha(), tensor, pointerX, scalars.beta(), tensor, pointerY);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
     }
 

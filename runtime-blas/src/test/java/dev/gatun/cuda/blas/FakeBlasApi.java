@@ -31,12 +31,16 @@ final class FakeBlasApi implements BlasApi {
     /** Thrown by every version read when set: the library could not be loaded. */
     CudaUnavailableException unavailable;
     long algorithmWorkspaceBytes = 1 << 20;
+    /** The simulated driver call each GEMM and softmax makes in place of the library's kernels. */
+    static final String KERNEL = "cuMemsetD32Async";
 
     private final DriverApi gpu;
     private final Map<String, Integer> calls = new HashMap<>();
     private final Map<String, Object[]> lastArguments = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     private final Set<Long> live = new HashSet<>();
+    /** The functions of a GEMM or softmax called with a segment argument of an arena's scope (not the global one). */
+    private final Set<String> scoped = new HashSet<>();
     private long nextHandle = 0x1000;
     private volatile Pause pause;
 
@@ -100,6 +104,28 @@ final class FakeBlasApi implements BlasApi {
     synchronized int liveObjects() {
         return live.size();
     }
+
+    /**
+     * {@return the functions called so far with a segment argument not of the global scope: a
+     * downcall acquires and releases such a segment's arena session around the call (two atomic
+     * updates each), which the warm path avoids}
+     */
+    synchronized Set<String> calledWithArenaSegments() {
+        return Set.copyOf(scoped);
+    }
+
+    private void noteScopes(String function, MemorySegment... arguments) {
+        for (MemorySegment m : arguments) {
+            if (!m.scope().equals(GLOBAL)) {
+                synchronized (this) {
+                    scoped.add(function);
+                }
+                return;
+            }
+        }
+    }
+
+    private static final MemorySegment.Scope GLOBAL = MemorySegment.NULL.scope();
 
     private int call(String function, Object... arguments) {
         Pause p;
@@ -265,6 +291,8 @@ final class FakeBlasApi implements BlasApi {
             MemorySegment a, MemorySegment aDesc, MemorySegment b, MemorySegment bDesc, MemorySegment beta,
             MemorySegment c, MemorySegment cDesc, MemorySegment d, MemorySegment dDesc, MemorySegment algo,
             MemorySegment workspace, long workspaceSizeInBytes, MemorySegment stream) {
+        noteScopes("cublasLtMatmul", lightHandle, computeDesc, alpha, a, aDesc, b, bDesc, beta, c, cDesc, d, dDesc, algo,
+                workspace, stream);
         return runs(call("cublasLtMatmul", a.address(), b.address(), c.address(), d.address(), workspace.address(),
                 workspaceSizeInBytes, stream.address()), d, stream);
     }
@@ -289,11 +317,13 @@ final class FakeBlasApi implements BlasApi {
 
     @Override
     public int cublasSetStream_v2(MemorySegment handle, MemorySegment stream) {
+        noteScopes("cublasSetStream_v2", handle, stream);
         return call("cublasSetStream_v2", handle.address(), stream.address());
     }
 
     @Override
     public int cublasSetWorkspace_v2(MemorySegment handle, MemorySegment workspace, long workspaceSizeInBytes) {
+        noteScopes("cublasSetWorkspace_v2", handle, workspace);
         return call("cublasSetWorkspace_v2", handle.address(), workspace.address(), workspaceSizeInBytes);
     }
 
@@ -301,6 +331,7 @@ final class FakeBlasApi implements BlasApi {
     public int cublasGemmEx(MemorySegment handle, int transa, int transb, int m, int n, int k, MemorySegment alpha,
             MemorySegment a, int aType, int lda, MemorySegment b, int bType, int ldb, MemorySegment beta,
             MemorySegment c, int cType, int ldc, int computeType, int algo) {
+        noteScopes("cublasGemmEx", handle, alpha, a, b, beta, c);
         return runs(call("cublasGemmEx", transa, transb, m, n, k, a.address(), aType, lda, b.address(), bType, ldb,
                 c.address(), cType, ldc, computeType, alpha.get(ValueLayout.JAVA_FLOAT, 0)), c, current(handle));
     }
@@ -310,6 +341,7 @@ final class FakeBlasApi implements BlasApi {
             MemorySegment alpha, MemorySegment a, int aType, int lda, long strideA, MemorySegment b, int bType, int ldb,
             long strideB, MemorySegment beta, MemorySegment c, int cType, int ldc, long strideC, int batchCount,
             int computeType, int algo) {
+        noteScopes("cublasGemmStridedBatchedEx", handle, alpha, a, b, beta, c);
         return runs(call("cublasGemmStridedBatchedEx", transa, transb, m, n, k, lda, strideA, ldb, strideB, ldc, strideC,
                 batchCount, computeType), c, current(handle));
     }
@@ -344,6 +376,7 @@ final class FakeBlasApi implements BlasApi {
 
     @Override
     public int cudnnSetStream(MemorySegment handle, MemorySegment stream) {
+        noteScopes("cudnnSetStream", handle, stream);
         return call("cudnnSetStream", handle.address(), stream.address());
     }
 
@@ -366,6 +399,7 @@ final class FakeBlasApi implements BlasApi {
     @Override
     public int cudnnSoftmaxForward(MemorySegment handle, int algo, int mode, MemorySegment alpha, MemorySegment xDesc,
             MemorySegment x, MemorySegment beta, MemorySegment yDesc, MemorySegment y) {
+        noteScopes("cudnnSoftmaxForward", handle, alpha, xDesc, x, beta, yDesc, y);
         return runs(call("cudnnSoftmaxForward", algo, mode, x.address(), y.address()), y,
                 MemorySegment.ofAddress((Long) last("cudnnSetStream")[1]));
     }
