@@ -17,8 +17,9 @@ import java.lang.ref.Reference;
  * GEMM of the context left it bound to others) and calls, under the handle's lock, inside one
  * {@link Stream#submitForeign}: no allocation on the host or the device once warm, so it can be
  * captured. A warm GEMM on the stream the handle is bound to is one {@code cublasGemmEx}. Holds
- * no native resource (alpha and beta are the garbage collector's memory). Not thread-safe: one
- * thread runs it at a time.
+ * no native resource (alpha and beta are the garbage collector's memory). Runs from several
+ * threads are serialized: its operand slots are its own (two runs at once would pass each other's
+ * pointers, listed on the other's stream only).
  */
 public final class Gemm {
 
@@ -64,7 +65,7 @@ public final class Gemm {
      * @throws IllegalArgumentException when a view's type, size or alignment does not fit the spec
      * @throws BlasException when cuBLAS refuses the call
      */
-    public void run(Stream stream, DeviceView a, DeviceView b, DeviceView d) {
+    public synchronized void run(Stream stream, DeviceView a, DeviceView b, DeviceView d) { // see the class comment
         blas.checkOpen();
         GemmSpec.checkView("A", a, spec.inputType(), spec.bytesA());
         GemmSpec.checkView("B", b, spec.inputType(), spec.bytesB());

@@ -18,8 +18,9 @@ import java.util.Arrays;
  *
  * <p>A warm run checks its views, reads the stream's workspace (one map read), and submits one
  * {@code cublasLtMatmul} through {@link Stream#submitForeign}: no heuristic query, no allocation
- * on the host or the device, so it can be captured. Not thread-safe: one thread runs it at a
- * time (prepare one per thread: the algorithm is shared through the context's cache).
+ * on the host or the device, so it can be captured. Runs from several threads are serialized
+ * (its operand slots are its own), and a close waits for a run in progress; to run in parallel,
+ * prepare one per thread (the algorithm is shared through the context's cache).
  */
 public final class Matmul implements AutoCloseable {
 
@@ -180,7 +181,10 @@ public final class Matmul implements AutoCloseable {
         submit(stream, a, b, d, bias);
     }
 
-    private void submit(Stream stream, DeviceView a, DeviceView b, DeviceView d, DeviceView bias) {
+    // Synchronized, as close() is: a run's operand slots are this object's, and its descriptors
+    // must not be destroyed while cuBLASLt reads them (a close racing a run on another thread
+    // would free them under the call: a crash, not an exception).
+    private synchronized void submit(Stream stream, DeviceView a, DeviceView b, DeviceView d, DeviceView bias) {
         checkOpen();
         GemmSpec.checkView("A", a, spec.inputType(), spec.bytesA());
         GemmSpec.checkView("B", b, spec.inputType(), spec.bytesB());
@@ -238,9 +242,12 @@ public final class Matmul implements AutoCloseable {
         blas.checkOpen();
     }
 
-    /** Destroys the descriptors (host objects: work already queued does not need them). Idempotent. */
+    /**
+     * Destroys the descriptors (host objects: work already queued does not need them), after a
+     * run in progress on another thread has queued its work. Idempotent.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

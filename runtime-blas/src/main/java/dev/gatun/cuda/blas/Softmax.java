@@ -12,7 +12,9 @@ import java.lang.ref.Reference;
  * A cuDNN softmax forward prepared for one {@link SoftmaxSpec} ({@link Blas#softmax}):
  * {@code cudnnSoftmaxForward} with one packed NCHW descriptor for x and y. A run binds the
  * context's cuDNN handle to the stream under its lock, inside one {@link Stream#submitForeign};
- * softmax needs no workspace. Not thread-safe: one thread runs it at a time.
+ * softmax needs no workspace. Runs from several threads are serialized (its operand slots are its
+ * own), and a close waits for a run in progress: a descriptor destroyed under cuDNN's call would
+ * be a crash, not an exception.
  */
 public final class Softmax implements AutoCloseable {
 
@@ -52,7 +54,7 @@ public final class Softmax implements AutoCloseable {
      * @throws IllegalArgumentException when a view's type, size or alignment does not fit
      * @throws BlasException when cuDNN refuses the call
      */
-    public void run(Stream stream, DeviceView x, DeviceView y) {
+    public synchronized void run(Stream stream, DeviceView x, DeviceView y) { // see the class comment
         if (closed) {
             throw new IllegalStateException("this softmax is closed");
         }
@@ -86,9 +88,9 @@ public final class Softmax implements AutoCloseable {
         }
     }
 
-    /** Destroys the descriptor. Idempotent. */
+    /** Destroys the descriptor, after a run in progress on another thread has queued its work. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (!closed) {
             closed = true;
             calls.tensorDestroy(tensor);

@@ -231,4 +231,70 @@ class BlasSubmissionTest {
         }
         w.close();
     }
+    /**
+     * A matmul closed on one thread while another runs it: T1 is held inside its
+     * {@code cublasLtMatmul}; T2's close must wait (asserted: it is seen waiting, and no
+     * descriptor was destroyed while cuBLASLt had them), and destroys them once T1's call
+     * returned. Without the matmul's lock the close destroys them under the call.
+     */
+    @Test
+    void aMatmulClosedWhileAnotherThreadRunsItDestroysItsDescriptorsAfterTheCall() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream()) {
+            blas.prepare(s);
+            Matmul m = blas.matmul(spec);
+            FakeBlasApi.Pause inMatmul = w.fake.pauseIn("cublasLtMatmul");
+            Background<Void> t1 = Background.run("T1", () -> m.run(s, a, b, d));
+            inMatmul.awaitArrival();
+            Background<Void> t2 = Background.run("T2", m::close);
+            assertFalse(t2.awaitFinishedOrWaiting(), "T2's close finished while T1 was inside cublasLtMatmul");
+            assertEquals(0, w.fake.calls("cublasLtMatmulDescDestroy"), "a descriptor destroyed under the call");
+            assertEquals(0, w.fake.calls("cublasLtMatrixLayoutDestroy"), "a layout destroyed under the call");
+            inMatmul.release();
+            assertNull(t1.joinFailure());
+            assertNull(t2.joinFailure());
+            assertEquals(1, w.fake.calls("cublasLtMatmulDescDestroy"));
+            assertEquals(3, w.fake.calls("cublasLtMatrixLayoutDestroy"));
+            assertThrows(IllegalStateException.class, () -> m.run(s, a, b, d), "a closed matmul ran");
+        }
+        w.close();
+    }
+
+    /**
+     * One GEMM run from two threads on two streams: T1 is held inside the {@code cublasSetStream}
+     * of its first run, its operands already set; T2's run of the same GEMM must not replace them
+     * (they are the GEMM's slots), so T1's GEMM writes T1's D (the simulated library writes D's
+     * first word). Without the GEMM's lock T2 set its D into the slots and T1's call wrote it.
+     */
+    @Test
+    void oneGemmRunFromTwoThreadsKeepsEachRunsOperands() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d1 = d();
+        DeviceView d2 = d();
+        try (Stream s1 = w.ctx.createStream(); Stream s2 = w.ctx.createStream()) {
+            blas.prepare(s1);
+            blas.prepare(s2);
+            d1.buffer().asInts().slice(0, 1).copyFrom(new int[] {0});
+            d2.buffer().asInts().slice(0, 1).copyFrom(new int[] {0});
+            Gemm gemm = blas.gemm(spec);
+            FakeBlasApi.Pause inBind = w.fake.pauseIn("cublasSetStream_v2");
+            Background<Void> t1 = Background.run("T1", () -> gemm.run(s1, a, b, d1));
+            inBind.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> gemm.run(s2, a, b, d2));
+            assertFalse(t2.awaitFinishedOrWaiting(), "T2's run finished while T1's was binding the handle");
+            inBind.release();
+            assertNull(t1.joinFailure());
+            assertNull(t2.joinFailure());
+            assertEquals(2, w.fake.calls("cublasGemmEx"));
+            int[] first = new int[1];
+            d1.buffer().asInts().slice(0, 1).copyTo(first);
+            assertEquals(0x3f800000, first[0], "T1's GEMM did not write T1's D");
+        }
+        w.close();
+    }
 }
