@@ -182,6 +182,40 @@ class DriverCallsPerOperationTest {
         assertEquals(Map.of("cuStreamSynchronize", 1), sim.faults.callsOf(stream::synchronize));
     }
 
+    /** The alloc_stream_ordered twin's operation, whole: C's two calls, nothing between them. */
+    @Test
+    void aWarmedStreamOrderedAllocateAndCloseAreOneCuMemAllocAsyncAndOneCuMemFreeAsync() {
+        stream.allocate(1 << 20).close();
+        assertEquals(Map.of("cuMemAllocAsync", 1, "cuMemFreeAsync", 1),
+                sim.faults.callsOf(() -> stream.allocate(1 << 20).close()));
+    }
+
+    /**
+     * The alloc_unpooled twin's operation (Gatun's device pool off): C's cuMemAlloc and cuMemFree,
+     * each after a cuCtxGetCurrent that C does not make (Checked.current and currentForRaw make
+     * the context current on the calling carrier; see runtime-bench/README.md, "Where each row's
+     * time above C goes"). A change that removes them, or adds a call, changes this count.
+     */
+    @Test
+    void aWarmedUnpooledAllocateAndCloseAreCuMemAllocAndCuMemFreeEachAfterACurrentContextCheck() {
+        Simulated unpooled = new Simulated();
+        CudaContext off = unpooled.cuda.device(0).context(ContextOptions.defaults()
+                .withDevicePool(new DevicePoolOptions(0, false)));
+        off.allocate(1 << 20).close();
+        assertEquals(Map.of("cuCtxGetCurrent", 2, "cuMemAlloc_v2", 1, "cuMemFree_v2", 1),
+                unpooled.faults.callsOf(() -> off.allocate(1 << 20).close()));
+    }
+
+    /** The alloc_from_pool twin's pool keeps what is freed (release threshold: all of it); the same two calls. */
+    @Test
+    void aWarmedAllocateAndCloseFromAPoolThatKeepsItsMemoryAreOneAllocFromPoolAndOneFree() {
+        try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults().withReleaseThresholdBytes(Long.MAX_VALUE))) {
+            pool.allocate(stream, 1 << 20).close();
+            assertEquals(Map.of("cuMemAllocFromPoolAsync", 1, "cuMemFreeAsync", 1),
+                    sim.faults.callsOf(() -> pool.allocate(stream, 1 << 20).close()));
+        }
+    }
+
     @Test
     void aWarmedPoolAllocateAndCloseAreOneAllocFromPoolAndOneFree() {
         try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {

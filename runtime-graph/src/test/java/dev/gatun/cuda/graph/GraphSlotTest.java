@@ -15,6 +15,7 @@ import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.graph.SimulatedGraphs.Op;
 import dev.gatun.cuda.testing.LogCapture;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -57,6 +58,20 @@ class GraphSlotTest {
 
     private long liveExecutableOwners() {
         return gpu.ctx.diagnostics().liveOwners(OwnerKind.GRAPH_EXEC);
+    }
+
+    /**
+     * The replay_1 / issue_replay twin's operation: C's one cuGraphLaunch. (What the slot adds
+     * above it, two atomic updates of its launch count and two of its counters, makes no driver
+     * call: runtime-bench/README.md, "Where each row's time above C goes".)
+     */
+    @Test
+    void aWarmedReplayOfOneSegmentIsOneCuGraphLaunch() {
+        capture(slot, 1, 10);
+        slot.replay(stream());
+        assertEquals(List.of(10), gpu.takeLaunches());
+        assertEquals(Map.of("cuGraphLaunch", 1), gpu.sim.faults.callsOf(() -> slot.replay(stream())));
+        assertEquals(List.of(10), gpu.takeLaunches());
     }
 
     @Test
