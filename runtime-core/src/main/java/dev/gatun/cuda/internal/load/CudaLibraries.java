@@ -31,13 +31,7 @@ public final class CudaLibraries {
      * location, then the dynamic loader; sonames of CUDA 13, then 12, then the unversioned link.
      */
     public static LibrarySpec nvrtc(UnaryOperator<String> environment) {
-        List<LibrarySpec.Step> steps = new ArrayList<>();
-        for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
-            String home = environment.apply(variable);
-            if (home != null && !home.isBlank()) {
-                steps.add(LibrarySpec.Step.directory(home.trim() + "/lib64"));
-            }
-        }
+        List<LibrarySpec.Step> steps = new ArrayList<>(LibrarySpec.Step.inToolkitHomes(environment, "lib64"));
         steps.add(LibrarySpec.Step.directory("/usr/local/cuda/lib64"));
         steps.add(LibrarySpec.Step.dynamicLoader());
         return new LibrarySpec("NVRTC", "NVRTC", "gatun.nvrtc", "GATUN_NVRTC",

@@ -1,6 +1,8 @@
 package dev.gatun.cuda.internal.load;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * Where to look for one native library, in order: an explicit override (system property, then
@@ -34,6 +36,25 @@ public record LibrarySpec(String displayName, String definiteName, String proper
 
         public static Step dynamicLoader() {
             return DYNAMIC_LOADER;
+        }
+
+        /**
+         * The directories {@code below} (e.g. {@code "lib64"}) each toolkit named by
+         * {@code CUDA_HOME}, then by {@code CUDA_PATH}, as {@code environment} reads them; an
+         * unset or blank variable names none. For every library of the toolkit (NVRTC, cuBLAS,
+         * cuDNN's neighbours, CUPTI).
+         */
+        public static List<Step> inToolkitHomes(UnaryOperator<String> environment, String... below) {
+            List<Step> steps = new ArrayList<>();
+            for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
+                String home = environment.apply(variable);
+                if (home != null && !home.isBlank()) {
+                    for (String directory : below) {
+                        steps.add(directory(home.trim() + "/" + directory));
+                    }
+                }
+            }
+            return steps;
         }
 
         public boolean isDynamicLoader() {

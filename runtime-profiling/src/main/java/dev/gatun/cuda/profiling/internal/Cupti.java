@@ -41,14 +41,8 @@ public final class Cupti {
     private static final Object STATE = SystemLibraries.open(LibrarySearch.ofProcess(), spec());
 
     private static LibrarySpec spec() {
-        List<LibrarySpec.Step> steps = new ArrayList<>();
-        for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
-            String home = System.getenv(variable);
-            if (home != null && !home.isBlank()) {
-                steps.add(LibrarySpec.Step.directory(home.strip() + "/lib64"));
-                steps.add(LibrarySpec.Step.directory(home.strip() + "/extras/CUPTI/lib64"));
-            }
-        }
+        List<LibrarySpec.Step> steps = new ArrayList<>(
+                LibrarySpec.Step.inToolkitHomes(System::getenv, "lib64", "extras/CUPTI/lib64"));
         steps.add(LibrarySpec.Step.directory("/usr/local/cuda/lib64"));
         steps.add(LibrarySpec.Step.directory("/usr/local/cuda/extras/CUPTI/lib64"));
         steps.add(LibrarySpec.Step.dynamicLoader());

@@ -45,13 +45,7 @@ public final class BlasLibrarySpecs {
     }
 
     private static List<LibrarySpec.Step> toolkitSteps(UnaryOperator<String> environment) {
-        List<LibrarySpec.Step> steps = new ArrayList<>();
-        for (String variable : List.of("CUDA_HOME", "CUDA_PATH")) {
-            String home = environment.apply(variable);
-            if (home != null && !home.isBlank()) {
-                steps.add(LibrarySpec.Step.directory(home.trim() + "/lib64"));
-            }
-        }
+        List<LibrarySpec.Step> steps = new ArrayList<>(LibrarySpec.Step.inToolkitHomes(environment, "lib64"));
         steps.add(LibrarySpec.Step.directory("/usr/local/cuda/lib64"));
         steps.add(LibrarySpec.Step.directory("/usr/local/cuda/targets/x86_64-linux/lib"));
         steps.add(LibrarySpec.Step.directory("/usr/lib/x86_64-linux-gnu"));
