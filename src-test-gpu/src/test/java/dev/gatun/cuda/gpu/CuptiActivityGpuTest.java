@@ -86,6 +86,12 @@ class CuptiActivityGpuTest {
                         KernelArg.i64(cycles[0]), KernelArg.i32(N));
                 s.synchronize();
                 for (long c : cycles) {
+                    // A one-block spin of ~2 ms first keeps the GPU busy while the host queues the
+                    // fill, the events and the timed kernel: with the GPU idle, the host's work for
+                    // the launch fell between the events (on the H100, after the warm-up, the first
+                    // timed kernel's events spanned 0.53 ms around CUPTI's 0.25 ms kernel).
+                    spin.launch(s, LaunchConfig.of(1, 64), KernelArg.pointer(out), KernelArg.pointer(in),
+                            KernelArg.i64(2L * clockKhz), KernelArg.i32(64));
                     s.fill(out.asInts(), 0x7FC0DEAD); // poisoned: an unwritten element shows
                     before.record(s);
                     spin.launch(s, LaunchConfig.of(N / 64, 64), KernelArg.pointer(out), KernelArg.pointer(in),
@@ -114,15 +120,18 @@ class CuptiActivityGpuTest {
                 }
                 gpu.flush();
                 graphKernels = 2;
-                assertTrue(gpu.kernels() >= WARM_UP + cycles.length + graphKernels, "kernels seen: " + gpu.kernels());
+                assertTrue(gpu.kernels() >= WARM_UP + 2L * cycles.length + graphKernels, "kernels seen: " + gpu.kernels());
             }
             recording.stop();
             recording.dump(file);
         }
         List<RecordedEvent> events = RecordingFile.readAllEvents(file);
-        List<RecordedEvent> kernels = events.stream().filter(e -> e.getEventType().getName().equals("dev.gatun.GpuKernel"))
+        List<RecordedEvent> spins = events.stream().filter(e -> e.getEventType().getName().equals("dev.gatun.GpuKernel"))
                 .filter(e -> e.getString("name").equals("cupti_spin"))
                 .sorted((a, b) -> Long.compare(a.getLong("gpuStart"), b.getLong("gpuStart"))).toList();
+        List<RecordedEvent> blockers = spins.stream().filter(e -> e.getString("grid").equals("1x1x1")).toList();
+        assertEquals(cycles.length, blockers.size(), "GpuKernel events of the one-block spins: " + blockers);
+        List<RecordedEvent> kernels = spins.stream().filter(e -> !e.getString("grid").equals("1x1x1")).toList();
         assertEquals(WARM_UP + cycles.length + graphKernels, kernels.size(), "GpuKernel events of cupti_spin: " + kernels);
         kernels = kernels.subList(WARM_UP, kernels.size());
         StringBuilder summary = new StringBuilder("CUPTI kernel durations vs timing events (ms):");
