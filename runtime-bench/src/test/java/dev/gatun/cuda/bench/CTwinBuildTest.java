@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gatun.cuda.CudaUnavailableException;
-import dev.gatun.cuda.blas.internal.load.BlasLibrary;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -60,7 +58,7 @@ class CTwinBuildTest {
 
     @Test
     void aGemmRowWhereCublasIsMissingPrintsSkipAndExitsZero() throws Exception {
-        assumeCublasMissing();
+        TwinTest.assumeCublasMissing();
         Path twins = dir.resolve("twins");
         Path stubs = driverStub();
         assertEquals("", gcc(flags("-O2", "-o", twins.toString(), "-I" + cudaInclude(), "-I" + cublasInclude(),
@@ -112,7 +110,7 @@ class CTwinBuildTest {
 
     @Test
     void theSameProcessRunnerReportsTheCTwinsSkipOnceAndRunsNothingElseOfTheRow() throws Exception {
-        assumeCublasMissing();
+        TwinTest.assumeCublasMissing();
         Path library = dir.resolve("libtwins.so");
         Path stubs = driverStub();
         assertEquals("", gcc(flags("-O2", "-shared", "-fPIC", "-o", library.toString(), "-I" + cudaInclude(),
@@ -189,17 +187,5 @@ class CTwinBuildTest {
                     Assumptions.abort("no cublasLt.h: pass -Dgatun.test.cublasHeaders=DIR (pip's nvidia-cublas has them)");
                     return null;
                 });
-    }
-
-    /** The skip is what this machine shows only where cuBLAS cannot be loaded (as Gatun's search finds it). */
-    private static void assumeCublasMissing() {
-        boolean loads;
-        try {
-            BlasLibrary.CUBLASLT.open();
-            loads = true;
-        } catch (CudaUnavailableException e) {
-            loads = false;
-        }
-        Assumptions.assumeFalse(loads, "cuBLASLt loads on this machine: the C twin would go on to call the driver");
     }
 }

@@ -223,8 +223,8 @@ class TwinTest {
                 Twin.skip("c", TwinRow.GEMM_64, " cuBLAS missing:\n libcublasLt.so.13   not found\n"));
     }
 
-    /** The GEMM rows' skip is what this machine shows: where cuBLAS loads, those tests do not apply. */
-    private static void assumeCublasMissing() {
+    /** The GEMM rows' skip is what this machine shows: where cuBLAS loads (as Gatun searches for it), those tests do not apply. */
+    static void assumeCublasMissing() {
         boolean loads;
         try {
             BlasLibrary.CUBLASLT.open();
