@@ -24,9 +24,16 @@
  *
  *   gcc -O2 -shared -fPIC -o libtwins.so twins.c -I/usr/local/cuda/include \
  *       -L/usr/local/cuda/lib64/stubs -lcuda
+ *
+ * The GEMM rows (gemm_lt_64, gemm_64) call cuBLASLt and cuBLAS, which are no link dependency:
+ * they are opened with dlopen by those rows alone (add -ldl where the C library lacks dlopen),
+ * and their prototypes come from cublasLt.h when the include path has it. Where the headers or
+ * the libraries are missing, those rows print "SKIP c ROW REASON" (exit status 0; -3 from
+ * gatun_twin_run) and every other row works as before.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,8 +50,15 @@
 #define COPIES 64                    /* TwinRow.COPIES */
 #define COPY_BYTES 4096              /* TwinRow.COPY_BYTES */
 #define COPY_BUFFERS 4               /* TwinRow.COPY_BUFFERS */
+#define GEMM_SIZE 64                 /* TwinRow.GEMM_SIZE: m, n and k */
+#define GEMM_WORKSPACE_BYTES 33554432UL  /* Blas.DEFAULT_WORKSPACE_BYTES, 32 MiB */
+#define HALF_ONE 15360               /* TwinWorkload.HALF_ONE, fp16 1.0 (0x3c00) */
+#define HALF_NAN 32256               /* TwinWorkload.HALF_NAN, fp16 NaN (0x7e00) */
+#define HALF_PRODUCT 21504           /* TwinWorkload.HALF_PRODUCT, fp16 64.0 (0x5400) */
 #define NAN_BITS 0x7fc00000u
 #define ONE_BITS 0x3f800000u         /* 1.0f */
+/* What run_row returns for a row whose library (cuBLAS) is missing: reported as not run. */
+#define SKIPPED 3
 
 #define CHECK(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) fail(#call, r_, __LINE__); } while (0)
 
@@ -339,6 +353,285 @@ static void set_up_round_trip(void) {
     CHECK(cuLaunchKernel(pingpong_fn, 1, 1, 1, 1, 1, 1, 0, answering, args, NULL));
 }
 
+/*
+ * The GEMM rows (issue 38): a 64x64x64 fp16 GEMM (fp16 D, fp32 accumulation, alpha 1, beta 0, D
+ * also C) made exactly as Gatun's warm Matmul.run and Gemm.run make it, every handle, descriptor,
+ * algorithm and binding made once before the loop: in the loop, only cublasLtMatmul, or only
+ * cublasGemmEx. The libraries are opened here, with dlopen, by these rows alone.
+ */
+#if defined(__has_include)
+#if __has_include(<cublasLt.h>)
+#include <cublasLt.h> /* and cublas_api.h, which it includes */
+#define HAVE_CUBLAS 1
+#endif
+#endif
+
+static CUdeviceptr gemm_a, gemm_b, gemm_d, gemm_workspace;
+static int blas_handles; /* whether the row made cuBLAS or cuBLASLt objects, to destroy at its end */
+/* Why cuBLAS could not be loaded (empty: loaded, or not tried). */
+static char blas_missing[1024];
+
+#ifdef HAVE_CUBLAS
+/*
+ * The functions, looked up once per process (dlsym); each pointer has its header's exact type, so
+ * every call below is checked against cuBLAS's own prototype. The libraries stay loaded.
+ */
+static struct {
+    int loaded;
+    __typeof__(&cublasLtGetStatusName) lt_status_name;
+    __typeof__(&cublasLtCreate) lt_create;
+    __typeof__(&cublasLtDestroy) lt_destroy;
+    __typeof__(&cublasLtMatmulDescCreate) desc_create;
+    __typeof__(&cublasLtMatmulDescDestroy) desc_destroy;
+    __typeof__(&cublasLtMatmulDescSetAttribute) desc_set;
+    __typeof__(&cublasLtMatrixLayoutCreate) layout_create;
+    __typeof__(&cublasLtMatrixLayoutDestroy) layout_destroy;
+    __typeof__(&cublasLtMatmulPreferenceCreate) preference_create;
+    __typeof__(&cublasLtMatmulPreferenceDestroy) preference_destroy;
+    __typeof__(&cublasLtMatmulPreferenceSetAttribute) preference_set;
+    __typeof__(&cublasLtMatmulAlgoGetHeuristic) heuristic;
+    __typeof__(&cublasLtMatmul) matmul;
+    __typeof__(&cublasCreate_v2) create;
+    __typeof__(&cublasDestroy_v2) destroy;
+    __typeof__(&cublasSetStream_v2) set_stream;
+    __typeof__(&cublasSetWorkspace_v2) set_workspace;
+    __typeof__(&cublasGemmEx) gemm_ex;
+} blas;
+
+#define BLAS_CHECK(call) do { cublasStatus_t s_ = (call); if (s_ != CUBLAS_STATUS_SUCCESS) blas_fail(#call, s_, __LINE__); } while (0)
+
+static void blas_fail(const char *call, cublasStatus_t status, int line) {
+    fprintf(stderr, "twins.c:%d: %s failed: %s (%d)\n", line, call, blas.lt_status_name(status), (int) status);
+    exit(1);
+}
+
+/*
+ * Opens `soname` as Gatun's search does: the copy this process already mapped (Gatun's, when the
+ * Java twin ran first), else $CUDA_HOME/lib64, /usr/local/cuda/lib64, the toolkit's target
+ * directory, then the dynamic loader's search. NULL, with every attempt in blas_missing, when none opens.
+ */
+static void *open_library(const char *soname) {
+    void *library = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+    if (library != NULL) {
+        return library;
+    }
+    const char *home = getenv("CUDA_HOME");
+    const char *directories[] = {home != NULL && *home != '\0' ? home : "/usr/local/cuda", "/usr/local/cuda",
+        "/usr/local/cuda/targets/x86_64-linux"};
+    char path[512];
+    for (size_t d = 0; d < sizeof directories / sizeof directories[0]; d++) {
+        snprintf(path, sizeof path, "%s/%s/%s", directories[d], d == 2 ? "lib" : "lib64", soname);
+        if ((library = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+            return library;
+        }
+    }
+    if ((library = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        return library;
+    }
+    const char *why = dlerror();
+    snprintf(blas_missing, sizeof blas_missing, "%s not found in %s/lib64, /usr/local/cuda/lib64, "
+            "/usr/local/cuda/targets/x86_64-linux/lib or the loader's path (%s)", soname, directories[0],
+            why != NULL ? why : "no reason given");
+    return NULL;
+}
+
+/* dlsym into a typed pointer; records the first missing symbol in blas_missing. */
+#define FIND(library, field, symbol) \
+    do { \
+        *(void **) &blas.field = dlsym(library, symbol); \
+        if (blas.field == NULL && blas_missing[0] == '\0') { \
+            snprintf(blas_missing, sizeof blas_missing, "%s lacks %s: not cuBLAS 13", #library, symbol); \
+        } \
+    } while (0)
+
+/* cuBLASLt, then cuBLAS (which imports it), as Gatun loads them; 1 when both are usable. */
+static int load_blas(void) {
+    if (blas.loaded != 0) {
+        return blas.loaded > 0;
+    }
+    blas.loaded = -1;
+    void *lt = open_library("libcublasLt.so.13");
+    void *cublas = lt != NULL ? open_library("libcublas.so.13") : NULL;
+    if (cublas == NULL) {
+        return 0;
+    }
+    FIND(lt, lt_status_name, "cublasLtGetStatusName");
+    FIND(lt, lt_create, "cublasLtCreate");
+    FIND(lt, lt_destroy, "cublasLtDestroy");
+    FIND(lt, desc_create, "cublasLtMatmulDescCreate");
+    FIND(lt, desc_destroy, "cublasLtMatmulDescDestroy");
+    FIND(lt, desc_set, "cublasLtMatmulDescSetAttribute");
+    FIND(lt, layout_create, "cublasLtMatrixLayoutCreate");
+    FIND(lt, layout_destroy, "cublasLtMatrixLayoutDestroy");
+    FIND(lt, preference_create, "cublasLtMatmulPreferenceCreate");
+    FIND(lt, preference_destroy, "cublasLtMatmulPreferenceDestroy");
+    FIND(lt, preference_set, "cublasLtMatmulPreferenceSetAttribute");
+    FIND(lt, heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    FIND(lt, matmul, "cublasLtMatmul");
+    FIND(cublas, create, "cublasCreate_v2");
+    FIND(cublas, destroy, "cublasDestroy_v2");
+    FIND(cublas, set_stream, "cublasSetStream_v2");
+    FIND(cublas, set_workspace, "cublasSetWorkspace_v2");
+    FIND(cublas, gemm_ex, "cublasGemmEx");
+    if (blas_missing[0] != '\0') {
+        return 0;
+    }
+    blas.loaded = 1;
+    return 1;
+}
+
+static cublasLtHandle_t lt_handle;
+static cublasLtMatmulDesc_t lt_desc;
+static cublasLtMatrixLayout_t lt_layout_a, lt_layout_b, lt_layout_d;
+static cublasLtMatmulAlgo_t lt_algo;
+static cublasHandle_t cublas_handle;
+/* Host scalars of the compute type's scale type (fp32), as Gatun passes them. */
+static const float gemm_alpha = 1.0f, gemm_beta = 0.0f;
+/* The device addresses as the libraries take them. */
+static void *gemm_a_ptr, *gemm_b_ptr, *gemm_d_ptr, *gemm_workspace_ptr;
+
+/* The operands, as the Java twin makes them: A and B all 1.0, D poisoned with NaN; the workspace. */
+static void set_up_gemm_operands(void) {
+    size_t elements = (size_t) GEMM_SIZE * GEMM_SIZE;
+    CHECK(cuMemAlloc(&gemm_a, elements * 2));
+    CHECK(cuMemAlloc(&gemm_b, elements * 2));
+    CHECK(cuMemAlloc(&gemm_d, elements * 2));
+    CHECK(cuMemAlloc(&gemm_workspace, GEMM_WORKSPACE_BYTES));
+    CHECK(cuMemsetD16Async(gemm_a, HALF_ONE, elements, stream));
+    CHECK(cuMemsetD16Async(gemm_b, HALF_ONE, elements, stream));
+    CHECK(cuMemsetD16Async(gemm_d, HALF_NAN, elements, stream));
+    gemm_a_ptr = (void *) (uintptr_t) gemm_a;
+    gemm_b_ptr = (void *) (uintptr_t) gemm_b;
+    gemm_d_ptr = (void *) (uintptr_t) gemm_d;
+    gemm_workspace_ptr = (void *) (uintptr_t) gemm_workspace;
+    blas_handles = 1;
+}
+
+static cublasLtMatrixLayout_t gemm_layout(void) {
+    cublasLtMatrixLayout_t layout;
+    BLAS_CHECK(blas.layout_create(&layout, CUDA_R_16F, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE));
+    return layout;
+}
+
+/*
+ * As Gatun's Matmul prepares it: the descriptor (fp32 compute and scale, no transposes, the
+ * default epilogue), one layout per operand, and the heuristic's first algorithm for the 32 MiB
+ * workspace and operands aligned to 16 bytes, asked once.
+ */
+static void set_up_gemm_lt(void) {
+    set_up_gemm_operands();
+    BLAS_CHECK(blas.lt_create(&lt_handle));
+    BLAS_CHECK(blas.desc_create(&lt_desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    int32_t no_transpose = CUBLAS_OP_N, epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    BLAS_CHECK(blas.desc_set(lt_desc, CUBLASLT_MATMUL_DESC_TRANSA, &no_transpose, sizeof no_transpose));
+    BLAS_CHECK(blas.desc_set(lt_desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_transpose, sizeof no_transpose));
+    BLAS_CHECK(blas.desc_set(lt_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+    lt_layout_a = gemm_layout();
+    lt_layout_b = gemm_layout();
+    lt_layout_d = gemm_layout();
+    cublasLtMatmulPreference_t preference;
+    BLAS_CHECK(blas.preference_create(&preference));
+    uint64_t workspace_bytes = GEMM_WORKSPACE_BYTES;
+    BLAS_CHECK(blas.preference_set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+            sizeof workspace_bytes));
+    uint32_t alignment = 16;
+    cublasLtMatmulPreferenceAttributes_t aligned[] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (size_t k = 0; k < sizeof aligned / sizeof aligned[0]; k++) {
+        BLAS_CHECK(blas.preference_set(preference, aligned[k], &alignment, sizeof alignment));
+    }
+    cublasLtMatmulHeuristicResult_t result;
+    int found = 0;
+    BLAS_CHECK(blas.heuristic(lt_handle, lt_desc, lt_layout_a, lt_layout_b, lt_layout_d, lt_layout_d, preference, 1,
+            &result, &found));
+    BLAS_CHECK(blas.preference_destroy(preference));
+    if (found == 0) {
+        fprintf(stderr, "cuBLASLt has no algorithm for a %d^3 fp16 matmul\n", GEMM_SIZE);
+        exit(1);
+    }
+    lt_algo = result.algo;
+}
+
+/* As a warm Gatun Gemm finds it: the context's handle bound to this stream and workspace once. */
+static void set_up_gemm(void) {
+    set_up_gemm_operands();
+    BLAS_CHECK(blas.create(&cublas_handle));
+    BLAS_CHECK(blas.set_stream(cublas_handle, stream));
+    /* After the stream: cublasSetStream resets the handle's workspace to cuBLAS's own. */
+    BLAS_CHECK(blas.set_workspace(cublas_handle, gemm_workspace_ptr, GEMM_WORKSPACE_BYTES));
+}
+
+static void gemm_lt(long i) {
+    (void) i;
+    BLAS_CHECK(blas.matmul(lt_handle, lt_desc, &gemm_alpha, gemm_a_ptr, lt_layout_a, gemm_b_ptr, lt_layout_b,
+            &gemm_beta, gemm_d_ptr, lt_layout_d, gemm_d_ptr, lt_layout_d, &lt_algo, gemm_workspace_ptr,
+            GEMM_WORKSPACE_BYTES, stream));
+}
+
+static void gemm(long i) {
+    (void) i;
+    BLAS_CHECK(blas.gemm_ex(cublas_handle, CUBLAS_OP_N, CUBLAS_OP_N, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE, &gemm_alpha,
+            gemm_a_ptr, CUDA_R_16F, GEMM_SIZE, gemm_b_ptr, CUDA_R_16F, GEMM_SIZE, &gemm_beta, gemm_d_ptr, CUDA_R_16F,
+            GEMM_SIZE, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/* Destroys what set_up_gemm_lt or set_up_gemm made (after the stream drained), each global back to NULL. */
+static void tear_down_blas(void) {
+    if (lt_handle != NULL) {
+        BLAS_CHECK(blas.layout_destroy(lt_layout_a));
+        BLAS_CHECK(blas.layout_destroy(lt_layout_b));
+        BLAS_CHECK(blas.layout_destroy(lt_layout_d));
+        BLAS_CHECK(blas.desc_destroy(lt_desc));
+        BLAS_CHECK(blas.lt_destroy(lt_handle));
+        lt_layout_a = lt_layout_b = lt_layout_d = NULL;
+        lt_desc = NULL;
+        lt_handle = NULL;
+    }
+    if (cublas_handle != NULL) {
+        BLAS_CHECK(blas.destroy(cublas_handle));
+        cublas_handle = NULL;
+    }
+}
+#else
+/* Built without cuBLAS's headers: the GEMM rows are reported as not run. */
+static int load_blas(void) {
+    snprintf(blas_missing, sizeof blas_missing, "twins.c was built without cublasLt.h (not in the include path; "
+            "set CUDA_HOME to a toolkit with cuBLAS)");
+    return 0;
+}
+
+static void set_up_gemm_lt(void) {
+}
+
+static void set_up_gemm(void) {
+}
+
+static void gemm_lt(long i) {
+    (void) i;
+}
+
+static void gemm(long i) {
+    (void) i;
+}
+
+static void tear_down_blas(void) {
+}
+#endif
+
+/* Every element of D is 64.0 after the GEMMs: each wrote all of it (a NaN left means one did not). */
+static int gemm_product_ok(void) {
+    static uint16_t d[GEMM_SIZE * GEMM_SIZE];
+    CHECK(cuMemcpyDtoH(d, gemm_d, sizeof d));
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        if (d[i] != HALF_PRODUCT) {
+            fprintf(stderr, "D[%zu] is fp16 0x%04x after the GEMMs, not 0x%04x (64.0)\n", i, d[i], HALF_PRODUCT);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 struct row {
     const char *id;
     void (*set_up)(void); /* NULL: the common set-up is enough */
@@ -371,7 +664,14 @@ static const struct row rows[] = {
     {"copy_batch_h2d_64x4k", set_up_copies, copy_batch_h2d, 0},
     {"copy_each_d2h_64x4k", set_up_copies, copy_each_d2h, 0},
     {"copy_batch_d2h_64x4k", set_up_copies, copy_batch_d2h, 0},
+    {"gemm_lt_64", set_up_gemm_lt, gemm_lt, 1},
+    {"gemm_64", set_up_gemm, gemm, 1},
 };
+
+/* Whether the row calls cuBLAS (opened only for these rows). */
+static int needs_blas(const struct row *row) {
+    return row->op == gemm_lt || row->op == gemm;
+}
 
 static long long now_ns(void) {
     struct timespec t;
@@ -470,6 +770,10 @@ static const struct row *find_row(const char *id) {
  * or 1 when the check failed (with a line on stderr).
  */
 static int run_row(const struct row *row, long n, const char *ptx, long long *total) {
+    if (needs_blas(row) && !load_blas()) {
+        fprintf(stderr, "%s not run: cuBLAS missing: %s\n", row->id, blas_missing);
+        return SKIPPED;
+    }
     CUdevice device;
     CUcontext context;
     CHECK(cuInit(0));
@@ -525,6 +829,10 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         status = 1;
     }
 
+    if (needs_blas(row) && !gemm_product_ok()) {
+        status = 1;
+    }
+
     if (answering != NULL) {
         /* The kernel holds the words' addresses: they are freed only after it has returned. */
         CHECK(cuStreamSynchronize(answering));
@@ -555,6 +863,10 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
         pinned = NULL;
     }
     CHECK(cuStreamSynchronize(stream));
+    if (blas_handles) {
+        tear_down_blas(); /* before the workspace is freed below: cuBLAS's handle names it */
+        blas_handles = 0;
+    }
     if (mapped != NULL) {
         CHECK(cuMemFreeHost(mapped));
         mapped = NULL;
@@ -571,7 +883,7 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
             copy_pinned[b] = NULL;
         }
     }
-    CUdeviceptr *buffers[] = {&in_buf, &out_buf, &device_buf, &word};
+    CUdeviceptr *buffers[] = {&in_buf, &out_buf, &device_buf, &word, &gemm_a, &gemm_b, &gemm_d, &gemm_workspace};
     for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; b++) {
         if (*buffers[b] != 0) {
             CHECK(cuMemFree(*buffers[b]));
@@ -590,7 +902,7 @@ static int run_row(const struct row *row, long n, const char *ptx, long long *to
  * The C twin inside another process (built with -shared -fPIC and loaded by the Java twin's
  * SameProcess runner): runs row `id` N times on PTX text `ptx` (NUL-terminated) and returns the
  * timed wall time in nanoseconds; -1 for an unknown row or a bad N, -2 when the row's check
- * failed. A failed driver call still ends the process, with its line on stderr, as in main.
+ * failed, -3 when the row needs cuBLAS and it could not be loaded (the reason on stderr). A failed driver call still ends the process, with its line on stderr, as in main.
  * Running both twins in one process puts them on the same driver and machine state, which
  * differs from one process start to the next.
  */
@@ -600,7 +912,8 @@ long long gatun_twin_run(const char *id, long n, const char *ptx) {
         return -1;
     }
     long long total;
-    return run_row(row, n, ptx, &total) == 0 ? total : -2;
+    int status = run_row(row, n, ptx, &total);
+    return status == 0 ? total : status == SKIPPED ? -3 : -2;
 }
 
 int main(int argc, char **argv) {
@@ -625,6 +938,9 @@ int main(int argc, char **argv) {
     int status = run_row(row, n, ptx, &total);
     if (status == 0) {
         printf("TWIN c %s %ld %lld -\n", row->id, n, total);
+    } else if (status == SKIPPED) {
+        printf("SKIP c %s cuBLAS missing: %s\n", row->id, blas_missing);
+        status = 0;
     }
     free(ptx);
     return status;

@@ -11,6 +11,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -32,6 +33,8 @@ import java.util.TreeSet;
  *                                    Gatun jar run beside them, {@code BASELINE_JAR} of the script;
  *                                    or bare: the row's driver calls as bare FFM downcalls, {@link BareTwin})
  * FAIL impl row round exit_status    a run that failed or timed out
+ * SKIP impl row reason...            a twin that could not run the row on this machine (cuBLAS
+ *                                    missing): a row no twin ran pairs of is "not run: reason"
  * JMH Class.method[:p=v] bytes_per_op score unit   one JMH benchmark under -prof gc
  * COMPILED impl row yes|no detail    whether a Java twin's timed loop was C2's code before the
  *                                    row's reported runs ({@link CompileWatch}); shown under the
@@ -94,6 +97,8 @@ public final class CompareTable {
     /** Per row, then twin: how many checks found its timed loop C2's code, and how many did not. */
     private final Map<TwinRow, Map<String, int[]>> compiled = new EnumMap<>(TwinRow.class);
     private final TreeSet<Integer> rounds = new TreeSet<>();
+    /** Per row, why a twin did not run it ({@code impl: reason}), in the order read. */
+    private final Map<TwinRow, Set<String>> skipped = new EnumMap<>(TwinRow.class);
 
     private CompareTable() {
         for (TwinRow row : TwinRow.values()) {
@@ -140,6 +145,12 @@ public final class CompareTable {
                         table.named.add(TwinRow.byId(f[2]));
                         table.notes.add(f[1] + " twin of " + f[2] + " failed in round " + f[3] + " (exit status " + f[4]
                                 + "); its log names the cause");
+                    }
+                    case "SKIP" -> {
+                        TwinRow row = TwinRow.byId(f[2]);
+                        table.named.add(row);
+                        table.skipped.computeIfAbsent(row, r -> new LinkedHashSet<>())
+                                .add(f[1] + ": " + line.split("\\s+", 4)[3]);
                     }
                     case "JMH" -> table.jmh(f);
                     case "NOTE" -> table.notes.add(line.substring(4).strip());
@@ -262,6 +273,9 @@ public final class CompareTable {
                     : bytes < row.bytesGoal() + BYTES_TOLERANCE ? Verdict.met()
                     : Verdict.missed(Goal.number(bytes) + " B/op"));
         }
+        if (ratios.isEmpty() && r.gatun.isEmpty() && skipped.containsKey(row)) {
+            verdict = Verdict.notRun(String.join("; ", skipped.get(row)));
+        }
         return new Summary(row, Medians.of(r.c.values()), gatun, ratio,
                 ratios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
                 ratios.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), ratios.size(), extraNanos,
@@ -335,7 +349,8 @@ public final class CompareTable {
         sb.append('\n').append("Goals: ").append(counts.getOrDefault(Verdict.State.MET, 0)).append(" met, ")
                 .append(counts.getOrDefault(Verdict.State.MISSED, 0)).append(" missed, ")
                 .append(counts.getOrDefault(Verdict.State.UNDECIDED, 0)).append(" undecided (fewer than ")
-                .append(Goal.MIN_PAIRS).append(" pairs, or no B/op), of ")
+                .append(Goal.MIN_PAIRS).append(" pairs, or no B/op), ")
+                .append(counts.getOrDefault(Verdict.State.NOT_RUN, 0)).append(" not run (a library missing), of ")
                 .append(named.size() - counts.getOrDefault(Verdict.State.NO_GOAL, 0))
                 .append(" rows with a goal");
         if (named.size() < TwinRow.values().length) {
@@ -352,9 +367,15 @@ public final class CompareTable {
                 sb.append('\n');
             });
         }
-        if (!notes.isEmpty()) {
+        List<String> all = new ArrayList<>(notes);
+        skipped.forEach((row, why) -> {
+            if (summary(row).verdict().state() != Verdict.State.NOT_RUN) {
+                why.forEach(w -> all.add("a twin did not run " + row.id() + " (" + w + ")"));
+            }
+        });
+        if (!all.isEmpty()) {
             sb.append("\nNotes:\n");
-            notes.forEach(n -> sb.append("- ").append(n).append('\n'));
+            all.forEach(n -> sb.append("- ").append(n).append('\n'));
         }
         return sb.toString();
     }

@@ -33,6 +33,9 @@ import java.util.List;
  * <pre>
  *     TWIN c|gatun|baseline ROW N TOTAL_NS BYTES|-
  *     FAIL c ROW ROUND STATUS          (the C twin's check failed, or a bad row or N)
+ *     SKIP c|gatun|baseline ROW REASON (that twin cannot run the row here: cuBLAS missing, or a
+ *                                       baseline jar older than the row; printed once, from the
+ *                                       row's first run, after which the row runs without it)
  *     COMPILED gatun|baseline|bare ROW yes|no DETAIL
  *                                       (whether that Java twin's timed loop was C2's code before
  *                                       the row's first reported run; {@link CompileWatch})
@@ -82,6 +85,8 @@ public final class SameProcess {
     static final int SLICED_FROM = 100_000;
     /** Unreported runs more, at most, while a Java twin's timed loop is not yet C2's code. */
     static final int EXTRA_WARM_UPS = 2;
+    /** What {@code gatun_twin_run} returns for a row whose library (cuBLAS) twins.c could not load. */
+    static final long C_SKIPPED = -3;
     /** Where the unreported warm-up runs' lines go. */
     private static final PrintStream DISCARD = new PrintStream(OutputStream.nullOutputStream());
 
@@ -163,7 +168,17 @@ public final class SameProcess {
                 // driver's pool grown. Then each Java twin's timed loop must be C2's code, or
                 // the run measures the JIT's warm-up: up to two more unreported runs while one
                 // is not, and a COMPILED line per twin says what the reported runs ran.
-                twins.runEach(impls, round + j, run, round, DISCARD);
+                List<String> skipped = twins.runEach(impls, round + j, run, round, DISCARD);
+                if (!skipped.isEmpty()) {
+                    // A twin that cannot run the row here (its library missing) is left out of
+                    // it, said once; without C, or without two twins to compare, nothing is.
+                    skipped.forEach(out::println);
+                    impls = impls.stream().filter(i -> skipped.stream().noneMatch(l -> l.startsWith(Twin.SKIP + i + " ")))
+                            .toList();
+                    if (!impls.contains("c") || impls.size() < 2) {
+                        continue;
+                    }
+                }
                 for (int extra = 0; extra < EXTRA_WARM_UPS && !twins.compiled(compiles, impls, job.row(), null); extra++) {
                     twins.runEach(impls, round + j, run, round, DISCARD);
                 }
@@ -212,19 +227,28 @@ public final class SameProcess {
             return all;
         }
 
-        /** One run of each twin of {@code job}, in the order that {@code rotation} picks; their lines go to {@code out}. */
-        void runEach(List<String> impls, int rotation, Job job, int round, PrintStream out) {
+        /**
+         * One run of each twin of {@code job}, in the order that {@code rotation} picks; their
+         * lines go to {@code out}, except SKIP lines, which are returned.
+         */
+        List<String> runEach(List<String> impls, int rotation, Job job, int round, PrintStream out) {
+            List<String> skipped = new ArrayList<>();
             for (int k = 0; k < impls.size(); k++) {
                 String impl = impls.get((rotation + k) % impls.size());
-                out.println(switch (impl) {
+                String line = switch (impl) {
                     case "c" -> runC(c, arena, ptxText, job, round);
-                    case "gatun" -> Twin.measure(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES)
-                            .line(job.row(), job.n());
+                    case "gatun" -> Twin.line(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
                     case "bare" -> runBare(job);
                     default -> runBaseline(baseline, job, ptx);
-                });
-                out.flush();
+                };
+                if (line.startsWith(Twin.SKIP)) {
+                    skipped.add(line);
+                } else {
+                    out.println(line);
+                    out.flush();
+                }
             }
+            return skipped;
         }
     }
 
@@ -251,6 +275,10 @@ public final class SameProcess {
             total = (long) c.invokeExact(arena.allocateFrom(job.row().id()), (long) job.n(), ptxText);
         } catch (Throwable t) {
             throw new IllegalStateException("gatun_twin_run failed", t);
+        }
+        if (total == C_SKIPPED) {
+            return Twin.skip("c", job.row(), "cuBLAS missing: twins.c could not load it, or was built without its headers "
+                    + "(the reason is on stderr, in compare's twins.log)");
         }
         return total >= 0 ? "TWIN c " + job.row().id() + " " + job.n() + " " + total + " -"
                 : "FAIL c " + job.row().id() + " " + round + " " + total;
@@ -279,8 +307,19 @@ public final class SameProcess {
                 throw new IllegalStateException("the baseline twin of " + job.row().id() + " exited with " + status + ": "
                         + error.toString(StandardCharsets.UTF_8));
             }
-        } catch (IllegalAccessException | InvocationTargetException e) {
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof IllegalArgumentException unknown && unknown.getMessage() != null
+                    && unknown.getMessage().startsWith("no benchmark row")) {
+                return Twin.skip("baseline", job.row(), "the baseline jar has no row " + job.row().id());
+            }
             throw new IllegalStateException("the baseline twin of " + job.row().id() + " failed", e);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("the baseline twin of " + job.row().id() + " failed", e);
+        }
+        String skipped = line.toString(StandardCharsets.UTF_8).lines().filter(l -> l.startsWith(Twin.SKIP + "gatun "))
+                .findFirst().orElse(null);
+        if (skipped != null) {
+            return skipped.replaceFirst("^SKIP gatun ", "SKIP baseline ");
         }
         // Only its TWIN line, retagged (the baseline's twin calls itself gatun). A baseline recent
         // enough to check its own loop prints a COMPILED line too, from a watch that began with

@@ -19,7 +19,12 @@ import java.nio.file.Path;
  * <pre>TWIN gatun ROW N TOTAL_NS BYTES</pre>
  *
  * <p>after an unreported run of the same row and a line that says whether the timed loop was
- * C2's code by then ({@link CompileWatch}; {@code COMPILED gatun ROW yes|no DETAIL}).
+ * C2's code by then ({@link CompileWatch}; {@code COMPILED gatun ROW yes|no DETAIL}). A row that
+ * needs a library this machine lacks ({@link TwinRow#needsBlas()}: cuBLAS) prints instead
+ *
+ * <pre>SKIP gatun ROW REASON</pre>
+ *
+ * <p>and the process exits 0: the table reports the row not run, the other rows still run.
  *
  * <p>The method (issue 11): a warm-up of N/2 operations and a stream sync, then N timed
  * operations and one final stream sync; TOTAL_NS is that wall time, so the value of the run is
@@ -43,6 +48,9 @@ import java.nio.file.Path;
 public final class Twin {
 
     static final int WARM_CHUNK = 10;
+
+    /** How a line of a twin that did not run its row begins ({@link #skip}). */
+    static final String SKIP = "SKIP ";
 
     private static final int EXIT_USAGE = 2;
 
@@ -82,7 +90,11 @@ public final class Twin {
         // timed loop is C2's code (or the COMPILED line says it was not).
         try (CompileWatch compiles = new CompileWatch()) {
             CompileWatch.Method loop = CompileWatch.Method.of(Twin.class, "loop");
-            measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+            String first = line(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+            if (first.startsWith(SKIP)) {
+                out.println(first);
+                return 0;
+            }
             CompileWatch.Verdict v = compiles.check(loop);
             for (int extra = 0; extra < SameProcess.EXTRA_WARM_UPS && !v.compiled(); extra++) {
                 measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
@@ -92,6 +104,24 @@ public final class Twin {
         }
         out.println(measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES).line(row, n));
         return 0;
+    }
+
+    /**
+     * The line of one run: {@code TWIN gatun ...} ({@link #measure}), or {@code SKIP gatun ROW
+     * REASON} when the row needs a library that cannot be loaded here (cuBLAS missing, or of
+     * another major version). Any other failure propagates, a missing driver included.
+     */
+    static String line(TwinRow row, int n, Cuda cuda, ModuleImage kernels, long transferBytes) {
+        try {
+            return measure(row, n, cuda, kernels, transferBytes).line(row, n);
+        } catch (TwinWorkload.LibraryMissing e) {
+            return skip("gatun", row, e.getMessage());
+        }
+    }
+
+    /** A {@code SKIP} line: {@code impl} did not run {@code row}, for {@code reason} (one line). */
+    static String skip(String impl, TwinRow row, String reason) {
+        return SKIP + impl + " " + row.id() + " " + reason.strip().replaceAll("\\s+", " ");
     }
 
     /**

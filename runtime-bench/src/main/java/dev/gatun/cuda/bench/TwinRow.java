@@ -80,7 +80,21 @@ public enum TwinRow {
     COPY_EACH_D2H("copy_each_d2h_64x4k", "64 × 4 KiB device-to-pinned-host, one cuMemcpyAsync each", 4_000, true,
             new Goal.RatioAtMost(1.10), 0, "BatchCopyBenchmark.copies:path=download_one_at_a_time"),
     COPY_BATCH_D2H("copy_batch_d2h_64x4k", "64 × 4 KiB device-to-pinned-host, one cuMemcpyBatchAsync", 4_000, true,
-            new Goal.RowRatioAtMost("copy_each_d2h_64x4k", 0.67), 0, "BatchCopyBenchmark.copies:path=download_batched");
+            new Goal.RowRatioAtMost("copy_each_d2h_64x4k", 0.67), 0, "BatchCopyBenchmark.copies:path=download_batched"),
+    /**
+     * Issue 38's host-overhead row, through cuBLASLt: a warm {@code Matmul.run} of a 64×64×64 fp16
+     * GEMM (fp16 out, fp32 accumulation; gatun-blas) / one {@code cublasLtMatmul} with the
+     * descriptors, layouts, workspace and algorithm made once. Timed as the host-issue rows are,
+     * in batches of {@link #BATCH} into an idle stream: a GEMM this small may run on the GPU about
+     * as long as the host takes to issue it, and a loop drained only at its end would then time
+     * the GPU, not the host. Needs cuBLASLt and cuBLAS 13; where either is missing, both twins
+     * report the row not run ({@code SKIP}) instead of failing.
+     */
+    GEMM_LT_64("gemm_lt_64", "64×64×64 fp16 cuBLASLt matmul, host issue cost (batches of 64)", 128_000, true,
+            new Goal.RatioAtMost(1.05), 0, "GemmBenchmark.cublasLtMatmul"),
+    /** The same GEMM through cuBLAS: a warm {@code Gemm.run} / one {@code cublasGemmEx} (handle bound to the stream and workspace once). */
+    GEMM_64("gemm_64", "64×64×64 fp16 cuBLAS cublasGemmEx, host issue cost (batches of 64)", 128_000, true,
+            new Goal.RatioAtMost(1.05), 0, "GemmBenchmark.cublasGemm");
 
     /** {@link #bytesGoal()} of a row without a B/op goal. */
     public static final int NO_BYTES_GOAL = -1;
@@ -111,6 +125,9 @@ public enum TwinRow {
 
     /** Elements of the 4-argument kernel's buffers, and its block size. */
     public static final int FOUR_ELEMENTS = 256;
+
+    /** m, n and k of the GEMM rows' GEMM (fp16 A, B and D, column-major, packed). */
+    public static final int GEMM_SIZE = 64;
 
     private final String id;
     private final String title;
@@ -172,7 +189,12 @@ public enum TwinRow {
 
     /** Whether the row is a host-issue row: batches of {@link #BATCH} timed without a sync inside. */
     public boolean batched() {
-        return this == ISSUE_LAUNCH || this == ISSUE_REPLAY || this == ISSUE_EVENT_RECORD;
+        return this == ISSUE_LAUNCH || this == ISSUE_REPLAY || this == ISSUE_EVENT_RECORD || needsBlas();
+    }
+
+    /** Whether the row needs cuBLASLt and cuBLAS (gatun-blas): where they are missing, it is reported as not run. */
+    public boolean needsBlas() {
+        return this == GEMM_LT_64 || this == GEMM_64;
     }
 
     /** Bytes moved per operation for the bandwidth rows; empty for the others. */

@@ -3,6 +3,7 @@ package dev.gatun.cuda.bench;
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CopyBatch;
 import dev.gatun.cuda.CudaContext;
+import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.DeviceBuffer;
 import dev.gatun.cuda.DeviceView;
 import dev.gatun.cuda.Event;
@@ -17,6 +18,11 @@ import dev.gatun.cuda.ModuleImage;
 import dev.gatun.cuda.PinnedBuffer;
 import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.WriteFlag;
+import dev.gatun.cuda.blas.Blas;
+import dev.gatun.cuda.blas.BlasType;
+import dev.gatun.cuda.blas.Gemm;
+import dev.gatun.cuda.blas.GemmSpec;
+import dev.gatun.cuda.blas.Matmul;
 import dev.gatun.cuda.graph.CudaGraphs;
 import dev.gatun.cuda.graph.GraphSlot;
 import java.util.ArrayDeque;
@@ -28,10 +34,22 @@ import java.util.Deque;
  * 4-argument kernel's buffers ({@code in} all 1.0f, {@code out} poisoned with NaN) and launches
  * prepared once, then what the row needs (a captured graph, an event, 256 MiB of pinned and
  * device memory, a device word, a mapped word, two mapped words and the ping-pong kernel
- * answering on them from a stream of its own, the batched-copy rows' buffers and batch). {@link #run(int)} is one operation; {@link #verify(int)}
- * checks, after a run of {@code n} operations, that they did what they claim.
+ * answering on them from a stream of its own, the batched-copy rows' buffers and batch, the GEMM
+ * rows' fp16 operands, prepared GEMM and stream workspace). {@link #run(int)} is one operation;
+ * {@link #verify(int)} checks, after a run of {@code n} operations, that they did what they claim.
  */
 final class TwinWorkload implements AutoCloseable {
+
+    /**
+     * A library the row needs cannot be loaded here (cuBLAS, for the GEMM rows): the twin reports
+     * the row not run ({@link Twin#line}) instead of failing. Only that library's refusal becomes
+     * this; a missing driver stays the failure it is.
+     */
+    static final class LibraryMissing extends RuntimeException {
+        LibraryMissing(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
 
     /** One operation; {@code i} is its index in the run (the setters row derives its values from it). */
     @FunctionalInterface
@@ -50,6 +68,15 @@ final class TwinWorkload implements AutoCloseable {
 
     /** Polls of pong between two clock reads, so that the spin reads the clock rarely (a power of two). */
     static final int POLLS_PER_CLOCK_READ = 4096;
+
+    /** fp16 1.0: every element of the GEMM rows' A and B. */
+    static final int HALF_ONE = 0x3c00;
+
+    /** fp16 NaN: D of the GEMM rows before the first GEMM, so that an element no GEMM wrote shows. */
+    static final int HALF_NAN = 0x7e00;
+
+    /** fp16 64.0: every element of D after a GEMM of the rows (k = 64 products of 1.0, summed exactly in fp32). */
+    static final int HALF_PRODUCT = 0x5400;
 
     private static final String MODULE = "twins";
     private static final int NAN_BITS = 0x7fc00000;
@@ -71,6 +98,8 @@ final class TwinWorkload implements AutoCloseable {
     /** The last value the mapped-word row wrote: each operation writes the next, so none is seen early. */
     private int written;
     private BatchCopyRun copies;
+    /** The GEMM rows' D. */
+    private DeviceBuffer product;
     /** Operations of the whole run, warm-up included: the ping-pong kernel answers exactly that many. */
     private final int operations;
 
@@ -230,6 +259,7 @@ final class TwinWorkload implements AutoCloseable {
                 copies = run;
                 yield run::run;
             }
+            case GEMM_LT_64, GEMM_64 -> gemm(s);
             case PREPARE_FOUR -> {
                 Kernel kernel = four;
                 LaunchConfig config = LaunchConfig.of(1, TwinRow.FOUR_ELEMENTS);
@@ -237,6 +267,38 @@ final class TwinWorkload implements AutoCloseable {
                 yield i -> prepared = kernel.prepare(config, arguments);
             }
         };
+    }
+
+    /**
+     * The GEMM rows: D = A B of {@link TwinRow#GEMM_SIZE}³ fp16 (fp32 accumulation), A and B all
+     * 1.0, D poisoned first; the context's {@link Blas} (closed with the context), the GEMM
+     * prepared and the stream's workspace made here, so that the timed loop is the warm call
+     * alone, as twins.c makes its handle, descriptors, algorithm and workspace before its loop.
+     */
+    private Op gemm(Stream s) {
+        Blas blas;
+        try {
+            blas = Blas.of(context);
+        } catch (CudaUnavailableException e) {
+            throw new LibraryMissing("cuBLAS missing: " + e.getMessage().lines().findFirst().orElse(""), e);
+        }
+        GemmSpec spec = GemmSpec.of(TwinRow.GEMM_SIZE, TwinRow.GEMM_SIZE, TwinRow.GEMM_SIZE, BlasType.F16);
+        DeviceBuffer a = own(context.allocate(spec.bytesA()));
+        DeviceBuffer b = own(context.allocate(spec.bytesB()));
+        product = own(context.allocate(spec.bytesD()));
+        s.fill(a.bytes(), HALF_ONE << 16 | HALF_ONE);
+        s.fill(b.bytes(), HALF_ONE << 16 | HALF_ONE);
+        s.fill(product.bytes(), HALF_NAN << 16 | HALF_NAN);
+        DeviceView va = a.as(BlasType.F16.elementType());
+        DeviceView vb = b.as(BlasType.F16.elementType());
+        DeviceView vd = product.as(BlasType.F16.elementType());
+        blas.prepare(s);
+        if (row == TwinRow.GEMM_LT_64) {
+            Matmul matmul = own(blas.matmul(spec));
+            return i -> matmul.run(s, va, vb, vd);
+        }
+        Gemm gemm = blas.gemm(spec);
+        return i -> gemm.run(s, va, vb, vd);
     }
 
     /**
@@ -315,6 +377,7 @@ final class TwinWorkload implements AutoCloseable {
                 }
             }
             case COPY_EACH_H2D, COPY_BATCH_H2D, COPY_EACH_D2H, COPY_BATCH_D2H -> copies.verify(submission());
+            case GEMM_LT_64, GEMM_64 -> expectProduct();
             case PREPARE_FOUR -> {
                 if (prepared == null || prepared.kernel() != four) {
                     throw new IllegalStateException("prepare() returned " + prepared);
@@ -322,6 +385,18 @@ final class TwinWorkload implements AutoCloseable {
             }
             default -> {
                 // Launches, replays, events, transfers and allocations report failure by throwing.
+            }
+        }
+    }
+
+    /** Every element of D is 64.0: each GEMM wrote all of it (a NaN left means one did not). */
+    private void expectProduct() {
+        short[] d = new short[TwinRow.GEMM_SIZE * TwinRow.GEMM_SIZE];
+        product.bytes().copyTo(d);
+        for (int i = 0; i < d.length; i++) {
+            if ((d[i] & 0xffff) != HALF_PRODUCT) {
+                throw new IllegalStateException(String.format("D[%d] is fp16 0x%04x after the GEMMs, not 0x%04x (64.0)", i,
+                        d[i] & 0xffff, HALF_PRODUCT));
             }
         }
     }

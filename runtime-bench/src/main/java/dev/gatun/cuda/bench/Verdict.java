@@ -5,7 +5,7 @@ public record Verdict(State state, String reason) {
 
     /** Ordered from best to worst: combining two verdicts keeps the worse. */
     public enum State {
-        NO_GOAL, MET, UNDECIDED, MISSED
+        NO_GOAL, NOT_RUN, MET, UNDECIDED, MISSED
     }
 
     static Verdict none() {
@@ -24,6 +24,11 @@ public record Verdict(State state, String reason) {
         return new Verdict(State.UNDECIDED, reason);
     }
 
+    /** The row could not run on this machine (a library it needs is missing). */
+    static Verdict notRun(String reason) {
+        return new Verdict(State.NOT_RUN, reason);
+    }
+
     /** Both verdicts of a row (its time goal and its B/op goal) as one: the worse, with both reasons. */
     Verdict and(Verdict other) {
         State worse = state.compareTo(other.state) >= 0 ? state : other.state;
@@ -31,10 +36,11 @@ public record Verdict(State state, String reason) {
         return new Verdict(worse, both);
     }
 
-    /** The table's cell: {@code yes}, {@code NO: why}, {@code undecided: why}, or empty. */
+    /** The table's cell: {@code yes}, {@code NO: why}, {@code undecided: why}, {@code not run: why}, or empty. */
     String cell() {
         return switch (state) {
             case NO_GOAL -> "";
+            case NOT_RUN -> "not run: " + reason;
             case MET -> "yes";
             case UNDECIDED -> "undecided: " + reason;
             case MISSED -> "NO: " + reason;

@@ -309,7 +309,56 @@ class CompareTableTest {
         assertTrue(text.contains("| empty launch | 100,000 | 3.00 µs | 3.00 µs | 1.00 (1.00–1.00) | 5 |"), text);
         assertTrue(text.contains("| graph replay, 1 kernel | 100,000 | – | – | – | 0 |"), text);
         assertTrue(!text.contains("| graph replay, 10 kernels"), "a row that was not run is left out:\n" + text);
-        assertTrue(text.contains("Goals: 1 met, 1 missed, 1 undecided (fewer than 5 pairs, or no B/op), of 3 rows"
-                + " with a goal; 21 of 24 rows were not run."), text);
+        assertTrue(text.contains("Goals: 1 met, 1 missed, 1 undecided (fewer than 5 pairs, or no B/op), 0 not run (a library"
+                + " missing), of 3 rows with a goal; " + (TwinRow.values().length - 3) + " of " + TwinRow.values().length
+                + " rows were not run."), text);
+    }
+
+    @Test
+    void aGemmRowIsJudgedAsEveryRatioRowIs() {
+        double[] c = {2.0, 2.0, 2.0, 2.0, 2.0};
+        CompareTable.Summary met = summary(TwinRow.GEMM_LT_64, rounds(TwinRow.GEMM_LT_64, c,
+                new double[] {2.06, 2.08, 2.1, 2.0, 2.2}, 0));
+        CompareTable.Summary missed = summary(TwinRow.GEMM_64, rounds(TwinRow.GEMM_64, c,
+                new double[] {2.2, 2.2, 2.2, 2.0, 2.0}, 0));
+        CompareTable.Summary allocating = summary(TwinRow.GEMM_64, rounds(TwinRow.GEMM_64, c, c, 16L * TwinRow.GEMM_64.n()));
+
+        assertEquals(1.04, met.ratio(), EPS);
+        assertEquals(Verdict.State.MET, met.verdict().state());
+        assertEquals("NO: 1.10× > 1.05×", missed.verdict().cell());
+        assertEquals("NO: 16.0 B/op", allocating.verdict().cell());
+        String row = CompareTable.parse(rounds(TwinRow.GEMM_64, c, c, 0)).render().lines()
+                .filter(l -> l.startsWith("| " + TwinRow.GEMM_64.title() + " |")).findFirst().orElseThrow();
+        assertTrue(row.endsWith("| ≤ 1.05× C, 0 B/op | yes |"), row);
+    }
+
+    @Test
+    void aRowNoTwinCouldRunIsNotRunWithTheReasonsAndCountedApart() {
+        List<String> lines = new ArrayList<>(List.of("ROUND 1",
+                "SKIP c gemm_64 cuBLAS missing: libcublasLt.so.13 not found",
+                "SKIP gatun gemm_64 cuBLAS missing: cuBLASLt was not found",
+                "ROUND 2",
+                "SKIP c gemm_64 cuBLAS missing: libcublasLt.so.13 not found"));
+        String text = CompareTable.parse(lines).render();
+
+        CompareTable.Summary s = summary(TwinRow.GEMM_64, lines);
+        assertEquals(Verdict.State.NOT_RUN, s.verdict().state());
+        assertEquals("not run: c: cuBLAS missing: libcublasLt.so.13 not found; gatun: cuBLAS missing: cuBLASLt was not found",
+                s.verdict().cell());
+        assertTrue(text.contains("| " + TwinRow.GEMM_64.title() + " | 128,000 | – | – | – | 0 |"), text);
+        assertTrue(text.contains("0 undecided (fewer than 5 pairs, or no B/op), 1 not run (a library missing), of 1 rows"),
+                text);
+    }
+
+    @Test
+    void aTwinThatSkippedARowOthersRanIsANoteAndTheRowIsJudged() {
+        double[] same = {3.0, 3.0, 3.0, 3.0, 3.0};
+        List<String> lines = rounds(TwinRow.GEMM_LT_64, same, same, 0);
+        lines.add("SKIP baseline gemm_lt_64 the baseline jar has no row gemm_lt_64");
+        String text = CompareTable.parse(lines).render();
+
+        assertEquals(Verdict.State.MET, summary(TwinRow.GEMM_LT_64, lines).verdict().state());
+        assertTrue(text.contains("- a twin did not run gemm_lt_64 (baseline: the baseline jar has no row gemm_lt_64)"), text);
+        assertEquals(text, CompareTable.parse(lines).render().replace("\r", ""), "rendering twice says the same");
     }
 }

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.ModuleImage;
+import dev.gatun.cuda.blas.internal.load.BlasLibrary;
 import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
@@ -19,6 +21,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -103,8 +106,9 @@ class TwinTest {
         return n;
     }
 
+    /** The rows that need only the driver: the GEMM rows need cuBLAS, which the simulated machine has not. */
     @ParameterizedTest
-    @EnumSource(TwinRow.class)
+    @EnumSource(value = TwinRow.class, names = {"GEMM_LT_64", "GEMM_64"}, mode = EnumSource.Mode.EXCLUDE)
     void everyRowRunsAndLeavesNothingBehind(TwinRow row) {
         List<Background<Integer>> answering = new CopyOnWriteArrayList<>();
         Simulated sim = gpu(answering);
@@ -171,6 +175,65 @@ class TwinTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Twin.measure(TwinRow.ISSUE_REPLAY, 100, gpu().cuda, KERNELS, 4096));
         assertTrue(e.getMessage().contains("multiple of 64"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TwinRow.class, names = {"GEMM_LT_64", "GEMM_64"})
+    void aGemmRowWhereCublasCannotBeLoadedIsReportedNotRunAndLeavesNothingBehind(TwinRow row) {
+        assumeCublasMissing();
+        Simulated sim = gpu();
+
+        String line = Twin.line(row, N, sim.cuda, KERNELS, 4096);
+
+        assertTrue(line.startsWith("SKIP gatun " + row.id() + " cuBLAS missing: "), line);
+        assertEquals(1, line.lines().count(), line);
+        assertEquals(0, sim.gpu.launches(), "nothing ran");
+        assertEquals(List.of(), sim.gpu.violations());
+        assertEquals(0, sim.gpu.liveDeviceAllocations(), "device allocations left");
+        assertEquals(0, sim.gpu.liveModules(), "modules left");
+    }
+
+    @Test
+    void onlyCublasMissingMakesAGemmRowNotRunAnotherUnavailabilityFailsIt() {
+        // The driver's own unavailability (here: stream creation, before the row asks for cuBLAS)
+        // is a failure of the run, not a row this machine cannot run.
+        Interposer interposer = Interposer.over(new FakeDriverApi());
+        CudaUnavailableException driver = new CudaUnavailableException("cuStreamCreate needs a newer driver", List.of());
+        interposer.around((function, args, real) -> {
+            if (function.startsWith("cuStreamCreate")) {
+                throw driver;
+            }
+            return real.call();
+        });
+        CudaUnavailableException e = assertThrows(CudaUnavailableException.class,
+                () -> Twin.line(TwinRow.GEMM_64, N, new Simulated(interposer).cuda, KERNELS, 4096));
+        assertEquals(driver.getMessage(), e.getMessage());
+    }
+
+    @Test
+    void aGemmRowTakesOnlyWholeBatches() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Twin.measure(TwinRow.GEMM_64, 100, gpu().cuda, KERNELS, 4096));
+        assertTrue(e.getMessage().contains("multiple of 64 for gemm_64"), e.getMessage());
+    }
+
+    @Test
+    void aSkipLineIsOneLineWithTheImplRowAndReason() {
+        assertEquals("SKIP c gemm_64 cuBLAS missing: libcublasLt.so.13 not found",
+                Twin.skip("c", TwinRow.GEMM_64, " cuBLAS missing:\n libcublasLt.so.13   not found\n"));
+    }
+
+    /** The GEMM rows' skip is what this machine shows: where cuBLAS loads (as Gatun searches for it), those tests do not apply. */
+    static void assumeCublasMissing() {
+        boolean loads;
+        try {
+            BlasLibrary.CUBLASLT.open();
+            BlasLibrary.CUBLAS.open();
+            loads = true;
+        } catch (CudaUnavailableException e) {
+            loads = false;
+        }
+        Assumptions.assumeFalse(loads, "cuBLAS loads on this machine: the simulated GEMM rows cannot show its absence");
     }
 
     @Test
