@@ -47,7 +47,12 @@ public record AttentionSpec(int batch, int heads, int seqQ, int seqKv, int headD
         return new AttentionSpec(batch, heads, seqQ, seqKv, headDim, type, (float) (1 / Math.sqrt(headDim)), false);
     }
 
-    /** {@return this attention with Q K^T scaled by {@code scale}} */
+    /**
+     * This attention with another scale.
+     *
+     * @param scale the factor of Q K^T
+     * @return the spec
+     */
     public AttentionSpec withScale(float scale) {
         return new AttentionSpec(batch, heads, seqQ, seqKv, headDim, type, scale, causalMask);
     }
