@@ -60,6 +60,8 @@ install -m 0644 "$here/probes/initcheck_alloc_async.c" "$bundle/probes/"
 install -m 0755 "$here/probes/initcheck-alloc-async" "$bundle/probes/"
 install -m 0644 "$here/probes/blas_gemm.c" "$bundle/probes/"
 install -m 0755 "$here/probes/blas-gemm" "$bundle/probes/"
+install -m 0644 "$here/probes/cudnn_sdpa.c" "$bundle/probes/"
+install -m 0755 "$here/probes/cudnn-sdpa" "$bundle/probes/"
 # The commit the bundle was built from, which compare reports beside its results.
 git -C "$module_dir" describe --always --dirty >"$bundle/COMMIT" 2>/dev/null || echo unknown >"$bundle/COMMIT"
 

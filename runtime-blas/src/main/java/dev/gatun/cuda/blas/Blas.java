@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * cuBLASLt, cuBLAS and cuDNN for one {@link CudaContext}: its handles, one workspace per stream,
- * and the operations prepared from it ({@link #matmul}, {@link #gemm}, {@link #softmax}), each
+ * and the operations prepared from it ({@link #matmul}, {@link #gemm}, {@link #softmax},
+ * {@link #attention}), each
  * run as a submission on a Gatun {@link Stream} ({@link Stream#submitForeign}).
  *
  * <p><b>Lifecycle.</b> {@link #of} gives the context's one instance, made on first use: it checks
@@ -71,7 +72,8 @@ public final class Blas {
     private final MemorySegment cublas;
     /** The cuBLAS handle's stream and workspace, and its lock (see the class comment). */
     final CublasBinding cublasBinding = new CublasBinding();
-    final Object cudnnLock = new Object();
+    /** The cuDNN handle's stream, and its lock. */
+    final CudnnBinding cudnnBinding = new CudnnBinding();
     private volatile MemorySegment cudnn;
     private final ConcurrentHashMap<Stream, Workspace> workspaces = new ConcurrentHashMap<>();
     /** cuBLASLt's algorithm per shape and workspace size: the heuristic is asked once per key. */
@@ -82,6 +84,7 @@ public final class Blas {
     final LongAdder matmuls = new LongAdder();
     final LongAdder gemms = new LongAdder();
     final LongAdder softmaxes = new LongAdder();
+    final LongAdder attentions = new LongAdder();
 
     /** The key of {@link #algorithms}. */
     record AlgorithmKey(GemmSpec spec, long workspaceBytes) {
@@ -181,7 +184,8 @@ public final class Blas {
             count++;
             bytes += w.bytes();
         }
-        return new BlasCounters(count, bytes, heuristicQueries.sum(), matmuls.sum(), gemms.sum(), softmaxes.sum());
+        return new BlasCounters(count, bytes, heuristicQueries.sum(), matmuls.sum(), gemms.sum(), softmaxes.sum(),
+                attentions.sum());
     }
 
     /**
@@ -226,6 +230,26 @@ public final class Blas {
         return new Softmax(this, spec.validate());
     }
 
+    /**
+     * Prepares cuDNN's scaled-dot-product attention forward of {@code spec} on the backend (graph)
+     * API: the operation graph, the heuristic's engine configurations, and the first whose
+     * execution plan cuDNN builds (which may compile kernels: prepare before capturing). The first
+     * cuDNN operation creates this context's cuDNN handle.
+     *
+     * @param spec the shapes, type, scale and mask
+     * @return the prepared attention, to close when done
+     * @throws IllegalArgumentException when {@code spec} is invalid ({@link AttentionSpec#validate()})
+     * @throws CudaUnavailableException when cuDNN cannot be loaded or is not cuDNN 9
+     * @throws BlasException when no cuDNN engine runs the graph ({@code CUDNN_STATUS_NOT_SUPPORTED}
+     *     or the status of the last engine tried, with cuDNN's detail and what to change)
+     */
+    public Attention attention(AttentionSpec spec) {
+        checkOpen();
+        spec.validate();
+        runtime.cudnn().require();
+        return new Attention(this, spec);
+    }
+
     BlasCalls calls() {
         return calls;
     }
@@ -241,7 +265,7 @@ public final class Blas {
     MemorySegment cudnnHandle() {
         MemorySegment h = cudnn;
         if (h == null) {
-            synchronized (cudnnLock) {
+            synchronized (cudnnBinding) {
                 h = cudnn;
                 if (h == null) {
                     checkOpen();
@@ -310,6 +334,7 @@ public final class Blas {
             cublasBinding.forget(w);
             w.buffer().close();
         }
+        cudnnBinding.forget(stream);
     }
 
     /**

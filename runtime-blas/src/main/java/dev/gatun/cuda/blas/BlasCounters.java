@@ -9,7 +9,8 @@ package dev.gatun.cuda.blas;
  * @param matmuls cuBLASLt matmuls submitted
  * @param gemms cuBLAS GEMMs submitted
  * @param softmaxes cuDNN softmaxes submitted
+ * @param attentions cuDNN attention forwards submitted
  */
 public record BlasCounters(long workspaces, long workspaceBytes, long heuristicQueries, long matmuls, long gemms,
-        long softmaxes) {
+        long softmaxes, long attentions) {
 }

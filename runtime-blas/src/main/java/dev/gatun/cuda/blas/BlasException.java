@@ -32,7 +32,21 @@ public final class BlasException extends GatunException {
      * @param statusName the library's name for it
      */
     public BlasException(String library, String operation, int status, String statusName) {
-        super(operation + " failed: " + statusName + " (" + status + ") [" + library + "]");
+        this(library, operation, status, statusName, null);
+    }
+
+    /**
+     * A failed library call, with what the caller can change.
+     *
+     * @param library "cuBLAS", "cuBLASLt" or "cuDNN"
+     * @param operation the function (and what it served)
+     * @param status the status the library returned
+     * @param statusName the library's name for it
+     * @param advice what the library said beyond the status and what to change, or null
+     */
+    public BlasException(String library, String operation, int status, String statusName, String advice) {
+        super(operation + " failed: " + statusName + " (" + status + ") [" + library + "]"
+                + (advice == null ? "" : ": " + advice));
         this.library = library;
         this.operation = operation;
         this.status = status;

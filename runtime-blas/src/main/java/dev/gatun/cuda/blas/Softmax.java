@@ -11,7 +11,8 @@ import java.lang.ref.Reference;
 /**
  * A cuDNN softmax forward prepared for one {@link SoftmaxSpec} ({@link Blas#softmax}):
  * {@code cudnnSoftmaxForward} with one packed NCHW descriptor for x and y. A run binds the
- * context's cuDNN handle to the stream under its lock, inside one {@link Stream#submitForeign};
+ * context's cuDNN handle to the stream under its lock (unless it is bound to it already:
+ * {@link CudnnBinding}), inside one {@link Stream#submitForeign};
  * softmax needs no workspace. Runs from several threads are serialized (its operand slots are its
  * own), and a close waits for a run in progress: a descriptor destroyed under cuDNN's call would
  * be a crash, not an exception.
@@ -28,6 +29,8 @@ public final class Softmax implements AutoCloseable {
     private final ForeignWork work = this::submit;
     private MemorySegment pointerX;
     private MemorySegment pointerY;
+    /** The stream of the run in progress, for the handle's binding. */
+    private Stream runStream;
     private boolean closed;
 
     Softmax(Blas blas, SoftmaxSpec spec) {
@@ -63,9 +66,11 @@ public final class Softmax implements AutoCloseable {
         GemmSpec.checkView("y", y, spec.type(), spec.bytes());
         pointerX = operands.set(0, x);
         pointerY = operands.set(1, y);
+        runStream = stream;
         try {
             stream.submitForeign(work, operands.views);
         } finally {
+            runStream = null;
             operands.clear();
         }
         blas.softmaxes.increment();
@@ -76,12 +81,15 @@ public final class Softmax implements AutoCloseable {
         int mode = spec.mode() == SoftmaxSpec.Mode.INSTANCE ? Cudnn.CUDNN_SOFTMAX_MODE_INSTANCE()
                 : Cudnn.CUDNN_SOFTMAX_MODE_CHANNEL();
         // Safety: the descriptor is live and describes both views, checked against the spec and
-        // listed on this stream; the handle's stream is set and used under its lock; the scalars'
+        // listed on this stream; the handle's stream is set (or known set) and used under its lock; the scalars'
         // memory is kept alive by this softmax (the fence: Scalars).
-        synchronized (blas.cudnnLock) {
+        synchronized (blas.cudnnBinding) {
             try {
-                calls.cudnnBind(handle, stream);
+                blas.cudnnBinding.bind(calls, handle, runStream, stream);
                 calls.softmax(handle, algo, mode, scalars.alpha(), tensor, pointerX, scalars.beta(), tensor, pointerY);
+            } catch (RuntimeException e) {
+                blas.cudnnBinding.forget();
+                throw e;
             } finally {
                 Reference.reachabilityFence(this);
             }

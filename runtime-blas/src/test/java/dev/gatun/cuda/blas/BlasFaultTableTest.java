@@ -22,7 +22,7 @@ class BlasFaultTableTest {
         return FakeBlasApi.FUNCTIONS;
     }
 
-    /** Every operation of the module, once: handles, a matmul with a bias, GEMMs single and batched, a softmax. */
+    /** Every operation of the module, once: handles, a matmul with a bias, GEMMs single and batched, a softmax, an attention. */
     private static void everything(BlasWorld w, Stream s, DeviceView a, DeviceView b, DeviceView d, DeviceView bias) {
         Blas blas = w.blas();
         GemmSpec spec = GemmSpec.of(16, 16, 16, BlasType.F32);
@@ -33,6 +33,12 @@ class BlasFaultTableTest {
         blas.gemm(spec.withBatch(2, 0, 0, 0)).run(s, a, b, d);
         try (Softmax softmax = blas.softmax(SoftmaxSpec.rows(16, 16, BlasType.F32))) {
             softmax.run(s, a, d);
+        }
+        // Q, K, V and O of 1 x 1 x 16 x 16 halves each: 512 bytes, as the F32 views of 128 floats.
+        try (Attention attention = blas.attention(AttentionSpec.of(1, 1, 16, 16, 16, BlasType.F16).causal())) {
+            DeviceView half = a.buffer().as(BlasType.F16.elementType());
+            attention.run(s, half, b.buffer().as(BlasType.F16.elementType()), half, d.buffer().as(
+                    BlasType.F16.elementType()));
         }
     }
 

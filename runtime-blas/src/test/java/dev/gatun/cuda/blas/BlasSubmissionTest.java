@@ -59,7 +59,7 @@ class BlasSubmissionTest {
             assertEquals(s.handle().address(), (long) w.fake.last("cublasSetStream_v2")[1], "bound to the stream");
             Object[] workspace = w.fake.last("cublasSetWorkspace_v2");
             assertEquals(Blas.DEFAULT_WORKSPACE_BYTES, (long) workspace[2]);
-            assertEquals(new BlasCounters(1, Blas.DEFAULT_WORKSPACE_BYTES, 0, 0, 1, 0), blas.counters());
+            assertEquals(new BlasCounters(1, Blas.DEFAULT_WORKSPACE_BYTES, 0, 0, 1, 0, 0), blas.counters());
 
             blas.gemm(spec.withBatch(3, GemmSpec.SHARED, 0, 0)).run(s, a, w.matrix(BlasType.F16, 3 * 16 * 32),
                     w.matrix(BlasType.F32, 3 * 64 * 32));

@@ -3,6 +3,7 @@ package dev.gatun.cuda.blas;
 import dev.gatun.cuda.CudaUnavailableException;
 import dev.gatun.cuda.blas.internal.api.BlasApi;
 import dev.gatun.cuda.blas.internal.bindings.cublaslt.cublasLtMatmulHeuristicResult_t;
+import dev.gatun.cuda.blas.internal.bindings.cudnn.Cudnn;
 import dev.gatun.cuda.internal.driver.DriverApi;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,6 +32,14 @@ final class FakeBlasApi implements BlasApi {
     /** Thrown by every version read when set: the library could not be loaded. */
     CudaUnavailableException unavailable;
     long algorithmWorkspaceBytes = 1 << 20;
+    /** The workspace an attention's execution plan reports. */
+    long planWorkspaceBytes = 1 << 20;
+    /** The engine configurations the attention heuristic offers. */
+    int engineConfigs = 2;
+    /** How many execution plans (the next ones finalized) refuse their engine configuration. */
+    int refusingPlans;
+    /** cuDNN's detail of the last failure ({@code cudnnGetLastErrorString}). */
+    String lastError = "";
     /** The simulated driver call each GEMM and softmax makes in place of the library's kernels. */
     static final String KERNEL = "cuMemsetD32Async";
 
@@ -39,6 +48,24 @@ final class FakeBlasApi implements BlasApi {
     private final Map<String, Object[]> lastArguments = new HashMap<>();
     private final Map<String, Integer> failures = new HashMap<>();
     private final Set<Long> live = new HashSet<>();
+    /** The type of each backend descriptor made ({@code CUDNN_BACKEND_*_DESCRIPTOR}). */
+    private final Map<Long, Integer> descriptorTypes = new HashMap<>();
+    /** Each variant pack's uids, data pointers and workspace, as set. */
+    private final Map<Long, VariantPack> packs = new HashMap<>();
+    /** Per descriptor, attribute name to the longs (or ints) set. */
+    private final Map<Long, Map<Integer, long[]>> attributes = new HashMap<>();
+
+    /** What a variant pack was given. */
+    record VariantPack(long[] uids, long[] pointers, long workspace) {
+        long pointer(long uid) {
+            for (int i = 0; i < uids.length; i++) {
+                if (uids[i] == uid) {
+                    return pointers[i];
+                }
+            }
+            throw new AssertionError("the variant pack has no uid " + uid);
+        }
+    }
     /** The functions of a GEMM or softmax called with a segment argument of an arena's scope (not the global one). */
     private final Set<String> scoped = new HashSet<>();
     private long nextHandle = 0x1000;
@@ -103,6 +130,23 @@ final class FakeBlasApi implements BlasApi {
 
     synchronized int liveObjects() {
         return live.size();
+    }
+
+    /** {@return the live backend descriptors of {@code type}} */
+    synchronized long liveDescriptors(int type) {
+        return descriptorTypes.entrySet().stream().filter(e -> e.getValue() == type && live.contains(e.getKey())).count();
+    }
+
+    /** {@return the variant pack {@code cudnnBackendExecute} last ran} */
+    synchronized VariantPack lastPack() {
+        return packs.get((Long) lastArguments.get("cudnnBackendExecute")[1]);
+    }
+
+    /** {@return the values of attribute {@code name} of every live descriptor of {@code type} that has it} */
+    synchronized List<long[]> attribute(int type, int name) {
+        return descriptorTypes.entrySet().stream()
+                .filter(e -> e.getValue() == type && live.contains(e.getKey()))
+                .map(e -> attributes.getOrDefault(e.getKey(), Map.of()).get(name)).filter(v -> v != null).toList();
     }
 
     /**
@@ -361,7 +405,11 @@ final class FakeBlasApi implements BlasApi {
 
     @Override
     public String cudnnGetErrorString(int status) {
-        return status == 3 ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_" + status;
+        return switch (status) {
+            case 3 -> "CUDNN_STATUS_BAD_PARAM";
+            case 3000 -> "CUDNN_STATUS_NOT_SUPPORTED";
+            default -> "CUDNN_STATUS_" + status;
+        };
     }
 
     @Override
@@ -404,11 +452,113 @@ final class FakeBlasApi implements BlasApi {
                 MemorySegment.ofAddress((Long) last("cudnnSetStream")[1]));
     }
 
+    @Override
+    public String cudnnGetLastErrorString() {
+        return lastError;
+    }
+
+    @Override
+    public int cudnnBackendCreateDescriptor(int descriptorType, MemorySegment descriptor) {
+        int status = create("cudnnBackendCreateDescriptor", descriptor, descriptorType);
+        if (status == 0) {
+            synchronized (this) {
+                descriptorTypes.put(descriptor.reinterpret(8).get(ValueLayout.JAVA_LONG, 0), descriptorType);
+            }
+        }
+        return status;
+    }
+
+    @Override
+    public int cudnnBackendDestroyDescriptor(MemorySegment descriptor) {
+        return destroy("cudnnBackendDestroyDescriptor", descriptor);
+    }
+
+    @Override
+    public int cudnnBackendSetAttribute(MemorySegment descriptor, int attributeName, int attributeType,
+            long elementCount, MemorySegment arrayOfElements) {
+        int status = call("cudnnBackendSetAttribute", descriptor.address(), attributeName, attributeType, elementCount);
+        MemorySegment values = arrayOfElements.reinterpret(elementCount * 8);
+        long[] read = new long[(int) elementCount];
+        for (int i = 0; i < read.length; i++) {
+            // The 8-byte types whole, a boolean as its byte, the enums and floats as their 4 bytes.
+            if (attributeType == Cudnn.CUDNN_TYPE_INT64() || attributeType == Cudnn.CUDNN_TYPE_VOID_PTR()
+                    || attributeType == Cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR() || attributeType == Cudnn.CUDNN_TYPE_HANDLE()) {
+                read[i] = values.getAtIndex(ValueLayout.JAVA_LONG, i);
+            } else if (attributeType == Cudnn.CUDNN_TYPE_BOOLEAN()) {
+                read[i] = values.get(ValueLayout.JAVA_BYTE, i);
+            } else {
+                read[i] = values.getAtIndex(ValueLayout.JAVA_INT, i);
+            }
+        }
+        synchronized (this) {
+            if (!live.contains(descriptor.address())) {
+                throw new AssertionError("cudnnBackendSetAttribute of a descriptor that is not live");
+            }
+            attributes.computeIfAbsent(descriptor.address(), d -> new HashMap<>()).put(attributeName, read);
+            Map<Integer, long[]> set = attributes.get(descriptor.address());
+            if (descriptorTypes.get(descriptor.address()) == Cudnn.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR()) {
+                long[] ws = set.get(Cudnn.CUDNN_ATTR_VARIANT_PACK_WORKSPACE());
+                packs.put(descriptor.address(), new VariantPack(set.getOrDefault(Cudnn.CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS(),
+                        new long[0]), set.getOrDefault(Cudnn.CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS(), new long[0]),
+                        ws == null ? 0 : ws[0]));
+            }
+        }
+        return status;
+    }
+
+    @Override
+    public int cudnnBackendGetAttribute(MemorySegment descriptor, int attributeName, int attributeType,
+            long requestedElementCount, MemorySegment elementCount, MemorySegment arrayOfElements) {
+        int status = call("cudnnBackendGetAttribute", descriptor.address(), attributeName, requestedElementCount);
+        if (status != 0) {
+            return status;
+        }
+        if (attributeName == Cudnn.CUDNN_ATTR_ENGINEHEUR_RESULTS()) {
+            elementCount.set(ValueLayout.JAVA_LONG, 0, requestedElementCount == 0 ? engineConfigs
+                    : Math.min(requestedElementCount, engineConfigs));
+        } else if (attributeName == Cudnn.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE()) {
+            elementCount.set(ValueLayout.JAVA_LONG, 0, 1);
+            arrayOfElements.reinterpret(8).set(ValueLayout.JAVA_LONG, 0, planWorkspaceBytes);
+        } else {
+            throw new AssertionError("the fake cannot read attribute " + attributeName);
+        }
+        return 0;
+    }
+
+    @Override
+    public int cudnnBackendFinalize(MemorySegment descriptor) {
+        int status = call("cudnnBackendFinalize", descriptor.address());
+        synchronized (this) {
+            if (status == 0 && refusingPlans > 0
+                    && descriptorTypes.get(descriptor.address()) == Cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR()) {
+                refusingPlans--;
+                return Cudnn.CUDNN_STATUS_NOT_SUPPORTED();
+            }
+        }
+        return status;
+    }
+
+    @Override
+    public int cudnnBackendExecute(MemorySegment handle, MemorySegment executionPlan, MemorySegment variantPack) {
+        noteScopes("cudnnBackendExecute", handle, executionPlan, variantPack);
+        int status = call("cudnnBackendExecute", executionPlan.address(), variantPack.address());
+        VariantPack pack;
+        synchronized (this) {
+            if (!live.contains(executionPlan.address()) || !live.contains(variantPack.address())) {
+                throw new AssertionError("cudnnBackendExecute of a plan or variant pack that is not live");
+            }
+            pack = packs.get(variantPack.address());
+        }
+        return runs(status, MemorySegment.ofAddress(pack.pointer(AttentionGraph.UID_O)),
+                MemorySegment.ofAddress((Long) last("cudnnSetStream")[1]));
+    }
+
     /** Every function of the seam that a test can make fail, in the order the table lists them. */
     static final List<String> FUNCTIONS = List.of("cublasLtCreate", "cublasCreate_v2", "cublasLtMatmulDescCreate",
             "cublasLtMatmulDescSetAttribute", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
             "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute", "cublasLtMatmulAlgoGetHeuristic",
             "cublasLtMatmul", "cublasSetStream_v2", "cublasSetWorkspace_v2", "cublasGemmEx", "cublasGemmStridedBatchedEx",
             "cudnnCreate", "cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptor", "cudnnSetStream",
-            "cudnnSoftmaxForward");
+            "cudnnSoftmaxForward", "cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute",
+            "cudnnBackendGetAttribute", "cudnnBackendFinalize", "cudnnBackendExecute");
 }

@@ -103,4 +103,23 @@ public interface BlasApi {
 
     int cudnnSoftmaxForward(MemorySegment handle, int algo, int mode, MemorySegment alpha, MemorySegment xDesc,
             MemorySegment x, MemorySegment beta, MemorySegment yDesc, MemorySegment y);
+
+    /** The detail of the thread's last cuDNN failure ({@code cudnnGetLastErrorString}), "" when none. */
+    String cudnnGetLastErrorString();
+
+    // cuDNN's backend (graph) API
+
+    int cudnnBackendCreateDescriptor(int descriptorType, MemorySegment descriptor);
+
+    int cudnnBackendDestroyDescriptor(MemorySegment descriptor);
+
+    int cudnnBackendSetAttribute(MemorySegment descriptor, int attributeName, int attributeType, long elementCount,
+            MemorySegment arrayOfElements);
+
+    int cudnnBackendGetAttribute(MemorySegment descriptor, int attributeName, int attributeType,
+            long requestedElementCount, MemorySegment elementCount, MemorySegment arrayOfElements);
+
+    int cudnnBackendFinalize(MemorySegment descriptor);
+
+    int cudnnBackendExecute(MemorySegment handle, MemorySegment executionPlan, MemorySegment variantPack);
 }

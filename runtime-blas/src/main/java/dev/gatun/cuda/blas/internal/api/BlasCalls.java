@@ -247,4 +247,73 @@ public final class BlasCalls {
         check(api.cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y), DNN, "cudnnSoftmaxForward");
     }
 
+    // cuDNN's backend (graph) API: descriptors made, set and finalized while an attention is
+    // prepared (or its variant pack rebuilt), one execute per run.
+
+    /** {@return cuDNN's detail of this thread's last failure, "" when it has none (or cannot say)} */
+    public String cudnnLastError() {
+        try {
+            return api.cudnnGetLastErrorString();
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    /**
+     * A failure of {@code status} with cuDNN's own {@code detail} (its last error string, read
+     * right after the failure) and {@code advice} (what the caller can change).
+     */
+    public BlasException cudnnFailure(int status, String operation, String detail, String advice) {
+        BlasException named = failure(status, DNN, operation);
+        return new BlasException(DNN, operation, status, named.statusName(),
+                (detail.isEmpty() ? "" : "cuDNN says \"" + detail + "\"; ") + advice);
+    }
+
+    /** A new backend descriptor of {@code type} ({@code CUDNN_BACKEND_*_DESCRIPTOR}); {@code what} names it in errors. */
+    public MemorySegment backendCreate(int type, String what) {
+        return created(out -> api.cudnnBackendCreateDescriptor(type, out), DNN, "cudnnBackendCreateDescriptor(" + what
+                + ")");
+    }
+
+    public int backendDestroy(MemorySegment descriptor) {
+        return api.cudnnBackendDestroyDescriptor(descriptor);
+    }
+
+    /**
+     * Sets attribute {@code name} of {@code descriptor} to the {@code count} elements of {@code type} in
+     * {@code values} (host memory, copied by cuDNN during the call).
+     */
+    public void backendSet(MemorySegment descriptor, int name, int type, long count, MemorySegment values, String what) {
+        check(api.cudnnBackendSetAttribute(descriptor, name, type, count, values), DNN, "cudnnBackendSetAttribute(" + what
+                + ")");
+    }
+
+    public void backendFinalize(MemorySegment descriptor, String what) {
+        check(api.cudnnBackendFinalize(descriptor), DNN, "cudnnBackendFinalize(" + what + ")");
+    }
+
+    /** Finalizes {@code descriptor} and returns the status unchecked: an engine configuration may refuse a graph. */
+    public int backendTryFinalize(MemorySegment descriptor) {
+        return api.cudnnBackendFinalize(descriptor);
+    }
+
+    /**
+     * Reads up to {@code requested} elements of attribute {@code name} into {@code values} (null
+     * with {@code requested} 0: only the count); returns how many cuDNN has.
+     */
+    public long backendGet(MemorySegment descriptor, int name, int type, long requested, MemorySegment values,
+            String what) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(ValueLayout.JAVA_LONG);
+            // Safety: count holds the one int64 cuDNN writes, values room for the requested elements.
+            check(api.cudnnBackendGetAttribute(descriptor, name, type, requested, count,
+                    values == null ? MemorySegment.NULL : values), DNN, "cudnnBackendGetAttribute(" + what + ")");
+            return count.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /** The warm call of an attention. See {@code Attention} for why each argument is valid. */
+    public void backendExecute(MemorySegment handle, MemorySegment plan, MemorySegment variantPack) {
+        check(api.cudnnBackendExecute(handle, plan, variantPack), DNN, "cudnnBackendExecute");
+    }
 }

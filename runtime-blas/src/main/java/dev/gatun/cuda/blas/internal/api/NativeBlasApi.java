@@ -4,6 +4,7 @@ import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.blas.internal.bindings.cublas.Cublas;
 import dev.gatun.cuda.blas.internal.bindings.cublaslt.CublasLt;
 import dev.gatun.cuda.blas.internal.bindings.cudnn.Cudnn;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -193,5 +194,51 @@ public final class NativeBlasApi implements BlasApi {
     @Override
     public int cudnnSoftmaxForward(MemorySegment handle, int algo, int mode, MemorySegment alpha, MemorySegment xDesc, MemorySegment x, MemorySegment beta, MemorySegment yDesc, MemorySegment y) {
         return Cudnn.cudnnSoftmaxForward(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
+    }
+
+    /** Longer than any detail cuDNN writes (its own buffer is 256 bytes in 9.x). */
+    private static final long MAX_DETAIL_BYTES = 1024;
+
+    @Override
+    public String cudnnGetLastErrorString() {
+        // Safety: cuDNN writes at most max_size bytes, NUL-terminated, into the confined buffer.
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment message = arena.allocate(MAX_DETAIL_BYTES);
+            Cudnn.cudnnGetLastErrorString(message, MAX_DETAIL_BYTES);
+            return message.getString(0);
+        }
+    }
+
+    @Override
+    public int cudnnBackendCreateDescriptor(int descriptorType, MemorySegment descriptor) {
+        return Cudnn.cudnnBackendCreateDescriptor(descriptorType, descriptor);
+    }
+
+    @Override
+    public int cudnnBackendDestroyDescriptor(MemorySegment descriptor) {
+        return Cudnn.cudnnBackendDestroyDescriptor(descriptor);
+    }
+
+    @Override
+    public int cudnnBackendSetAttribute(MemorySegment descriptor, int attributeName, int attributeType,
+            long elementCount, MemorySegment arrayOfElements) {
+        return Cudnn.cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+    }
+
+    @Override
+    public int cudnnBackendGetAttribute(MemorySegment descriptor, int attributeName, int attributeType,
+            long requestedElementCount, MemorySegment elementCount, MemorySegment arrayOfElements) {
+        return Cudnn.cudnnBackendGetAttribute(descriptor, attributeName, attributeType, requestedElementCount,
+                elementCount, arrayOfElements);
+    }
+
+    @Override
+    public int cudnnBackendFinalize(MemorySegment descriptor) {
+        return Cudnn.cudnnBackendFinalize(descriptor);
+    }
+
+    @Override
+    public int cudnnBackendExecute(MemorySegment handle, MemorySegment executionPlan, MemorySegment variantPack) {
+        return Cudnn.cudnnBackendExecute(handle, executionPlan, variantPack);
     }
 }

@@ -105,6 +105,15 @@ public class Cudnn extends Cudnn$shared {
     public static int CUDNN_STATUS_SUCCESS() {
         return CUDNN_STATUS_SUCCESS;
     }
+    private static final int CUDNN_STATUS_NOT_SUPPORTED = (int)3000L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_STATUS_NOT_SUPPORTED = 3000
+     * }
+     */
+    public static int CUDNN_STATUS_NOT_SUPPORTED() {
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    }
 
     private static class cudnnGetErrorString {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
@@ -157,6 +166,64 @@ public class Cudnn extends Cudnn$shared {
                 traceDowncall("cudnnGetErrorString", status);
             }
             return (MemorySegment)mh$.invokeExact(status);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnGetLastErrorString {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            Cudnn.C_POINTER,
+            Cudnn.C_LONG
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnGetLastErrorString", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void cudnnGetLastErrorString(char *message, size_t max_size)
+     * }
+     */
+    public static FunctionDescriptor cudnnGetLastErrorString$descriptor() {
+        return cudnnGetLastErrorString.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void cudnnGetLastErrorString(char *message, size_t max_size)
+     * }
+     */
+    public static MethodHandle cudnnGetLastErrorString$handle() {
+        return cudnnGetLastErrorString.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void cudnnGetLastErrorString(char *message, size_t max_size)
+     * }
+     */
+    public static MemorySegment cudnnGetLastErrorString$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnGetLastErrorString");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void cudnnGetLastErrorString(char *message, size_t max_size)
+     * }
+     */
+    public static void cudnnGetLastErrorString(MemorySegment message, long max_size) {
+        var mh$ = cudnnGetLastErrorString.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnGetLastErrorString", message, max_size);
+            }
+            mh$.invokeExact(message, max_size);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -356,6 +423,15 @@ public class Cudnn extends Cudnn$shared {
     public static int CUDNN_DATA_HALF() {
         return CUDNN_DATA_HALF;
     }
+    private static final int CUDNN_DATA_INT32 = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_DATA_INT32 = 4
+     * }
+     */
+    public static int CUDNN_DATA_INT32() {
+        return CUDNN_DATA_INT32;
+    }
     private static final int CUDNN_DATA_BFLOAT16 = (int)9L;
     /**
      * {@snippet lang=c :
@@ -365,6 +441,15 @@ public class Cudnn extends Cudnn$shared {
     public static int CUDNN_DATA_BFLOAT16() {
         return CUDNN_DATA_BFLOAT16;
     }
+    private static final int CUDNN_DATA_BOOLEAN = (int)11L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_DATA_BOOLEAN = 11
+     * }
+     */
+    public static int CUDNN_DATA_BOOLEAN() {
+        return CUDNN_DATA_BOOLEAN;
+    }
     private static final int CUDNN_TENSOR_NCHW = (int)0L;
     /**
      * {@snippet lang=c :
@@ -373,6 +458,1014 @@ public class Cudnn extends Cudnn$shared {
      */
     public static int CUDNN_TENSOR_NCHW() {
         return CUDNN_TENSOR_NCHW;
+    }
+    private static final int CUDNN_REDUCE_TENSOR_ADD = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_REDUCE_TENSOR_ADD = 0
+     * }
+     */
+    public static int CUDNN_REDUCE_TENSOR_ADD() {
+        return CUDNN_REDUCE_TENSOR_ADD;
+    }
+    private static final int CUDNN_REDUCE_TENSOR_MAX = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_REDUCE_TENSOR_MAX = 3
+     * }
+     */
+    public static int CUDNN_REDUCE_TENSOR_MAX() {
+        return CUDNN_REDUCE_TENSOR_MAX;
+    }
+    private static final int CUDNN_POINTWISE_ADD = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_ADD = 0
+     * }
+     */
+    public static int CUDNN_POINTWISE_ADD() {
+        return CUDNN_POINTWISE_ADD;
+    }
+    private static final int CUDNN_POINTWISE_DIV = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_DIV = 6
+     * }
+     */
+    public static int CUDNN_POINTWISE_DIV() {
+        return CUDNN_POINTWISE_DIV;
+    }
+    private static final int CUDNN_POINTWISE_MUL = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_MUL = 1
+     * }
+     */
+    public static int CUDNN_POINTWISE_MUL() {
+        return CUDNN_POINTWISE_MUL;
+    }
+    private static final int CUDNN_POINTWISE_SUB = (int)9L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_SUB = 9
+     * }
+     */
+    public static int CUDNN_POINTWISE_SUB() {
+        return CUDNN_POINTWISE_SUB;
+    }
+    private static final int CUDNN_POINTWISE_EXP = (int)13L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_EXP = 13
+     * }
+     */
+    public static int CUDNN_POINTWISE_EXP() {
+        return CUDNN_POINTWISE_EXP;
+    }
+    private static final int CUDNN_POINTWISE_LOG = (int)15L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_LOG = 15
+     * }
+     */
+    public static int CUDNN_POINTWISE_LOG() {
+        return CUDNN_POINTWISE_LOG;
+    }
+    private static final int CUDNN_POINTWISE_CMP_GE = (int)303L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_CMP_GE = 303
+     * }
+     */
+    public static int CUDNN_POINTWISE_CMP_GE() {
+        return CUDNN_POINTWISE_CMP_GE;
+    }
+    private static final int CUDNN_POINTWISE_GEN_INDEX = (int)501L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_GEN_INDEX = 501
+     * }
+     */
+    public static int CUDNN_POINTWISE_GEN_INDEX() {
+        return CUDNN_POINTWISE_GEN_INDEX;
+    }
+    private static final int CUDNN_POINTWISE_BINARY_SELECT = (int)601L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_POINTWISE_BINARY_SELECT = 601
+     * }
+     */
+    public static int CUDNN_POINTWISE_BINARY_SELECT() {
+        return CUDNN_POINTWISE_BINARY_SELECT;
+    }
+    private static final int CUDNN_ATTR_POINTWISE_MODE = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_POINTWISE_MODE = 0
+     * }
+     */
+    public static int CUDNN_ATTR_POINTWISE_MODE() {
+        return CUDNN_ATTR_POINTWISE_MODE;
+    }
+    private static final int CUDNN_ATTR_POINTWISE_MATH_PREC = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_POINTWISE_MATH_PREC = 1
+     * }
+     */
+    public static int CUDNN_ATTR_POINTWISE_MATH_PREC() {
+        return CUDNN_ATTR_POINTWISE_MATH_PREC;
+    }
+    private static final int CUDNN_ATTR_POINTWISE_AXIS = (int)9L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_POINTWISE_AXIS = 9
+     * }
+     */
+    public static int CUDNN_ATTR_POINTWISE_AXIS() {
+        return CUDNN_ATTR_POINTWISE_AXIS;
+    }
+    private static final int CUDNN_ATTR_ENGINEHEUR_MODE = (int)200L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_ENGINEHEUR_MODE = 200
+     * }
+     */
+    public static int CUDNN_ATTR_ENGINEHEUR_MODE() {
+        return CUDNN_ATTR_ENGINEHEUR_MODE;
+    }
+    private static final int CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = (int)201L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 201
+     * }
+     */
+    public static int CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH() {
+        return CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH;
+    }
+    private static final int CUDNN_ATTR_ENGINEHEUR_RESULTS = (int)202L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_ENGINEHEUR_RESULTS = 202
+     * }
+     */
+    public static int CUDNN_ATTR_ENGINEHEUR_RESULTS() {
+        return CUDNN_ATTR_ENGINEHEUR_RESULTS;
+    }
+    private static final int CUDNN_ATTR_EXECUTION_PLAN_HANDLE = (int)400L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_EXECUTION_PLAN_HANDLE = 400
+     * }
+     */
+    public static int CUDNN_ATTR_EXECUTION_PLAN_HANDLE() {
+        return CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
+    }
+    private static final int CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = (int)401L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 401
+     * }
+     */
+    public static int CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG() {
+        return CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG;
+    }
+    private static final int CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = (int)402L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 402
+     * }
+     */
+    public static int CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE() {
+        return CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR = (int)750L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR = 750
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_XDESC = (int)751L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_XDESC = 751
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_XDESC() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_XDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_BDESC = (int)752L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_BDESC = 752
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_BDESC() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_BDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_YDESC = (int)753L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_YDESC = 753
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_YDESC() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_YDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1 = (int)754L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1 = 754
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2 = (int)755L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2 = 755
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2;
+    }
+    private static final int CUDNN_ATTR_OPERATION_POINTWISE_TDESC = (int)758L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_POINTWISE_TDESC = 758
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_POINTWISE_TDESC() {
+        return CUDNN_ATTR_OPERATION_POINTWISE_TDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATIONGRAPH_HANDLE = (int)800L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATIONGRAPH_HANDLE = 800
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATIONGRAPH_HANDLE() {
+        return CUDNN_ATTR_OPERATIONGRAPH_HANDLE;
+    }
+    private static final int CUDNN_ATTR_OPERATIONGRAPH_OPS = (int)801L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATIONGRAPH_OPS = 801
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATIONGRAPH_OPS() {
+        return CUDNN_ATTR_OPERATIONGRAPH_OPS;
+    }
+    private static final int CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT = (int)900L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 900
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT() {
+        return CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT;
+    }
+    private static final int CUDNN_ATTR_TENSOR_DATA_TYPE = (int)901L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_DATA_TYPE = 901
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_DATA_TYPE() {
+        return CUDNN_ATTR_TENSOR_DATA_TYPE;
+    }
+    private static final int CUDNN_ATTR_TENSOR_DIMENSIONS = (int)902L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_DIMENSIONS = 902
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_DIMENSIONS() {
+        return CUDNN_ATTR_TENSOR_DIMENSIONS;
+    }
+    private static final int CUDNN_ATTR_TENSOR_STRIDES = (int)903L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_STRIDES = 903
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_STRIDES() {
+        return CUDNN_ATTR_TENSOR_STRIDES;
+    }
+    private static final int CUDNN_ATTR_TENSOR_UNIQUE_ID = (int)906L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_UNIQUE_ID = 906
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_UNIQUE_ID() {
+        return CUDNN_ATTR_TENSOR_UNIQUE_ID;
+    }
+    private static final int CUDNN_ATTR_TENSOR_IS_VIRTUAL = (int)907L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_IS_VIRTUAL = 907
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_IS_VIRTUAL() {
+        return CUDNN_ATTR_TENSOR_IS_VIRTUAL;
+    }
+    private static final int CUDNN_ATTR_TENSOR_IS_BY_VALUE = (int)908L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_TENSOR_IS_BY_VALUE = 908
+     * }
+     */
+    public static int CUDNN_ATTR_TENSOR_IS_BY_VALUE() {
+        return CUDNN_ATTR_TENSOR_IS_BY_VALUE;
+    }
+    private static final int CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = (int)1000L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = 1000
+     * }
+     */
+    public static int CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS() {
+        return CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS;
+    }
+    private static final int CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS = (int)1001L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS = 1001
+     * }
+     */
+    public static int CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS() {
+        return CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS;
+    }
+    private static final int CUDNN_ATTR_VARIANT_PACK_WORKSPACE = (int)1003L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_VARIANT_PACK_WORKSPACE = 1003
+     * }
+     */
+    public static int CUDNN_ATTR_VARIANT_PACK_WORKSPACE() {
+        return CUDNN_ATTR_VARIANT_PACK_WORKSPACE;
+    }
+    private static final int CUDNN_ATTR_MATMUL_COMP_TYPE = (int)1500L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_MATMUL_COMP_TYPE = 1500
+     * }
+     */
+    public static int CUDNN_ATTR_MATMUL_COMP_TYPE() {
+        return CUDNN_ATTR_MATMUL_COMP_TYPE;
+    }
+    private static final int CUDNN_ATTR_OPERATION_MATMUL_ADESC = (int)1520L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_MATMUL_ADESC = 1520
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_MATMUL_ADESC() {
+        return CUDNN_ATTR_OPERATION_MATMUL_ADESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_MATMUL_BDESC = (int)1521L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_MATMUL_BDESC = 1521
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_MATMUL_BDESC() {
+        return CUDNN_ATTR_OPERATION_MATMUL_BDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_MATMUL_CDESC = (int)1522L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_MATMUL_CDESC = 1522
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_MATMUL_CDESC() {
+        return CUDNN_ATTR_OPERATION_MATMUL_CDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_MATMUL_DESC = (int)1523L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_MATMUL_DESC = 1523
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_MATMUL_DESC() {
+        return CUDNN_ATTR_OPERATION_MATMUL_DESC;
+    }
+    private static final int CUDNN_ATTR_REDUCTION_OPERATOR = (int)1600L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_REDUCTION_OPERATOR = 1600
+     * }
+     */
+    public static int CUDNN_ATTR_REDUCTION_OPERATOR() {
+        return CUDNN_ATTR_REDUCTION_OPERATOR;
+    }
+    private static final int CUDNN_ATTR_REDUCTION_COMP_TYPE = (int)1601L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_REDUCTION_COMP_TYPE = 1601
+     * }
+     */
+    public static int CUDNN_ATTR_REDUCTION_COMP_TYPE() {
+        return CUDNN_ATTR_REDUCTION_COMP_TYPE;
+    }
+    private static final int CUDNN_ATTR_OPERATION_REDUCTION_XDESC = (int)1610L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_REDUCTION_XDESC = 1610
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_REDUCTION_XDESC() {
+        return CUDNN_ATTR_OPERATION_REDUCTION_XDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_REDUCTION_YDESC = (int)1611L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_REDUCTION_YDESC = 1611
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_REDUCTION_YDESC() {
+        return CUDNN_ATTR_OPERATION_REDUCTION_YDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_REDUCTION_DESC = (int)1612L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_REDUCTION_DESC = 1612
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_REDUCTION_DESC() {
+        return CUDNN_ATTR_OPERATION_REDUCTION_DESC;
+    }
+    private static final int CUDNN_TYPE_HANDLE = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_HANDLE = 0
+     * }
+     */
+    public static int CUDNN_TYPE_HANDLE() {
+        return CUDNN_TYPE_HANDLE;
+    }
+    private static final int CUDNN_TYPE_DATA_TYPE = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_DATA_TYPE = 1
+     * }
+     */
+    public static int CUDNN_TYPE_DATA_TYPE() {
+        return CUDNN_TYPE_DATA_TYPE;
+    }
+    private static final int CUDNN_TYPE_BOOLEAN = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_BOOLEAN = 2
+     * }
+     */
+    public static int CUDNN_TYPE_BOOLEAN() {
+        return CUDNN_TYPE_BOOLEAN;
+    }
+    private static final int CUDNN_TYPE_INT64 = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_INT64 = 3
+     * }
+     */
+    public static int CUDNN_TYPE_INT64() {
+        return CUDNN_TYPE_INT64;
+    }
+    private static final int CUDNN_TYPE_FLOAT = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_FLOAT = 4
+     * }
+     */
+    public static int CUDNN_TYPE_FLOAT() {
+        return CUDNN_TYPE_FLOAT;
+    }
+    private static final int CUDNN_TYPE_VOID_PTR = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_VOID_PTR = 6
+     * }
+     */
+    public static int CUDNN_TYPE_VOID_PTR() {
+        return CUDNN_TYPE_VOID_PTR;
+    }
+    private static final int CUDNN_TYPE_HEUR_MODE = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_HEUR_MODE = 8
+     * }
+     */
+    public static int CUDNN_TYPE_HEUR_MODE() {
+        return CUDNN_TYPE_HEUR_MODE;
+    }
+    private static final int CUDNN_TYPE_POINTWISE_MODE = (int)14L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_POINTWISE_MODE = 14
+     * }
+     */
+    public static int CUDNN_TYPE_POINTWISE_MODE() {
+        return CUDNN_TYPE_POINTWISE_MODE;
+    }
+    private static final int CUDNN_TYPE_BACKEND_DESCRIPTOR = (int)15L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_BACKEND_DESCRIPTOR = 15
+     * }
+     */
+    public static int CUDNN_TYPE_BACKEND_DESCRIPTOR() {
+        return CUDNN_TYPE_BACKEND_DESCRIPTOR;
+    }
+    private static final int CUDNN_TYPE_REDUCTION_OPERATOR_TYPE = (int)18L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_REDUCTION_OPERATOR_TYPE = 18
+     * }
+     */
+    public static int CUDNN_TYPE_REDUCTION_OPERATOR_TYPE() {
+        return CUDNN_TYPE_REDUCTION_OPERATOR_TYPE;
+    }
+    private static final int CUDNN_BACKEND_POINTWISE_DESCRIPTOR = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_POINTWISE_DESCRIPTOR = 0
+     * }
+     */
+    public static int CUDNN_BACKEND_POINTWISE_DESCRIPTOR() {
+        return CUDNN_BACKEND_POINTWISE_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_ENGINECFG_DESCRIPTOR = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR = 3
+     * }
+     */
+    public static int CUDNN_BACKEND_ENGINECFG_DESCRIPTOR() {
+        return CUDNN_BACKEND_ENGINECFG_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 4
+     * }
+     */
+    public static int CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR() {
+        return CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = (int)5L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 5
+     * }
+     */
+    public static int CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR() {
+        return CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = (int)13L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 13
+     * }
+     */
+    public static int CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR() {
+        return CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = (int)15L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 15
+     * }
+     */
+    public static int CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR() {
+        return CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 16
+     * }
+     */
+    public static int CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR() {
+        return CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_TENSOR_DESCRIPTOR = (int)17L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_TENSOR_DESCRIPTOR = 17
+     * }
+     */
+    public static int CUDNN_BACKEND_TENSOR_DESCRIPTOR() {
+        return CUDNN_BACKEND_TENSOR_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_MATMUL_DESCRIPTOR = (int)18L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_MATMUL_DESCRIPTOR = 18
+     * }
+     */
+    public static int CUDNN_BACKEND_MATMUL_DESCRIPTOR() {
+        return CUDNN_BACKEND_MATMUL_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = (int)19L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 19
+     * }
+     */
+    public static int CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR() {
+        return CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_REDUCTION_DESCRIPTOR = (int)21L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_REDUCTION_DESCRIPTOR = 21
+     * }
+     */
+    public static int CUDNN_BACKEND_REDUCTION_DESCRIPTOR() {
+        return CUDNN_BACKEND_REDUCTION_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = (int)22L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 22
+     * }
+     */
+    public static int CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR() {
+        return CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR;
+    }
+    private static final int CUDNN_HEUR_MODE_A = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_HEUR_MODE_A = 3
+     * }
+     */
+    public static int CUDNN_HEUR_MODE_A() {
+        return CUDNN_HEUR_MODE_A;
+    }
+
+    private static class cudnnBackendCreateDescriptor {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_INT,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendCreateDescriptor", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendCreateDescriptor$descriptor() {
+        return cudnnBackendCreateDescriptor.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+     * }
+     */
+    public static MethodHandle cudnnBackendCreateDescriptor$handle() {
+        return cudnnBackendCreateDescriptor.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+     * }
+     */
+    public static MemorySegment cudnnBackendCreateDescriptor$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendCreateDescriptor");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+     * }
+     */
+    public static int cudnnBackendCreateDescriptor(int descriptorType, MemorySegment descriptor) {
+        var mh$ = cudnnBackendCreateDescriptor.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendCreateDescriptor", descriptorType, descriptor);
+            }
+            return (int)mh$.invokeExact(descriptorType, descriptor);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnBackendDestroyDescriptor {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendDestroyDescriptor", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendDestroyDescriptor$descriptor() {
+        return cudnnBackendDestroyDescriptor.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static MethodHandle cudnnBackendDestroyDescriptor$handle() {
+        return cudnnBackendDestroyDescriptor.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static MemorySegment cudnnBackendDestroyDescriptor$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendDestroyDescriptor");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static int cudnnBackendDestroyDescriptor(MemorySegment descriptor) {
+        var mh$ = cudnnBackendDestroyDescriptor.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendDestroyDescriptor", descriptor);
+            }
+            return (int)mh$.invokeExact(descriptor);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnBackendFinalize {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendFinalize", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendFinalize$descriptor() {
+        return cudnnBackendFinalize.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static MethodHandle cudnnBackendFinalize$handle() {
+        return cudnnBackendFinalize.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static MemorySegment cudnnBackendFinalize$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendFinalize");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+     * }
+     */
+    public static int cudnnBackendFinalize(MemorySegment descriptor) {
+        var mh$ = cudnnBackendFinalize.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendFinalize", descriptor);
+            }
+            return (int)mh$.invokeExact(descriptor);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnBackendSetAttribute {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_POINTER,
+            Cudnn.C_INT,
+            Cudnn.C_INT,
+            Cudnn.C_LONG,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendSetAttribute", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendSetAttribute$descriptor() {
+        return cudnnBackendSetAttribute.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
+     * }
+     */
+    public static MethodHandle cudnnBackendSetAttribute$handle() {
+        return cudnnBackendSetAttribute.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
+     * }
+     */
+    public static MemorySegment cudnnBackendSetAttribute$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendSetAttribute");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
+     * }
+     */
+    public static int cudnnBackendSetAttribute(MemorySegment descriptor, int attributeName, int attributeType, long elementCount, MemorySegment arrayOfElements) {
+        var mh$ = cudnnBackendSetAttribute.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendSetAttribute", descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+            }
+            return (int)mh$.invokeExact(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnBackendGetAttribute {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_POINTER,
+            Cudnn.C_INT,
+            Cudnn.C_INT,
+            Cudnn.C_LONG,
+            Cudnn.C_POINTER,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendGetAttribute", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount, int64_t *elementCount, void *arrayOfElements)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendGetAttribute$descriptor() {
+        return cudnnBackendGetAttribute.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount, int64_t *elementCount, void *arrayOfElements)
+     * }
+     */
+    public static MethodHandle cudnnBackendGetAttribute$handle() {
+        return cudnnBackendGetAttribute.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount, int64_t *elementCount, void *arrayOfElements)
+     * }
+     */
+    public static MemorySegment cudnnBackendGetAttribute$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendGetAttribute");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount, int64_t *elementCount, void *arrayOfElements)
+     * }
+     */
+    public static int cudnnBackendGetAttribute(MemorySegment descriptor, int attributeName, int attributeType, long requestedElementCount, MemorySegment elementCount, MemorySegment arrayOfElements) {
+        var mh$ = cudnnBackendGetAttribute.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendGetAttribute", descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+            }
+            return (int)mh$.invokeExact(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudnnBackendExecute {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Cudnn.C_INT,
+            Cudnn.C_POINTER,
+            Cudnn.C_POINTER,
+            Cudnn.C_POINTER
+        );
+
+        public static final MethodHandle HANDLE = dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.downcall("cudnnBackendExecute", DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
+     * }
+     */
+    public static FunctionDescriptor cudnnBackendExecute$descriptor() {
+        return cudnnBackendExecute.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
+     * }
+     */
+    public static MethodHandle cudnnBackendExecute$handle() {
+        return cudnnBackendExecute.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
+     * }
+     */
+    public static MemorySegment cudnnBackendExecute$address() {
+        return dev.gatun.cuda.blas.internal.load.BlasLibrary.CUDNN.address("cudnnBackendExecute");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
+     * }
+     */
+    public static int cudnnBackendExecute(MemorySegment handle, MemorySegment executionPlan, MemorySegment variantPack) {
+        var mh$ = cudnnBackendExecute.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudnnBackendExecute", handle, executionPlan, variantPack);
+            }
+            return (int)mh$.invokeExact(handle, executionPlan, variantPack);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
     }
 
     private static class cudnnCreateTensorDescriptor {
