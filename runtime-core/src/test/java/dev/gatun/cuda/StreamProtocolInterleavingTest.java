@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -257,5 +259,41 @@ class StreamProtocolInterleavingTest {
         v.close();
         assertEquals(List.of(), sim.gpu.violations(), "the launch was captured between the read of the capture's "
                 + "dependencies and the node added after them, which were stale then");
+    }
+
+    /**
+     * The capture gate's common path takes no lock (a section counts itself in with one atomic
+     * step): a global-mode capture begun while a synchronous allocation is held inside cuMemAlloc
+     * waits for that section to leave before it reaches the driver; the buffer's free at close,
+     * while the capture is open, is deferred to a reap after it, never made under it.
+     */
+    @Test
+    @Tag("protocol-fix")
+    void aGlobalCaptureBegunWhileASynchronousAllocationIsInsideWaitsForIt() {
+        Interposer.Stop inAlloc = interposer.stopBefore("cuMemAlloc_v2").onThread("T1");
+        Interposer.Stop inBegin = interposer.stopBefore("cuStreamBeginCapture_v2").onThread("T2");
+        CountDownLatch freed = new CountDownLatch(1);
+        Background<DeviceBuffer> t1 = Background.call("T1", () -> ctx.allocate(256));
+        inAlloc.awaitArrival();
+        Background<Void> t2 = Background.run("T2", () -> {
+            StreamCapture capture = s.beginCapture(CaptureMode.GLOBAL);
+            assertTrue(freed.await(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS), "the test thread never closed the buffer");
+            capture.end().close(); // a global capture ends on the thread that began it
+        });
+        assertFalse(inBegin.awaitArrivalOr(t2), "the capture reached cuStreamBeginCapture while an allocation was "
+                + "inside cuMemAlloc");
+        assertFalse(t2.finished(), "the capture's begin gave up instead of waiting");
+        inAlloc.release();
+        DeviceBuffer b = t1.join();
+        inBegin.awaitArrival(); // the section left: the capture goes on
+        inBegin.release();
+        int live = sim.gpu.liveDeviceAllocations();
+        b.close(); // cuMemFree may synchronize: not while the capture is open
+        assertEquals(live, sim.gpu.liveDeviceAllocations(), "cuMemFree ran while the global capture was open");
+        freed.countDown();
+        t2.join();
+        ctx.reap();
+        assertEquals(live - 1, sim.gpu.liveDeviceAllocations(), "the deferred free ran at the reap after the capture");
+        assertEquals(List.of(), sim.gpu.violations(), "a synchronizing call ran under the global capture");
     }
 }
