@@ -14,8 +14,10 @@ import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -295,5 +297,38 @@ class StreamProtocolInterleavingTest {
         ctx.reap();
         assertEquals(live - 1, sim.gpu.liveDeviceAllocations(), "the deferred free ran at the reap after the capture");
         assertEquals(List.of(), sim.gpu.violations(), "a synchronizing call ran under the global capture");
+    }
+
+    /**
+     * A stream-ordered allocation reads its address from its stream's own out-parameter block (no
+     * thread-local), written by cuMemAllocAsync under the stream's lock: held just after the
+     * driver wrote it, T1 still holds the lock, so T2's allocation on the same stream waits and
+     * cannot overwrite the block before T1 reads it; T3's on another stream, with a block of its
+     * own, goes on meanwhile. Every buffer gets the address the driver returned for it.
+     */
+    @Test
+    void anAllocationHeldAfterCuMemAllocAsyncKeepsItsAddressWhileOthersAllocate() {
+        Interposer.Stop afterAlloc = interposer.stopAfter("cuMemAllocAsync").onThread("T1");
+        Background<DeviceBuffer> t1 = Background.call("T1", () -> s.allocate(256));
+        afterAlloc.awaitArrival();
+        long t1Address = ((MemorySegment) afterAlloc.arguments()[0]).reinterpret(Long.BYTES).get(ValueLayout.JAVA_LONG, 0);
+        try (Stream other = ctx.createStream()) {
+            Background<DeviceBuffer> t3 = Background.call("T3", () -> other.allocate(256));
+            DeviceBuffer onOther = t3.join(); // another stream's block: not held up by T1
+            Background<DeviceBuffer> t2 = Background.call("T2", () -> s.allocate(256));
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "T2 allocated on the stream T1 holds, inside T1's allocation");
+            afterAlloc.release();
+            DeviceBuffer first = t1.join();
+            DeviceBuffer second = t2.join();
+            assertEquals(t1Address, first.address(), "T1's address is the one the driver wrote for it");
+            assertEquals(3, Set.of(first.address(), second.address(), onOther.address()).size(),
+                    "two allocations got one address");
+            first.close();
+            second.close();
+            onOther.close();
+        }
+        s.synchronize();
+        assertEquals(List.of(), sim.gpu.violations());
     }
 }

@@ -27,7 +27,7 @@ public final class PoolAllocation extends StreamOrdered {
         pool.holdForAllocation(bytes); // a close racing with the allocation defers the pool's destroy
         long address;
         try {
-            address = context.calls().pools().allocate(bytes, pool.handle(), stream.handle());
+            address = context.calls().pools().allocate(bytes, pool.handle(), stream.handle(), stream.allocationOut());
         } catch (RuntimeException e) {
             pool.notAllocated(bytes, e);
             throw e;

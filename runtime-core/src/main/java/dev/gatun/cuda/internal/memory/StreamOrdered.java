@@ -27,7 +27,7 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
      */
     public static StreamOrdered allocate(ContextState context, StreamState stream, Recycler<StreamOrdered> recycler,
             long bytes) {
-        long address = context.calls().memory().allocateAsync(bytes, stream.handle());
+        long address = context.calls().memory().allocateAsync(bytes, stream.handle(), stream.allocationOut());
         stream.ledger().allocated(bytes);
         StreamOrdered memory = recycler.take(stream);
         if (memory == null) {
