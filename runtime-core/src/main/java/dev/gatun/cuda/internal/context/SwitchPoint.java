@@ -62,6 +62,8 @@ public enum SwitchPoint {
     GATE_SECTIONS_READ,
     /** A capture announces that it waits for the sections to drain, or the last section out reads whether one waits. */
     GATE_DRAIN,
+    /** A memory pool takes back counts a stream's ledger kept for it, or a pool's snapshot reads whether one did. */
+    POOL_FOLD,
     /** A freed memory object is given back to its recycler, or taken from it. */
     RECYCLE;
 
