@@ -331,4 +331,29 @@ class StreamProtocolInterleavingTest {
         s.synchronize();
         assertEquals(List.of(), sim.gpu.violations());
     }
+
+    /**
+     * A created pool's counts live on the ledger of the stream it allocates on: a snapshot taken
+     * while a free at close is held inside cuMemFreeAsync (the stream's lock held, its ledger not
+     * yet counted) waits for that lock, then counts the free once, never an allocation without
+     * its bytes or a free before its count.
+     */
+    @Test
+    void aPoolSnapshotDuringAFreeAtCloseWaitsForTheStreamsLedger() {
+        try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
+            DeviceBuffer b = pool.allocate(s, 256);
+            assertEquals(new MemoryPoolCounters(1, 0, 256, 0, 0), pool.counters());
+            Interposer.Stop inFree = interposer.stopBefore("cuMemFreeAsync").onThread("T1");
+            Background<Void> t1 = Background.run("T1", b::close);
+            inFree.awaitArrival();
+            Background<MemoryPoolCounters> t2 = Background.call("T2", pool::counters);
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "the snapshot read the ledger while the free at close held the stream");
+            inFree.release();
+            t1.join();
+            assertEquals(new MemoryPoolCounters(1, 1, 0, 0, 0), t2.join(), "the snapshot after the free at close");
+            s.synchronize();
+        }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
 }
