@@ -42,19 +42,27 @@ public final class DevicePoolView {
     }
 
     /**
-     * Returns every block the pool retains to the driver.
+     * Returns every block the pool retains to the driver. The frees may synchronize the device,
+     * so this waits, as a synchronous allocation does, while another thread captures in global mode.
      *
      * @throws CudaException with the first result a free failed with (the block is dropped, not reused)
+     * @throws CaptureActiveException when a global-mode capture stays active past the context's gate timeout
      */
     public void trim() {
         context.checkOpen();
         trimNow();
     }
 
-    /** Trims on behalf of the context, also while it shuts down. */
+    /**
+     * Trims on behalf of the context, also while it shuts down: inside one synchronizing section
+     * for all its frees (the pool's frees take none of their own).
+     */
     void trimNow() {
         state.calls().checked().live(TRIM);
-        int r = pool.trim(); // each free makes the context current on the carrier it runs on
+        int r;
+        try (var _ = state.enterSection(TRIM)) {
+            r = pool.trim(); // each free makes the context current on the carrier it runs on
+        }
         if (r != 0) {
             throw state.calls().checked().fail(r, TRIM);
         }

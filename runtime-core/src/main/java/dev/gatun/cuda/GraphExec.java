@@ -57,6 +57,15 @@ public final class GraphExec extends Owner {
     }
 
     /**
+     * {@return how many launches of this executable the driver accepted} Counted under the lock
+     * each launch takes anyway (no atomic update); a read may lag a launch in progress on another
+     * thread, and never goes down.
+     */
+    public long launches() {
+        return exec.launches();
+    }
+
+    /**
      * Uploads this executable to the device in {@code stream}'s order, so that its first launch
      * does not pay for it.
      *

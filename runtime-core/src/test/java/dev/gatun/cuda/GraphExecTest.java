@@ -83,6 +83,24 @@ class GraphExecTest {
         }
     }
 
+    /** {@link GraphExec#launches()} counts the launches the driver accepted, on any stream, and no refused one. */
+    @Test
+    void launchesCountsTheLaunchesTheDriverAccepted() {
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer v = ctx.allocate(4 * N);
+                Graph graph = capture(stream, s -> add.launch(s, LaunchConfig.of(1, N), args(v, 1)));
+                GraphExec exec = graph.instantiate(); Stream other = ctx.createStream()) {
+            assertEquals(0, exec.launches());
+            exec.upload(stream);
+            exec.launch(stream);
+            exec.launch(other);
+            assertEquals(2, exec.launches(), "an upload is no launch; a launch on any stream is");
+            sim.faults.replaceOnce("cuGraphLaunch", 1); // CUDA_ERROR_INVALID_VALUE
+            assertThrows(CudaException.class, () -> exec.launch(stream));
+            assertEquals(2, exec.launches(), "a launch the driver refused is not counted");
+            other.synchronize();
+        }
+    }
+
     @Test
     void anExecutableIsDestroyedOnlyAfterItsLastLaunchOnEveryStreamCompleted() {
         Stream other = ctx.createStream();

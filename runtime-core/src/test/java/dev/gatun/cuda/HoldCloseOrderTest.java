@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.internal.context.ContextState;
 import dev.gatun.cuda.internal.context.ProbeResource;
+import dev.gatun.cuda.internal.context.SwitchPoint;
+import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.ScheduleExplorer;
@@ -153,6 +155,68 @@ class HoldCloseOrderTest {
             }, () -> {
             });
         }));
+    }
+
+    /**
+     * Every order of a hold (which takes no monitor once it finds neither closed nor closing) and
+     * a closeUnlessHeld (which announces closing, then reads the holds, under the monitor): the
+     * close closes only when no hold stands, and a hold that stands never sees its handle freed.
+     */
+    @Test
+    void everyOrderOfAHoldAndACloseUnlessHeldClosesOnlyWhenNothingHolds(TestReporter reporter) {
+        StreamProtocolExplorationTest.report(reporter, ScheduleExplorer.of("hold || closeUnlessHeld").explore(() -> {
+            ProbeResource probe = new ProbeResource(state);
+            AtomicBoolean held = new AtomicBoolean();
+            AtomicBoolean closed = new AtomicBoolean();
+            return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", () -> {
+                probe.hold();
+                held.set(true);
+            }), new Step("T2", () -> closed.set(probe.closeUnlessHeld()))), failures -> {
+                if (failures.get(0) != null) {
+                    assertEquals(IllegalStateException.class, failures.get(0).getClass(), "refused as closed");
+                }
+                assertEquals(null, failures.get(1), "closeUnlessHeld threw");
+                assertTrue(held.get() != closed.get(), "exactly one of the two won: held " + held + ", closed " + closed);
+                if (held.get()) {
+                    assertEquals(0, probe.frees(), "freed while a hold that succeeded is outstanding");
+                    probe.unhold();
+                    assertTrue(probe.closeUnlessHeld(), "nothing holds it any more");
+                }
+                assertFalse(probe.held(), "a refused hold left its count");
+                assertEquals(1, probe.frees(), "frees");
+            }, () -> {
+            });
+        }));
+    }
+
+    /**
+     * closeUnlessHeld held just after it announced closing (at its read of the holds, under the
+     * monitor): a hold that counts meanwhile sees closing and waits for the monitor, instead of
+     * standing on a handle about to close; the close then sees that count and refuses, and the
+     * hold stands.
+     */
+    @Test
+    void aHoldThatSeesCloseUnlessHeldDecidingWaitsForItsDecision() {
+        ProbeResource probe = new ProbeResource(state);
+        Interposer.Stop deciding = interposer.stopAt(SwitchPoint.HOLDS_READ).onThread("closer");
+        try {
+            Background<Boolean> closer = Background.call("closer", probe::closeUnlessHeld);
+            deciding.awaitArrival();
+            Background<Void> holder = Background.run("holder", probe::hold);
+            holder.awaitFinishedOrWaiting();
+            assertFalse(holder.finished(), "the hold stood without waiting while closeUnlessHeld was deciding");
+            assertTrue(probe.held(), "the hold counted before it read closing");
+            deciding.release();
+            assertFalse(closer.join(), "closeUnlessHeld closed a handle a hold had counted on");
+            holder.join();
+            assertTrue(probe.held());
+            assertFalse(probe.isClosed());
+        } finally {
+            Interposer.releaseSwitchPoints();
+        }
+        probe.unhold();
+        assertTrue(probe.closeUnlessHeld());
+        assertEquals(1, probe.frees());
     }
 
     private static void await(CyclicBarrier barrier) {

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.ScheduleExplorer;
 import dev.gatun.cuda.testing.ScheduleExplorer.Step;
 import dev.gatun.cuda.testing.Simulated;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -113,6 +115,91 @@ class StreamLedgerTest {
                 c.close();
             });
         });
+        reporter.publishEntry("schedules", report.toString());
+    }
+
+    /** A pool's {allocations, frees, liveBytes} now. */
+    private static long[] counted(MemoryPool pool) {
+        MemoryPoolCounters c = pool.counters();
+        return new long[] {c.allocations(), c.frees(), c.liveBytes()};
+    }
+
+    /**
+     * A created pool's allocations and frees at close count on their stream's ledger for that
+     * pool; another pool allocated from on the stream, a free made by retirement, and the
+     * stream's drain each move or add counts, and every snapshot counts each once.
+     */
+    @Test
+    void aPoolsCountsKeptOnItsStreamsLedgersAreCountedOnceThroughHandoversRetirementAndDrain() {
+        Stream a = ctx.createStream();
+        Stream b = ctx.createStream();
+        try (MemoryPool p = ctx.createMemoryPool(MemoryPoolOptions.defaults());
+                MemoryPool q = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
+            DeviceBuffer p1 = p.allocate(a, KIB);
+            DeviceBuffer p2 = p.allocate(a, 2 * KIB);
+            DeviceBuffer p3 = p.allocate(b, 4 * KIB);
+            assertArrayEquals(new long[] {3, 0, 7 * KIB}, counted(p), "on two streams' ledgers");
+            p1.close(); // at close, in a's order: a's ledger
+            assertArrayEquals(new long[] {3, 1, 6 * KIB}, counted(p));
+            DeviceBuffer q1 = q.allocate(a, 8 * KIB); // a's ledger now counts for q: p's counts go back to p
+            assertArrayEquals(new long[] {3, 1, 6 * KIB}, counted(p), "after a's ledger handed p's counts back");
+            assertArrayEquals(new long[] {1, 0, 8 * KIB}, counted(q));
+            b.copy(p3.bytes().slice(0, 2 * KIB), p2.bytes()); // p2 used on two streams: retirement frees it
+            p2.close();
+            ctx.synchronize();
+            ctx.reap();
+            assertArrayEquals(new long[] {3, 2, 4 * KIB}, counted(p), "a free made by retirement");
+            p3.close(); // at close, in b's order
+            q1.close();
+            b.close();
+            ctx.synchronize();
+            ctx.reap(); // b drained: its ledger's counts for p go back to p
+            assertArrayEquals(new long[] {3, 3, 0}, counted(p), "everything freed, counted once");
+            assertArrayEquals(new long[] {1, 1, 0}, counted(q));
+        }
+        a.close();
+        ctx.synchronize();
+        ctx.reap();
+        ctx.close();
+    }
+
+    /**
+     * A pool's snapshot on one thread while another allocates from a second pool on the stream
+     * whose ledger counts for the first (so the ledger hands the first pool's counts back),
+     * switching at every step on the ledger and the fold: the first pool's counts do not change,
+     * so every snapshot must read them exactly, never twice and never missing.
+     */
+    @Test
+    void aSnapshotRacingTheLedgersHandoverCountsThePoolOnce(TestReporter reporter) {
+        ScheduleExplorer.Report report = ScheduleExplorer.of("pool counters || ledger handover")
+                .switchingAt(EnumSet.of(SwitchPoint.LEDGER, SwitchPoint.POOL_FOLD)).explore(() -> {
+                    Interposer interposer = Interposer.over(new FakeDriverApi());
+                    Simulated world = new Simulated(interposer);
+                    CudaContext c = world.context();
+                    Stream s = c.createStream();
+                    MemoryPool p = c.createMemoryPool(MemoryPoolOptions.defaults());
+                    MemoryPool q = c.createMemoryPool(MemoryPoolOptions.defaults());
+                    DeviceBuffer kept = p.allocate(s, 3 * KIB);
+                    p.allocate(s, KIB).close();
+                    AtomicReference<long[]> seen = new AtomicReference<>();
+                    AtomicReference<DeviceBuffer> other = new AtomicReference<>();
+                    return ScheduleExplorer.Run.of(interposer, List.of(new Step("T1", () -> other.set(q.allocate(s,
+                            KIB))), new Step("T2", () -> seen.set(counted(p)))), failures -> {
+                                assertEquals(List.of(), failures.stream().filter(t -> t != null).toList(), "a step threw");
+                                assertArrayEquals(new long[] {2, 1, 3 * KIB}, seen.get(), "the snapshot during the handover");
+                                assertArrayEquals(new long[] {2, 1, 3 * KIB}, counted(p), "after it");
+                            }, () -> {
+                                kept.close();
+                                other.get().close();
+                                p.close();
+                                q.close();
+                                s.close();
+                                c.synchronize();
+                                c.reap();
+                                c.close();
+                            });
+                });
+        System.out.println("EXPLORED " + report);
         reporter.publishEntry("schedules", report.toString());
     }
 }

@@ -48,6 +48,11 @@ class StreamProtocolExplorationTest {
     private static final Set<SwitchPoint> SYNC_ORDERING = EnumSet.of(SwitchPoint.UNORDERED_SET,
             SwitchPoint.UNORDERED_TAKE);
 
+    /** Where the capture gate's scenarios switch besides driver calls: its lock-free counts and reads. */
+    private static final Set<SwitchPoint> GATE = EnumSet.of(SwitchPoint.GATE_SECTION_COUNT,
+            SwitchPoint.CAPTURE_FAST_READ, SwitchPoint.GATE_CAPTURE_COUNT, SwitchPoint.GATE_SECTIONS_READ,
+            SwitchPoint.GATE_DRAIN);
+
     /**
      * One schedule's world: a fresh simulated GPU behind an interposer, a context and a stream.
      * What it {@linkplain #own owns} is closed after the run, and then the context, which refuses
@@ -505,5 +510,53 @@ class StreamProtocolExplorationTest {
                         g.close();
                     });
         }));
+    }
+
+    /**
+     * The capture gate without its lock on the common path: a synchronous allocation and its free
+     * at close (cuMemAlloc and cuMemFree, each in a section that counts itself in with one atomic
+     * step) racing a global-mode capture begun and ended on another thread, switching at the
+     * gate's counts and reads. The simulated driver records a violation for a cuMemAlloc or
+     * cuMemFree made while a global capture is open; a free the gate kept out is freed at the
+     * reap after it.
+     */
+    @Test
+    @Tag("protocol-fix")
+    void synchronousAllocateAndFreeAndAGlobalCapture(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("allocate + close (pool off) || global capture").switchingAt(GATE)
+                .explore(() -> {
+                    World w = new World();
+                    int before = w.sim.gpu.liveDeviceAllocations();
+                    return w.run(List.of(new Step("T1", () -> w.ctx.allocate(256).close()),
+                            new Step("T2", () -> w.s.beginCapture(CaptureMode.GLOBAL).end().close())), failures -> {
+                                noneThrew(failures);
+                                w.ctx.reap();
+                                assertEquals(before, w.sim.gpu.liveDeviceAllocations(), "the buffer was never freed");
+                            });
+                }));
+    }
+
+    /**
+     * Two sections (a synchronous allocation with its free, and a retirement's free) against a
+     * global capture: the capture withdraws its count while either is inside and tries again once
+     * both drained; neither section is let in under it.
+     */
+    @Test
+    @Tag("protocol-fix")
+    void twoSynchronizingSectionsAndAGlobalCapture(TestReporter reporter) {
+        report(reporter, ScheduleExplorer.of("allocate || close || global capture").switchingAt(GATE).preemptions(1)
+                .explore(() -> {
+                    World w = new World();
+                    int before = w.sim.gpu.liveDeviceAllocations();
+                    DeviceBuffer b = w.ctx.allocate(256);
+                    AtomicReference<DeviceBuffer> made = new AtomicReference<>();
+                    return w.run(List.of(new Step("T1", () -> made.set(w.ctx.allocate(256))), new Step("T2", b::close),
+                            new Step("T3", () -> w.s.beginCapture(CaptureMode.GLOBAL).end().close())), failures -> {
+                                noneThrew(failures);
+                                made.get().close();
+                                w.ctx.reap();
+                                assertEquals(before, w.sim.gpu.liveDeviceAllocations(), "a buffer was never freed");
+                            });
+                }));
     }
 }

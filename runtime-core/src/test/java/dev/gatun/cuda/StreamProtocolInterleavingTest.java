@@ -2,6 +2,7 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,9 +14,12 @@ import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -257,5 +261,99 @@ class StreamProtocolInterleavingTest {
         v.close();
         assertEquals(List.of(), sim.gpu.violations(), "the launch was captured between the read of the capture's "
                 + "dependencies and the node added after them, which were stale then");
+    }
+
+    /**
+     * The capture gate's common path takes no lock (a section counts itself in with one atomic
+     * step): a global-mode capture begun while a synchronous allocation is held inside cuMemAlloc
+     * waits for that section to leave before it reaches the driver; the buffer's free at close,
+     * while the capture is open, is deferred to a reap after it, never made under it.
+     */
+    @Test
+    @Tag("protocol-fix")
+    void aGlobalCaptureBegunWhileASynchronousAllocationIsInsideWaitsForIt() {
+        Interposer.Stop inAlloc = interposer.stopBefore("cuMemAlloc_v2").onThread("T1");
+        Interposer.Stop inBegin = interposer.stopBefore("cuStreamBeginCapture_v2").onThread("T2");
+        CountDownLatch freed = new CountDownLatch(1);
+        Background<DeviceBuffer> t1 = Background.call("T1", () -> ctx.allocate(256));
+        inAlloc.awaitArrival();
+        Background<Void> t2 = Background.run("T2", () -> {
+            StreamCapture capture = s.beginCapture(CaptureMode.GLOBAL);
+            assertTrue(freed.await(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS), "the test thread never closed the buffer");
+            capture.end().close(); // a global capture ends on the thread that began it
+        });
+        assertFalse(inBegin.awaitArrivalOr(t2), "the capture reached cuStreamBeginCapture while an allocation was "
+                + "inside cuMemAlloc");
+        assertFalse(t2.finished(), "the capture's begin gave up instead of waiting");
+        inAlloc.release();
+        DeviceBuffer b = t1.join();
+        inBegin.awaitArrival(); // the section left: the capture goes on
+        inBegin.release();
+        int live = sim.gpu.liveDeviceAllocations();
+        b.close(); // cuMemFree may synchronize: not while the capture is open
+        assertEquals(live, sim.gpu.liveDeviceAllocations(), "cuMemFree ran while the global capture was open");
+        freed.countDown();
+        t2.join();
+        ctx.reap();
+        assertEquals(live - 1, sim.gpu.liveDeviceAllocations(), "the deferred free ran at the reap after the capture");
+        assertEquals(List.of(), sim.gpu.violations(), "a synchronizing call ran under the global capture");
+    }
+
+    /**
+     * A stream-ordered allocation reads its address from its stream's own out-parameter block (no
+     * thread-local), written by cuMemAllocAsync under the stream's lock: held just after the
+     * driver wrote it, T1 still holds the lock, so T2's allocation on the same stream waits and
+     * cannot overwrite the block before T1 reads it; T3's on another stream, with a block of its
+     * own, goes on meanwhile. Every buffer gets the address the driver returned for it.
+     */
+    @Test
+    void anAllocationHeldAfterCuMemAllocAsyncKeepsItsAddressWhileOthersAllocate() {
+        Interposer.Stop afterAlloc = interposer.stopAfter("cuMemAllocAsync").onThread("T1");
+        Background<DeviceBuffer> t1 = Background.call("T1", () -> s.allocate(256));
+        afterAlloc.awaitArrival();
+        long t1Address = ((MemorySegment) afterAlloc.arguments()[0]).reinterpret(Long.BYTES).get(ValueLayout.JAVA_LONG, 0);
+        try (Stream other = ctx.createStream()) {
+            Background<DeviceBuffer> t3 = Background.call("T3", () -> other.allocate(256));
+            DeviceBuffer onOther = t3.join(); // another stream's block: not held up by T1
+            Background<DeviceBuffer> t2 = Background.call("T2", () -> s.allocate(256));
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "T2 allocated on the stream T1 holds, inside T1's allocation");
+            afterAlloc.release();
+            DeviceBuffer first = t1.join();
+            DeviceBuffer second = t2.join();
+            assertEquals(t1Address, first.address(), "T1's address is the one the driver wrote for it");
+            assertEquals(3, Set.of(first.address(), second.address(), onOther.address()).size(),
+                    "two allocations got one address");
+            first.close();
+            second.close();
+            onOther.close();
+        }
+        s.synchronize();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /**
+     * A created pool's counts live on the ledger of the stream it allocates on: a snapshot taken
+     * while a free at close is held inside cuMemFreeAsync (the stream's lock held, its ledger not
+     * yet counted) waits for that lock, then counts the free once, never an allocation without
+     * its bytes or a free before its count.
+     */
+    @Test
+    void aPoolSnapshotDuringAFreeAtCloseWaitsForTheStreamsLedger() {
+        try (MemoryPool pool = ctx.createMemoryPool(MemoryPoolOptions.defaults())) {
+            DeviceBuffer b = pool.allocate(s, 256);
+            assertEquals(new MemoryPoolCounters(1, 0, 256, 0, 0), pool.counters());
+            Interposer.Stop inFree = interposer.stopBefore("cuMemFreeAsync").onThread("T1");
+            Background<Void> t1 = Background.run("T1", b::close);
+            inFree.awaitArrival();
+            Background<MemoryPoolCounters> t2 = Background.call("T2", pool::counters);
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "the snapshot read the ledger while the free at close held the stream");
+            inFree.release();
+            t1.join();
+            assertEquals(new MemoryPoolCounters(1, 1, 0, 0, 0), t2.join(), "the snapshot after the free at close");
+            s.synchronize();
+        }
+        assertEquals(List.of(), sim.gpu.violations());
     }
 }

@@ -2,10 +2,11 @@ package dev.gatun.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.Carriers;
 import dev.gatun.cuda.testing.FakeDriverApi;
@@ -14,12 +15,10 @@ import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.Ptx;
 import dev.gatun.cuda.testing.Simulated;
 import dev.gatun.cuda.testing.TwoCarriers;
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -27,9 +26,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A virtual thread that parks between making its context current and the driver call that needs
  * it resumes on another carrier, where another context may be current. These tests force exactly
- * that: a virtual thread mounted on carrier A parks on the capture gate's lock (which a test
- * thread holds, as another thread entering or leaving a synchronizing section would), inside a
- * free that acts on the current context, and resumes on carrier B, where a green context of the
+ * that: a virtual thread mounted on carrier A parks as it enters the capture gate (held at the
+ * section's count, where the gate's slow path would park it on its lock while a global capture
+ * counts itself in), inside a free that acts on the current context, and resumes on carrier B, where a green context of the
  * same device is current (a virtual thread that worked on it left it there). The scheduler is the
  * test's own ({@link Carriers#virtualThreadsOn}), so which carrier runs each mount is chosen, not
  * sampled. The simulated driver keeps the current context per carrier and refuses a free made
@@ -54,14 +53,8 @@ class VirtualThreadContextTest {
 
     @AfterEach
     void stopCarriers() throws InterruptedException {
+        Interposer.releaseSwitchPoints();
         carriers.close();
-    }
-
-    /** The lock of {@code ctx}'s capture gate, which every synchronizing section takes to enter and leave. */
-    private static ReentrantLock gateLock(CudaContext ctx) throws ReflectiveOperationException {
-        Field lock = ctx.state().gate().getClass().getDeclaredField("lock");
-        lock.setAccessible(true);
-        return (ReentrantLock) lock.get(ctx.state().gate());
     }
 
     /** Carrier B runs work on {@code green}, which leaves that context current there. */
@@ -71,13 +64,14 @@ class VirtualThreadContextTest {
     }
 
     /**
-     * Runs {@code step} on a virtual thread V that starts on carrier A, parks on {@code ctx}'s
-     * gate lock (held here until V waits there) and resumes on carrier B; records V's driver calls.
+     * Runs {@code step} on a virtual thread V that starts on carrier A, parks as it enters
+     * {@code ctx}'s gate (held at the section's count until it waits there) and resumes on
+     * carrier B; records V's driver calls.
      */
-    private void parkOnTheGateThenResumeOnB(CudaContext ctx, Consumer<CudaContext> step) throws Exception {
+    private void parkOnTheGateThenResumeOnB(CudaContext ctx, Consumer<CudaContext> step) {
         interposer.around((function, args, real) -> {
-            if (!Thread.currentThread().isVirtual()) {
-                return real.call();
+            if (!Thread.currentThread().isVirtual() || !function.startsWith("cu")) {
+                return real.call(); // a switch point is no driver call
             }
             Thread carrier = Carriers.current();
             long current = sim.gpu.currentContextOn(carrier).address();
@@ -85,30 +79,16 @@ class VirtualThreadContextTest {
             calls.add(new Call(function, carrier.getName(), current, result));
             return result;
         });
-        ReentrantLock gate = gateLock(ctx);
-        Background<Void> v;
-        gate.lock();
-        try {
-            v = Background.run(carriers.virtualThreads(), "V", () -> step.accept(ctx));
-            awaitQueuedOn(gate, v.thread());
-            carriers.mountOnB();
-        } finally {
-            gate.unlock();
-        }
+        Interposer.Stop atGate = interposer.stopAt(SwitchPoint.GATE_SECTION_COUNT).onThread("V");
+        Background<Void> v = Background.run(carriers.virtualThreads(), "V", () -> step.accept(ctx));
+        assertEquals(v.thread(), atGate.awaitArrival(), "V reached the gate");
+        v.awaitFinishedOrWaiting();
+        assertFalse(v.finished(), "V waits at the gate");
+        carriers.mountOnB();
+        atGate.release();
         v.join();
         assertEquals(List.of("carrier-A", "carrier-B"), carriers.mounts(),
-                "V started on carrier A, parked once (on the gate's lock) and resumed on carrier B");
-    }
-
-    /** Waits until {@code thread} is parked on {@code lock}, within the deadlock guard. */
-    private static void awaitQueuedOn(ReentrantLock lock, Thread thread) throws InterruptedException {
-        long deadline = System.nanoTime() + Interposer.GUARD.toNanos();
-        while (!lock.hasQueuedThread(thread)) {
-            if (System.nanoTime() > deadline) {
-                fail(thread + " never waited on the gate's lock; state " + thread.getState());
-            }
-            Thread.sleep(1);
-        }
+                "V started on carrier A, parked once (at the gate) and resumed on carrier B");
     }
 
     /** V's calls of {@code function}. */

@@ -10,7 +10,7 @@ import java.lang.foreign.ValueLayout;
  * operation that holds this record is unreachable; {@link #alpha} and {@link #beta} are the same
  * bytes as segments of the global scope, which is what a warm call passes: a downcall acquires
  * and releases the session of every segment argument that is not global (two atomic updates per
- * argument per call, as runtime-core's {@code Checked.OutBlock} notes).
+ * argument per call, as runtime-core's {@code internal.driver.OutBlock} notes).
  *
  * <p>Safety: nothing keeps the block alive through the views, so the operation keeps itself
  * reachable until its library call returned ({@code Reference.reachabilityFence}), and with it

@@ -97,7 +97,9 @@ public final class GraphSlot {
 
     /** {@return a snapshot of this slot's counters: captures, replays, segment launches, updates, ...} */
     public GraphCounters counters() {
-        return counters.snapshot(installer.counters());
+        // The segment launches are read after the replays: a replay counted there has launched, and
+        // its launches are in the view read then or in a later one's count.
+        return counters.snapshot(() -> state.segmentLaunches(), installer.counters());
     }
 
     /**
@@ -367,8 +369,10 @@ public final class GraphSlot {
         try {
             current = state;
             requireSettled(current, "reset");
-            state = SlotState.IDLE;
+            SlotState dropping = current.dropping(SlotPhase.IDLE);
+            state = dropping;
             awaitLaunches();
+            state = dropping.drained(); // no replay launches what it dropped any more: their launches folded in
             counters.add(SlotCounters.RESETS, 1);
             dropped = withSpare(current.segments);
         } finally {
@@ -480,8 +484,7 @@ public final class GraphSlot {
     }
 
     private void launch(GraphExec[] segments, int index, Stream stream) {
-        segments[index].launch(stream);
-        counters.add(SlotCounters.SEGMENT_LAUNCHES, 1);
+        segments[index].launch(stream); // the executable counts it (SlotState.segmentLaunches)
     }
 
     // Retirement of the whole group: SlotGroup holds every slot's lock across the check and the
@@ -497,8 +500,10 @@ public final class GraphSlot {
 
     List<GraphExec> retireLocked() {
         SlotState current = state;
-        state = SlotState.RETIRED;
+        SlotState dropping = current.dropping(SlotPhase.RETIRED);
+        state = dropping;
         awaitLaunches();
+        state = dropping.drained();
         return withSpare(current.segments);
     }
 

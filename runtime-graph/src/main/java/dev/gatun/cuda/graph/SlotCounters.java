@@ -2,29 +2,35 @@ package dev.gatun.cuda.graph;
 
 import dev.gatun.cuda.GraphInstallCounters;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.LongSupplier;
 
 /**
- * A slot's live counters. One array keeps them in one object; replays bump two of them with
- * atomic adds, which neither lock nor allocate. How re-captures were installed is counted by the
- * slot's {@link dev.gatun.cuda.GraphInstaller}.
+ * A slot's live counters. One array keeps them in one object; a replay bumps one of them with an
+ * atomic add, which neither locks nor allocates. Its segment launches are counted by the
+ * executables themselves ({@link SlotState#segmentLaunches()}), how re-captures were installed by
+ * the slot's {@link dev.gatun.cuda.GraphInstaller}.
  */
 final class SlotCounters {
 
     static final int CAPTURES = 0;
     static final int REPLAYS = 1;
-    static final int SEGMENT_LAUNCHES = 2;
-    static final int ABORTS = 3;
-    static final int RESETS = 4;
+    static final int ABORTS = 2;
+    static final int RESETS = 3;
 
-    private final AtomicLongArray counts = new AtomicLongArray(5);
+    private final AtomicLongArray counts = new AtomicLongArray(4);
 
     void add(int counter, long delta) {
         counts.getAndAdd(counter, delta);
     }
 
-    /** These counters with {@code installs}, the re-captures by the way each was installed. */
-    GraphCounters snapshot(GraphInstallCounters installs) {
-        return new GraphCounters(counts.get(CAPTURES), counts.get(REPLAYS), counts.get(SEGMENT_LAUNCHES),
+    /**
+     * These counters with the segment launches {@code segmentLaunches} counts (read after the
+     * replays) and {@code installs}, the re-captures by the way each was installed.
+     */
+    GraphCounters snapshot(LongSupplier segmentLaunches, GraphInstallCounters installs) {
+        long captures = counts.get(CAPTURES);
+        long replays = counts.get(REPLAYS);
+        return new GraphCounters(captures, replays, segmentLaunches.getAsLong(),
                 installs.updates(), installs.spareUpdates(), installs.instantiations(), counts.get(ABORTS),
                 counts.get(RESETS));
     }

@@ -2,6 +2,8 @@ package dev.gatun.cuda.graph;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gatun.cuda.CaptureMode;
 import dev.gatun.cuda.CudaContext;
@@ -123,6 +125,47 @@ class GraphSlotUpdateInterleavingTest {
             a.asInts().copyTo(out);
             assertArrayEquals(new int[] {2, 2, 2, 2}, out, "the held replay ran the two-kernel executable once");
             slot.reset();
+        }
+        graphs.close();
+        stream.close();
+        ctx.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /**
+     * The slot's counters racing replays and a reset: a replay's segment launch is counted by its
+     * executable (under the lock its launch takes), not by the slot. Held inside cuGraphLaunch,
+     * a replay is counted nowhere yet; a reset begun meanwhile waits for it, and while it waits
+     * its view still counts the executable it drops; once the reset is over, the launch made
+     * after the reset began is in the count, and no snapshot ever showed a replay without its
+     * launch or a count going down.
+     */
+    @Test
+    void countersReadWhileAReplayIsInsideTheDriverAndAResetWaitsForItCountEveryLaunchOnce() {
+        GraphSlot slot = graphs.registerGroup("o").slot("s");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16)) {
+            a.asInts().copyFrom(new int[4]);
+            slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            slot.replay(stream);
+            assertEquals(new GraphCounters(1, 1, 1, 0, 0, 0, 0, 0), slot.counters());
+
+            Interposer.Stop inLaunch = interposer.stopBefore("cuGraphLaunch").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> slot.replay(stream));
+            inLaunch.awaitArrival();
+            assertEquals(new GraphCounters(1, 1, 1, 0, 0, 0, 0, 0), slot.counters(), "the replay inside the driver "
+                    + "is counted nowhere yet");
+            Background<Boolean> t2 = Background.call("T2", slot::reset);
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "the reset did not wait for the replay inside the driver");
+            assertEquals(new GraphCounters(1, 1, 1, 0, 0, 0, 0, 0), slot.counters(), "while the reset waits, its view "
+                    + "counts the executable it drops");
+            inLaunch.release();
+            t1.join();
+            assertTrue(t2.join(), "the reset dropped the segment");
+            assertEquals(new GraphCounters(1, 2, 2, 0, 0, 0, 0, 1), slot.counters(), "the launch made while the reset "
+                    + "waited is counted once, folded in as the reset dropped its executable");
         }
         graphs.close();
         stream.close();

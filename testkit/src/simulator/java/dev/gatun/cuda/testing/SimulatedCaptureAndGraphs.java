@@ -89,6 +89,7 @@ final class SimulatedCaptureAndGraphs {
         s.captured = new ArrayList<>();
         s.captureStatus = CudaDriver.CU_STREAM_CAPTURE_STATUS_ACTIVE();
         s.captureCarrier = gpu.contexts.captureOwner(mode);
+        s.globalCapture = mode == CudaDriver.CU_STREAM_CAPTURE_MODE_GLOBAL();
         gpu.captureGraphs.begun(s.captured, createEmpty(), false, new int[0]);
         return SUCCESS;
     }
@@ -109,6 +110,7 @@ final class SimulatedCaptureAndGraphs {
             return CudaDriver.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD();
         }
         s.captureCarrier = null;
+        s.globalCapture = false;
         boolean unjoined = gpu.streams.leaveCapture(s);
         SimulatedCaptureGraphs.Capture capture = gpu.captureGraphs.ended(s.captured);
         if (s.captureStatus == CudaDriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED() || unjoined) {

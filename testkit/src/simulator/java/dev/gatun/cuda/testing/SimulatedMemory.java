@@ -105,7 +105,20 @@ final class SimulatedMemory {
     }
 
     public int cuMemAlloc_v2(MemorySegment out, long bytes) {
+        checkNoGlobalCapture("cuMemAlloc", gpu.contexts.current());
         return allocateDevice(out, bytes, gpu.contexts.current(), gpu.devices.deviceOf(gpu.contexts.current()));
+    }
+
+    /**
+     * Records a violation when {@code function}, a call that may synchronize the device, runs while
+     * a global-mode capture is open on {@code context}: the driver would invalidate that capture.
+     */
+    private void checkNoGlobalCapture(String function, long context) {
+        SimulatedStreams.Stream capturing = gpu.streams.globalCaptureOpen(context);
+        if (capturing != null) {
+            gpu.violations.add(function + " while a global-mode capture is open on a stream of its context: the "
+                    + "driver invalidates that capture (the capture gate must keep the two apart)");
+        }
     }
 
     public int cuMemAllocAsync(MemorySegment out, long bytes, MemorySegment stream) {
@@ -192,6 +205,7 @@ final class SimulatedMemory {
         if (a == null) {
             return INVALID_VALUE;
         }
+        checkNoGlobalCapture("cuMemFree", a.context);
         if (a.graph) {
             return gpu.graphMemory.freeOutside(a, null, "cuMemFree");
         }

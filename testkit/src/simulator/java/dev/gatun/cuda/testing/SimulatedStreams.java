@@ -67,6 +67,8 @@ final class SimulatedStreams {
          * only one the driver lets end it; null for a relaxed capture, or none.
          */
         Thread captureCarrier;
+        /** Whether the capture begun on it (cuStreamBeginCapture) is in global mode, until it ends. */
+        boolean globalCapture;
 
         Stream(int priority, long context) {
             this.priority = priority;
@@ -128,6 +130,20 @@ final class SimulatedStreams {
     public int cuStreamCreateWithPriority(MemorySegment out, int flags, int priority) {
         out.set(ValueLayout.JAVA_LONG, 0, create(priority, gpu.contexts.current()));
         return SUCCESS;
+    }
+
+    /**
+     * The stream of {@code context} with a global-mode capture open, or null. While one is, the
+     * driver refuses a potentially synchronizing call (cuMemAlloc, cuMemFree...) on any thread and
+     * invalidates that capture: Gatun's capture gate exists to keep such calls out.
+     */
+    Stream globalCaptureOpen(long context) {
+        for (Stream s : streams.values()) {
+            if (s.globalCapture && s.captured != null && s.context == context) {
+                return s;
+            }
+        }
+        return null;
     }
 
     /** A new stream of {@code context}; its handle. */

@@ -93,6 +93,22 @@ public final class ContextStats {
     }
 
     /**
+     * Adds to {@code sums} (allocations, frees, live bytes) what every registered stream's ledger
+     * counts for {@code pool} now. Never call it under a stream's lock (it takes each in turn,
+     * after the lock that orders them). A ledger may hand its counts back to the pool meanwhile
+     * (it allocated from another pool): the pool tells such a read and makes it again.
+     */
+    public void addPoolCounts(LedgerPool pool, long[] sums) {
+        synchronized (ledgers) {
+            for (StreamState s : streams.registeredStreams()) {
+                synchronized (s.lock()) {
+                    s.ledger().addPoolCounts(pool, sums);
+                }
+            }
+        }
+    }
+
+    /**
      * The live owners that count their life on stream ledgers ({@code NativeResource.countsLifeOnStream}),
      * less those of them closed elsewhere, which the context's own count took off: add it to that count.
      */

@@ -58,6 +58,12 @@ public abstract class NativeResource implements Runnable {
     /** Holds by captured graphs; while any remain, a close is recorded but retirement waits. */
     private volatile int holds;
     private volatile boolean retirementDeferred;
+    /**
+     * Set by {@link #closeUnlessHeld()} as it decides, under this monitor, whether to close, and
+     * withdrawn only when it decides not to: a hold that sees it waits for that decision (the
+     * monitor) instead of going by the flags.
+     */
+    private volatile boolean closing;
 
     protected NativeResource(ContextState context, OwnerKind kind) {
         this(context, kind, null);
@@ -87,6 +93,9 @@ public abstract class NativeResource implements Runnable {
             throw new IllegalStateException(identity() + " cannot be reused: it is open, held or tracked");
         }
         usage.reset(origin);
+        if (closing) {
+            closing = false; // closed by closeUnlessHeld in its last life (a load otherwise)
+        }
         // A release store, not a volatile one (no fence): no other thread reads this resource
         // until the owner's claim publishes it, and that claim orders this write before it.
         CLOSED.setRelease(this, false);
@@ -239,18 +248,35 @@ public abstract class NativeResource implements Runnable {
      *     takes its own holds on what the graph holds)
      */
     public final void hold() {
+        // Counted before the flags are read, the mirror of close(), which sets closed before it
+        // reads holds, and of closeUnlessHeld(), which sets closing before it reads holds: of a
+        // hold and a close that race, at least one sees the other's write. Neither flag set: any
+        // close that begins from here sees this count, so the hold stands without the monitor
+        // (one atomic add on the pool allocation's path, no monitor enter and exit).
+        SwitchPoint.HOLD_COUNT.reach();
+        HOLDS.getAndAdd(this, 1);
+        if (!closedOrClosing()) {
+            return;
+        }
         boolean refused;
         synchronized (this) {
-            // Counted before the check, the mirror of close(), which sets closed before it reads
-            // holds: of a hold and a close that race, at least one sees the other's write.
-            SwitchPoint.HOLD_COUNT.reach();
-            HOLDS.getAndAdd(this, 1);
+            // After a close's deferral and closeUnlessHeld's decision, as before this fast path.
             refused = closedForGood();
         }
         if (refused) {
             unhold(); // outside this monitor: the close may have deferred to this count meanwhile
             throw new IllegalStateException(identity() + " is closed");
         }
+    }
+
+    /** The read of a hold's fast path: whether a close has begun (set closed) or closeUnlessHeld is deciding. */
+    private boolean closedOrClosing() {
+        SwitchPoint.CLOSED_READ.reach();
+        if (closed) {
+            return true;
+        }
+        SwitchPoint.CLOSED_READ.reach();
+        return closing;
     }
 
     /** Whether anything holds the handle now (a captured graph, an executable, a view). */
@@ -416,13 +442,20 @@ public abstract class NativeResource implements Runnable {
      */
     public final boolean closeUnlessHeld() {
         synchronized (this) {
+            // Announced before holds is read: a hold counted after this read sees closing (or
+            // closed) and waits for this monitor, then sees the outcome.
+            SwitchPoint.CLOSED_WRITE.reach();
+            closing = true;
             if (heldAtClose()) {
+                closing = false; // not closing after all: nothing changed
                 return false;
             }
             if (!markClosed()) {
                 return true; // closed before
             }
-            // Closed under the lock hold() takes: a later hold() sees it and refuses.
+            // Closed under the monitor a hold that saw closing waits for: it sees closed and
+            // refuses. Closing stays set: a hold reads closed, then closing, and withdrawing
+            // closing here would let one read closed before it was set and closing after.
         }
         boolean countedOnStream = false;
         try {

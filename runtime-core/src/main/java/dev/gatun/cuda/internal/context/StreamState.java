@@ -1,5 +1,6 @@
 package dev.gatun.cuda.internal.context;
 
+import dev.gatun.cuda.internal.driver.OutBlock;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -57,6 +58,8 @@ public final class StreamState {
     private MemorySegment beforeCapture;
     /** Guarded by lock: the stream-ordered allocations counted and kept in this stream's order. */
     private final StreamLedger ledger = new StreamLedger();
+    /** Guarded by lock: the out-parameter of the stream-ordered allocations made under it (no thread-local lookup). */
+    private final OutBlock allocationOut = new OutBlock(Long.BYTES);
 
     public StreamState(ContextState context, MemorySegment handle) {
         this.context = context;
@@ -86,6 +89,15 @@ public final class StreamState {
     /** What stream-ordered allocations count and keep in this stream's order; use only under {@link #lock()}. */
     public StreamLedger ledger() {
         return ledger;
+    }
+
+    /**
+     * The block {@code cuMemAllocAsync} and {@code cuMemAllocFromPoolAsync} write the address into,
+     * for the allocations made on this stream; use only under {@link #lock()}, which makes it
+     * exclusive to one call at a time.
+     */
+    public OutBlock allocationOut() {
+        return allocationOut;
     }
 
     public boolean closed() {

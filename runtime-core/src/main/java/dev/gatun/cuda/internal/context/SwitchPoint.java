@@ -54,6 +54,16 @@ public enum SwitchPoint {
     FENCE_BEFORE_CAPTURE_WRITE,
     /** The capture gate's or census's lock-free read (is a capture possible, or held by this thread). */
     CAPTURE_FAST_READ,
+    /** A synchronizing section counts itself into the capture gate, or out of it, without the gate's lock. */
+    GATE_SECTION_COUNT,
+    /** A global capture counts itself into the capture gate (or withdraws, or leaves), under the gate's lock. */
+    GATE_CAPTURE_COUNT,
+    /** A global capture reads how many synchronizing sections are inside the gate. */
+    GATE_SECTIONS_READ,
+    /** A capture announces that it waits for the sections to drain, or the last section out reads whether one waits. */
+    GATE_DRAIN,
+    /** A memory pool takes back counts a stream's ledger kept for it, or a pool's snapshot reads whether one did. */
+    POOL_FOLD,
     /** A freed memory object is given back to its recycler, or taken from it. */
     RECYCLE;
 

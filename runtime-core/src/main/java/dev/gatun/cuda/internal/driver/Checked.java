@@ -4,7 +4,6 @@ import dev.gatun.cuda.ContextPoisonedException;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.events.ContextPoisonedEvent;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.slf4j.Logger;
@@ -20,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * <p>Out-parameters live in one {@value #OUT_BYTES}-byte native block per thread, for every
  * context, that only this package touches: a typed call writes it and reads it back before it
  * returns, and no call runs another, so the block is never shared by two calls in flight on one
- * thread. Inputs the driver
+ * thread. (A stream-ordered allocation writes into its stream's own {@link OutBlock} instead,
+ * under the stream's lock: no thread-local lookup on that hot path.) Inputs the driver
  * reads from native memory (a module image, a function name) are copied into a confined arena
  * per call, on cold paths only.
  *
@@ -45,7 +45,7 @@ public final class Checked {
     /** The green context ({@code CUgreenCtx}) that {@link #context} was made from, or NULL for a primary context. */
     private final MemorySegment green;
     /** Static: one block per thread for every context, since no call runs another (see the class comment). */
-    private static final ThreadLocal<OutBlock> OUT = ThreadLocal.withInitial(OutBlock::new);
+    private static final ThreadLocal<OutBlock> OUT = ThreadLocal.withInitial(() -> new OutBlock(OUT_BYTES));
     private volatile CudaException poison;
     /** The file pattern of GPU coredumps when Gatun turned them on for this context ({@link CoredumpCalls}), else null. */
     private volatile String coredumpPattern;
@@ -108,25 +108,7 @@ public final class Checked {
 
     /** This thread's out-parameter block ({@value #OUT_BYTES} bytes, 8-aligned), for the call being made. */
     MemorySegment out() {
-        return OUT.get().view;
-    }
-
-    /**
-     * One thread's out-parameter block. {@code owner} is the block as {@code Arena.ofAuto} made
-     * it: the arena frees it once the thread (or virtual thread) and with it this object are gone.
-     * {@code view} is the same memory as a segment of the global scope, which is what the calls
-     * pass: a downcall acquires and releases the session of each segment argument that is not
-     * global (two atomic updates of a shared or automatic session, around every call; issue 36
-     * found {@code MemorySessionImpl.checkValidStateRaw} at 8 % of the Java samples of the
-     * stream-ordered allocation row). Safety: the view is used only through {@link #out()}, by the
-     * thread whose value of {@link #OUT} this is; a static final thread-local's value stays
-     * strongly reachable from its thread until the thread ends, and {@code owner} with it, so the
-     * memory outlives every use of the view.
-     */
-    private static final class OutBlock {
-        @SuppressWarnings("unused") // holds the automatic arena's block alive while the view is used
-        private final MemorySegment owner = Arena.ofAuto().allocate(OUT_BYTES, 8);
-        private final MemorySegment view = MemorySegment.ofAddress(owner.address()).reinterpret(OUT_BYTES);
+        return OUT.get().view; // a static final thread-local's value stays reachable until its thread ends
     }
 
     /**

@@ -63,10 +63,11 @@ public final class MemoryCalls {
     }
 
     /** {@code bytes} (more than 0) of device memory in {@code stream}'s order ({@code cuMemAllocAsync}). */
-    public long allocateAsync(long bytes, MemorySegment stream) {
+    public long allocateAsync(long bytes, MemorySegment stream, OutBlock streamOut) {
         c.live(ALLOC_ASYNC);
-        MemorySegment out = c.out();
-        // Safety: out holds the CUdeviceptr the driver writes; the caller passes an open stream of this context.
+        MemorySegment out = streamOut.view;
+        // Safety: out holds the CUdeviceptr the driver writes, and no other call uses it meanwhile
+        // (the stream's block, under the stream's lock); the caller passes an open stream of this context.
         c.check(c.api.cuMemAllocAsync(out, bytes, stream), ALLOC_ASYNC);
         return out.get(ValueLayout.JAVA_LONG, 0);
     }

@@ -235,11 +235,12 @@ public final class MemoryPoolCalls {
      * {@code bytes} (more than 0) from {@code pool}, in {@code stream}'s order
      * ({@code cuMemAllocFromPoolAsync}). A hot path: one driver call, nothing allocated.
      */
-    public long allocate(long bytes, MemorySegment pool, MemorySegment stream) {
+    public long allocate(long bytes, MemorySegment pool, MemorySegment stream, OutBlock streamOut) {
         c.live(ALLOC);
-        MemorySegment out = c.out();
-        // Safety: out holds the CUdeviceptr the driver writes; the caller passes a live pool and
-        // an open stream, both of this context.
+        MemorySegment out = streamOut.view;
+        // Safety: out holds the CUdeviceptr the driver writes, and no other call uses it meanwhile
+        // (the stream's block, under the stream's lock); the caller passes a live pool and an
+        // open stream, both of this context.
         c.check(c.api.cuMemAllocFromPoolAsync(out, bytes, pool, stream), ALLOC);
         return out.get(ValueLayout.JAVA_LONG, 0);
     }

@@ -15,6 +15,8 @@ import dev.gatun.cuda.internal.memory.ArenaSpace;
 import dev.gatun.cuda.internal.memory.OutOfMemoryLadder;
 import dev.gatun.cuda.internal.nvtx.AutomaticRanges;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * An executable graph: its handle, the accumulator of what it holds (of every graph it ran and
@@ -23,6 +25,16 @@ import java.lang.foreign.MemorySegment;
  * only then lets go of what it holds. See the package's invariants.
  */
 public final class ExecState extends NativeResource {
+
+    private static final VarHandle LAUNCHES;
+
+    static {
+        try {
+            LAUNCHES = MethodHandles.lookup().findVarHandle(ExecState.class, "launches", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e); // the field below exists: cannot happen
+        }
+    }
 
     final MemorySegment handle;
     /**
@@ -52,6 +64,14 @@ public final class ExecState extends NativeResource {
     private final ArenaSpace.Replay replay = this::queue;
     /** Its NVTX label (its identity), when Gatun's ranges are on; else NULL. */
     private final MemorySegment range;
+    /**
+     * The launches the driver accepted. Counted under {@link #lock}, which every launch holds
+     * already (its only writer: an opaque load and store, no atomic update), and read without it
+     * by an opaque load: a reader may lag a launch in progress, never sees a torn value, and
+     * never sees the count go down.
+     */
+    @SuppressWarnings("unused") // through LAUNCHES
+    private long launches;
 
     private ExecState(ContextState context, MemorySegment handle, GraphState origin, int nodes) {
         super(context, OwnerKind.GRAPH_EXEC);
@@ -180,6 +200,7 @@ public final class ExecState extends NativeResource {
                 }
                 try {
                     calls.launch(handle, s.handle());
+                    LAUNCHES.setOpaque(this, (long) LAUNCHES.getOpaque(this) + 1); // the only writer: under lock
                     if (memory != null) {
                         memory.launched(); // its allocation nodes allocate from now on
                     }
@@ -193,6 +214,11 @@ public final class ExecState extends NativeResource {
                 }
             }
         }
+    }
+
+    /** The launches the driver accepted so far (read without a lock; see the field). */
+    public long launches() {
+        return (long) LAUNCHES.getOpaque(this);
     }
 
     /** Uploads this executable to the device in {@code s}'s order, so that its first launch does not pay for it. */

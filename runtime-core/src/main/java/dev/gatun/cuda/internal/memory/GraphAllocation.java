@@ -29,7 +29,7 @@ public final class GraphAllocation extends DeviceMemory implements Retirement.Re
      */
     public static GraphAllocation allocate(ContextState context, StreamState capturing, GraphAllocations allocations,
             long bytes) {
-        long address = context.calls().memory().allocateAsync(bytes, capturing.handle());
+        long address = context.calls().memory().allocateAsync(bytes, capturing.handle(), capturing.allocationOut());
         GraphAllocations.Allocation allocation = allocations.add(bytes);
         GraphAllocation memory = new GraphAllocation(context, address, bytes, capturing, allocation);
         allocation.ownedBy(memory);

@@ -27,7 +27,7 @@ public final class PoolAllocation extends StreamOrdered {
         pool.holdForAllocation(bytes); // a close racing with the allocation defers the pool's destroy
         long address;
         try {
-            address = context.calls().pools().allocate(bytes, pool.handle(), stream.handle());
+            address = context.calls().pools().allocate(bytes, pool.handle(), stream.handle(), stream.allocationOut());
         } catch (RuntimeException e) {
             pool.notAllocated(bytes, e);
             throw e;
@@ -48,11 +48,20 @@ public final class PoolAllocation extends StreamOrdered {
     }
 
     @Override
-    void released(StreamState freeStream, long bytes) {
+    void countFreeAtClose(StreamState stream, long bytes) {
+        stream.ledger().poolFreed(pool, bytes);
+    }
+
+    @Override
+    void released(StreamState freeStream, long bytes, boolean countedAtClose) {
         if (freeStream != null) {
             pool.usedOn(freeStream); // the pool's destroy waits for this free too
         }
-        pool.freed(bytes);
+        if (countedAtClose) {
+            pool.freedAtClose(bytes);
+        } else {
+            pool.freed(bytes);
+        }
     }
 
     @Override

@@ -7,9 +7,11 @@ import dev.gatun.cuda.OwnerKind;
 import dev.gatun.cuda.PoolExportHandle;
 import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
+import dev.gatun.cuda.internal.context.LedgerPool;
 import dev.gatun.cuda.internal.context.NativeResource;
 import dev.gatun.cuda.internal.context.Retirement;
 import dev.gatun.cuda.internal.context.StreamState;
+import dev.gatun.cuda.internal.context.SwitchPoint;
 import dev.gatun.cuda.internal.pool.PoolCaps;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.LongAdder;
@@ -28,7 +30,7 @@ import java.util.function.LongSupplier;
  * The soft limit is checked at the context's safe points ({@link #trimIfIdle}). A pool without
  * caps pays nothing for them.
  */
-public final class PoolMemory extends NativeResource {
+public final class PoolMemory extends NativeResource implements LedgerPool {
 
     private static final int RELEASE_THRESHOLD = CudaDriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD();
     private static final int RESERVED_CURRENT = CudaDriver.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT();
@@ -44,9 +46,15 @@ public final class PoolMemory extends NativeResource {
     private final boolean imported;
     /** Exported once: the driver exports its allocations only from then on. */
     private volatile boolean exported;
+    // The counts of what no stream's ledger keeps: imports, frees by retirement, and what the
+    // ledgers handed back (fold). An allocation and a free at close in a stream's order count on
+    // that stream's ledger, under the lock they hold anyway (StreamLedger.poolAllocated).
     private final LongAdder allocations = new LongAdder();
     private final LongAdder frees = new LongAdder();
     private final LongAdder bytesLive = new LongAdder();
+    /** Odd while a ledger's counts are folded in (under {@link #foldLock}): {@link #counters()} reads again across one. */
+    private volatile long folds;
+    private final Object foldLock = new Object();
     private final Recycler<PoolAllocation> recycler = new Recycler<>();
     private final PoolCaps caps;
     /** Whether Gatun enforces the hard cap (the driver has no {@code maxSize}); false without a cap. */
@@ -154,8 +162,7 @@ public final class PoolMemory extends NativeResource {
 
     /** The allocation the hold was taken for was made, on {@code stream} (under its lock). */
     void allocated(long bytes, StreamState stream) {
-        allocations.increment();
-        bytesLive.add(bytes);
+        stream.ledger().poolAllocated(this, bytes);
         // The destroy waits for a fence on every stream that allocated from the pool.
         usedOn(stream);
     }
@@ -171,14 +178,44 @@ public final class PoolMemory extends NativeResource {
         unhold();
     }
 
-    /** An allocation's free was queued (or made): drops its hold, which may let a closed pool retire. */
+    /**
+     * An allocation's free was queued (or made) by retirement: counted, and its hold dropped, which
+     * may let a closed pool retire.
+     */
     void freed(long bytes) {
         frees.increment();
         bytesLive.add(-bytes);
+        letGo(bytes);
+    }
+
+    /**
+     * An allocation's free was queued at its close, in the order of the stream it was allocated
+     * on, and counted on that stream's ledger ({@link PoolAllocation#countFreeAtClose}): its hold
+     * dropped (outside the stream's lock).
+     */
+    void freedAtClose(long bytes) {
+        letGo(bytes);
+    }
+
+    private void letGo(long bytes) {
         if (capByGatun) {
             caps.unclaim(bytes);
         }
         unhold();
+    }
+
+    @Override
+    public void fold(long allocated, long freed, long liveBytes) {
+        synchronized (foldLock) {
+            SwitchPoint.POOL_FOLD.reach();
+            folds++; // odd: a fold in progress
+            SwitchPoint.POOL_FOLD.reach();
+            allocations.add(allocated);
+            frees.add(freed);
+            bytesLive.add(liveBytes);
+            SwitchPoint.POOL_FOLD.reach();
+            folds++;
+        }
     }
 
     /** Retirement gave an allocation's free up: it stays allocated, but nothing uses it, so the pool may go. */
@@ -186,9 +223,30 @@ public final class PoolMemory extends NativeResource {
         unhold();
     }
 
+    /**
+     * The counters now: the pool's own and what the streams' ledgers keep for it. Read in that
+     * order (a free by retirement counts here after its allocation counted on a ledger, so no
+     * snapshot shows more frees than allocations, or fewer live bytes than 0), and read again when
+     * a ledger handed its counts back meanwhile. Never call it under a stream's lock.
+     */
     public MemoryPoolCounters counters() {
-        return new MemoryPoolCounters(allocations.sum(), frees.sum(), bytesLive.sum(), caps.refusals(),
-                caps.softTrims());
+        long[] c = new long[3];
+        while (true) {
+            SwitchPoint.POOL_FOLD.reach();
+            long before = folds;
+            while ((before & 1) != 0) {
+                Thread.yield(); // a fold in progress is a few adds
+                before = folds;
+            }
+            c[0] = allocations.sum();
+            c[1] = frees.sum();
+            c[2] = bytesLive.sum();
+            context.stats().addPoolCounts(this, c);
+            SwitchPoint.POOL_FOLD.reach();
+            if (folds == before) {
+                return new MemoryPoolCounters(c[0], c[1], c[2], caps.refusals(), caps.softTrims());
+            }
+        }
     }
 
     /** Whether it has a soft limit for the safe points to check. */
@@ -216,7 +274,8 @@ public final class PoolMemory extends NativeResource {
      * @return the reserved bytes given back
      */
     long trimIfIdle() {
-        if (!caps.softLimited() || !caps.idle(allocations.sum())) {
+        // At a safe point (ctx.reap, ctx.synchronize): no stream's lock is held, so the ledgers can be read.
+        if (!caps.softLimited() || !caps.idle(counters().allocations())) {
             return 0;
         }
         long freed = whileHeld(() -> trimTo(handle(), caps.softLimit()));
@@ -265,7 +324,7 @@ public final class PoolMemory extends NativeResource {
         if (askDriver) {
             readUsage(figures);
         }
-        return new MemoryReport.Pool(identity(), figures[0], figures[1], bytesLive.sum(), caps.hardCap(),
+        return new MemoryReport.Pool(identity(), figures[0], figures[1], counters().liveBytes(), caps.hardCap(),
                 caps.softLimit());
     }
 

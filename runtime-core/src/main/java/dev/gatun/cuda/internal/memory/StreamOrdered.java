@@ -27,7 +27,7 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
      */
     public static StreamOrdered allocate(ContextState context, StreamState stream, Recycler<StreamOrdered> recycler,
             long bytes) {
-        long address = context.calls().memory().allocateAsync(bytes, stream.handle());
+        long address = context.calls().memory().allocateAsync(bytes, stream.handle(), stream.allocationOut());
         stream.ledger().allocated(bytes);
         StreamOrdered memory = recycler.take(stream);
         if (memory == null) {
@@ -63,6 +63,7 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
                 return false; // retried by retirement, after the fences
             }
             soleStream.ledger().freed(bytes);
+            countFreeAtClose(soleStream, bytes);
             if (countClose) {
                 soleStream.ledger().ownerClosed(); // the ledger that counted it open: its origin is its sole stream
             }
@@ -71,7 +72,7 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
             // below reads its mutable fields (closing it, which called this, counts only its kind).
             recycleOn(soleStream);
         }
-        released(null, bytes); // outside the stream's lock: a pool's retirement may record a fence on it
+        released(null, bytes, true); // outside the stream's lock: a pool's retirement may record a fence on it
         return true;
     }
 
@@ -97,16 +98,26 @@ public sealed class StreamOrdered extends DeviceMemory implements Retirement.Rel
     private void freed(StreamState freeStream) {
         long bytes = size;
         context.stats().retiredAsyncFree(bytes);
-        released(freeStream, bytes);
+        released(freeStream, bytes, false);
         recycle();
+    }
+
+    /**
+     * What a kind counts of its free at close of {@code bytes} on {@code stream}, under that
+     * stream's lock (its ledger); nothing here.
+     */
+    void countFreeAtClose(StreamState stream, long bytes) {
     }
 
     /**
      * What a kind lets go of once its {@code bytes} of memory are freed (see {@link #freed} and
      * {@link #freeAtClose}, which may have recycled this object already: read no mutable field);
      * nothing here.
+     *
+     * @param countedAtClose whether {@link #countFreeAtClose} counted the free (at close, in the
+     *     stream's order), or it was made by retirement
      */
-    void released(StreamState freeStream, long bytes) {
+    void released(StreamState freeStream, long bytes, boolean countedAtClose) {
     }
 
     /** Gives this freed object back for the next allocation on {@code stream}; call under its lock. */

@@ -70,7 +70,13 @@ public final class DevicePool implements DevicePoolTally {
     private final AtomicLong retainedBytes = new AtomicLong();
     private final LongAdder retainedBlocks = new LongAdder();
     private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
+    /**
+     * Misses whose allocation failed (refused by the hard cap, or by the driver). Every miss
+     * allocates or fails, so the misses are {@code allocations + failedMisses}: a miss is counted
+     * once, as it ends, not once as it begins and again as it allocates (with the pool off every
+     * acquisition is a miss, and this saves one adder update on each).
+     */
+    private final LongAdder failedMisses = new LongAdder();
     private final LongAdder allocations = new LongAdder();
     private final LongAdder frees = new LongAdder();
     private final LongAdder trims = new LongAdder();
@@ -114,7 +120,9 @@ public final class DevicePool implements DevicePoolTally {
         long size = pooled ? SizeClasses.classBytes(bytes) : bytes;
         long address = pooled ? take(freeLists[SizeClasses.index(size)]) : 0;
         boolean hit = address != 0;
-        (hit ? hits : misses).increment();
+        if (hit) {
+            hits.increment();
+        }
         if (profiling) {
             profile.record(bytes, hit);
         }
@@ -206,7 +214,7 @@ public final class DevicePool implements DevicePoolTally {
      * @return the bytes freed
      */
     public long trimIfIdle() {
-        if (!caps.softLimited() || !caps.overSoftLimit() || !caps.idle(hits.sum() + misses.sum())) {
+        if (!caps.softLimited() || !caps.overSoftLimit() || !caps.idle(hits.sum() + misses())) {
             return 0;
         }
         long before = caps.footprint();
@@ -279,10 +287,22 @@ public final class DevicePool implements DevicePoolTally {
         return retainedBytes.get();
     }
 
-    /** A snapshot of the counters. */
+    /**
+     * A snapshot of the counters, racing acquisitions and frees: the frees are read before the
+     * allocations (a free is counted after its allocation, so a snapshot never shows more frees
+     * than allocations), and the misses are the allocations read plus the failed ones (never fewer
+     * than the allocations). A miss still in progress is in neither.
+     */
     public DevicePoolCounters counters() {
-        return new DevicePoolCounters(hits.sum(), misses.sum(), retainedBytes.get(), retainedBlocks.sum(),
-                allocations.sum(), frees.sum(), trims.sum(), caps.refusals(), caps.softTrims());
+        long freed = frees.sum();
+        long allocated = allocations.sum();
+        return new DevicePoolCounters(hits.sum(), allocated + failedMisses.sum(), retainedBytes.get(),
+                retainedBlocks.sum(), allocated, freed, trims.sum(), caps.refusals(), caps.softTrims());
+    }
+
+    /** Misses that ended: each allocated, or failed. */
+    private long misses() {
+        return allocations.sum() + failedMisses.sum();
     }
 
     /** Switches call-site profiling; sites recorded so far are kept. */
@@ -334,6 +354,7 @@ public final class DevicePool implements DevicePoolTally {
 
     private long allocate(long size) {
         if (!caps.tryClaim(size)) {
+            failedMisses.increment();
             throw caps.refusal("the device pool", size, -1);
         }
         long address;
@@ -341,10 +362,12 @@ public final class DevicePool implements DevicePoolTally {
             address = backend.allocate(size);
         } catch (RuntimeException | Error e) {
             caps.unclaim(size);
+            failedMisses.increment();
             throw e;
         }
         if (address == 0) {
             caps.unclaim(size);
+            failedMisses.increment();
             throw new IllegalStateException("the pool's backend returned the null address for " + size + " bytes");
         }
         allocations.increment();

@@ -1,17 +1,15 @@
 package dev.gatun.cuda.internal.pool;
 
-import dev.gatun.cuda.bindings.driver.CudaDriver;
 import dev.gatun.cuda.internal.context.ContextState;
 
 /**
- * The device pool's driver side for one context: cuMemAlloc and cuMemFree, each inside a
- * synchronizing section of the capture gate (a pool hit makes no driver call, so it needs no
- * section). Counts the context's synchronous allocations, frees and live bytes.
+ * The device pool's driver side for one context: cuMemAlloc inside a synchronizing section of the
+ * capture gate of its own, cuMemFree inside its caller's (a pool hit makes no driver call, so it
+ * needs no section). Counts the context's synchronous allocations, frees and live bytes.
  */
 public final class DevicePoolBackend implements PoolBackend {
 
     private static final String ALLOC = "cuMemAlloc";
-    private static final int CAPTURE_ACTIVE = CudaDriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED();
 
     private final ContextState contextState;
 
@@ -31,22 +29,11 @@ public final class DevicePoolBackend implements PoolBackend {
 
     @Override
     public int free(long address, long bytes) {
-        // Retirement's frees come inside its section already: no second one (a lock and an
-        // unlock of the gate each way).
-        boolean enter = !contextState.gate().insideSection();
-        if (enter && !contextState.gate().tryEnterSynchronizing()) {
-            return CAPTURE_ACTIVE;
-        }
-        try {
-            // The pool frees a block only after the retirement queue saw every fence of its last
-            // use complete (or at trim, when it holds no block anyone uses). The free makes the
-            // context current itself: the gate's lock just above may have parked this thread and
-            // moved it to another carrier. The pool counts the free and its bytes (DevicePoolTally).
-            return contextState.calls().memory().free(address);
-        } finally {
-            if (enter) {
-                contextState.gate().exitSynchronizing();
-            }
-        }
+        // Inside the caller's section (PoolBackend.free). The pool frees a block only after the
+        // retirement queue saw every fence of its last use complete (or at trim, when it holds no
+        // block anyone uses). The free makes the context current itself: the caller's gate may
+        // have parked this thread and moved it to another carrier. The pool counts the free and
+        // its bytes (DevicePoolTally).
+        return contextState.calls().memory().free(address);
     }
 }

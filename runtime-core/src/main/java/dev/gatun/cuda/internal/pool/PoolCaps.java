@@ -68,6 +68,12 @@ public final class PoolCaps {
 
     /** Counts {@code bytes} against the hard cap, unless they would pass it: then counts a refusal and says false. */
     public boolean tryClaim(long bytes) {
+        if (hardCap == NONE) {
+            // Nothing to pass: one add, no compare-and-set loop. The soft limit and the trims read
+            // this same count.
+            footprint.getAndAdd(bytes);
+            return true;
+        }
         long now;
         do {
             now = footprint.get();

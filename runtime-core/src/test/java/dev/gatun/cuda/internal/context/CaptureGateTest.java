@@ -5,7 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.testing.FakeDriverApi;
+import dev.gatun.cuda.testing.Interposer;
+import dev.gatun.cuda.testing.ScheduleExplorer;
+import dev.gatun.cuda.testing.ScheduleExplorer.Step;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -112,5 +121,57 @@ class CaptureGateTest {
         CompletableFuture.runAsync(() -> gate.exitCapture(ticket)).get();
         gate.enterSynchronizing(); // the beginning thread is no longer marked as capturing
         gate.exitSynchronizing();
+    }
+
+    /**
+     * Every order (within two preemptions) of a section with a nested one inside it, against a
+     * global capture on another thread, switching at the gate's lock-free counts and reads: the
+     * nested section never waits nor fails (the capture that counted itself in withdraws), and the
+     * capture is never inside while the section is. The steps log where each side is, in the
+     * order the explorer lets them run; the check reads the log.
+     */
+    @Test
+    void aNestedSectionAndAGlobalCaptureAreNeverInsideAtOnce() {
+        ScheduleExplorer.Report report = ScheduleExplorer.of("section with a nested one || global capture")
+                .switchingAt(EnumSet.of(SwitchPoint.GATE_SECTION_COUNT, SwitchPoint.CAPTURE_FAST_READ,
+                        SwitchPoint.GATE_CAPTURE_COUNT, SwitchPoint.GATE_SECTIONS_READ, SwitchPoint.GATE_DRAIN))
+                .explore(() -> {
+                    CaptureGate gate = new CaptureGate(Interposer.GUARD);
+                    List<String> log = Collections.synchronizedList(new ArrayList<>());
+                    List<Step> steps = List.of(new Step("T1", () -> {
+                        gate.enterSynchronizing();
+                        log.add("section in");
+                        gate.enterSynchronizing();
+                        log.add("nested in");
+                        gate.exitSynchronizing();
+                        log.add("section out");
+                        gate.exitSynchronizing();
+                    }), new Step("T2", () -> {
+                        CaptureGate.CaptureTicket ticket = gate.enterCapture();
+                        log.add("capture in");
+                        log.add("capture out");
+                        gate.exitCapture(ticket);
+                    }));
+                    return ScheduleExplorer.Run.of(Interposer.over(new FakeDriverApi()), steps, failures -> {
+                        assertEquals(Arrays.asList(null, null), failures, "a step threw");
+                        int in = log.indexOf("section in");
+                        int out = log.indexOf("section out");
+                        int capture = log.indexOf("capture in");
+                        assertTrue(capture < in || capture > out, "the capture was inside with the section: " + log);
+                        assertEquals(0, gate.sectionsInside());
+                        assertFalse(gate.captureActive());
+                    }, () -> { });
+                });
+        assertTrue(report.exhausted(), report.toString());
+        System.out.println("EXPLORED " + report);
+    }
+
+    @Test
+    void anExitWithoutAnEnterIsRefusedAndCountsNothing() throws Exception {
+        CaptureGate gate = new CaptureGate(Duration.ZERO);
+        assertThrows(IllegalStateException.class, gate::exitSynchronizing);
+        assertEquals(0, gate.sectionsInside());
+        CaptureGate.CaptureTicket ticket = gate.enterCapture(); // no section is counted
+        gate.exitCapture(ticket);
     }
 }

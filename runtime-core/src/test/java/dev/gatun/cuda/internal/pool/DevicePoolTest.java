@@ -1,6 +1,7 @@
 package dev.gatun.cuda.internal.pool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,8 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gatun.cuda.CudaException;
 import dev.gatun.cuda.DevicePoolCounters;
 import dev.gatun.cuda.DevicePoolOptions;
+import dev.gatun.cuda.testing.Background;
+import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.LogCapture;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
 
@@ -294,5 +301,86 @@ class DevicePoolTest {
             }
         }, new DevicePoolOptions(DevicePoolOptions.DEFAULT_MAX_RETAINED_BYTES, false));
         assertThrows(IllegalStateException.class, () -> pool.acquire(512));
+    }
+
+    /**
+     * With the pool off a miss is counted once, as it ends (allocations + failed misses), not as
+     * it begins: a snapshot taken while a miss is held inside the backend's allocation shows it in
+     * neither count, and never more allocations than misses, nor more frees than allocations.
+     */
+    @Test
+    void aSnapshotRacingAMissCountsItOnceItEndedAsAnAllocationOrAFailedMiss() throws Exception {
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        DevicePool pool = new DevicePool(new PoolBackend() {
+            private int calls;
+
+            @Override
+            public long allocate(long bytes) {
+                if (++calls == 2) { // the first is the warm-up's; only the miss thread makes the second
+                    inside.countDown();
+                    await(letGo);
+                }
+                return backend.allocate(bytes);
+            }
+
+            @Override
+            public int free(long address, long bytes) {
+                return backend.free(address, bytes);
+            }
+        }, new DevicePoolOptions(0, false));
+        long warm = pool.acquire(MIB);
+        assertEquals(0, pool.release(warm, MIB));
+        Background<Long> miss = Background.call("miss", () -> pool.acquire(MIB));
+        await(inside);
+        DevicePoolCounters during = pool.counters();
+        assertFalse(miss.finished(), "the miss was still inside the backend's allocation");
+        assertEquals(counters(0, 1, 0, 0, 1, 1, 0), during, "the miss in progress is counted nowhere yet");
+        letGo.countDown();
+        long address = miss.join();
+        assertEquals(counters(0, 2, 0, 0, 2, 1, 0), pool.counters());
+        backend.failNextAllocations(1, FakeBackend.OUT_OF_MEMORY);
+        assertThrows(CudaException.class, () -> pool.acquire(MIB));
+        assertEquals(counters(0, 3, 0, 0, 2, 1, 0), pool.counters(), "a failed miss is a miss, not an allocation");
+        assertEquals(0, pool.release(address, MIB));
+        assertEquals(counters(0, 3, 0, 0, 2, 2, 0), pool.counters());
+    }
+
+    /** Threads allocating and freeing with the pool off while another reads the counters: every snapshot is ordered. */
+    @Test
+    void everySnapshotRacingMissesAndFreesIsOrdered() throws Exception {
+        DevicePool pool = pool(0);
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            workers.add(Background.run("worker-" + t, () -> {
+                for (int i = 0; i < 20_000; i++) {
+                    assertEquals(0, pool.release(pool.acquire(4096), 4096));
+                }
+            }));
+        }
+        Background<Integer> reader = Background.call("reader", () -> {
+            int snapshots = 0;
+            while (!stop.get()) {
+                DevicePoolCounters c = pool.counters();
+                assertTrue(c.frees() <= c.allocations() && c.allocations() <= c.misses(), c.toString());
+                snapshots++;
+            }
+            return snapshots;
+        });
+        for (Background<Void> w : workers) {
+            w.join();
+        }
+        stop.set(true);
+        assertTrue(reader.join() > 0, "the reader took no snapshot");
+        assertEquals(counters(0, 40_000, 0, 0, 40_000, 40_000, 0), pool.counters());
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(Interposer.GUARD.toMillis(), TimeUnit.MILLISECONDS), "a deadlock guard ran out");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 }
