@@ -1,16 +1,26 @@
 /*
- * cuDNN 9's scaled-dot-product attention forward (inference: no dropout, no stats) built on the
- * backend (graph) API by hand, the graph gatun-blas's Attention builds:
+ * cuDNN 9's scaled-dot-product attention forward (inference: no dropout, no stats read) built on
+ * the backend (graph) API by hand, lowered as cudnn-frontend 1.15 (the frontend cuDNN 9.14's
+ * release names) lowers its SDPA node, the graphs gatun-blas's AttentionGraph builds, tried in the
+ * same order (the first whose plan builds is used):
  *
- *   S = Q K^T (matmul, fp32 compute, S a virtual fp32 tensor)
+ *   unified (cuDNN >= 9.13.1, no mask; the frontend's pick there): one SDPA_FWD operation naming
+ *       Q, K (BHSD, not transposed), V, O and the scale (a by-value fp32 tensor of ONE dimension)
+ *   composite (causal, or the unified refused):
+ *   S = Q K^T (matmul, fp32 compute, padding value 0.0, S a virtual fp32 tensor)
  *   S = S * scale (pointwise MUL by a by-value fp32 scalar)
  *   [causal] S = row >= col ? S : -inf (GEN_INDEX axis 2 and 3, CMP_GE, BINARY_SELECT)
  *   P = exp(S - max(S)) / sum(exp(S - max(S))) (reduction MAX, SUB, EXP, reduction ADD, DIV;
- *       P virtual, of the inputs' type, as the fused engines require)
- *   O = P V (matmul, fp32 compute)
+ *       the reductions flagged not deterministic; P virtual, of the inputs' type)
+ *   L = max(S) + log(sum(...)) (LOG, ADD: the softmax statistics, virtual: the frontend emits
+ *       them for inference too)
+ *   O = P V (matmul, fp32 compute, padding value 0.0)
  *
- * Q, V and O are BHSD contiguous; K is BHSD contiguous in memory and described to the graph as
- * K^T (dims b h d s_kv, strides with d the unit one). Each case runs on random inputs with O
+ * Q, V and O are BHSD contiguous; K is BHSD contiguous in memory and described to the composite
+ * graph as K^T (dims b h d s_kv, strides with d the unit one). The virtual flag is set only on
+ * virtual tensors. Before the cases, the first shape (no mask) is built in each form, and the
+ * composite with its statistics absent, virtual and an output, and each status printed. Each
+ * case runs on random inputs with O
  * poisoned first and is checked against a CPU reference (double math); one case is captured into
  * a CUDA graph and replayed 100 times, each replay compared bit for bit with the eager run; two
  * shapes the engines should refuse report the status cuDNN gives. Prints one line:
@@ -75,21 +85,31 @@ static cudnnStatus_t set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t
     return cudnnBackendSetAttribute(d, name, type, count, value);
 }
 
-static cudnnStatus_t tensor(Pool *p, cudnnBackendDescriptor_t *out, int64_t uid, cudnnDataType_t type,
-                            const int64_t dims[4], const int64_t strides[4], bool is_virtual, bool by_value) {
+/* A tensor of 4 dimensions (rank 1 for the unified operation's scale). */
+static cudnnStatus_t tensor_of_rank(Pool *p, cudnnBackendDescriptor_t *out, int64_t uid, cudnnDataType_t type,
+                                    int64_t rank, const int64_t *dims, const int64_t *strides, bool is_virtual,
+                                    bool by_value) {
     int64_t alignment = 16;
     TRY(make(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out));
     TRY(set(*out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
-    TRY(set(*out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
-    TRY(set(*out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
+    TRY(set(*out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, dims));
+    TRY(set(*out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, strides));
     TRY(set(*out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
     TRY(set(*out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
-    TRY(set(*out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual));
+    /* The frontend sets either flag only when it is true. */
+    if (is_virtual) {
+        TRY(set(*out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual));
+    }
     if (by_value) {
         TRY(set(*out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value));
     }
     TRY(cudnnBackendFinalize(*out));
     return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t tensor(Pool *p, cudnnBackendDescriptor_t *out, int64_t uid, cudnnDataType_t type,
+                            const int64_t dims[4], const int64_t strides[4], bool is_virtual, bool by_value) {
+    return tensor_of_rank(p, out, uid, type, 4, dims, strides, is_virtual, by_value);
 }
 
 /* y = mode(x[, b][, t]); axis >= 0 for GEN_INDEX. */
@@ -128,6 +148,10 @@ static cudnnStatus_t reduction(Pool *p, cudnnBackendDescriptor_t *op, cudnnReduc
     TRY(make(p, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &r));
     TRY(set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &how));
     TRY(set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32));
+    if (cudnnGetVersion() >= 91100) { /* the frontend sets the flag from 9.11 */
+        bool deterministic = false;
+        TRY(set(r, CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, 1, &deterministic));
+    }
     TRY(cudnnBackendFinalize(r));
     TRY(make(p, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, op));
     TRY(set(*op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
@@ -143,6 +167,8 @@ static cudnnStatus_t matmul(Pool *p, cudnnBackendDescriptor_t *op, cudnnBackendD
     cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     TRY(make(p, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &m));
     TRY(set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32));
+    double padding = 0.0; /* frontend 1.15 always sets it */
+    TRY(set(m, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, 1, &padding));
     TRY(cudnnBackendFinalize(m));
     TRY(make(p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op));
     TRY(set(*op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a));
@@ -155,8 +181,13 @@ static cudnnStatus_t matmul(Pool *p, cudnnBackendDescriptor_t *op, cudnnBackendD
 
 enum { UID_Q = 1, UID_K = 2, UID_V = 3, UID_O = 4, UID_SCALE = 5, UID_NEG_INF = 6, UID_STATS = 7 };
 
-/* How the softmax's statistics (max + log(sum), per row) appear: 0 not at all, 1 virtual, 2 an output. */
+/* How the composite graph's softmax statistics (max + log(sum), per row) appear: 0 not at all, 1 virtual (the
+   frontend's, and the cases'), 2 an output. Other than 1 only in the diagnostic builds before the cases. */
 static int stats_mode = 1;
+
+/* The two graphs, as AttentionGraph.Form. */
+enum { FORM_UNIFIED = 0, FORM_COMPOSITE = 1 };
+static const char *form_names[] = {"one SDPA_FWD operation", "the composite graph"};
 
 typedef struct {
     int64_t b, h, sq, skv, d;
@@ -170,6 +201,7 @@ typedef struct {
     int64_t workspace;
     int64_t configs;      /* the heuristic's engine configurations */
     int64_t chosen;       /* the one whose plan finalized */
+    int form;             /* the graph built */
     int64_t engine;       /* its engine's global index */
     float scale;          /* host memory the variant pack points at (by value) */
     float neg_inf;
@@ -182,7 +214,7 @@ static double now_ms(void) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static cudnnStatus_t build(cudnnHandle_t handle, const Shape *s, Attention *a) {
+static cudnnStatus_t build_form(cudnnHandle_t handle, const Shape *s, Attention *a, int form) {
     Pool *p = &a->pool;
     cudnnDataType_t io = s->bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
     int64_t b = s->b, h = s->h, sq = s->sq, skv = s->skv, d = s->d;
@@ -199,6 +231,27 @@ static cudnnStatus_t build(cudnnHandle_t handle, const Shape *s, Attention *a) {
     a->scale = 1.0f / sqrtf((float) d);
     a->neg_inf = -INFINITY;
 
+    a->form = form;
+    if (form == FORM_UNIFIED) {
+        /* The frontend's UnifiedSDPANode: K as stored (BHSD), the scale of rank 1 (made after the node's tensors
+           are filled in, so never widened to 4 as a pointwise input is). */
+        cudnnBackendDescriptor_t k, sdpa;
+        int64_t scale_dim = 1;
+        TRY(tensor(p, &q, UID_Q, io, qd, qs, false, false));
+        TRY(tensor(p, &k, UID_K, io, vd, vs, false, false));
+        TRY(tensor(p, &v, UID_V, io, vd, vs, false, false));
+        TRY(tensor(p, &o, UID_O, io, qd, qs, false, false));
+        TRY(tensor_of_rank(p, &scale, UID_SCALE, CUDNN_DATA_FLOAT, 1, &scale_dim, &scale_dim, false, true));
+        TRY(make(p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, &sdpa));
+        TRY(set(sdpa, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &q));
+        TRY(set(sdpa, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &k));
+        TRY(set(sdpa, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v));
+        TRY(set(sdpa, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o));
+        TRY(set(sdpa, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &scale));
+        TRY(cudnnBackendFinalize(sdpa));
+        ops[n++] = sdpa;
+        goto graph;
+    }
     TRY(tensor(p, &q, UID_Q, io, qd, qs, false, false));
     TRY(tensor(p, &kt, UID_K, io, ktd, kts, false, false));
     TRY(tensor(p, &v, UID_V, io, vd, vs, false, false));
@@ -243,6 +296,7 @@ static cudnnStatus_t build(cudnnHandle_t handle, const Shape *s, Attention *a) {
     TRY(pointwise(p, &ops[n++], CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, -1, e, sum, NULL, prob));
     TRY(matmul(p, &ops[n++], prob, v, o));
 
+graph:;
     cudnnBackendDescriptor_t graph, heur;
     TRY(make(p, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
     TRY(set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, ops));
@@ -299,6 +353,38 @@ static cudnnStatus_t build(cudnnHandle_t handle, const Shape *s, Attention *a) {
     snprintf(failed_call, sizeof failed_call, "cudnnBackendFinalize(plan) of each of %lld configurations",
              (long long) returned);
     return last;
+}
+
+/* The forms AttentionGraph.forms tries for s, in order; returns how many. */
+static int forms_of(const Shape *s, int forms[2]) {
+    int n = 0;
+    if (!s->causal && cudnnGetVersion() >= 91301) {
+        forms[n++] = FORM_UNIFIED;
+    }
+    forms[n++] = FORM_COMPOSITE;
+    return n;
+}
+
+/* Builds the first form that builds (AttentionGraph.build); a refused form's descriptors are destroyed first.
+   refusals gets "form: status at call" of each refused form. */
+static cudnnStatus_t build(cudnnHandle_t handle, const Shape *s, Attention *a, char *refusals, size_t size) {
+    int forms[2];
+    int n = forms_of(s, forms);
+    cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+    if (refusals) refusals[0] = 0;
+    for (int f = 0; f < n; f++) {
+        st = build_form(handle, s, a, forms[f]);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            return st;
+        }
+        if (refusals) {
+            size_t used = strlen(refusals);
+            snprintf(refusals + used, size - used, "%s%s refused: %s at %s", used ? "; " : "", form_names[forms[f]],
+                     cudnnGetErrorString(st), failed_call);
+        }
+        destroy_all(&a->pool);
+    }
+    return st;
 }
 
 /* fp16 and bf16 from and to float, round to nearest even. */
@@ -442,7 +528,7 @@ int main(void) {
     /* Shapes the engines are expected to refuse: the status is what a caller must see. */
     Shape refused[] = {{1, 1, 64, 64, 264, false, false}, {1, 1, 64, 64, 60, false, false}};
     int count = (int) (sizeof shapes / sizeof shapes[0]);
-    char modes[300] = "";
+    char modes[400] = "";
     cudnnHandle_t handle;
     cudaStream_t stream;
     CUDA(cudaStreamCreate(&stream));
@@ -452,31 +538,32 @@ int main(void) {
     }
     cudnnSetStream(handle, stream);
     printf("cuDNN %zu (headers %d), cudart %d\n", cudnnGetVersion(), CUDNN_VERSION, CUDART_VERSION);
-    /* Which softmax statistics the engines accept, on the first shape: the first that builds is used. */
-    for (int m = 0; m <= 2; m++) {
+    /* Diagnostics on the first shape (no mask): each form alone, and the composite graph with its statistics
+       absent, virtual (the frontend's: the cases use it) and an output. */
+    for (int m = -1; m <= 2; m++) {
         Attention t;
         memset(&t, 0, sizeof t);
-        stats_mode = m;
-        cudnnStatus_t st = build(handle, &shapes[0], &t);
+        if (m == -1 && cudnnGetVersion() < 91301) {
+            snprintf(modes, sizeof modes, "SDPA_FWD: not in this cuDNN");
+            continue;
+        }
+        stats_mode = m < 0 ? 1 : m;
+        cudnnStatus_t st = build_form(handle, &shapes[0], &t, m < 0 ? FORM_UNIFIED : FORM_COMPOSITE);
         size_t used = strlen(modes);
-        snprintf(modes + used, sizeof modes - used, "%sstats %s: %s", m ? ", " : "",
-                 m == 0 ? "absent" : m == 1 ? "virtual" : "an output", cudnnGetErrorString(st));
+        snprintf(modes + used, sizeof modes - used, "%s%s: %s", used ? ", " : "",
+                 m < 0 ? "SDPA_FWD" : m == 0 ? "composite, stats absent" : m == 1 ? "composite, stats virtual"
+                                                                             : "composite, stats an output",
+                 cudnnGetErrorString(st));
         if (st != CUDNN_STATUS_SUCCESS) {
             char detail[4096];
             cudnnGetLastErrorString(detail, sizeof detail);
-            printf("stats mode %d: %s at %s; %s\n", m, cudnnGetErrorString(st), failed_call, detail);
+            printf("diagnostic %d: %s at %s; %s\n", m, cudnnGetErrorString(st), failed_call, detail);
         }
         destroy_all(&t.pool);
     }
-    for (stats_mode = 0; stats_mode <= 2; stats_mode++) {
-        Attention t;
-        memset(&t, 0, sizeof t);
-        cudnnStatus_t st = build(handle, &shapes[0], &t);
-        destroy_all(&t.pool);
-        if (st == CUDNN_STATUS_SUCCESS) break;
-    }
-    if (stats_mode > 2) stats_mode = 1;
-    printf("%s; using stats mode %d\n", modes, stats_mode);
+    stats_mode = 1;
+    printf("first shape: %s\n", modes);
+    int built[2] = {0, 0};
     int right = 0;
     double worst = 0;
     char capture[200] = "not run";
@@ -490,8 +577,7 @@ int main(void) {
         for (size_t i = 0; i < nq; i++) hq[i] = to(uniform());
         for (size_t i = 0; i < nk; i++) hk[i] = to(uniform());
         for (size_t i = 0; i < nk; i++) hv[i] = to(uniform());
-        void *dq, *dk, *dv, *dout, *dstats, *ws = NULL;
-        CUDA(cudaMalloc(&dstats, (size_t) (s->b * s->h * s->sq) * 4));
+        void *dq, *dk, *dv, *dout, *ws = NULL;
         CUDA(cudaMalloc(&dq, nq * 2));
         CUDA(cudaMalloc(&dk, nk * 2));
         CUDA(cudaMalloc(&dv, nk * 2));
@@ -502,25 +588,25 @@ int main(void) {
         CUDA(cudaMemset(dout, 0xff, nq * 2)); /* NaN in fp16 and bf16: an unwritten element shows */
         Attention a;
         memset(&a, 0, sizeof a);
-        cudnnStatus_t st = build(handle, s, &a);
+        char why[600];
+        cudnnStatus_t st = build(handle, s, &a, why, sizeof why);
         printf("(%lld,%lld,%lld,%lld,%lld) %s%s: ", (long long) s->b, (long long) s->h, (long long) s->sq,
                (long long) s->skv, (long long) s->d, s->bf16 ? "bf16" : "fp16", s->causal ? " causal" : "");
         if (st != CUDNN_STATUS_SUCCESS) {
             char detail[4096];
             cudnnGetLastErrorString(detail, sizeof detail);
-            printf("NOT BUILT: %s at %s; %s\n", cudnnGetErrorString(st), failed_call, detail);
-            destroy_all(&a.pool);
+            printf("NOT BUILT: %s; %s\n", why, detail);
         } else {
+            built[a.form]++;
+            printf("[%s%s%s] ", form_names[a.form], why[0] ? "; " : "", why);
             if (a.workspace > 0) {
                 CUDA(cudaMalloc(&ws, (size_t) a.workspace));
             }
             cudnnBackendDescriptor_t pack;
-            int64_t uids[7] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_STATS, UID_NEG_INF};
-            void *pointers[7] = {dq, dk, dv, dout, &a.scale, dstats, &a.neg_inf};
-            int n = 5;
-            if (stats_mode == 2) n++;
-            else { uids[5] = UID_NEG_INF; pointers[5] = &a.neg_inf; }
-            if (s->causal) { uids[n] = UID_NEG_INF; pointers[n] = &a.neg_inf; n++; }
+            /* As gatun's Attention: Q, K, V, O, the scale, and for a causal mask the -inf. */
+            int64_t uids[6] = {UID_Q, UID_K, UID_V, UID_O, UID_SCALE, UID_NEG_INF};
+            void *pointers[6] = {dq, dk, dv, dout, &a.scale, &a.neg_inf};
+            int n = s->causal ? 6 : 5;
             cudnnStatus_t vs = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
             if (vs == 0) vs = set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
             if (vs == 0) vs = set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, pointers);
@@ -585,7 +671,6 @@ int main(void) {
         cudaFree(dk);
         cudaFree(dv);
         cudaFree(dout);
-        cudaFree(dstats);
         if (ws) cudaFree(ws);
         free(hq);
         free(hk);
@@ -595,7 +680,7 @@ int main(void) {
     for (size_t r = 0; r < sizeof refused / sizeof refused[0]; r++) {
         Attention a;
         memset(&a, 0, sizeof a);
-        cudnnStatus_t st = build(handle, &refused[r], &a);
+        cudnnStatus_t st = build(handle, &refused[r], &a, NULL, 0);
         size_t used = strlen(refusals);
         snprintf(refusals + used, sizeof refusals - used, "%sd=%lld: %s%s%s", used ? ", " : "",
                  (long long) refused[r].d, st == 0 ? "BUILT (not refused)" : cudnnGetErrorString(st),
@@ -605,9 +690,9 @@ int main(void) {
     cudnnDestroy(handle);
     CUDA(cudaStreamDestroy(stream));
     printf("CUDNN-SDPA c: %d/%d attentions right against the CPU (fp16 and bf16, causal and not, 64x64 to 512x512, "
-           "head dims 8 to 256), worst error %.3f of its tolerance; softmax statistics %s (%s); captured and "
-           "replayed: %s; variant pack %s; refused: %s\n",
-           right, count, worst, stats_mode == 0 ? "absent" : stats_mode == 1 ? "virtual" : "an output", modes, capture,
-           vp_refinal, refusals);
+           "head dims 8 to 256), worst error %.3f of its tolerance; graphs built: %d %s, %d %s; first shape: %s; "
+           "captured and replayed: %s; variant pack %s; refused: %s\n",
+           right, count, worst, built[FORM_UNIFIED], form_names[FORM_UNIFIED], built[FORM_COMPOSITE],
+           form_names[FORM_COMPOSITE], modes, capture, vp_refinal, refusals);
     return right == count ? 0 : 1;
 }

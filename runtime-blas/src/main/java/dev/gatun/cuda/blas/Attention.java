@@ -219,8 +219,14 @@ public final class Attention implements AutoCloseable {
         arena.close();
     }
 
+    /**
+     * {@return the spec, and which of cuDNN's graphs, engine configuration and workspace the plan
+     * was built from} (for instance {@code Attention[..., one SDPA_FWD operation, engine
+     * configuration 0 of 3, workspace 0 bytes]}), fixed when the attention was made (the graph is
+     * published through a final field)
+     */
     @Override
     public String toString() {
-        return "Attention[" + spec + "]";
+        return "Attention[" + spec + ", " + graph.describe() + "]";
     }
 }

@@ -12,21 +12,34 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cuDNN backend descriptors of one {@link Attention}: the operation graph of a
- * scaled-dot-product attention forward, as cudnn-frontend's SDPA node lowers it for cuDNN 9.14,
- * and the execution plan of the first engine configuration (in the heuristic's order) that takes
- * it. The graph, each tensor virtual unless named by a uid below:
+ * scaled-dot-product attention forward, lowered as cudnn-frontend 1.15 (the frontend cuDNN 9.14's
+ * release names) lowers its SDPA node, and the execution plan of the first engine configuration
+ * (in the heuristic's order) that takes it. The frontend lowers an attention to one of two graphs
+ * ({@link Form}); this class tries them in the frontend's order and keeps the first whose plan
+ * builds ({@link #form()} says which):
+ * <ul>
+ *   <li>{@link Form#UNIFIED}, the frontend's choice on cuDNN 9.13.1 and newer for an attention
+ *       without a mask: one {@code SDPA_FWD} operation naming Q, K (BHSD, not transposed), V, O
+ *       and the scale (a by-value fp32 tensor of one dimension, as the frontend makes it);
+ *   <li>{@link Form#COMPOSITE}, its choice for a causal attention (and the graph cuDNN's fused
+ *       engines have matched since 8.9), each tensor virtual unless named by a uid below:
+ * </ul>
  * <pre>
- *   S = Q K^T                       matmul, fp32 compute; K^T is K (BHSD) described as b h d s_kv
+ *   S = Q K^T                       matmul, fp32 compute, padding value 0.0; K^T is K (BHSD)
+ *                                   described as b h d s_kv
  *   S = S * scale                   pointwise MUL by a by-value fp32 scalar (uid 5)
- *   S = row &gt;= col ? S : -inf       causal only: GEN_INDEX on axes 2 and 3 (int32), CMP_GE
- *                                   (boolean), BINARY_SELECT with a by-value -inf (uid 6)
- *   M = max_j S; E = exp(S - M)     reduction MAX to b h s_q 1, SUB, EXP
- *   Z = sum_j E; L = M + log Z      reduction ADD; LOG, ADD (the statistics, virtual: unread)
- *   P = E / Z                       DIV; P of the inputs' type (the engines' rule)
- *   O = P V                         matmul, fp32 compute
+ *   S = row &gt;= col ? S : -inf       causal only: GEN_INDEX on axes 2 and 3 (fp32 math, int32
+ *                                   out), CMP_GE (boolean), BINARY_SELECT with a by-value -inf (uid 6)
+ *   M = max_j S; E = exp(S - M)     reduction MAX (not deterministic) to b h s_q 1, SUB, EXP
+ *   Z = sum_j E; L = M + log Z      reduction ADD; LOG, ADD: the softmax statistics, virtual
+ *                                   (unread), which the frontend emits for inference too
+ *   P = E / Z                       DIV; P of the inputs' type (the frontend sets bmm2's A type)
+ *   O = P V                         matmul, fp32 compute, padding value 0.0
  * </pre>
- * Intermediates are fp32, as the frontend's; every tensor is 16-byte aligned, which the views'
- * check guarantees. The probe {@code probes/cudnn_sdpa.c} builds the same graph in C.
+ * Intermediates are fp32 and pointwise math fp32 (CMP_GE's boolean), as the frontend's context;
+ * every tensor states 16-byte alignment, which the views' check guarantees; the virtual flag is
+ * set only on virtual tensors. The probe {@code probes/cudnn_sdpa.c} builds the same graphs in
+ * the same order.
  *
  * <p>Not thread-safe: built under the cuDNN handle's lock (the operation graph and the plan name
  * the handle), destroyed by its attention's close. Every descriptor is kept until then: the
@@ -46,34 +59,99 @@ final class AttentionGraph {
     /** Virtual tensors are numbered from here. */
     private static final long FIRST_VIRTUAL_UID = 100;
     private static final long ALIGNMENT = 16;
+    /** The first cuDNN with the {@code SDPA_FWD} operation (the frontend's check). */
+    static final long UNIFIED_SINCE = 91301;
+    /** The first cuDNN that takes a reduction's deterministic flag (the frontend sets it from there). */
+    private static final long DETERMINISTIC_FLAG_SINCE = 91100;
+
+    /** The graphs cudnn-frontend lowers an attention to, in the order tried. */
+    enum Form {
+        /** One {@code CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR}. */
+        UNIFIED("one SDPA_FWD operation"),
+        /** The matmul, pointwise and reduction chain with the softmax statistics, virtual. */
+        COMPOSITE("the composite graph");
+
+        private final String description;
+
+        Form(String description) {
+            this.description = description;
+        }
+
+        @Override
+        public String toString() {
+            return description;
+        }
+    }
 
     private final BlasCalls calls;
+    private final long cudnnVersion;
     /** Every descriptor made, in creation order (destroyed in reverse). */
     private final List<MemorySegment> made = new ArrayList<>();
     private long nextUid = FIRST_VIRTUAL_UID;
     private MemorySegment plan;
     private long workspaceBytes;
+    private Form form;
+    /** Which of the heuristic's engine configurations built the plan, and how many it offered. */
+    private long chosenConfig;
+    private long offeredConfigs;
 
-    private AttentionGraph(BlasCalls calls) {
+    private AttentionGraph(BlasCalls calls, long cudnnVersion) {
         this.calls = calls;
+        this.cudnnVersion = cudnnVersion;
+    }
+
+    /**
+     * {@return the graphs to try for {@code spec} on cuDNN {@code cudnnVersion}, in order}: the
+     * frontend's pick first (the single operation when cuDNN has it and there is no mask), then
+     * the composite graph, which every cuDNN 9 has.
+     */
+    static List<Form> forms(AttentionSpec spec, long cudnnVersion) {
+        return !spec.causalMask() && cudnnVersion >= UNIFIED_SINCE ? List.of(Form.UNIFIED, Form.COMPOSITE)
+                : List.of(Form.COMPOSITE);
     }
 
     /**
      * Builds the graph of {@code spec} and the plan of the first engine configuration that takes
-     * it. Under the cuDNN handle's lock, with the handle's context current. On failure every
-     * descriptor made is destroyed before the exception leaves.
+     * it, trying each {@link #forms form} in turn: a form cuDNN refuses anywhere (a descriptor,
+     * the heuristic, every plan) is destroyed and the next tried. Under the cuDNN handle's lock,
+     * with the handle's context current. On failure every descriptor made is destroyed before the
+     * exception leaves.
      *
-     * @throws BlasException when cuDNN refuses a descriptor, or no engine runs the graph
+     * @throws BlasException when cuDNN refuses every form: the last form's refusal, with the
+     *     earlier ones suppressed in it
      */
     static AttentionGraph build(BlasCalls calls, MemorySegment handle, AttentionSpec spec) {
-        AttentionGraph g = new AttentionGraph(calls);
-        try (Arena arena = Arena.ofConfined()) {
-            g.plan(arena, handle, spec, g.operations(arena, spec));
-            return g;
-        } catch (RuntimeException e) {
-            g.destroy();
-            throw e;
+        AttentionGraph g = new AttentionGraph(calls, calls.cudnnVersion());
+        List<BlasException> refusals = new ArrayList<>();
+        for (Form f : forms(spec, g.cudnnVersion)) {
+            try (Arena arena = Arena.ofConfined()) {
+                g.plan(arena, handle, spec, f, f == Form.UNIFIED ? g.unified(arena, spec) : g.composite(arena, spec));
+                g.form = f;
+                return g;
+            } catch (BlasException e) {
+                // This form is refused: nothing of it is kept, and the next form may be taken.
+                g.destroy();
+                LOG.debug("attention {}: cuDNN refuses {}: {}", spec, f, e.getMessage());
+                refusals.add(e);
+            } catch (RuntimeException e) {
+                g.destroy();
+                throw e;
+            }
         }
+        BlasException last = refusals.removeLast();
+        refusals.forEach(last::addSuppressed);
+        throw last;
+    }
+
+    /** {@return the form whose plan was built} */
+    Form form() {
+        return form;
+    }
+
+    /** {@return the form, the engine configuration and the workspace, for a toString} */
+    String describe() {
+        return form + ", engine configuration " + chosenConfig + " of " + offeredConfigs + ", workspace "
+                + workspaceBytes + " bytes";
     }
 
     /** {@return the execution plan} */
@@ -129,13 +207,18 @@ final class AttentionGraph {
             boolean isVirtual, boolean byValue) {
         MemorySegment t = create(Cudnn.CUDNN_BACKEND_TENSOR_DESCRIPTOR(), "tensor " + what);
         calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_DATA_TYPE(), Cudnn.CUDNN_TYPE_DATA_TYPE(), 1, ints(arena, type), what);
-        calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_DIMENSIONS(), Cudnn.CUDNN_TYPE_INT64(), 4, longs(arena, dims), what);
-        calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_STRIDES(), Cudnn.CUDNN_TYPE_INT64(), 4, longs(arena, strides), what);
+        calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_DIMENSIONS(), Cudnn.CUDNN_TYPE_INT64(), dims.length,
+                longs(arena, dims), what);
+        calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_STRIDES(), Cudnn.CUDNN_TYPE_INT64(), strides.length,
+                longs(arena, strides), what);
         calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_UNIQUE_ID(), Cudnn.CUDNN_TYPE_INT64(), 1, longs(arena, uid), what);
         calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT(), Cudnn.CUDNN_TYPE_INT64(), 1,
                 longs(arena, ALIGNMENT), what);
-        calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_IS_VIRTUAL(), Cudnn.CUDNN_TYPE_BOOLEAN(), 1,
-                arena.allocateFrom(ValueLayout.JAVA_BYTE, (byte) (isVirtual ? 1 : 0)), what);
+        // The frontend sets either flag only when it is true (false is the default).
+        if (isVirtual) {
+            calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_IS_VIRTUAL(), Cudnn.CUDNN_TYPE_BOOLEAN(), 1,
+                    arena.allocateFrom(ValueLayout.JAVA_BYTE, (byte) 1), what);
+        }
         if (byValue) {
             calls.backendSet(t, Cudnn.CUDNN_ATTR_TENSOR_IS_BY_VALUE(), Cudnn.CUDNN_TYPE_BOOLEAN(), 1,
                     arena.allocateFrom(ValueLayout.JAVA_BYTE, (byte) 1), what);
@@ -183,6 +266,10 @@ final class AttentionGraph {
                 ints(arena, operator), what);
         calls.backendSet(r, Cudnn.CUDNN_ATTR_REDUCTION_COMP_TYPE(), Cudnn.CUDNN_TYPE_DATA_TYPE(), 1,
                 ints(arena, Cudnn.CUDNN_DATA_FLOAT()), what);
+        if (cudnnVersion >= DETERMINISTIC_FLAG_SINCE) {
+            calls.backendSet(r, Cudnn.CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC(), Cudnn.CUDNN_TYPE_BOOLEAN(), 1,
+                    arena.allocateFrom(ValueLayout.JAVA_BYTE, (byte) 0), what);
+        }
         calls.backendFinalize(r, "reduction " + what);
         MemorySegment op = create(Cudnn.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR(), "operation " + what);
         setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_REDUCTION_XDESC(), x, what);
@@ -196,6 +283,9 @@ final class AttentionGraph {
         MemorySegment m = create(Cudnn.CUDNN_BACKEND_MATMUL_DESCRIPTOR(), "matmul " + what);
         calls.backendSet(m, Cudnn.CUDNN_ATTR_MATMUL_COMP_TYPE(), Cudnn.CUDNN_TYPE_DATA_TYPE(), 1,
                 ints(arena, Cudnn.CUDNN_DATA_FLOAT()), what);
+        // The frontend 1.15 always sets the padding value (0.0 without a padding mask).
+        calls.backendSet(m, Cudnn.CUDNN_ATTR_MATMUL_PADDING_VALUE(), Cudnn.CUDNN_TYPE_DOUBLE(), 1,
+                arena.allocateFrom(ValueLayout.JAVA_DOUBLE, 0.0), what);
         calls.backendFinalize(m, "matmul " + what);
         MemorySegment op = create(Cudnn.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR(), "operation " + what);
         setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_MATMUL_ADESC(), a, what);
@@ -206,8 +296,33 @@ final class AttentionGraph {
         return op;
     }
 
-    /** The graph's operations, in order (see the class comment). */
-    private List<MemorySegment> operations(Arena arena, AttentionSpec s) {
+    /** The single SDPA_FWD operation of {@link Form#UNIFIED}. */
+    private List<MemorySegment> unified(Arena arena, AttentionSpec s) {
+        int io = s.type().cudnnDataType();
+        long[] qDims = {s.batch(), s.heads(), s.seqQ(), s.headDim()};
+        long[] qStrides = {s.heads() * s.seqQ() * s.headDim(), s.seqQ() * s.headDim(), s.headDim(), 1};
+        long[] kvDims = {s.batch(), s.heads(), s.seqKv(), s.headDim()};
+        long[] kvStrides = {s.heads() * s.seqKv() * s.headDim(), s.seqKv() * s.headDim(), s.headDim(), 1};
+        MemorySegment q = tensor(arena, "Q", UID_Q, io, qDims, qStrides, false, false);
+        MemorySegment k = tensor(arena, "K", UID_K, io, kvDims, kvStrides, false, false);
+        MemorySegment v = tensor(arena, "V", UID_V, io, kvDims, kvStrides, false, false);
+        MemorySegment o = tensor(arena, "O", UID_O, io, qDims, qStrides, false, false);
+        // One dimension: the frontend makes the scale after the SDPA node's tensors are filled in,
+        // so nothing widens it to the graph's four, as a pointwise operation's inputs are.
+        MemorySegment scale = tensor(arena, "scale", UID_SCALE, Cudnn.CUDNN_DATA_FLOAT(), new long[] {1},
+                new long[] {1}, false, true);
+        MemorySegment op = create(Cudnn.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR(), "operation SDPA forward");
+        setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC(), q, "SDPA forward");
+        setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC(), k, "SDPA forward");
+        setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC(), v, "SDPA forward");
+        setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC(), o, "SDPA forward");
+        setDescriptor(arena, op, Cudnn.CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC(), scale, "SDPA forward");
+        calls.backendFinalize(op, "operation SDPA forward");
+        return List.of(op);
+    }
+
+    /** The operations of {@link Form#COMPOSITE}, in order (see the class comment). */
+    private List<MemorySegment> composite(Arena arena, AttentionSpec s) {
         int io = s.type().cudnnDataType();
         int f32 = Cudnn.CUDNN_DATA_FLOAT();
         long b = s.batch();
@@ -258,9 +373,9 @@ final class AttentionGraph {
         ops.add(pointwise(arena, "exp", Cudnn.CUDNN_POINTWISE_EXP(), f32, -1, centered, null, null, exp));
         MemorySegment sum = virtual(arena, "row sum", f32, rowDims, rowStrides);
         ops.add(reduction(arena, "row sum", Cudnn.CUDNN_REDUCE_TENSOR_ADD(), exp, sum));
-        // The softmax statistics max + log(sum), virtual: nothing reads them, but the fused
-        // engines recognize the attention by this pattern, which cudnn-frontend's softmax always
-        // emits (the probe: without them no engine configuration builds).
+        // The softmax statistics max + log(sum), virtual: nothing reads them, but cudnn-frontend's
+        // softmax emits them for inference too (every release from 1.5 to 1.23), and without them
+        // cuDNN 9.14 matched no engine to the graph (the probe's first H100 run).
         MemorySegment logSum = virtual(arena, "log sum", f32, rowDims, rowStrides);
         ops.add(pointwise(arena, "log sum", Cudnn.CUDNN_POINTWISE_LOG(), f32, -1, sum, null, null, logSum));
         MemorySegment stats = virtual(arena, "statistics", f32, rowDims, rowStrides);
@@ -272,7 +387,7 @@ final class AttentionGraph {
     }
 
     /** The operation graph, the heuristic's configurations, and the plan of the first that cuDNN builds. */
-    private void plan(Arena arena, MemorySegment handle, AttentionSpec spec, List<MemorySegment> ops) {
+    private void plan(Arena arena, MemorySegment handle, AttentionSpec spec, Form f, List<MemorySegment> ops) {
         MemorySegment handleValue = pointers(arena, List.of(handle));
         MemorySegment graph = create(Cudnn.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR(), "operation graph");
         calls.backendSet(graph, Cudnn.CUDNN_ATTR_OPERATIONGRAPH_OPS(), Cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR(), ops.size(),
@@ -290,7 +405,7 @@ final class AttentionGraph {
         if (offered < 1) {
             throw calls.cudnnFailure(Cudnn.CUDNN_STATUS_NOT_SUPPORTED(),
                     "cudnnBackendGetAttribute(engine heuristic results)", calls.cudnnLastError(),
-                    "the heuristic offers no engine for " + spec + ": " + ADVICE);
+                    "the heuristic offers no engine for " + f + " of " + spec + ": " + ADVICE);
         }
         List<MemorySegment> configs = new ArrayList<>();
         for (long i = 0; i < offered; i++) {
@@ -313,7 +428,9 @@ final class AttentionGraph {
                         bytes, "execution plan workspace size");
                 plan = candidate;
                 workspaceBytes = bytes.get(ValueLayout.JAVA_LONG, 0);
-                LOG.debug("attention {}: engine configuration {} of {}, workspace {} bytes", spec, i, offered,
+                chosenConfig = i;
+                offeredConfigs = offered;
+                LOG.debug("attention {}: {}, engine configuration {} of {}, workspace {} bytes", spec, f, i, offered,
                         workspaceBytes);
                 return;
             }
@@ -324,7 +441,7 @@ final class AttentionGraph {
             calls.backendDestroy(candidate);
         }
         throw calls.cudnnFailure(last, "cudnnBackendFinalize(execution plan)", lastDetail, "none of the " + returned
-                + " engine configurations the heuristic offers builds " + spec + ": " + ADVICE);
+                + " engine configurations the heuristic offers builds " + f + " of " + spec + ": " + ADVICE);
     }
 
     /** What a caller can change when no engine takes the graph. */

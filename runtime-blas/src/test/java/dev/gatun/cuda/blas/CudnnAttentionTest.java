@@ -113,10 +113,13 @@ class CudnnAttentionTest {
     }
 
     /**
-     * The operation graph is the SDPA pattern (two matmuls, the scale, the softmax's two
-     * reductions and five pointwise ops; the causal mask adds four), K described as K^T, and the
-     * variant pack names Q, K, V, O, the scale's host memory (holding the spec's scale) and the
-     * stream's workspace.
+     * The graphs are cudnn-frontend 1.15's for cuDNN 9.14: an attention without a mask is one
+     * SDPA_FWD operation (K BHSD, the scale a one-dimensional by-value tensor); a causal one is
+     * the composite graph (two matmuls with padding value 0.0, the scale, the causal mask's four
+     * pointwise ops, the softmax's two reductions, flagged not deterministic, and five pointwise
+     * ops, its statistics included), K described as K^T; the virtual flag is set only on virtual
+     * tensors; the variant pack names Q, K, V, O, the scale's host memory (holding the spec's
+     * scale) and the stream's workspace.
      */
     @Test
     void theGraphAndTheVariantPackReachCudnn() {
@@ -127,20 +130,39 @@ class CudnnAttentionTest {
         DeviceView o = q();
         try (Stream s = w.ctx.createStream(); Attention plain = blas.attention(spec.withScale(0.5f));
                 Attention causal = blas.attention(spec.causal())) {
-            assertEquals(4, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR()));
-            assertEquals(2 + 2, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR()),
-                    "the softmax's max and sum, in each");
-            assertEquals(6 + 10, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR()),
-                    "scale, sub, exp, log, add, div; the causal mask's four more");
+            assertTrue(plain.toString().contains("one SDPA_FWD operation, engine configuration 0 of 2"), plain.toString());
+            assertTrue(causal.toString().contains("the composite graph, engine configuration 0 of 2"), causal.toString());
+            assertEquals(1, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR()));
+            assertEquals(2, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR()));
+            assertEquals(2, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR()),
+                    "the softmax's max and sum");
+            assertEquals(10, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR()),
+                    "scale, the causal mask's four, sub, exp, log, add, div");
             assertEquals(2, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR()), "one plan each");
             List<long[]> modes = w.fake.attribute(Cudnn.CUDNN_BACKEND_POINTWISE_DESCRIPTOR(),
                     Cudnn.CUDNN_ATTR_POINTWISE_MODE());
             assertEquals(2, modes.stream().filter(m -> m[0] == Cudnn.CUDNN_POINTWISE_GEN_INDEX()).count(),
                     "the causal mask's row and column indices");
             assertEquals(1, modes.stream().filter(m -> m[0] == Cudnn.CUDNN_POINTWISE_BINARY_SELECT()).count());
-            assertTrue(w.fake.attribute(Cudnn.CUDNN_BACKEND_TENSOR_DESCRIPTOR(), Cudnn.CUDNN_ATTR_TENSOR_STRIDES())
-                    .stream().anyMatch(st -> java.util.Arrays.equals(st, new long[] {4 * 256 * 64, 256 * 64, 1, 64})),
-                    "K, stored BHSD, described as K^T (d the unit stride)");
+            assertEquals(1, modes.stream().filter(m -> m[0] == Cudnn.CUDNN_POINTWISE_LOG()).count(),
+                    "the softmax statistics, emitted for inference too");
+            List<long[]> strides = w.fake.attribute(Cudnn.CUDNN_BACKEND_TENSOR_DESCRIPTOR(),
+                    Cudnn.CUDNN_ATTR_TENSOR_STRIDES());
+            assertEquals(1, strides.stream().filter(st -> java.util.Arrays.equals(st, new long[] {4 * 256 * 64, 256 * 64,
+                    1, 64})).count(), "the composite graph's K, stored BHSD, described as K^T (d the unit stride)");
+            assertEquals(3, strides.stream().filter(st -> java.util.Arrays.equals(st, new long[] {4 * 256 * 64, 256 * 64,
+                    64, 1})).count(), "SDPA_FWD's K (not transposed) and V, and the composite graph's V: BHSD");
+            assertEquals(1, w.fake.attribute(Cudnn.CUDNN_BACKEND_TENSOR_DESCRIPTOR(), Cudnn.CUDNN_ATTR_TENSOR_DIMENSIONS())
+                    .stream().filter(d -> d.length == 1).count(), "SDPA_FWD's scale: one dimension");
+            assertEquals(List.of(0L, 0L), w.fake.attribute(Cudnn.CUDNN_BACKEND_MATMUL_DESCRIPTOR(),
+                    Cudnn.CUDNN_ATTR_MATMUL_PADDING_VALUE()).stream().map(p -> p[0]).toList(), "padding value 0.0");
+            assertEquals(List.of(0L, 0L), w.fake.attribute(Cudnn.CUDNN_BACKEND_REDUCTION_DESCRIPTOR(),
+                    Cudnn.CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC()).stream().map(d -> d[0]).toList(), "not deterministic");
+            List<long[]> virtual = w.fake.attribute(Cudnn.CUDNN_BACKEND_TENSOR_DESCRIPTOR(),
+                    Cudnn.CUDNN_ATTR_TENSOR_IS_VIRTUAL());
+            assertEquals(13, virtual.size(), "the composite graph's 13 virtual tensors (S, scaled S, row, column, keep, "
+                    + "masked, max, S - max, exp, sum, log sum, statistics, P), and no flag on the others");
+            assertTrue(virtual.stream().allMatch(f -> f[0] == 1), "a virtual flag set false");
 
             plain.run(s, q, k, v, o);
             FakeBlasApi.VariantPack pack = w.fake.lastPack();
@@ -237,20 +259,58 @@ class CudnnAttentionTest {
         assertEquals("CUDNN_STATUS_NOT_SUPPORTED", none.statusName());
         assertTrue(none.getMessage().contains("no engine for this graph") && none.getMessage().contains(
                 "change the head dimension"), none.getMessage());
+        assertEquals(1, none.getSuppressed().length, "the single operation's refusal, kept: " + none);
         assertEquals(before, w.fake.liveObjects(), "a descriptor was left behind");
 
         w.fake.engineConfigs = 3;
-        w.fake.refusingPlans = 3;
+        w.fake.refusingPlans = 6; // each form's three
         BlasException refused = assertThrows(BlasException.class, () -> blas.attention(spec));
         assertEquals("CUDNN_STATUS_NOT_SUPPORTED", refused.statusName());
         assertEquals("cudnnBackendFinalize(execution plan)", refused.operation());
-        assertTrue(refused.getMessage().contains("none of the 3 engine configurations"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("none of the 3 engine configurations the heuristic offers builds the "
+                + "composite graph"), refused.getMessage());
+        assertTrue(refused.getSuppressed()[0].getMessage().contains("builds one SDPA_FWD operation"),
+                refused.getSuppressed()[0].getMessage());
         assertEquals(before, w.fake.liveObjects(), "a descriptor was left behind");
 
-        w.fake.refusingPlans = 2; // the third configuration builds
+        w.fake.refusingPlans = 5; // the composite graph's third configuration builds
         try (Attention third = blas.attention(spec)) {
+            assertTrue(third.toString().contains("the composite graph, engine configuration 2 of 3"), third.toString());
             assertEquals(1, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR()),
                     "the refused plans were destroyed");
+        }
+        w.close();
+    }
+
+    /**
+     * The single SDPA_FWD operation refused (every plan), the composite graph is built and used,
+     * and nothing of the refused form is kept; a cuDNN older than 9.13.1 (which has no SDPA_FWD)
+     * gets the composite graph without trying the operation, as cudnn-frontend does.
+     */
+    @Test
+    void aRefusedSdpaOperationFallsBackToTheCompositeGraph() {
+        Blas blas = w.blas();
+        DeviceView q = q();
+        DeviceView k = kv();
+        DeviceView v = kv();
+        DeviceView o = q();
+        w.fake.refusingPlans = 2; // both of the single operation's configurations
+        try (Stream s = w.ctx.createStream(); Attention attention = blas.attention(spec)) {
+            assertTrue(attention.toString().contains("the composite graph, engine configuration 0 of 2"),
+                    attention.toString());
+            assertEquals(1, w.fake.createdDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR()), "tried");
+            assertEquals(0, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR()), "and dropped");
+            assertEquals(1, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR()), "one graph kept");
+            assertEquals(1, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR()));
+            assertEquals(2, w.fake.liveDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR()));
+            attention.run(s, q, k, v, o);
+            assertArrayEquals(new long[] {1, 2, 3, 4, 5}, w.fake.lastPack().uids(), "the same variant pack");
+        }
+        w.fake.cudnnVersion = 91300;
+        try (Attention older = blas.attention(spec)) {
+            assertTrue(older.toString().contains("the composite graph"), older.toString());
+            assertEquals(1, w.fake.createdDescriptors(Cudnn.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR()),
+                    "no SDPA_FWD operation tried on a cuDNN without it");
         }
         w.close();
     }

@@ -137,6 +137,11 @@ final class FakeBlasApi implements BlasApi {
         return descriptorTypes.entrySet().stream().filter(e -> e.getValue() == type && live.contains(e.getKey())).count();
     }
 
+    /** {@return how many backend descriptors of {@code type} were ever made, destroyed ones included} */
+    synchronized long createdDescriptors(int type) {
+        return descriptorTypes.values().stream().filter(t -> t == type).count();
+    }
+
     /** {@return the variant pack {@code cudnnBackendExecute} last ran} */
     synchronized VariantPack lastPack() {
         return packs.get((Long) lastArguments.get("cudnnBackendExecute")[1]);
@@ -480,8 +485,9 @@ final class FakeBlasApi implements BlasApi {
         MemorySegment values = arrayOfElements.reinterpret(elementCount * 8);
         long[] read = new long[(int) elementCount];
         for (int i = 0; i < read.length; i++) {
-            // The 8-byte types whole, a boolean as its byte, the enums and floats as their 4 bytes.
+            // The 8-byte types whole (a double as its bits), a boolean as its byte, the enums and floats as their 4 bytes.
             if (attributeType == Cudnn.CUDNN_TYPE_INT64() || attributeType == Cudnn.CUDNN_TYPE_VOID_PTR()
+                    || attributeType == Cudnn.CUDNN_TYPE_DOUBLE()
                     || attributeType == Cudnn.CUDNN_TYPE_BACKEND_DESCRIPTOR() || attributeType == Cudnn.CUDNN_TYPE_HANDLE()) {
                 read[i] = values.getAtIndex(ValueLayout.JAVA_LONG, i);
             } else if (attributeType == Cudnn.CUDNN_TYPE_BOOLEAN()) {

@@ -16,7 +16,9 @@ import dev.gatun.cuda.blas.Blas;
 import dev.gatun.cuda.blas.BlasType;
 import dev.gatun.cuda.junit.RequiresGpu;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -24,7 +26,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * cuDNN's scaled-dot-product attention forward through gatun-blas ({@code Blas.attention}), fp16
  * and bf16, causal and not, against the CPU (double math) on random Q, K and V with O poisoned
  * first; one attention captured into a graph and replayed 100 times, each replay bit for bit the
- * eager result. Its C twin is {@code probes/cudnn-sdpa}. Prints {@code CUDNN-SDPA gatun: ...}.
+ * eager result. Its C twin is {@code probes/cudnn-sdpa}. Prints {@code CUDNN-SDPA gatun: ...},
+ * with the count of attentions whose plan was built from each graph ({@code graphs: {causal:
+ * composite=6, no mask: SDPA_FWD=6}} when cuDNN takes cudnn-frontend's choice for each).
  *
  * <p>The tolerance: P is rounded to the inputs' type before P V and O to the output's, so each
  * element may be off by a few units of that type (2^-11 for fp16, 2^-8 for bf16) of
@@ -45,6 +49,8 @@ class CudnnAttentionGpuTest {
         double worst = 0;
         int count = 0;
         String replays = "not run";
+        // Which graph each attention's plan was built from (Attention.toString names it), by mask.
+        Map<String, Integer> graphs = new TreeMap<>();
         try (Stream stream = ctx.createStream()) {
             for (BlasType type : new BlasType[] {BlasType.F16, BlasType.BF16}) {
                 for (boolean causal : new boolean[] {false, true}) {
@@ -59,6 +65,8 @@ class CudnnAttentionGpuTest {
                         DeviceView dv = BlasHost.upload(ctx, type, v);
                         DeviceView dout = BlasHost.poisoned(ctx, stream, type, q.length);
                         try (Attention attention = blas.attention(spec)) {
+                            graphs.merge((causal ? "causal: " : "no mask: ") + (attention.toString().contains(
+                                    "SDPA_FWD") ? "SDPA_FWD" : "composite"), 1, Integer::sum);
                             attention.run(stream, dq, dk, dv, dout);
                             stream.synchronize();
                             float[] o = BlasHost.download(dout, type);
@@ -78,7 +86,7 @@ class CudnnAttentionGpuTest {
         }
         System.out.println(String.format(Locale.ROOT, "CUDNN-SDPA gatun: %d attentions right against the CPU (fp16 and "
                 + "bf16, causal and not, (1,1,64,64,64) (2,4,128,256,64) (1,8,512,512,128)); worst error %.3f of its "
-                + "tolerance; captured and replayed: %s", count, worst, replays));
+                + "tolerance; graphs: %s; captured and replayed: %s", count, worst, graphs, replays));
     }
 
     /** Captures one run, replays it 100 times over a poisoned O, and compares each result with the eager one. */

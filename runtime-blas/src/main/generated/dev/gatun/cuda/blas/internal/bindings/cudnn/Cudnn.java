@@ -819,6 +819,15 @@ public class Cudnn extends Cudnn$shared {
     public static int CUDNN_ATTR_MATMUL_COMP_TYPE() {
         return CUDNN_ATTR_MATMUL_COMP_TYPE;
     }
+    private static final int CUDNN_ATTR_MATMUL_PADDING_VALUE = (int)1503L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_MATMUL_PADDING_VALUE = 1503
+     * }
+     */
+    public static int CUDNN_ATTR_MATMUL_PADDING_VALUE() {
+        return CUDNN_ATTR_MATMUL_PADDING_VALUE;
+    }
     private static final int CUDNN_ATTR_OPERATION_MATMUL_ADESC = (int)1520L;
     /**
      * {@snippet lang=c :
@@ -873,6 +882,15 @@ public class Cudnn extends Cudnn$shared {
     public static int CUDNN_ATTR_REDUCTION_COMP_TYPE() {
         return CUDNN_ATTR_REDUCTION_COMP_TYPE;
     }
+    private static final int CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC = (int)1602L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC = 1602
+     * }
+     */
+    public static int CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC() {
+        return CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC;
+    }
     private static final int CUDNN_ATTR_OPERATION_REDUCTION_XDESC = (int)1610L;
     /**
      * {@snippet lang=c :
@@ -899,6 +917,51 @@ public class Cudnn extends Cudnn$shared {
      */
     public static int CUDNN_ATTR_OPERATION_REDUCTION_DESC() {
         return CUDNN_ATTR_OPERATION_REDUCTION_DESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC = (int)2800L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC = 2800
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC() {
+        return CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC = (int)2801L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC = 2801
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC() {
+        return CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC = (int)2802L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC = 2802
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC() {
+        return CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC = (int)2803L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC = 2803
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC() {
+        return CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC;
+    }
+    private static final int CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC = (int)2805L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC = 2805
+     * }
+     */
+    public static int CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC() {
+        return CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC;
     }
     private static final int CUDNN_TYPE_HANDLE = (int)0L;
     /**
@@ -944,6 +1007,15 @@ public class Cudnn extends Cudnn$shared {
      */
     public static int CUDNN_TYPE_FLOAT() {
         return CUDNN_TYPE_FLOAT;
+    }
+    private static final int CUDNN_TYPE_DOUBLE = (int)5L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_TYPE_DOUBLE = 5
+     * }
+     */
+    public static int CUDNN_TYPE_DOUBLE() {
+        return CUDNN_TYPE_DOUBLE;
     }
     private static final int CUDNN_TYPE_VOID_PTR = (int)6L;
     /**
@@ -1097,6 +1169,15 @@ public class Cudnn extends Cudnn$shared {
      */
     public static int CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR() {
         return CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR;
+    }
+    private static final int CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR = (int)41L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR = 41
+     * }
+     */
+    public static int CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR() {
+        return CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR;
     }
     private static final int CUDNN_HEUR_MODE_A = (int)3L;
     /**
