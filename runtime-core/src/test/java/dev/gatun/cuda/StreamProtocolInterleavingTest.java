@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.internal.context.SwitchPoint;
+import dev.gatun.cuda.internal.memory.DeviceMemory;
 import dev.gatun.cuda.testing.Background;
 import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.FakeKernel;
@@ -354,6 +357,51 @@ class StreamProtocolInterleavingTest {
             assertEquals(new MemoryPoolCounters(1, 1, 0, 0, 0), t2.join(), "the snapshot after the free at close");
             s.synchronize();
         }
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /**
+     * A hold counts before it reads closed (NativeResource.hold's fast path, candidate 6), so a
+     * hold refused on a closed handle leaves its count for a moment. Here a capture's admission
+     * of a buffer (T1's memset on a capturing stream) counts just after another thread's close
+     * freed the buffer at close and kept its object for the next allocation on its stream; that
+     * allocation, made while T1 sits between its count and its read of closed, reuses the object.
+     * It must not take the passing count for a hold: the allocation succeeds (T1's use, of a
+     * closed buffer, is refused as before). Before the fix, the reuse threw "cannot be reused:
+     * it is open, held or tracked" after the driver had allocated, and the memory was lost.
+     */
+    @Test
+    void anAllocationReusingAClosedBuffersObjectWhileARefusedHoldCountsSucceeds() {
+        Stream capturing = ctx.createStream();
+        DeviceBuffer b = s.allocate(256); // stream-ordered on s: freed at its close there, its object kept for s
+        DeviceMemory memory = b.resource();
+        StreamCapture capture = capturing.beginCapture(CaptureMode.RELAXED);
+        DeviceBuffer next;
+        Background<Void> t1;
+        try {
+            Interposer.Stop beforeCount = interposer.stopAt(SwitchPoint.HOLD_COUNT).onThread("T1");
+            t1 = Background.run("T1", () -> capturing.memset(b.bytes(), (byte) 0));
+            beforeCount.awaitArrival(); // the capture admits b: its hold is about to count
+            b.close(); // nothing holds it: freed at close on s, its object kept for s's next allocation
+            assertTrue(memory.isClosed());
+            assertFalse(memory.held());
+            Interposer.Stop afterCount = interposer.stopAt(SwitchPoint.CLOSED_READ).onThread("T1");
+            beforeCount.release();
+            afterCount.awaitArrival();
+            assertTrue(memory.held(), "T1's hold counted and has not read closed yet");
+            next = s.allocate(256);
+            assertSame(memory, next.resource(), "the allocation did not reuse the closed buffer's object");
+            afterCount.release();
+        } finally {
+            Interposer.releaseSwitchPoints();
+        }
+        IllegalStateException refused = assertThrows(IllegalStateException.class, t1::join);
+        assertTrue(refused.getMessage().contains("is closed"), refused.getMessage());
+        capture.end().close();
+        next.close();
+        capturing.close();
+        ctx.reap();
+        assertFalse(memory.held(), "a hold was left on the reused object");
         assertEquals(List.of(), sim.gpu.violations());
     }
 }

@@ -133,6 +133,62 @@ class GraphSlotUpdateInterleavingTest {
     }
 
     /**
+     * The slot's counters racing a replay and a re-capture that takes the spare: the executable
+     * the re-capture drops stops being a segment only after the replay inside cuGraphLaunch has
+     * returned (its launch is folded in once, not lost with the view that counted it), and the
+     * spare it takes had launched as a segment before (those launches were folded in when it was
+     * dropped), so it counts from what it had launched when it became a segment again, not from 0.
+     */
+    @Test
+    void countersReadWhileAReplayIsInsideTheDriverAndARecaptureTakesTheSpareCountEveryLaunchOnce() {
+        GraphSlot slot = graphs.registerGroup("o").slot("spare-counts");
+        try (Kernel add = ctx.modules().kernel("m", "add"); DeviceBuffer a = ctx.allocate(16);
+                Stream other = ctx.createStream()) {
+            a.asInts().copyFrom(new int[4]);
+            slot.beginCapture(stream, CaptureMode.THREAD_LOCAL);
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            slot.replay(stream);
+            slot.replay(stream); // the one-kernel executable, the spare from the next re-capture on, launched twice
+            slot.beginRecapture(0, stream, CaptureMode.THREAD_LOCAL); // two kernels: re-instantiated
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            add.launch(stream, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+            slot.endCapture();
+            assertEquals(new GraphCounters(2, 2, 2, 0, 0, 1, 0, 0), slot.counters());
+
+            Interposer.Stop inLaunch = interposer.stopBefore("cuGraphLaunch").onThread("T1");
+            Background<Void> t1 = Background.run("T1", () -> slot.replay(stream));
+            inLaunch.awaitArrival();
+            Background<Void> t2 = Background.run("T2", () -> {
+                slot.beginRecapture(0, other, CaptureMode.THREAD_LOCAL); // one kernel: the spare's shape
+                add.launch(other, FOUR, KernelArg.pointer(a), KernelArg.i32(4), KernelArg.i32(1));
+                slot.endCapture();
+            });
+            t2.awaitFinishedOrWaiting();
+            assertFalse(t2.finished(), "the re-capture did not wait for the replay inside the driver");
+            assertEquals(new GraphCounters(2, 2, 2, 0, 0, 1, 0, 0), slot.counters(), "while the re-capture waits, "
+                    + "the replay inside the driver is counted nowhere yet");
+            inLaunch.release();
+            t1.join();
+            t2.join();
+            assertEquals(new GraphCounters(3, 3, 3, 0, 1, 1, 0, 0), slot.counters(), "the launch made while the "
+                    + "re-capture waited is counted once, folded in as the re-capture dropped its executable");
+
+            slot.replay(stream); // the spare, now the segment again
+            assertEquals(new GraphCounters(3, 4, 4, 0, 1, 1, 0, 0), slot.counters(), "the spare's launches before it "
+                    + "became the segment again are counted once (folded in when it was dropped), not twice");
+            int[] out = new int[4];
+            a.asInts().copyTo(out);
+            assertArrayEquals(new int[] {5, 5, 5, 5}, out, "two replays of one kernel, the held one of two, one of one");
+            slot.reset();
+        }
+        graphs.close();
+        stream.close();
+        ctx.close();
+        assertEquals(List.of(), sim.gpu.violations());
+    }
+
+    /**
      * The slot's counters racing replays and a reset: a replay's segment launch is counted by its
      * executable (under the lock its launch takes), not by the slot. Held inside cuGraphLaunch,
      * a replay is counted nowhere yet; a reset begun meanwhile waits for it, and while it waits

@@ -87,10 +87,16 @@ public abstract class NativeResource implements Runnable {
      * live again. For device memory recycled by its kind (see {@code internal.memory.Recycler});
      * never with leak tracking, whose listing names resource objects. The caller publishes the
      * resource afterwards through a release store (its owner's claim).
+     *
+     * <p>The holds are not checked: {@link #hold()} counts before it reads closed, so a late use
+     * of the closed handle (a capture admitting it) may be counting now. That count either reads
+     * closed, waits for the monitor and withdraws (refused), or reads this reopening and stands
+     * on the new handle, as a hold taken just after this would (the use is then refused by its
+     * owner check). Its close and every unhold count the holds as usual, so nothing is lost.
      */
     protected final void reopen(StreamState origin) {
-        if (!closed || holds != 0 || retirementDeferred || allocationSite != null) {
-            throw new IllegalStateException(identity() + " cannot be reused: it is open, held or tracked");
+        if (!closed || retirementDeferred || allocationSite != null) {
+            throw new IllegalStateException(identity() + " cannot be reused: it is open, its retirement waits or it is tracked");
         }
         usage.reset(origin);
         if (closing) {
