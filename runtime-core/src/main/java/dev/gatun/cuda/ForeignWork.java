@@ -18,7 +18,9 @@ public interface ForeignWork {
      * Queues the work on {@code stream}. The contract of {@link Stream#submitForeign} applies:
      * touch only the device memory of the views submitted with it (or memory the library owns),
      * queue only on {@code stream}, make no synchronizing call, do not keep the handle, and call no
-     * Gatun operation on the same stream.
+     * Gatun operation: it runs under the stream's lock, and Gatun operations take the context's
+     * locks (another stream's, the counters' at a safe point such as {@code CudaContext.reap()})
+     * in an order that must not start under a stream's lock, or two threads can deadlock.
      *
      * @param stream the stream's raw {@code CUstream}, valid for this call only
      */

@@ -561,8 +561,11 @@ public final class Stream extends Owner {
      *     synchronize): while another thread captures a graph in global mode, the driver
      *     invalidates that capture, and the stream's lock is held; a library that allocates a
      *     workspace on its first call must be given one, or warmed outside captures;</li>
-     * <li>call no Gatun operation on this stream (the lock is reentrant: it would not wait, and
-     *     would break the atomicity above) and not park between receiving the handle and its
+     * <li>call no Gatun operation: not on this stream (the lock is reentrant: it would not wait,
+     *     and would break the atomicity above), nor on its context (another stream's lock, or the
+     *     counters' read at a safe point such as {@link CudaContext#reap()}, taken under this
+     *     stream's lock can deadlock with a thread that takes them in their order), and not park
+     *     between receiving the handle and its
      *     library calls (a virtual thread that parks may resume on another carrier, where the
      *     context is not current);</li>
      * <li>report its failure by throwing: a library error does not poison the context (a sticky
