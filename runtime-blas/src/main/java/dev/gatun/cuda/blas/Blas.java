@@ -357,10 +357,15 @@ public final class Blas {
         destroyQuietly("cublasDestroy", calls.cublasDestroy(cublas));
         calls.makeCurrent(context.handle(), "cublasLtDestroy");
         destroyQuietly("cublasLtDestroy", calls.cublasLtDestroy(lt));
-        MemorySegment dnn = cudnn;
-        if (dnn != null) {
-            calls.makeCurrent(context.handle(), "cudnnDestroy");
-            destroyQuietly("cudnnDestroy", calls.cudnnDestroy(dnn));
+        // Under the cuDNN handle's lock, where cudnnHandle() checks closed and makes the handle: one
+        // made concurrently is either seen here or refused there (closed is set above), and no
+        // softmax or attention is using the handle as it goes.
+        synchronized (cudnnBinding) {
+            MemorySegment dnn = cudnn;
+            if (dnn != null) {
+                calls.makeCurrent(context.handle(), "cudnnDestroy");
+                destroyQuietly("cudnnDestroy", calls.cudnnDestroy(dnn));
+            }
         }
     }
 

@@ -297,4 +297,28 @@ class BlasSubmissionTest {
         }
         w.close();
     }
+
+    /**
+     * The lazy cuDNN handle against the BLAS's close: T1 is held inside the {@code cudnnCreate} of
+     * its first softmax, T2 closes the BLAS. The close must wait for the handle and destroy it;
+     * when it read the handle without the handle's lock it found none, finished, and the handle T1
+     * then published was never destroyed.
+     */
+    @Test
+    void aCudnnHandleMadeWhileTheBlasClosesIsDestroyed() {
+        Blas blas = w.blas();
+        FakeBlasApi.Pause inCreate = w.fake.pauseIn("cudnnCreate");
+        Background<Void> t1 = Background.run("T1", () -> blas.softmax(SoftmaxSpec.rows(4, 8, BlasType.F32)).close());
+        inCreate.awaitArrival();
+        Background<Void> t2 = Background.run("T2", blas::close);
+        assertFalse(t2.awaitFinishedOrWaiting(), "T2's close finished while T1 was making the cuDNN handle");
+        assertEquals(0, w.fake.calls("cudnnDestroy"), "a handle destroyed before it was made");
+        inCreate.release();
+        Throwable refused = t1.joinFailure(); // T1's softmax may be refused once the BLAS is closed
+        assertTrue(refused == null || refused instanceof IllegalStateException, "T1 failed otherwise: " + refused);
+        assertNull(t2.joinFailure());
+        assertEquals(1, w.fake.calls("cudnnCreate"));
+        assertEquals(1, w.fake.calls("cudnnDestroy"), "the handle made during the close was not destroyed");
+        w.close();
+    }
 }
