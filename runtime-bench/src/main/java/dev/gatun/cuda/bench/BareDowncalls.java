@@ -16,7 +16,9 @@ import java.lang.invoke.MethodHandle;
  * is called through its lambda form), the out-parameter is allocated once for the process in the
  * global arena (a segment of a shared or automatic arena would be acquired and released around
  * every downcall that takes it), and every result is checked as a C loop would check it. Used by {@link BareTwin} (the floor in
- * {@code compare}) and {@link RawDowncallBenchmark} (the same under JMH).
+ * {@code compare}) and {@link RawDowncallBenchmark} (the same under JMH); {@link BareGemm} takes
+ * its session and the set-up calls of its operands from here ({@link #allocate}, {@link #fill16},
+ * {@link #copyToHost}, {@link #free}: outside its timed loop, as in twins.c).
  *
  * <p>Loaded only where a driver is: the class's initialization looks up {@code libcuda.so.1}.
  */
@@ -45,6 +47,11 @@ final class BareDowncalls {
     private static final MethodHandle EVENT_QUERY = handle("cuEventQuery", FunctionDescriptor.of(I, A));
     private static final MethodHandle MEM_ALLOC_ASYNC = handle("cuMemAllocAsync", FunctionDescriptor.of(I, A, L, A));
     private static final MethodHandle MEM_FREE_ASYNC = handle("cuMemFreeAsync", FunctionDescriptor.of(I, L, A));
+    private static final MethodHandle MEM_ALLOC = handle("cuMemAlloc_v2", FunctionDescriptor.of(I, A, L));
+    private static final MethodHandle MEM_FREE = handle("cuMemFree_v2", FunctionDescriptor.of(I, L));
+    private static final MethodHandle MEMSET_D16_ASYNC = handle("cuMemsetD16Async",
+            FunctionDescriptor.of(I, L, ValueLayout.JAVA_SHORT, L, A));
+    private static final MethodHandle MEMCPY_DTOH = handle("cuMemcpyDtoH_v2", FunctionDescriptor.of(I, A, L, L));
     /** The out-parameter of every call here, one thread at a time (the twins and JMH's one thread). */
     private static final MemorySegment OUT = Arena.global().allocate(8, 8);
 
@@ -119,6 +126,31 @@ final class BareDowncalls {
             check(r, "cuEventQuery");
         }
         return r;
+    }
+
+    /** cuMemAlloc of {@code bytes}: the device address. */
+    static long allocate(long bytes) throws Throwable {
+        // Safety: out is 8 bytes for the CUdeviceptr the driver writes.
+        check((int) MEM_ALLOC.invokeExact(OUT, bytes), "cuMemAlloc");
+        return OUT.get(ValueLayout.JAVA_LONG, 0);
+    }
+
+    /** cuMemFree of an address {@link #allocate} returned, once, after the work that used it drained. */
+    static void free(long address) throws Throwable {
+        check((int) MEM_FREE.invokeExact(address), "cuMemFree");
+    }
+
+    /** cuMemsetD16Async: {@code count} 16-bit words at {@code address} set to {@code value}, on {@code s}'s stream. */
+    static void fill16(Session s, long address, short value, long count) throws Throwable {
+        // Safety: the caller allocated count 16-bit words at address; the stream is open.
+        check((int) MEMSET_D16_ASYNC.invokeExact(address, value, count, s.stream()), "cuMemsetD16Async");
+    }
+
+    /** cuMemcpyDtoH of {@code host.byteSize()} bytes from {@code address} (synchronous; drain the stream that wrote them first). */
+    static void copyToHost(MemorySegment host, long address) throws Throwable {
+        // Safety: host is a live native segment of exactly the bytes copied; the caller allocated
+        // at least that many at address.
+        check((int) MEMCPY_DTOH.invokeExact(host, address, host.byteSize()), "cuMemcpyDtoH");
     }
 
     static void check(int result, String call) {

@@ -5,9 +5,11 @@ package dev.gatun.cuda.bench;
  * owner, no checked layer, no bookkeeping), timed the way both twins time theirs (a warm-up of
  * N/2, then N, one final synchronize). {@link SameProcess} runs it beside the C and Gatun twins
  * with {@code --bare} (compare's {@code BARE=1}), so that the table shows, from the same process
- * and slices, what the Java-to-C transition alone costs over C and what Gatun costs over it. Only
- * the rows whose whole operation is two driver calls on one stream have one: the stream-ordered
- * allocate + free and the event record + query.
+ * and slices, what the Java-to-C transition alone costs over C and what Gatun costs over it. The
+ * rows whose whole operation is two driver calls on one stream have one (the stream-ordered
+ * allocate + free and the event record + query), and so do the GEMM rows, whose operation is one
+ * library call ({@link BareGemm}: {@code cublasLtMatmul} or {@code cublasGemmEx}, timed in batches
+ * of {@link TwinRow#BATCH} as both other twins time those rows).
  *
  * <p><b>Compiled before it is timed.</b> A floor measured in the interpreter is no floor: an FFM
  * downcall from an interpreted loop costs 100 ns and more over a compiled one (issue 36: the
@@ -33,12 +35,15 @@ final class BareTwin {
 
     /** Whether {@code row} has a bare twin. */
     static boolean covers(TwinRow row) {
-        return row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY;
+        return row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY || BareGemm.covers(row);
     }
 
     /** The method whose compiled code times {@code row}'s operations, for {@link CompileWatch}. */
     static CompileWatch.Method loopOf(TwinRow row) {
         requireCovered(row, 1);
+        if (BareGemm.covers(row)) {
+            return CompileWatch.Method.of(BareGemm.class, BareGemm.loopName(row));
+        }
         return CompileWatch.Method.of(BareTwin.class, row == TwinRow.ALLOC_STREAM_ORDERED ? "allocateLoop" : "eventLoop");
     }
 
@@ -47,8 +52,13 @@ final class BareTwin {
      * own (the device's primary context, retained and released around the run).
      *
      * @throws IllegalArgumentException when the row has no bare twin, or {@code n} is not positive
+     *     (for a GEMM row, not a positive multiple of {@link TwinRow#BATCH})
+     * @throws TwinWorkload.LibraryMissing for a GEMM row where cuBLASLt or cuBLAS cannot be opened
      */
     static long measure(TwinRow row, int n) throws Throwable {
+        if (BareGemm.covers(row)) {
+            return BareGemm.measure(row, n); // which checks n against its batches
+        }
         requireCovered(row, n);
         boolean allocate = row == TwinRow.ALLOC_STREAM_ORDERED;
         try (BareDowncalls.Session s = BareDowncalls.Session.open()) {
@@ -95,7 +105,8 @@ final class BareTwin {
     private static void requireCovered(TwinRow row, int n) {
         if (!covers(row) || n <= 0) {
             throw new IllegalArgumentException(row.id() + " with N " + n + ": only " + TwinRow.ALLOC_STREAM_ORDERED.id()
-                    + " and " + TwinRow.EVENT_RECORD_QUERY.id() + " have a bare twin, with N more than 0");
+                    + ", " + TwinRow.EVENT_RECORD_QUERY.id() + ", " + TwinRow.GEMM_LT_64.id() + " and "
+                    + TwinRow.GEMM_64.id() + " have a bare twin, with N more than 0");
         }
     }
 }

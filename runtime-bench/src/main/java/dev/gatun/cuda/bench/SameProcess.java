@@ -31,9 +31,9 @@ import java.util.List;
  * {@code compare} collects from separate processes:
  *
  * <pre>
- *     TWIN c|gatun|baseline ROW N TOTAL_NS BYTES|-
+ *     TWIN c|gatun|baseline|bare ROW N TOTAL_NS BYTES|-
  *     FAIL c ROW ROUND STATUS          (the C twin's check failed, or a bad row or N)
- *     SKIP c|gatun|baseline ROW REASON (that twin cannot run the row here: cuBLAS missing, or a
+ *     SKIP c|gatun|baseline|bare ROW REASON (that twin cannot run the row here: cuBLAS missing, or a
  *                                       baseline jar older than the row; printed once, from the
  *                                       row's first run, after which the row runs without it)
  *     COMPILED gatun|baseline|bare ROW yes|no DETAIL
@@ -69,8 +69,9 @@ import java.util.List;
  * {@value #EXTRA_WARM_UPS} more: a loop still in the interpreter or in C1's profiling code
  * measures the JIT's warm-up, not the binding. The COMPILED lines say what the reported runs ran.
  *
- * <p>With {@code --bare true}, the rows that have a {@link BareTwin} (the same driver calls as
- * bare FFM downcalls) run it as a fourth twin, tagged {@code bare}.
+ * <p>With {@code --bare true}, the rows that have a {@link BareTwin} (the same driver or library
+ * calls as bare FFM downcalls) run it as a fourth twin, tagged {@code bare}; where a GEMM row's
+ * libraries are missing, it prints {@code SKIP bare} and the row runs on without it.
  */
 public final class SameProcess {
 
@@ -252,9 +253,15 @@ public final class SameProcess {
         }
     }
 
-    private static String runBare(Job job) {
+    /**
+     * The bare twin's line: {@code TWIN bare ...}, or, as for a C twin that could not load cuBLAS,
+     * {@code SKIP bare ROW REASON} when a GEMM row's libraries cannot be opened here.
+     */
+    static String runBare(Job job) {
         try {
             return "TWIN bare " + job.row().id() + " " + job.n() + " " + BareTwin.measure(job.row(), job.n()) + " -";
+        } catch (TwinWorkload.LibraryMissing e) {
+            return Twin.skip("bare", job.row(), e.getMessage());
         } catch (Throwable t) {
             throw new IllegalStateException("the bare twin of " + job.row().id() + " failed", t);
         }

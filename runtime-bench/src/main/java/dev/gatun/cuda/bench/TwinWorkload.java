@@ -389,10 +389,19 @@ final class TwinWorkload implements AutoCloseable {
         }
     }
 
-    /** Every element of D is 64.0: each GEMM wrote all of it (a NaN left means one did not). */
     private void expectProduct() {
         short[] d = new short[TwinRow.GEMM_SIZE * TwinRow.GEMM_SIZE];
         product.bytes().copyTo(d);
+        expectProduct(d);
+    }
+
+    /**
+     * Every element of D, read back after the GEMM rows' GEMMs, is 64.0: each GEMM wrote all of it
+     * (a NaN left means one did not). Shared with their bare twin ({@link BareGemm}).
+     *
+     * @throws IllegalStateException naming the first element that is not
+     */
+    static void expectProduct(short[] d) {
         for (int i = 0; i < d.length; i++) {
             if ((d[i] & 0xffff) != HALF_PRODUCT) {
                 throw new IllegalStateException(String.format("D[%d] is fp16 0x%04x after the GEMMs, not 0x%04x (64.0)", i,

@@ -152,7 +152,8 @@ class CTwinBuildTest {
         return run(command);
     }
 
-    private static String run(List<String> command) throws IOException, InterruptedException {
+    /** Runs {@code command}; its output, failing the test when it fails, aborting it when the tool is not installed. */
+    static String run(List<String> command) throws IOException, InterruptedException {
         Process p;
         try {
             p = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -50,14 +50,54 @@ class SameProcessTest {
     }
 
     @Test
-    void onlyTheTwoDriverCallRowsHaveABareTwin() {
+    void theTwoDriverCallRowsAndTheGemmRowsHaveABareTwin() {
         assertTrue(BareTwin.covers(TwinRow.ALLOC_STREAM_ORDERED));
         assertTrue(BareTwin.covers(TwinRow.EVENT_RECORD_QUERY));
+        assertTrue(BareTwin.covers(TwinRow.GEMM_LT_64));
+        assertTrue(BareTwin.covers(TwinRow.GEMM_64));
         assertFalse(BareTwin.covers(TwinRow.LAUNCH_EMPTY));
+        assertFalse(BareTwin.covers(TwinRow.ISSUE_LAUNCH));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> BareTwin.measure(TwinRow.LAUNCH_EMPTY, 10));
-        assertTrue(e.getMessage().contains("only alloc_stream_ordered and event_record_query"), e.getMessage());
+        assertTrue(e.getMessage().contains("only alloc_stream_ordered, event_record_query, gemm_lt_64 and gemm_64"),
+                e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> BareTwin.loopOf(TwinRow.LAUNCH_EMPTY));
         assertThrows(IllegalArgumentException.class, () -> BareTwin.measure(TwinRow.EVENT_RECORD_QUERY, 0));
+    }
+
+    @Test
+    void eachBareRowNamesItsOwnLoopForTheCompileCheck() {
+        assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "allocateLoop", BareTwin.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.ALLOC_STREAM_ORDERED));
+        assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "eventLoop", BareTwin.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.EVENT_RECORD_QUERY));
+        assertEquals(new CompileWatch.Method(BareGemm.class.getName(), "matmulLoop", BareGemm.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.GEMM_LT_64));
+        assertEquals(new CompileWatch.Method(BareGemm.class.getName(), "gemmLoop", BareGemm.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.GEMM_64));
+    }
+
+    @Test
+    void aGemmRowsBareTwinTakesOnlyWholeBatches() {
+        // Refused before the libraries are looked at: the same answer with or without cuBLAS.
+        for (int n : new int[] {0, -64, 100, TwinRow.BATCH + 1}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> BareTwin.measure(TwinRow.GEMM_64, n), "N " + n);
+            assertTrue(e.getMessage().contains("a positive multiple of 64"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aGemmRowsBareTwinWhereCublasIsMissingIsReportedNotRunBeforeAnyDriverCall() {
+        TwinTest.assumeCublasMissing();
+        for (TwinRow row : new TwinRow[] {TwinRow.GEMM_LT_64, TwinRow.GEMM_64}) {
+            String line = SameProcess.runBare(new SameProcess.Job(row, 2 * TwinRow.BATCH));
+            // Before any driver call: where there is no driver (this machine), one would have failed the run instead.
+            assertTrue(line.startsWith("SKIP bare " + row.id() + " cuBLAS missing: libcublasLt.so.13 could not be opened"
+                    + " by the dynamic loader"), line);
+            assertTrue(line.endsWith("libcublas.so.13, which imports it, was not tried"), line);
+            assertEquals(1, line.lines().count(), line);
+        }
     }
 
     @Test
