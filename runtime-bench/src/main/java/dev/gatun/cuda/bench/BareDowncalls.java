@@ -33,6 +33,14 @@ final class BareDowncalls {
     private static final ValueLayout I = ValueLayout.JAVA_INT;
     private static final ValueLayout L = ValueLayout.JAVA_LONG;
     private static final SymbolLookup CUDA = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+    /**
+     * {@code -Dgatun.bench.bareCritical=true}: the four timed calls (event record and query,
+     * stream-ordered allocate and free) are linked with {@link Linker.Option#critical}, which
+     * leaves out the thread-state transitions around the call (an experiment on the floor: how
+     * much of bare FFM's distance to C those transitions are). Off by default: Gatun links none
+     * of its calls this way.
+     */
+    static final boolean CRITICAL = Boolean.getBoolean("gatun.bench.bareCritical");
 
     private static final MethodHandle INIT = handle("cuInit", FunctionDescriptor.of(I, I));
     private static final MethodHandle RETAIN = handle("cuDevicePrimaryCtxRetain", FunctionDescriptor.of(I, A, I));
@@ -43,10 +51,10 @@ final class BareDowncalls {
     private static final MethodHandle STREAM_SYNCHRONIZE = handle("cuStreamSynchronize", FunctionDescriptor.of(I, A));
     private static final MethodHandle EVENT_CREATE = handle("cuEventCreate", FunctionDescriptor.of(I, A, I));
     private static final MethodHandle EVENT_DESTROY = handle("cuEventDestroy_v2", FunctionDescriptor.of(I, A));
-    private static final MethodHandle EVENT_RECORD = handle("cuEventRecord", FunctionDescriptor.of(I, A, A));
-    private static final MethodHandle EVENT_QUERY = handle("cuEventQuery", FunctionDescriptor.of(I, A));
-    private static final MethodHandle MEM_ALLOC_ASYNC = handle("cuMemAllocAsync", FunctionDescriptor.of(I, A, L, A));
-    private static final MethodHandle MEM_FREE_ASYNC = handle("cuMemFreeAsync", FunctionDescriptor.of(I, L, A));
+    private static final MethodHandle EVENT_RECORD = timedHandle("cuEventRecord", FunctionDescriptor.of(I, A, A));
+    private static final MethodHandle EVENT_QUERY = timedHandle("cuEventQuery", FunctionDescriptor.of(I, A));
+    private static final MethodHandle MEM_ALLOC_ASYNC = timedHandle("cuMemAllocAsync", FunctionDescriptor.of(I, A, L, A));
+    private static final MethodHandle MEM_FREE_ASYNC = timedHandle("cuMemFreeAsync", FunctionDescriptor.of(I, L, A));
     private static final MethodHandle MEM_ALLOC = handle("cuMemAlloc_v2", FunctionDescriptor.of(I, A, L));
     private static final MethodHandle MEM_FREE = handle("cuMemFree_v2", FunctionDescriptor.of(I, L));
     private static final MethodHandle MEMSET_D16_ASYNC = handle("cuMemsetD16Async",
@@ -161,6 +169,12 @@ final class BareDowncalls {
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
         return Linker.nativeLinker().downcallHandle(CUDA.findOrThrow(name), descriptor);
+    }
+
+    /** A timed call's handle: critical under {@link #CRITICAL} (none of these calls blocks nor calls back into Java). */
+    private static MethodHandle timedHandle(String name, FunctionDescriptor descriptor) {
+        return CRITICAL ? Linker.nativeLinker().downcallHandle(CUDA.findOrThrow(name), descriptor,
+                Linker.Option.critical(false)) : handle(name, descriptor);
     }
 
     private static RuntimeException rethrow(Throwable t) {
