@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import jdk.jfr.EventType;
+import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedMethod;
@@ -31,12 +33,40 @@ final class CompileWatch implements AutoCloseable {
     /** HotSpot's level of C2-compiled code. */
     static final int C2 = 4;
 
+    /** The two event types the watch reads; every other one it turns off. */
+    private static final Set<String> WATCHED = Set.of("jdk.Compilation", "jdk.Deoptimization");
+
+    /**
+     * Gatun's own Flight Recorder events (runtime-core's {@code internal.events}, runtime-profiling's
+     * GPU activity), by name. A running recording that does not name an event type records it as
+     * its annotations say, which for these is on: a watch that did not turn them off had the
+     * Gatun and baseline twins pay for them inside their timed loops (a begun {@code PoolMiss} on
+     * every allocation of the pool-off row, a {@code SynchronousCopy} on every readback), which a
+     * program without a recording never pays. Named here because a type is registered only when
+     * its class is first used, after the watch starts; {@code CompileWatchTest} checks the list
+     * against the event classes on the class path.
+     */
+    static final List<String> GATUN_EVENTS = List.of("dev.gatun.ContextPoisoned", "dev.gatun.DriverLog",
+            "dev.gatun.GraphCapture", "dev.gatun.GraphInstall", "dev.gatun.GraphInstantiate", "dev.gatun.GraphUpdate",
+            "dev.gatun.MemoryCap", "dev.gatun.ModuleLoad", "dev.gatun.NvrtcCompile", "dev.gatun.OutOfMemory",
+            "dev.gatun.OutOfMemoryRung", "dev.gatun.PoolMiss", "dev.gatun.RetirementBacklog",
+            "dev.gatun.SynchronousCopy", "dev.gatun.GpuKernel", "dev.gatun.GpuMemcpy", "dev.gatun.GpuMemset");
+
     private final Recording recording = new Recording();
     private final Path dump;
 
     CompileWatch() {
         recording.enable("jdk.Compilation").withThreshold(Duration.ZERO).withoutStackTrace();
         recording.enable("jdk.Deoptimization").withoutStackTrace();
+        // Nothing else: the types registered by now (the JDK's), and Gatun's by name, registered
+        // or not (a setting by name holds for a type registered later). Another recording that
+        // turns one on (./profile's) still records it: settings of recordings add up.
+        for (EventType type : FlightRecorder.getFlightRecorder().getEventTypes()) {
+            if (!WATCHED.contains(type.getName())) {
+                recording.disable(type.getName());
+            }
+        }
+        GATUN_EVENTS.forEach(recording::disable);
         recording.start();
         try {
             dump = Files.createTempFile("gatun-compile-watch", ".jfr");

@@ -1,14 +1,24 @@
 package dev.gatun.cuda.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gatun.cuda.internal.events.PoolMissEvent;
+import dev.gatun.cuda.profiling.internal.GpuKernelEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
+import jdk.jfr.Event;
+import jdk.jfr.EventType;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.Name;
+import jdk.jfr.Recording;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +57,61 @@ class CompileWatchTest {
             x = hotLoop(x, Twin.WARM_CHUNK);
         }
         return x;
+    }
+
+    /**
+     * Gatun's event classes on the class path (runtime-core's internal.events, runtime-profiling's
+     * internal), found by walking the folders or jars that hold two of them.
+     */
+    private static List<Class<? extends Event>> gatunEventClasses() throws Exception {
+        List<Class<? extends Event>> found = new ArrayList<>();
+        for (Class<?> known : List.of(PoolMissEvent.class, GpuKernelEvent.class)) {
+            String folder = known.getPackageName().replace('.', '/') + "/";
+            Path where = Path.of(known.getProtectionDomain().getCodeSource().getLocation().toURI());
+            List<String> entries = new ArrayList<>();
+            if (Files.isDirectory(where)) {
+                try (java.util.stream.Stream<Path> files = Files.list(where.resolve(folder))) {
+                    files.forEach(f -> entries.add(folder + f.getFileName()));
+                }
+            } else {
+                try (JarFile jar = new JarFile(where.toFile())) {
+                    jar.stream().forEach(e -> entries.add(e.getName()));
+                }
+            }
+            for (String entry : entries) {
+                if (entry.startsWith(folder) && entry.endsWith(".class") && entry.indexOf('/', folder.length()) < 0) {
+                    Class<?> c = Class.forName(entry.substring(0, entry.length() - 6).replace('/', '.'), false,
+                            known.getClassLoader());
+                    if (Event.class.isAssignableFrom(c) && !java.lang.reflect.Modifier.isAbstract(c.getModifiers())) {
+                        found.add(c.asSubclass(Event.class));
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    @Test
+    void theWatchRecordsNoGatunEventNorAnyOtherButItsTwo() throws Exception {
+        List<Class<? extends Event>> gatun = gatunEventClasses();
+        assertEquals(17, gatun.size(), "Gatun's event classes found: " + gatun);
+        List<String> names = gatun.stream().map(c -> c.getAnnotation(Name.class).value()).sorted().toList();
+        assertEquals(CompileWatch.GATUN_EVENTS.stream().sorted().toList(), names,
+                "CompileWatch.GATUN_EVENTS must name every Gatun event type");
+        // The instrument first: a recording that names only the two compilation events turns Gatun's on.
+        try (Recording plain = new Recording()) {
+            plain.enable("jdk.Compilation");
+            plain.start();
+            assertTrue(EventType.getEventType(PoolMissEvent.class).isEnabled(), "a plain recording turns PoolMiss on");
+        }
+        try (CompileWatch watch = new CompileWatch()) {
+            for (Class<? extends Event> type : gatun) { // registered after the watch started, most of them
+                assertFalse(EventType.getEventType(type).isEnabled(), type + " is recorded under the watch");
+            }
+            List<String> on = FlightRecorder.getFlightRecorder().getEventTypes().stream().filter(EventType::isEnabled)
+                    .map(EventType::getName).sorted().toList();
+            assertEquals(List.of("jdk.Compilation", "jdk.Deoptimization"), on);
+        }
     }
 
     @Test
