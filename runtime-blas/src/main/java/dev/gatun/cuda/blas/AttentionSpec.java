@@ -22,8 +22,10 @@ public record AttentionSpec(int batch, int heads, int seqQ, int seqKv, int headD
         boolean causalMask) {
 
     /**
-     * The largest head dimension cuDNN 9.14's fused attention forward takes (on Hopper; Ampere
-     * and Blackwell engines may stop at 128, which cuDNN then refuses with a status).
+     * The largest head dimension cuDNN 9.14 documents for its fused attention forward (on Hopper;
+     * Ampere and Blackwell engines may stop at 128, which cuDNN then refuses with a status). On an
+     * H100 an unmasked plan of head dimension 264 also built (probes/cudnn-sdpa, not run nor
+     * checked against the CPU), so this is the documented limit, not the engines' last word.
      */
     public static final int MAX_HEAD_DIM = 256;
 
