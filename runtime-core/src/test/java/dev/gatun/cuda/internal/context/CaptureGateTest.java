@@ -9,6 +9,9 @@ import dev.gatun.cuda.testing.FakeDriverApi;
 import dev.gatun.cuda.testing.Interposer;
 import dev.gatun.cuda.testing.ScheduleExplorer;
 import dev.gatun.cuda.testing.ScheduleExplorer.Step;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -128,7 +131,11 @@ class CaptureGateTest {
      * global capture on another thread, switching at the gate's lock-free counts and reads: the
      * nested section never waits nor fails (the capture that counted itself in withdraws), and the
      * capture is never inside while the section is. The steps log where each side is, in the
-     * order the explorer lets them run; the check reads the log.
+     * order the explorer lets them run; the check reads the log. Inside, the capture makes a
+     * driver call (as a real one makes {@code cuStreamBeginCapture}), so the explorer can switch
+     * to the section while the capture is in: without it the capture would be in and out in one
+     * step, and a section let in beside it would go unseen (a gate that reads the capture count
+     * before counting its section in broke nothing here before that call was added).
      */
     @Test
     void aNestedSectionAndAGlobalCaptureAreNeverInsideAtOnce() {
@@ -137,6 +144,8 @@ class CaptureGateTest {
                         SwitchPoint.GATE_CAPTURE_COUNT, SwitchPoint.GATE_SECTIONS_READ, SwitchPoint.GATE_DRAIN))
                 .explore(() -> {
                     CaptureGate gate = new CaptureGate(Interposer.GUARD);
+                    Interposer interposer = Interposer.over(new FakeDriverApi());
+                    MemorySegment current = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG);
                     List<String> log = Collections.synchronizedList(new ArrayList<>());
                     List<Step> steps = List.of(new Step("T1", () -> {
                         gate.enterSynchronizing();
@@ -149,15 +158,17 @@ class CaptureGateTest {
                     }), new Step("T2", () -> {
                         CaptureGate.CaptureTicket ticket = gate.enterCapture();
                         log.add("capture in");
+                        assertEquals(0, interposer.api().cuCtxGetCurrent(current)); // a switch while inside
                         log.add("capture out");
                         gate.exitCapture(ticket);
                     }));
-                    return ScheduleExplorer.Run.of(Interposer.over(new FakeDriverApi()), steps, failures -> {
+                    return ScheduleExplorer.Run.of(interposer, steps, failures -> {
                         assertEquals(Arrays.asList(null, null), failures, "a step threw");
                         int in = log.indexOf("section in");
                         int out = log.indexOf("section out");
-                        int capture = log.indexOf("capture in");
-                        assertTrue(capture < in || capture > out, "the capture was inside with the section: " + log);
+                        int captureIn = log.indexOf("capture in");
+                        int captureOut = log.indexOf("capture out");
+                        assertTrue(captureOut < in || captureIn > out, "the capture was inside with the section: " + log);
                         assertEquals(0, gate.sectionsInside());
                         assertFalse(gate.captureActive());
                     }, () -> { });
