@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * parallel. A cuBLAS handle holds its stream and workspace as state ({@code cublasSetStream}), so
  * this context's one cuBLAS handle is serialized: each GEMM binds it (only when its stream or
  * workspace differs from the last GEMM's: {@link CublasBinding}) and calls under the handle's lock
- * (a leaf: taken under the stream's lock, never the other way); likewise cuDNN's.
+ * (taken before the stream's lock, never under it); likewise cuDNN's (a leaf, taken under the
+ * stream's lock).
  * One handle per stream would avoid the lock but {@code cublasDestroy} synchronizes the device,
  * which would then happen at every stream's close. Prepared operations ({@link Matmul},
  * {@link Gemm}, {@link Softmax}) are not thread-safe: prepare one per thread, as a
@@ -82,7 +83,6 @@ public final class Blas {
     private volatile boolean closed;
     final LongAdder heuristicQueries = new LongAdder();
     final LongAdder matmuls = new LongAdder();
-    final LongAdder gemms = new LongAdder();
     final LongAdder softmaxes = new LongAdder();
     final LongAdder attentions = new LongAdder();
 
@@ -184,7 +184,7 @@ public final class Blas {
             count++;
             bytes += w.bytes();
         }
-        return new BlasCounters(count, bytes, heuristicQueries.sum(), matmuls.sum(), gemms.sum(), softmaxes.sum(),
+        return new BlasCounters(count, bytes, heuristicQueries.sum(), matmuls.sum(), cublasBinding.gemms(), softmaxes.sum(),
                 attentions.sum());
     }
 
@@ -353,8 +353,12 @@ public final class Blas {
         algorithms.clear();
         // Safety: each handle is destroyed once, with its context current. cublasDestroy and
         // cudnnDestroy synchronize the device, which the closing context is about to do anyway.
-        calls.makeCurrent(context.handle(), "cublasDestroy");
-        destroyQuietly("cublasDestroy", calls.cublasDestroy(cublas));
+        // Under the cuBLAS handle's lock, where a GEMM checks closed before it uses the handle: a
+        // GEMM that saw this Blas open has returned before the handle goes.
+        synchronized (cublasBinding) {
+            calls.makeCurrent(context.handle(), "cublasDestroy");
+            destroyQuietly("cublasDestroy", calls.cublasDestroy(cublas));
+        }
         calls.makeCurrent(context.handle(), "cublasLtDestroy");
         destroyQuietly("cublasLtDestroy", calls.cublasLtDestroy(lt));
         // Under the cuDNN handle's lock, where cudnnHandle() checks closed and makes the handle: one

@@ -7,8 +7,10 @@ import java.lang.foreign.MemorySegment;
  * The stream and workspace the context's one cuBLAS handle is bound to, remembered so that a GEMM
  * on the stream the handle already serves makes no {@code cublasSetStream} or
  * {@code cublasSetWorkspace}: a warm GEMM is one {@code cublasGemmEx}, where C that binds per call
- * makes three. This object is also the handle's lock (a leaf, taken under the stream's lock):
- * every cuBLAS call on the handle, and every read or change of the binding, happens under it.
+ * makes three. This object is also the handle's lock: every cuBLAS call on the handle, every
+ * read or change of the binding, the count of GEMMs and the handle's destruction happen under it.
+ * A GEMM takes it before its stream's lock ({@link Gemm#run}); the {@link Blas}'s monitor is taken
+ * before it, never under it.
  *
  * <p>Why remembering is sound: the handle is Gatun's own and nothing else binds it, so its
  * binding changes only here. It is forgotten whenever it could be wrong: before the two calls
@@ -24,6 +26,8 @@ final class CublasBinding {
     private long stream;
     /** The bound workspace, null when nothing is remembered. */
     private Blas.Workspace workspace;
+    /** GEMMs submitted on the handle (a plain count: every one is counted under this lock). */
+    private long gemms;
 
     /**
      * Binds {@code handle} to {@code stream} and {@code w} unless it already is. Under this
@@ -55,6 +59,17 @@ final class CublasBinding {
         if (workspace == w) {
             forget();
         }
+    }
+
+    /** Counts a GEMM submitted. Under this object's lock. */
+    void counted() {
+        assert Thread.holdsLock(this);
+        gemms++;
+    }
+
+    /** {@return the GEMMs submitted so far} */
+    synchronized long gemms() {
+        return gemms;
     }
 
     /** {@return the bound stream's address, 0 when none is remembered (for tests)} */

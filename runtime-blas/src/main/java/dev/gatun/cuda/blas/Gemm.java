@@ -14,12 +14,14 @@ import java.lang.ref.Reference;
  * default algorithm choice. D is also C: {@code D = alpha op(A) op(B) + beta D}.
  *
  * <p>A run binds the context's cuBLAS handle to the stream and its workspace (only when the last
- * GEMM of the context left it bound to others) and calls, under the handle's lock, inside one
- * {@link Stream#submitForeign}: no allocation on the host or the device once warm, so it can be
- * captured. A warm GEMM on the stream the handle is bound to is one {@code cublasGemmEx}. Holds
- * no native resource (alpha and beta are the garbage collector's memory). Runs from several
- * threads are serialized: its operand slots are its own (two runs at once would pass each other's
- * pointers, listed on the other's stream only).
+ * GEMM of the context left it bound to others) and calls inside one {@link Stream#submitForeign},
+ * all under the handle's lock ({@link CublasBinding}), which it takes before the stream's: no
+ * allocation on the host or the device once warm, so it can be captured. A warm GEMM on the
+ * stream the handle is bound to is one {@code cublasGemmEx}. Holds no native resource (alpha and
+ * beta are the garbage collector's memory). Runs from several threads are serialized by that
+ * lock, which also guards this GEMM's operand slots (two runs at once would pass each other's
+ * pointers, listed on the other's stream only): the one monitor serves both, where a monitor of
+ * its own would add an enter and an exit (two compare-and-sets) to every warm GEMM.
  */
 public final class Gemm {
 
@@ -65,49 +67,56 @@ public final class Gemm {
      * @throws IllegalArgumentException when a view's type, size or alignment does not fit the spec
      * @throws BlasException when cuBLAS refuses the call
      */
-    public synchronized void run(Stream stream, DeviceView a, DeviceView b, DeviceView d) { // see the class comment
-        blas.checkOpen();
+    public void run(Stream stream, DeviceView a, DeviceView b, DeviceView d) {
         GemmSpec.checkView("A", a, spec.inputType(), spec.bytesA());
         GemmSpec.checkView("B", b, spec.inputType(), spec.bytesB());
         GemmSpec.checkView("D", d, spec.outputType(), spec.bytesD());
-        Blas.Workspace w = blas.workspace(stream);
-        pointerA = operands.set(A, a);
-        pointerB = operands.set(B, b);
-        pointerD = operands.set(D, d);
-        operands.views[WORKSPACE] = w.view();
-        workspace = w;
-        try {
-            stream.submitForeign(work, operands.views);
-        } finally {
-            workspace = null;
-            operands.clear();
+        Blas.Workspace w = blas.workspace(stream); // may make it, under the Blas's monitor: before the handle's lock
+        CublasBinding binding = blas.cublasBinding;
+        synchronized (binding) { // see the class comment; the Blas's close destroys the handle under it
+            blas.checkOpen();
+            pointerA = operands.set(A, a);
+            pointerB = operands.set(B, b);
+            pointerD = operands.set(D, d);
+            operands.views[WORKSPACE] = w.view();
+            workspace = w;
+            try {
+                stream.submitForeign(work, operands.views);
+            } finally {
+                workspace = null;
+                operands.clear();
+            }
+            binding.counted();
         }
-        blas.gemms.increment();
     }
 
-    /** The library calls, under the stream's lock with the context current (Stream.submitForeign). */
+    /**
+     * The library calls, under the stream's lock with the context current (Stream.submitForeign),
+     * inside the handle's lock, which {@link #run} holds (not taken again here: entered under the
+     * stream's lock, a monitor held below another is no cheap recursive enter).
+     */
     private void submit(MemorySegment stream) {
+        CublasBinding binding = blas.cublasBinding;
+        assert Thread.holdsLock(binding);
         Blas.Workspace w = workspace;
         // Safety: the views were checked against the spec (types, the bytes the shape, leading
         // dimensions and strides reach, alignment) and are open buffers of this context listed on
-        // this stream, as is the workspace. The handle's stream and workspace are set (when they
-        // differ from the last GEMM's) and used under its lock, so no other GEMM rebinds it in
-        // between; alpha and beta are host scalars of the compute type's scale type (the handle's
-        // default host pointer mode), their memory kept alive by this Gemm (the fence below:
-        // Scalars).
-        CublasBinding binding = blas.cublasBinding;
-        synchronized (binding) {
-            boolean called = false;
-            try {
-                binding.bind(calls, blas.cublasHandle(), stream, w);
-                gemm();
-                called = true;
-            } finally {
-                if (!called) {
-                    binding.forget(); // whatever failed may have left the handle bound otherwise
-                }
-                Reference.reachabilityFence(this);
+        // this stream, as is the workspace. The handle is live (the Blas was open under its lock,
+        // which its close takes to destroy it). The handle's stream and workspace are set (when
+        // they differ from the last GEMM's) and used under its lock, so no other GEMM rebinds it
+        // in between; alpha and beta are host scalars of the compute type's scale type (the
+        // handle's default host pointer mode), their memory kept alive by this Gemm (the fence
+        // below: Scalars).
+        boolean called = false;
+        try {
+            binding.bind(calls, blas.cublasHandle(), stream, w);
+            gemm();
+            called = true;
+        } finally {
+            if (!called) {
+                binding.forget(); // whatever failed may have left the handle bound otherwise
             }
+            Reference.reachabilityFence(this);
         }
     }
 

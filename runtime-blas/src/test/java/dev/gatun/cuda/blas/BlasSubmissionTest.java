@@ -232,6 +232,39 @@ class BlasSubmissionTest {
         w.close();
     }
     /**
+     * The BLAS closed (as its context closes) while another thread's GEMM is inside
+     * {@code cublasGemmEx}: T2's close must wait for the cuBLAS handle's lock, which the GEMM
+     * holds from before its stream's lock until its call returned and which the close takes to
+     * forget the workspace binding and to destroy the handle (asserted: T2 is seen waiting, and no
+     * {@code cublasDestroy} came under the call); the handle goes once T1's call returned, T1's
+     * GEMM counted, and a GEMM after the close is refused.
+     */
+    @Test
+    void aBlasClosedWhileAGemmIsInsideCublasDestroysTheHandleAfterTheCall() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream()) {
+            blas.prepare(s);
+            Gemm gemm = blas.gemm(spec);
+            FakeBlasApi.Pause inGemm = w.fake.pauseIn("cublasGemmEx");
+            Background<Void> t1 = Background.run("T1", () -> gemm.run(s, a, b, d));
+            inGemm.awaitArrival();
+            Background<Void> t2 = Background.run("T2", blas::close);
+            assertFalse(t2.awaitFinishedOrWaiting(), "T2's close finished while T1 was inside cublasGemmEx");
+            assertEquals(0, w.fake.calls("cublasDestroy_v2"), "the handle was destroyed under the call");
+            inGemm.release();
+            assertNull(t1.joinFailure());
+            assertNull(t2.joinFailure());
+            assertEquals(1, w.fake.calls("cublasDestroy_v2"));
+            assertEquals(1, blas.counters().gemms());
+            assertThrows(IllegalStateException.class, () -> gemm.run(s, a, b, d), "a GEMM ran on a closed BLAS");
+        }
+        w.close();
+    }
+
+    /**
      * A matmul closed on one thread while another runs it: T1 is held inside its
      * {@code cublasLtMatmul}; T2's close must wait (asserted: it is seen waiting, and no
      * descriptor was destroyed while cuBLASLt had them), and destroys them once T1's call
