@@ -8,7 +8,9 @@ import dev.gatun.cuda.Stream;
 import dev.gatun.cuda.blas.internal.api.BlasCalls;
 import dev.gatun.cuda.blas.internal.api.NativeBlasApi;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -23,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Lifecycle.</b> {@link #of} gives the context's one instance, made on first use: it checks
  * the libraries' versions, and creates the cuBLASLt and cuBLAS handles (the cuDNN handle on the
  * first {@link #softmax}). It closes with its context: at {@link CudaContext#close()} the
- * workspaces are closed and the handles destroyed (its compute stream's {@link Stream#onClose}
- * action); a later {@code of} makes a new one. Create it before capturing graphs: creating a
+ * workspaces are closed, its open {@link Matmul}s closed (after a run in progress on another
+ * thread) and the handles destroyed (its compute stream's {@link Stream#onClose} action); a later
+ * {@code of} makes a new one. Create it before capturing graphs: creating a
  * handle allocates (the libraries' own device memory), which a global-mode capture forbids.
  *
  * <p><b>Workspaces.</b> One per stream, {@link #workspaceBytes()} bytes of Gatun device memory
@@ -79,6 +82,8 @@ public final class Blas {
     private final ConcurrentHashMap<Stream, Workspace> workspaces = new ConcurrentHashMap<>();
     /** cuBLASLt's algorithm per shape and workspace size: the heuristic is asked once per key. */
     final ConcurrentHashMap<AlgorithmKey, MatmulAlgorithm> algorithms = new ConcurrentHashMap<>();
+    /** The matmuls prepared here and not closed: closed with this BLAS, before its cuBLASLt handle. */
+    private final Set<Matmul> openMatmuls = ConcurrentHashMap.newKeySet();
     private volatile long workspaceBytes = DEFAULT_WORKSPACE_BYTES;
     private volatile boolean closed;
     final LongAdder heuristicQueries = new LongAdder();
@@ -199,8 +204,18 @@ public final class Blas {
      * @throws BlasException when cuBLASLt has no algorithm for it ({@code CUBLAS_STATUS_NOT_SUPPORTED})
      */
     public Matmul matmul(GemmSpec spec) {
-        checkOpen();
-        return new Matmul(this, spec.validate());
+        GemmSpec valid = spec.validate();
+        synchronized (this) { // prepared (the heuristic asked on the cuBLASLt handle) and listed, or refused, before a close
+            checkOpen();
+            Matmul m = new Matmul(this, valid);
+            openMatmuls.add(m);
+            return m;
+        }
+    }
+
+    /** {@code m} closed: the close of this BLAS need not close it. */
+    void closed(Matmul m) {
+        openMatmuls.remove(m);
     }
 
     /**
@@ -341,20 +356,30 @@ public final class Blas {
      * Closes this BLAS with its context: each workspace is closed (freed once the work that used
      * it completed) and the handles are destroyed. Runs as the context closes; idempotent.
      */
-    synchronized void close() {
-        if (closed) {
-            return;
+    void close() {
+        List<Matmul> open;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            runtime.closed(this);
+            for (Stream s : workspaces.keySet()) {
+                release(s);
+            }
+            algorithms.clear();
+            open = List.copyOf(openMatmuls);
         }
-        closed = true;
-        runtime.closed(this);
-        for (Stream s : workspaces.keySet()) {
-            release(s);
-        }
-        algorithms.clear();
-        // Safety: each handle is destroyed once, with its context current. cublasDestroy and
-        // cudnnDestroy synchronize the device, which the closing context is about to do anyway.
-        // Under the cuBLAS handle's lock, where a GEMM checks closed before it uses the handle: a
-        // GEMM that saw this Blas open has returned before the handle goes.
+        // Out of this monitor, which a matmul's first run on a stream takes under the matmul's own
+        // (to make the stream's workspace): each open matmul is closed, which waits for a run in
+        // progress (its monitor), and a run that begins later sees this BLAS closed. So no
+        // cublasLtMatmul is inside the cuBLASLt handle as it goes.
+        open.forEach(Matmul::close);
+        // Safety: each handle is destroyed once (the first close alone gets here), with its
+        // context current. cublasDestroy and cudnnDestroy synchronize the device, which the
+        // closing context is about to do anyway. The cuBLAS handle goes under its lock, where a
+        // GEMM checks closed before it uses the handle: a GEMM that saw this BLAS open has
+        // returned before the handle goes.
         synchronized (cublasBinding) {
             calls.makeCurrent(context.handle(), "cublasDestroy");
             destroyQuietly("cublasDestroy", calls.cublasDestroy(cublas));

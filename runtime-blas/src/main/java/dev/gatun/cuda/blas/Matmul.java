@@ -237,14 +237,15 @@ public final class Matmul implements AutoCloseable {
 
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this matmul is closed");
+            throw new IllegalStateException("this matmul is closed (a Blas closes its matmuls as its context closes)");
         }
         blas.checkOpen();
     }
 
     /**
      * Destroys the descriptors (host objects: work already queued does not need them), after a
-     * run in progress on another thread has queued its work. Idempotent.
+     * run in progress on another thread has queued its work. Idempotent. The {@link Blas} closes
+     * its open matmuls as it closes with its context, before it destroys the cuBLASLt handle.
      */
     @Override
     public synchronized void close() {
@@ -254,6 +255,7 @@ public final class Matmul implements AutoCloseable {
         closed = true;
         destroy(desc, aLayout, bLayout, dLayout);
         arena.close();
+        blas.closed(this);
     }
 
     private void destroy(MemorySegment made, MemorySegment... layouts) {

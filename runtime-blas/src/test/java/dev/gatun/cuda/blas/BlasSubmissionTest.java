@@ -233,11 +233,12 @@ class BlasSubmissionTest {
     }
     /**
      * The BLAS closed (as its context closes) while another thread's GEMM is inside
-     * {@code cublasGemmEx}: T2's close must wait for the cuBLAS handle's lock, which the GEMM
-     * holds from before its stream's lock until its call returned and which the close takes to
-     * forget the workspace binding and to destroy the handle (asserted: T2 is seen waiting, and no
-     * {@code cublasDestroy} came under the call); the handle goes once T1's call returned, T1's
-     * GEMM counted, and a GEMM after the close is refused.
+     * {@code cublasGemmEx}: T2's close must wait for the call (asserted: T2 is seen waiting, and
+     * no {@code cublasDestroy} came under the call). It waits twice over: releasing the stream's
+     * workspace takes the cuBLAS handle's lock (to forget the binding) and the stream's lock (the
+     * buffer's retirement fences the stream), both held by the GEMM until its call returned, and
+     * the handle goes under its lock. Then T1's GEMM is counted, and a GEMM after the close is
+     * refused.
      */
     @Test
     void aBlasClosedWhileAGemmIsInsideCublasDestroysTheHandleAfterTheCall() {
@@ -261,6 +262,66 @@ class BlasSubmissionTest {
             assertEquals(1, blas.counters().gemms());
             assertThrows(IllegalStateException.class, () -> gemm.run(s, a, b, d), "a GEMM ran on a closed BLAS");
         }
+        w.close();
+    }
+
+    /**
+     * The BLAS closed (as its context closes) while another thread's matmul is inside
+     * {@code cublasLtMatmul}: T2's close must wait for the call (asserted: it is seen waiting, and
+     * neither the cuBLASLt handle nor the matmul's descriptors were destroyed under it: releasing
+     * the stream's workspace fences the stream under its lock, which the matmul holds), then
+     * closes the open matmul (its descriptors destroyed once) and destroys the handle; the matmul
+     * is refused afterwards. Before the BLAS closed its matmuls, their descriptors outlived it.
+     */
+    @Test
+    void aBlasClosedWhileAMatmulIsInsideCublasLtClosesItAfterTheCall() {
+        Blas blas = w.blas();
+        DeviceView a = a();
+        DeviceView b = b();
+        DeviceView d = d();
+        try (Stream s = w.ctx.createStream()) {
+            blas.prepare(s);
+            Matmul m = blas.matmul(spec);
+            FakeBlasApi.Pause inMatmul = w.fake.pauseIn("cublasLtMatmul");
+            Background<Void> t1 = Background.run("T1", () -> m.run(s, a, b, d));
+            inMatmul.awaitArrival();
+            Background<Void> t2 = Background.run("T2", blas::close);
+            assertFalse(t2.awaitFinishedOrWaiting(), "T2's close finished while T1 was inside cublasLtMatmul");
+            assertEquals(0, w.fake.calls("cublasLtDestroy"), "the cuBLASLt handle was destroyed under the call");
+            assertEquals(0, w.fake.calls("cublasLtMatmulDescDestroy"), "a descriptor destroyed under the call");
+            inMatmul.release();
+            assertNull(t1.joinFailure());
+            assertNull(t2.joinFailure());
+            assertEquals(1, w.fake.calls("cublasLtDestroy"));
+            assertEquals(1, w.fake.calls("cublasLtMatmulDescDestroy"), "the open matmul was not closed with its BLAS");
+            assertThrows(IllegalStateException.class, () -> m.run(s, a, b, d), "a matmul ran after its BLAS closed");
+            m.close(); // idempotent: nothing destroyed twice
+            assertEquals(1, w.fake.calls("cublasLtMatmulDescDestroy"));
+        }
+        w.close();
+    }
+
+    /**
+     * A matmul prepared while the BLAS closes: T1 is held inside the cuBLASLt heuristic query of
+     * {@code blas.matmul(spec)}, on the cuBLASLt handle; T2 closes the BLAS. The close must wait
+     * for the preparation (asserted: T2 is seen waiting, and the handle was not destroyed under
+     * the query), then closes the new matmul with the rest. Without the BLAS's monitor around
+     * the preparation, the close destroyed the handle under the query.
+     */
+    @Test
+    void aMatmulPreparedWhileTheBlasClosesIsClosedWithItAfterItsHeuristicQuery() {
+        Blas blas = w.blas();
+        FakeBlasApi.Pause inHeuristic = w.fake.pauseIn("cublasLtMatmulAlgoGetHeuristic");
+        Background<Matmul> t1 = Background.call("T1", () -> blas.matmul(spec));
+        inHeuristic.awaitArrival();
+        Background<Void> t2 = Background.run("T2", blas::close);
+        assertFalse(t2.awaitFinishedOrWaiting(), "T2's close finished while T1 was inside the heuristic query");
+        assertEquals(0, w.fake.calls("cublasLtDestroy"), "the cuBLASLt handle was destroyed under the query");
+        inHeuristic.release();
+        assertNull(t1.joinFailure());
+        assertNull(t2.joinFailure());
+        assertEquals(1, w.fake.calls("cublasLtDestroy"));
+        assertEquals(1, w.fake.calls("cublasLtMatmulDescDestroy"), "the matmul prepared meanwhile was not closed");
         w.close();
     }
 
