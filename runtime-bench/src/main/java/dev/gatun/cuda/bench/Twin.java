@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 
 /**
  * The Java twin of {@code twins.c}: measures one {@link TwinRow} on Gatun exactly as the C twin
@@ -40,7 +41,10 @@ import java.nio.file.Path;
  *
  * <pre>
  * java -cp gatun.jar dev.gatun.cuda.bench.Twin ROW N twins.ptx   one measurement
- * java -cp gatun.jar dev.gatun.cuda.bench.Twin --list            the rows: "ROW N c" ("-": no C twin)
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin --bare ROW N      the same of the row's bare FFM twin
+ *                                                                 ({@link BareTwin}), tagged bare
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin --list            the rows: "ROW N c bare" ("-": no C
+ *                                                                 twin, no bare twin)
  * java -cp gatun.jar dev.gatun.cuda.bench.Twin --ptx twins.cu twins.ptx 9.0
  *                                                                 PTX by NVRTC, where there is no nvcc
  * </pre>
@@ -71,38 +75,65 @@ public final class Twin {
     static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
         if (args.length == 1 && args[0].equals("--list")) {
             for (TwinRow row : TwinRow.values()) {
-                out.println(row.id() + " " + row.n() + " " + (row.hasC() ? "c" : "-"));
+                out.println(row.id() + " " + row.n() + " " + (row.hasC() ? "c" : "-") + " "
+                        + (BareTwin.covers(row) ? "bare" : "-"));
             }
             return 0;
+        }
+        if (args.length == 3 && args[0].equals("--bare")) {
+            return bare(TwinRow.byId(args[1]), Integer.parseInt(args[2]), out);
         }
         if (args.length == 4 && args[0].equals("--ptx")) {
             writePtx(Path.of(args[1]), Path.of(args[2]), args[3]);
             return 0;
         }
         if (args.length != 3 || args[0].startsWith("-")) {
-            err.println("usage: Twin ROW N PTX_FILE | Twin --list | Twin --ptx SOURCE.cu OUT.ptx MAJOR.MINOR");
+            err.println("usage: Twin ROW N PTX_FILE | Twin --bare ROW N | Twin --list | Twin --ptx SOURCE.cu OUT.ptx "
+                    + "MAJOR.MINOR");
             return EXIT_USAGE;
         }
         TwinRow row = TwinRow.byId(args[0]);
         int n = Integer.parseInt(args[1]);
         ModuleImage kernels = ModuleImage.fromFile(Path.of(args[2]));
-        // As SameProcess does: an unreported run first, then the reported one only once the
-        // timed loop is C2's code (or the COMPILED line says it was not).
+        return warmedRun("gatun", row, CompileWatch.Method.of(Twin.class, "loop"),
+                () -> line(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES), out);
+    }
+
+    /**
+     * The row's bare FFM twin alone in this process ({@code compare}'s {@code BARE=1} with one
+     * process per twin, as the independent program of issue 36 ran it): its lines are tagged
+     * {@code bare}; a row without a bare twin prints a {@code SKIP bare} line.
+     */
+    static int bare(TwinRow row, int n, PrintStream out) {
+        if (!BareTwin.covers(row)) {
+            out.println(skip("bare", row, "no bare FFM twin for this row"));
+            return 0;
+        }
+        SameProcess.Job job = new SameProcess.Job(row, n);
+        return warmedRun("bare", row, BareTwin.loopOf(row), () -> SameProcess.runBare(job), out);
+    }
+
+    /**
+     * As SameProcess does: an unreported run first, then the reported one only once the timed
+     * loop is C2's code (or the {@code COMPILED impl ROW no} line says it was not). A first run
+     * that is a {@code SKIP} line is printed alone.
+     */
+    private static int warmedRun(String impl, TwinRow row, CompileWatch.Method loop, Supplier<String> run,
+            PrintStream out) {
         try (CompileWatch compiles = new CompileWatch()) {
-            CompileWatch.Method loop = CompileWatch.Method.of(Twin.class, "loop");
-            String first = line(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+            String first = run.get();
             if (first.startsWith(SKIP)) {
                 out.println(first);
                 return 0;
             }
             CompileWatch.Verdict v = compiles.check(loop);
             for (int extra = 0; extra < SameProcess.EXTRA_WARM_UPS && !v.compiled(); extra++) {
-                measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
+                run.get();
                 v = compiles.check(loop);
             }
-            out.println("COMPILED gatun " + row.id() + " " + (v.compiled() ? "yes" : "no") + " " + v.detail());
+            out.println("COMPILED " + impl + " " + row.id() + " " + (v.compiled() ? "yes" : "no") + " " + v.detail());
         }
-        out.println(measure(row, n, Cuda.system(), kernels, TwinRow.TRANSFER_BYTES).line(row, n));
+        out.println(run.get());
         return 0;
     }
 

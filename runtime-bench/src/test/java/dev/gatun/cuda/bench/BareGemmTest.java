@@ -260,6 +260,31 @@ class BareGemmTest {
                 lines.get(1));
     }
 
+    /**
+     * compare's {@code BARE=1} with one process per twin: {@code Twin --bare ROW N} runs the row's
+     * bare twin alone in its JVM (here against the stand-ins), warmed and checked as the Gatun
+     * twin is, and prints its COMPILED and TWIN lines tagged bare; the event row's loop is
+     * BareTwin's, the GEMM row's BareGemm's.
+     */
+    @Test
+    void twinBareRunsARowsBareTwinAloneInItsProcessAndTagsItsLinesBare() throws Exception {
+        Path libraries = Files.createDirectories(dir.resolve("stand-ins"));
+        build(libraries, "libcuda.so.1", DRIVER);
+        build(libraries, BareGemm.LT_LIBRARY, LT);
+        build(libraries, BareGemm.CUBLAS_LIBRARY, CUBLAS);
+        for (String[] row : List.of(new String[] {"event_record_query", "1000", "BareTwin::eventLoop"},
+                new String[] {"gemm_64", String.valueOf(N), "BareGemm::gemmLoop"})) {
+            Child child = java(libraries, Map.of(), List.of(Twin.class.getName(), "--bare", row[0], row[1]));
+
+            assertEquals(0, child.status(), child.err());
+            List<String> lines = child.out().lines().toList();
+            assertEquals(2, lines.size(), child.out());
+            assertTrue(lines.get(0).matches("COMPILED bare " + row[0] + " (yes|no) dev\\.gatun\\.cuda\\.bench\\."
+                    + row[2] + ": .*"), lines.get(0));
+            assertTrue(lines.get(1).matches("TWIN bare " + row[0] + " " + row[1] + " [1-9][0-9]* -"), lines.get(1));
+        }
+    }
+
     /** What a child runner printed, and its exit status. */
     private record Child(int status, String out, String err) {
     }
@@ -295,12 +320,21 @@ class BareGemmTest {
     private Child child(Path libraries, Map<String, String> environment, Path twins, String... rows)
             throws IOException, InterruptedException {
         Path ptx = Files.writeString(dir.resolve("twins.ptx"), ".version 8.0\n.target sm_90\n.address_size 64\n");
+        List<String> arguments = new ArrayList<>(List.of(SameProcess.class.getName(), twins.toString(), ptx.toString(),
+                "1", "--bare", "true"));
+        arguments.addAll(List.of(rows));
+        return java(libraries, environment, arguments);
+    }
+
+    /** {@code main} and its arguments in a JVM as {@link #child} makes it (compare's loop flags, the stand-ins first). */
+    private Child java(Path libraries, Map<String, String> environment, List<String> main)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Dgatun.bench.twins=bare", "-XX:CompileCommand=quiet",
-                "-XX:CompileCommand=dontinline,dev.gatun.cuda.bench.BareGemm::*Loop", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), SameProcess.class.getName(), twins.toString(), ptx.toString(),
-                "1", "--bare", "true"));
-        command.addAll(List.of(rows));
+                "-XX:CompileCommand=dontinline,dev.gatun.cuda.bench.BareGemm::*Loop",
+                "-XX:CompileCommand=dontinline,dev.gatun.cuda.bench.BareTwin::*Loop", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path")));
+        command.addAll(main);
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().put("LD_LIBRARY_PATH", libraries.toString());
         builder.environment().putAll(environment);

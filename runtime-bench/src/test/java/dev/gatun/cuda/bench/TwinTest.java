@@ -242,15 +242,27 @@ class TwinTest {
     }
 
     @Test
-    void listNamesEveryRowWithItsNAndWhetherItHasACTwin() throws IOException {
+    void listNamesEveryRowWithItsNAndWhetherItHasACTwinAndABareTwin() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int exit = Twin.run(new String[] {"--list"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
 
         assertEquals(0, exit);
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertEquals(TwinRow.values().length, lines.size());
-        assertTrue(lines.contains("launch_empty 100000 c"), lines.toString());
-        assertTrue(lines.contains("prepare_four 20000 -"), lines.toString());
+        assertTrue(lines.contains("launch_empty 100000 c -"), lines.toString());
+        assertTrue(lines.contains("prepare_four 20000 - -"), lines.toString());
+        assertTrue(lines.contains("event_record_query " + TwinRow.EVENT_RECORD_QUERY.n() + " c bare"), lines.toString());
+        assertTrue(lines.contains("gemm_64 " + TwinRow.GEMM_64.n() + " c bare"), lines.toString());
+    }
+
+    @Test
+    void aRowWithoutABareTwinIsReportedNotRunByTwinBare() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int exit = Twin.run(new String[] {"--bare", "launch_empty", "640"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+                System.err);
+
+        assertEquals(0, exit);
+        assertEquals("SKIP bare launch_empty no bare FFM twin for this row", out.toString(StandardCharsets.UTF_8).strip());
     }
 
     @Test
