@@ -16,8 +16,9 @@ import java.util.stream.Stream;
  * signatures, writes, in {@code dev.gatun.cuda.internal.driver}, {@code DriverFunction} (the list
  * as an enum: each function's entry point and version), {@code DriverApi} (the interface),
  * {@code NativeDriverApi} (one lazily bound downcall per function, see {@code EntryPointBinder})
- * and {@code AttributedDriverApi} (the decorator that tells the driver's error log when each call
- * returns). runtime-core's build runs it in generate-sources:
+ * {@code AttributedDriverApi} (the decorator that tells the driver's error log when each call
+ * returns) and {@code ForwardingDriverApi} (a decorator to subclass: every call goes to the
+ * driver behind unless the subclass overrides it). runtime-core's build runs it in generate-sources:
  *
  * <pre>java DriverSeamGenerator.java FUNCTIONS GENERATED_BINDINGS_DIR OUTPUT_DIR</pre>
  *
@@ -102,6 +103,7 @@ public final class DriverSeamGenerator {
         write(out.resolve("DriverApi.java"), api(functions));
         write(out.resolve("NativeDriverApi.java"), nativeApi(functions));
         write(out.resolve("AttributedDriverApi.java"), attributedApi(functions));
+        write(out.resolve("ForwardingDriverApi.java"), forwardingApi(functions));
     }
 
     /** A line {@code FUNCTION VERSION [by-name] [like BINDING]}, or null after adding what is wrong with it to {@code problems}. */
@@ -393,6 +395,34 @@ public final class DriverSeamGenerator {
                     .append("        } finally {\n")
                     .append("            DriverLog.returned(r, \"").append(f.name()).append("\");\n")
                     .append("        }\n")
+                    .append("    }\n");
+        }
+        return sb.append("}\n").toString();
+    }
+
+    private static String forwardingApi(List<Function> functions) {
+        StringBuilder sb = new StringBuilder(header());
+        sb.append("""
+                import java.lang.foreign.MemorySegment;
+
+                /**
+                 * A {@link DriverApi} that hands every call to the driver behind it, for a subclass to
+                 * override the few calls it changes (gatun-bench's {@code InstantDriver} answers an
+                 * operation's calls at once, over the simulated driver). A plain class, not a proxy: a call
+                 * costs a field read and a call the JIT inlines, and allocates nothing.
+                 */
+                public abstract class ForwardingDriverApi implements DriverApi {
+
+                    /** The driver every call not overridden goes to. */
+                    protected final DriverApi next;
+
+                    protected ForwardingDriverApi(DriverApi next) {
+                        this.next = java.util.Objects.requireNonNull(next, "next");
+                    }
+                """);
+        for (Function f : functions) {
+            sb.append("\n    @Override\n    public int ").append(f.name()).append('(').append(f.parameters()).append(") {\n")
+                    .append("        return next.").append(f.name()).append('(').append(f.arguments()).append(");\n")
                     .append("    }\n");
         }
         return sb.append("}\n").toString();
