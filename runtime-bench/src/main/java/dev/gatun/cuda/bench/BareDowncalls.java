@@ -41,6 +41,13 @@ final class BareDowncalls {
      * of its calls this way.
      */
     static final boolean CRITICAL = Boolean.getBoolean("gatun.bench.bareCritical");
+    /**
+     * {@code -Dgatun.bench.bareWords=true}: the four timed calls take their pointers and handles as
+     * 64-bit words ({@code JAVA_LONG} where C has a pointer), not as {@link MemorySegment}s, so that
+     * no downcall checks a segment and reads its address (an experiment on the floor, as
+     * {@link #CRITICAL}; the two combine). Off by default: Gatun passes segments.
+     */
+    static final boolean WORDS = Boolean.getBoolean("gatun.bench.bareWords");
 
     private static final MethodHandle INIT = handle("cuInit", FunctionDescriptor.of(I, I));
     private static final MethodHandle RETAIN = handle("cuDevicePrimaryCtxRetain", FunctionDescriptor.of(I, A, I));
@@ -55,6 +62,10 @@ final class BareDowncalls {
     private static final MethodHandle EVENT_QUERY = timedHandle("cuEventQuery", FunctionDescriptor.of(I, A));
     private static final MethodHandle MEM_ALLOC_ASYNC = timedHandle("cuMemAllocAsync", FunctionDescriptor.of(I, A, L, A));
     private static final MethodHandle MEM_FREE_ASYNC = timedHandle("cuMemFreeAsync", FunctionDescriptor.of(I, L, A));
+    private static final MethodHandle EVENT_RECORD_WORDS = timedHandle("cuEventRecord", FunctionDescriptor.of(I, L, L));
+    private static final MethodHandle EVENT_QUERY_WORDS = timedHandle("cuEventQuery", FunctionDescriptor.of(I, L));
+    private static final MethodHandle MEM_ALLOC_ASYNC_WORDS = timedHandle("cuMemAllocAsync", FunctionDescriptor.of(I, L, L, L));
+    private static final MethodHandle MEM_FREE_ASYNC_WORDS = timedHandle("cuMemFreeAsync", FunctionDescriptor.of(I, L, L));
     private static final MethodHandle MEM_ALLOC = handle("cuMemAlloc_v2", FunctionDescriptor.of(I, A, L));
     private static final MethodHandle MEM_FREE = handle("cuMemFree_v2", FunctionDescriptor.of(I, L));
     private static final MethodHandle MEMSET_D16_ASYNC = handle("cuMemsetD16Async",
@@ -62,6 +73,8 @@ final class BareDowncalls {
     private static final MethodHandle MEMCPY_DTOH = handle("cuMemcpyDtoH_v2", FunctionDescriptor.of(I, A, L, L));
     /** The out-parameter of every call here, one thread at a time (the twins and JMH's one thread). */
     private static final MemorySegment OUT = Arena.global().allocate(8, 8);
+    /** {@link #OUT}'s address, for the calls of {@link #WORDS}. */
+    private static final long OUT_WORD = OUT.address();
 
     private BareDowncalls() {
     }
@@ -69,9 +82,10 @@ final class BareDowncalls {
     /**
      * Device 0's primary context made current on the opening thread, one non-blocking stream and
      * one event without timing, all through bare calls (a record: its fields are final and
-     * trusted, so a compiled loop reads them once).
+     * trusted, so a compiled loop reads them once); the words are the two handles' addresses, for
+     * the calls of {@link #WORDS}.
      */
-    record Session(MemorySegment stream, MemorySegment event) implements AutoCloseable {
+    record Session(MemorySegment stream, MemorySegment event, long streamWord, long eventWord) implements AutoCloseable {
 
         static Session open() {
             MemorySegment out = OUT;
@@ -86,7 +100,7 @@ final class BareDowncalls {
                 MemorySegment stream = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
                 check((int) EVENT_CREATE.invokeExact(out, DISABLE_TIMING), "cuEventCreate");
                 MemorySegment event = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-                return new Session(stream, event);
+                return new Session(stream, event, stream.address(), event.address());
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -117,8 +131,15 @@ final class BareDowncalls {
 
     /** cuMemAllocAsync + cuMemFreeAsync of 1 MiB on the session's stream: a stream-ordered allocate + close. */
     static long allocateAndFree(Session s) throws Throwable {
-        // Safety: out is 8 bytes for the CUdeviceptr; the stream is open until the session closes;
-        // the free names the address just allocated, on the stream that allocated it.
+        // Safety: out is 8 bytes for the CUdeviceptr (OUT_WORD under WORDS: the same memory, the
+        // global arena's, never freed); the stream is open until the session closes; the free
+        // names the address just allocated, on the stream that allocated it.
+        if (WORDS) {
+            check((int) MEM_ALLOC_ASYNC_WORDS.invokeExact(OUT_WORD, BYTES, s.streamWord()), "cuMemAllocAsync");
+            long address = OUT.get(ValueLayout.JAVA_LONG, 0);
+            check((int) MEM_FREE_ASYNC_WORDS.invokeExact(address, s.streamWord()), "cuMemFreeAsync");
+            return address;
+        }
         check((int) MEM_ALLOC_ASYNC.invokeExact(OUT, BYTES, s.stream()), "cuMemAllocAsync");
         long address = OUT.get(ValueLayout.JAVA_LONG, 0);
         check((int) MEM_FREE_ASYNC.invokeExact(address, s.stream()), "cuMemFreeAsync");
@@ -128,8 +149,14 @@ final class BareDowncalls {
     /** cuEventRecord + cuEventQuery on the session's stream and event: an event record + query. */
     static int recordAndQuery(Session s) throws Throwable {
         // Safety: the event and stream live until the session closes.
-        check((int) EVENT_RECORD.invokeExact(s.event(), s.stream()), "cuEventRecord");
-        int r = (int) EVENT_QUERY.invokeExact(s.event());
+        int r;
+        if (WORDS) {
+            check((int) EVENT_RECORD_WORDS.invokeExact(s.eventWord(), s.streamWord()), "cuEventRecord");
+            r = (int) EVENT_QUERY_WORDS.invokeExact(s.eventWord());
+        } else {
+            check((int) EVENT_RECORD.invokeExact(s.event(), s.stream()), "cuEventRecord");
+            r = (int) EVENT_QUERY.invokeExact(s.event());
+        }
         if (r != 0 && r != NOT_READY) {
             check(r, "cuEventQuery");
         }
