@@ -37,7 +37,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * return at once. So {@code gatun - bare} is the Java work Gatun does around the calls (owners,
  * locks, checks, counts, the error log's wrapper), without the driver's time and without the
  * Java-to-C transition, which both twins pay on a GPU. A variant build with one step left out
- * (runtime-bench/README.md, "Ablations") times that step by difference on the same benchmark.
+ * (runtime-bench/README.md, "Seventh session", "Ablations") times that step by difference on the same benchmark.
  *
  * <p>Runs anywhere, the CPU-only CI machine included: the simulated driver (gatun-testkit) holds
  * the set-up's state. {@code -prof gc} gives the bytes per operation.
