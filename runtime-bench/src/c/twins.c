@@ -916,6 +916,51 @@ long long gatun_twin_run(const char *id, long n, const char *ptx) {
     return status == 0 ? total : status == SKIPPED ? -3 : -2;
 }
 
+/*
+ * The floor's split (dev.gatun.cuda.bench.BareDowncalls, -Dgatun.bench.bareVia): the event and
+ * stream-ordered rows' operations made by C on the handles of the Java bare twin's session,
+ * either one operation per call from Java (the _step entries: one downcall into this library,
+ * the driver called from C) or n operations per call (the _loop entries: C's own loop on Java's
+ * stream and event). Each returns 0 or the first CUresult that is an error (CUDA_ERROR_NOT_READY
+ * from the query is not). Between the bare twin (every driver call a downcall from a Java loop)
+ * and the C twin (C's loop on C's handles), they say whether the in-process gap is the Java-to-C
+ * call, the Java loop around it, or the handles.
+ */
+int gatun_twin_record_query_step(CUevent e, CUstream s) {
+    CUresult r = cuEventRecord(e, s);
+    if (r != CUDA_SUCCESS) {
+        return (int) r;
+    }
+    r = cuEventQuery(e);
+    return r == CUDA_ERROR_NOT_READY ? 0 : (int) r;
+}
+
+int gatun_twin_record_query_loop(CUevent e, CUstream s, long n) {
+    for (long i = 0; i < n; i++) {
+        int r = gatun_twin_record_query_step(e, s);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return 0;
+}
+
+int gatun_twin_alloc_free_step(CUstream s) {
+    CUdeviceptr d;
+    CUresult r = cuMemAllocAsync(&d, ALLOCATION_BYTES, s);
+    return r != CUDA_SUCCESS ? (int) r : (int) cuMemFreeAsync(d, s);
+}
+
+int gatun_twin_alloc_free_loop(CUstream s, long n) {
+    for (long i = 0; i < n; i++) {
+        int r = gatun_twin_alloc_free_step(s);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         return usage(argv[0]);

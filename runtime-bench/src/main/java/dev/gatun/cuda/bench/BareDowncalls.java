@@ -48,6 +48,15 @@ final class BareDowncalls {
      * {@link #CRITICAL}; the two combine). Off by default: Gatun passes segments.
      */
     static final boolean WORDS = Boolean.getBoolean("gatun.bench.bareWords");
+    /**
+     * {@code -Dgatun.bench.bareVia=step|loop}: the event and stream-ordered rows' operations made by
+     * twins.c on this session's stream and event ({@link ViaC}): {@code step}, one downcall per
+     * operation into twins.c, which calls the driver; {@code loop}, one downcall per {@code n}
+     * operations, twins.c's own loop. Unset ({@code java}): every driver call a downcall from the
+     * Java loop. An experiment on the floor, as {@link #CRITICAL}: it tells whether the in-process
+     * gap to C is the Java-to-C call, the Java loop around it, or the handles.
+     */
+    static final String VIA = System.getProperty("gatun.bench.bareVia", "java");
 
     private static final MethodHandle INIT = handle("cuInit", FunctionDescriptor.of(I, I));
     private static final MethodHandle RETAIN = handle("cuDevicePrimaryCtxRetain", FunctionDescriptor.of(I, A, I));
@@ -126,6 +135,42 @@ final class BareDowncalls {
             } catch (Throwable t) {
                 throw rethrow(t);
             }
+        }
+    }
+
+    /**
+     * twins.c's entries of {@link #VIA}, in the library that {@link SameProcess} names in
+     * {@code gatun.bench.twinsLibrary} (the C twin's own): loaded on first use, so only the runs of
+     * {@code bareVia} need it.
+     */
+    static final class ViaC {
+        private static final SymbolLookup TWINS = SymbolLookup.libraryLookup(
+                java.nio.file.Path.of(System.getProperty(SameProcess.LIBRARY_PROPERTY)), Arena.global());
+        private static final MethodHandle RECORD_QUERY_STEP = twin("gatun_twin_record_query_step", FunctionDescriptor.of(I, A, A));
+        private static final MethodHandle RECORD_QUERY_LOOP = twin("gatun_twin_record_query_loop", FunctionDescriptor.of(I, A, A, L));
+        private static final MethodHandle ALLOC_FREE_STEP = twin("gatun_twin_alloc_free_step", FunctionDescriptor.of(I, A));
+        private static final MethodHandle ALLOC_FREE_LOOP = twin("gatun_twin_alloc_free_loop", FunctionDescriptor.of(I, A, L));
+
+        private ViaC() {
+        }
+
+        /** {@code n} operations of the event row ({@code allocate} false) or the stream-ordered row, made by twins.c. */
+        static void run(boolean allocate, Session s, int n) throws Throwable {
+            // Safety: the stream and event live until the session closes; twins.c's entries keep
+            // neither, and each frees what it allocates on the stream that allocated it.
+            if (VIA.equals("loop")) {
+                check(allocate ? (int) ALLOC_FREE_LOOP.invokeExact(s.stream(), (long) n)
+                        : (int) RECORD_QUERY_LOOP.invokeExact(s.event(), s.stream(), (long) n), "twins.c's loop");
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                check(allocate ? (int) ALLOC_FREE_STEP.invokeExact(s.stream())
+                        : (int) RECORD_QUERY_STEP.invokeExact(s.event(), s.stream()), "twins.c's step");
+            }
+        }
+
+        private static MethodHandle twin(String name, FunctionDescriptor descriptor) {
+            return Linker.nativeLinker().downcallHandle(TWINS.findOrThrow(name), descriptor);
         }
     }
 

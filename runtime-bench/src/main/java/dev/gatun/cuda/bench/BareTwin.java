@@ -44,6 +44,9 @@ final class BareTwin {
         if (BareGemm.covers(row)) {
             return CompileWatch.Method.of(BareGemm.class, BareGemm.loopName(row));
         }
+        if (!BareDowncalls.VIA.equals("java")) {
+            return CompileWatch.Method.of(BareDowncalls.ViaC.class, "run");
+        }
         return CompileWatch.Method.of(BareTwin.class, row == TwinRow.ALLOC_STREAM_ORDERED ? "allocateLoop" : "eventLoop");
     }
 
@@ -81,7 +84,9 @@ final class BareTwin {
     }
 
     private static void run(boolean allocate, BareDowncalls.Session s, int n) throws Throwable {
-        if (allocate) {
+        if (!BareDowncalls.VIA.equals("java")) {
+            BareDowncalls.ViaC.run(allocate, s, n);
+        } else if (allocate) {
             allocateLoop(s, n);
         } else {
             eventLoop(s, n);

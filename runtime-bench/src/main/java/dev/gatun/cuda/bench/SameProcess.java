@@ -76,6 +76,8 @@ import java.util.List;
 public final class SameProcess {
 
     private static final int EXIT_USAGE = 2;
+    /** The system property that names twins.c's library in this process, for {@link BareDowncalls.ViaC}. */
+    static final String LIBRARY_PROPERTY = "gatun.bench.twinsLibrary";
     /** The most slices of a row per round; a slice's sub-round is ROUND × this + its index. */
     static final int MAX_SLICES = 100;
     /**
@@ -117,6 +119,7 @@ public final class SameProcess {
             return EXIT_USAGE;
         }
         Path library = Path.of(rest.remove(0));
+        System.setProperty(LIBRARY_PROPERTY, library.toAbsolutePath().toString()); // for BareDowncalls.ViaC
         Path ptx = Path.of(rest.remove(0));
         int round = Integer.parseInt(rest.remove(0));
         Method baseline = null;
