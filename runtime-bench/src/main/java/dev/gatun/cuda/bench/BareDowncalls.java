@@ -48,15 +48,6 @@ final class BareDowncalls {
      * {@link #CRITICAL}; the two combine). Off by default: Gatun passes segments.
      */
     static final boolean WORDS = Boolean.getBoolean("gatun.bench.bareWords");
-    /**
-     * {@code -Dgatun.bench.bareVia=step|loop}: the event and stream-ordered rows' operations made by
-     * twins.c on this session's stream and event ({@link ViaC}): {@code step}, one downcall per
-     * operation into twins.c, which calls the driver; {@code loop}, one downcall per {@code n}
-     * operations, twins.c's own loop. Unset ({@code java}): every driver call a downcall from the
-     * Java loop. An experiment on the floor, as {@link #CRITICAL}: it tells whether the in-process
-     * gap to C is the Java-to-C call, the Java loop around it, or the handles.
-     */
-    static final String VIA = System.getProperty("gatun.bench.bareVia", "java");
 
     private static final MethodHandle INIT = handle("cuInit", FunctionDescriptor.of(I, I));
     private static final MethodHandle RETAIN = handle("cuDevicePrimaryCtxRetain", FunctionDescriptor.of(I, A, I));
@@ -80,6 +71,14 @@ final class BareDowncalls {
     private static final MethodHandle MEMSET_D16_ASYNC = handle("cuMemsetD16Async",
             FunctionDescriptor.of(I, L, ValueLayout.JAVA_SHORT, L, A));
     private static final MethodHandle MEMCPY_DTOH = handle("cuMemcpyDtoH_v2", FunctionDescriptor.of(I, A, L, L));
+    private static final MethodHandle MEMSET_D32_ASYNC = handle("cuMemsetD32Async", FunctionDescriptor.of(I, L, I, L, A));
+    private static final MethodHandle MODULE_LOAD_DATA = handle("cuModuleLoadData", FunctionDescriptor.of(I, A, A));
+    private static final MethodHandle MODULE_GET_FUNCTION = handle("cuModuleGetFunction", FunctionDescriptor.of(I, A, A, A));
+    private static final MethodHandle MODULE_UNLOAD = handle("cuModuleUnload", FunctionDescriptor.of(I, A));
+    /** twins.c's NAN_BITS and ONE_BITS: the 4-argument kernel's out poisoned, its in all 1.0f. */
+    private static final int NAN_BITS = 0x7fc00000;
+    private static final int ONE_BITS = Float.floatToRawIntBits(1f);
+    private static final long FOUR_BYTES = 4L * TwinRow.FOUR_ELEMENTS;
     /** The out-parameter of every call here, one thread at a time (the twins and JMH's one thread). */
     private static final MemorySegment OUT = Arena.global().allocate(8, 8);
     /** {@link #OUT}'s address, for the calls of {@link #WORDS}. */
@@ -92,27 +91,90 @@ final class BareDowncalls {
      * Device 0's primary context made current on the opening thread, one non-blocking stream and
      * one event without timing, all through bare calls (a record: its fields are final and
      * trusted, so a compiled loop reads them once); the words are the two handles' addresses, for
-     * the calls of {@link #WORDS}.
+     * the calls of {@link #WORDS}. With {@link #openAsTwins}, also what twins.c's run_row sets up
+     * for every row ({@code module}, {@code in}, {@code out}); with {@link #open}, those are NULL and 0.
      */
-    record Session(MemorySegment stream, MemorySegment event, long streamWord, long eventWord) implements AutoCloseable {
+    record Session(MemorySegment stream, MemorySegment event, long streamWord, long eventWord, MemorySegment module,
+            long in, long out) implements AutoCloseable {
 
+        /** The primary context, a stream and an event: nothing else (RawDowncallBenchmark's, and {@link BareTwin#MINIMAL_SET_UP}'s). */
         static Session open() {
-            MemorySegment out = OUT;
             try {
-                // Safety (every set-up call): out is 8 bytes for the one handle each call writes,
-                // and the handles passed back are the ones the driver wrote.
-                check((int) INIT.invokeExact(0), "cuInit");
-                check((int) RETAIN.invokeExact(out, 0), "cuDevicePrimaryCtxRetain");
-                check((int) SET_CURRENT.invokeExact(MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0))),
-                        "cuCtxSetCurrent");
-                check((int) STREAM_CREATE.invokeExact(out, NON_BLOCKING), "cuStreamCreate");
-                MemorySegment stream = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-                check((int) EVENT_CREATE.invokeExact(out, DISABLE_TIMING), "cuEventCreate");
-                MemorySegment event = MemorySegment.ofAddress(out.get(ValueLayout.JAVA_LONG, 0));
-                return new Session(stream, event, stream.address(), event.address());
+                MemorySegment stream = openStream();
+                MemorySegment event = createEvent();
+                return new Session(stream, event, stream.address(), event.address(), MemorySegment.NULL, 0, 0);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
+        }
+
+        /**
+         * twins.c's run_row set-up, call for call, so that the bare loop meets the stream the C
+         * twin's loop meets: the primary context, a non-blocking stream, the module of {@code ptx}
+         * (NUL-terminated PTX text) and its two kernels looked up, the 4-argument kernel's in and
+         * out allocated and filled on the stream, then the event, then a synchronize. Why: on the
+         * event row, twins.c's own loop on the handles of a session with only a stream and an
+         * event ran some 26 ns an operation slower than on its own (call 32, bad1fb4).
+         */
+        static Session openAsTwins(MemorySegment ptx) {
+            MemorySegment stream = MemorySegment.NULL;
+            MemorySegment module = MemorySegment.NULL;
+            long in = 0;
+            long out = 0;
+            try {
+                stream = openStream();
+                // Safety: ptx is NUL-terminated text alive for the call; the module handle is the
+                // one the driver wrote; each name is a NUL-terminated string in a confined arena
+                // alive for its call; in and out are FOUR_BYTES each, filled as 32-bit words.
+                check((int) MODULE_LOAD_DATA.invokeExact(OUT, ptx), "cuModuleLoadData");
+                module = MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
+                try (Arena names = Arena.ofConfined()) {
+                    for (String kernel : new String[] {"empty", "four"}) {
+                        check((int) MODULE_GET_FUNCTION.invokeExact(OUT, module, names.allocateFrom(kernel)),
+                                "cuModuleGetFunction");
+                    }
+                }
+                in = allocate(FOUR_BYTES);
+                out = allocate(FOUR_BYTES);
+                check((int) MEMSET_D32_ASYNC.invokeExact(in, ONE_BITS, (long) TwinRow.FOUR_ELEMENTS, stream),
+                        "cuMemsetD32Async");
+                check((int) MEMSET_D32_ASYNC.invokeExact(out, NAN_BITS, (long) TwinRow.FOUR_ELEMENTS, stream),
+                        "cuMemsetD32Async");
+                MemorySegment event = createEvent();
+                check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cuStreamSynchronize");
+                return new Session(stream, event, stream.address(), event.address(), module, in, out);
+            } catch (Throwable t) {
+                if (t instanceof Error e) {
+                    throw e;
+                }
+                RuntimeException failure = t instanceof RuntimeException r ? r : new IllegalStateException(t);
+                if (!stream.equals(MemorySegment.NULL)) {
+                    // What was made before the failure, undone as close does, so that no run leaks into the next.
+                    try {
+                        new Session(stream, MemorySegment.NULL, 0, 0, module, in, out).close();
+                    } catch (RuntimeException closing) {
+                        failure.addSuppressed(closing);
+                    }
+                }
+                throw failure;
+            }
+        }
+
+        /** The primary context made current, and a non-blocking stream on it. */
+        private static MemorySegment openStream() throws Throwable {
+            // Safety (every set-up call): OUT is 8 bytes for the one handle each call writes,
+            // and the handles passed back are the ones the driver wrote.
+            check((int) INIT.invokeExact(0), "cuInit");
+            check((int) RETAIN.invokeExact(OUT, 0), "cuDevicePrimaryCtxRetain");
+            check((int) SET_CURRENT.invokeExact(MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0))),
+                    "cuCtxSetCurrent");
+            check((int) STREAM_CREATE.invokeExact(OUT, NON_BLOCKING), "cuStreamCreate");
+            return MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
+        }
+
+        private static MemorySegment createEvent() throws Throwable {
+            check((int) EVENT_CREATE.invokeExact(OUT, DISABLE_TIMING), "cuEventCreate");
+            return MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
         }
 
         /** Waits for everything queued on the stream. */
@@ -124,13 +186,29 @@ final class BareDowncalls {
             }
         }
 
+        /** As twins.c's run_row tears down: the event, a drain, the buffers, the module, the stream, the context. */
         @Override
         public void close() {
             try {
-                // Safety: the stream and event are this session's, destroyed once, after the drain.
-                drain();
-                check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
-                check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
+                // Safety: every handle is this session's (NULL or 0: not made), destroyed once, the
+                // buffers and module after the drain.
+                if (!event.equals(MemorySegment.NULL)) {
+                    check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
+                }
+                if (!stream.equals(MemorySegment.NULL)) {
+                    drain();
+                }
+                for (long buffer : new long[] {in, out}) {
+                    if (buffer != 0) {
+                        free(buffer);
+                    }
+                }
+                if (!module.equals(MemorySegment.NULL)) {
+                    check((int) MODULE_UNLOAD.invokeExact(module), "cuModuleUnload");
+                }
+                if (!stream.equals(MemorySegment.NULL)) {
+                    check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
+                }
                 check((int) RELEASE.invokeExact(0), "cuDevicePrimaryCtxRelease");
             } catch (Throwable t) {
                 throw rethrow(t);
@@ -139,7 +217,7 @@ final class BareDowncalls {
     }
 
     /**
-     * twins.c's entries of {@link #VIA}, in the library that {@link SameProcess} names in
+     * twins.c's entries of {@link BareTwin#VIA}, in the library that {@link SameProcess} names in
      * {@code gatun.bench.twinsLibrary} (the C twin's own): loaded on first use, so only the runs of
      * {@code bareVia} need it.
      */
@@ -158,7 +236,7 @@ final class BareDowncalls {
         static void run(boolean allocate, Session s, int n) throws Throwable {
             // Safety: the stream and event live until the session closes; twins.c's entries keep
             // neither, and each frees what it allocates on the stream that allocated it.
-            if (VIA.equals("loop")) {
+            if (BareTwin.VIA.equals("loop")) {
                 check(allocate ? (int) ALLOC_FREE_LOOP.invokeExact(s.stream(), (long) n)
                         : (int) RECORD_QUERY_LOOP.invokeExact(s.event(), s.stream(), (long) n), "twins.c's loop");
                 return;

@@ -167,7 +167,7 @@ final class BareGemm {
      * @throws TwinWorkload.LibraryMissing when cuBLASLt or cuBLAS cannot be opened (before any driver call)
      * @throws IllegalStateException when a call fails, or D is not the product afterwards
      */
-    static long measure(TwinRow row, int n) throws Throwable {
+    static long measure(TwinRow row, int n, MemorySegment ptx) throws Throwable {
         if (!covers(row) || n <= 0 || n % TwinRow.BATCH != 0) {
             throw new IllegalArgumentException(row.id() + " with N " + n + ": only " + TwinRow.GEMM_LT_64.id() + " and "
                     + TwinRow.GEMM_64.id() + " are GEMM rows, with N a positive multiple of " + TwinRow.BATCH);
@@ -176,7 +176,7 @@ final class BareGemm {
             throw new TwinWorkload.LibraryMissing("cuBLAS missing: " + LIBRARIES.missing(), null);
         }
         boolean matmul = row == TwinRow.GEMM_LT_64;
-        try (Session s = matmul ? Session.openMatmul() : Session.openGemm()) {
+        try (Session s = matmul ? Session.openMatmul(ptx) : Session.openGemm(ptx)) {
             boolean first = matmul ? !matmulWarm : !gemmWarm;
             int warmUp = Twin.operations(row, n) - n; // n/2 in whole batches, as both twins
             if (first) {
@@ -245,10 +245,10 @@ final class BareGemm {
             MemorySegment layoutB, MemorySegment layoutD, MemorySegment cublas, Undo undo) implements AutoCloseable {
 
         /** twins.c's set_up_gemm_lt. */
-        static Session openMatmul() {
+        static Session openMatmul(MemorySegment ptx) {
             Undo undo = new Undo();
             try (Arena arena = Arena.ofConfined()) {
-                Operands o = Operands.open(undo);
+                Operands o = Operands.open(undo, ptx);
                 MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                 // Safety (every set-up call): out holds the one handle each create writes; the
                 // attribute values are segments of exactly the size passed; the handles passed
@@ -276,10 +276,10 @@ final class BareGemm {
         }
 
         /** twins.c's set_up_gemm. */
-        static Session openGemm() {
+        static Session openGemm(MemorySegment ptx) {
             Undo undo = new Undo();
             try (Arena arena = Arena.ofConfined()) {
-                Operands o = Operands.open(undo);
+                Operands o = Operands.open(undo, ptx);
                 MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                 // Safety: out holds the handle cublasCreate writes; the stream and workspace are the
                 // session's, alive until after the handle is destroyed (undo runs newest first).
@@ -327,8 +327,8 @@ final class BareGemm {
     private record Operands(BareDowncalls.Session driver, MemorySegment a, MemorySegment b, MemorySegment d,
             MemorySegment workspace) {
 
-        static Operands open(Undo undo) throws Throwable {
-            BareDowncalls.Session driver = BareDowncalls.Session.open();
+        static Operands open(Undo undo, MemorySegment ptx) throws Throwable {
+            BareDowncalls.Session driver = BareTwin.session(ptx);
             undo.push(driver::close);
             long a = allocate(undo, ELEMENTS * Short.BYTES);
             long b = allocate(undo, ELEMENTS * Short.BYTES);

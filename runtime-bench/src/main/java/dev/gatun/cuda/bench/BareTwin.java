@@ -1,8 +1,11 @@
 package dev.gatun.cuda.bench;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The floor under a row: its driver calls made as bare FFM downcalls ({@link BareDowncalls}: no
- * owner, no checked layer, no bookkeeping), timed the way both twins time theirs (a warm-up of
+ * owner, no checked layer, no bookkeeping), on a stream set up as twins.c sets up the C twin's
+ * ({@link BareDowncalls.Session#openAsTwins}), timed the way both twins time theirs (a warm-up of
  * N/2, then N, one final synchronize). {@link SameProcess} runs it beside the C and Gatun twins
  * with {@code --bare} (compare's {@code BARE=1}), so that the table shows, from the same process
  * and slices, what the Java-to-C transition alone costs over C and what Gatun costs over it. The
@@ -26,6 +29,23 @@ final class BareTwin {
 
     /** Operations of the first warm-up of a row in a process: where HotSpot has long compiled a hot loop with C2. */
     static final int FIRST_WARM_UP = 200_000;
+    /**
+     * {@code -Dgatun.bench.bareVia=step|loop}: the event and stream-ordered rows' operations made by
+     * twins.c on this session's stream and event ({@link BareDowncalls.ViaC}): {@code step}, one downcall per
+     * operation into twins.c, which calls the driver; {@code loop}, one downcall per {@code n}
+     * operations, twins.c's own loop. Unset ({@code java}): every driver call a downcall from the
+     * Java loop. An experiment on the floor, as {@link BareDowncalls#CRITICAL}: it tells whether the in-process
+     * gap to C is the Java-to-C call, the Java loop around it, or the handles.
+     */
+    static final String VIA = System.getProperty("gatun.bench.bareVia", "java");
+    /**
+     * {@code -Dgatun.bench.bareSetUp=minimal}: {@link BareTwin} and {@link BareGemm} open their
+     * session with {@link BareDowncalls.Session#open} (a stream and an event, nothing else) instead of twins.c's
+     * set-up ({@link BareDowncalls.Session#openAsTwins}). An experiment on the floor, as {@link BareDowncalls#CRITICAL}: the
+     * set-up the bare twin had until bad1fb4, whose event row ran some 26 ns an operation slower
+     * than twins.c's own loop even with that loop's C code on its handles (call 32).
+     */
+    static final boolean MINIMAL_SET_UP = System.getProperty("gatun.bench.bareSetUp", "twins").equals("minimal");
 
     private static boolean allocateWarm;
     private static boolean eventWarm;
@@ -44,7 +64,7 @@ final class BareTwin {
         if (BareGemm.covers(row)) {
             return CompileWatch.Method.of(BareGemm.class, BareGemm.loopName(row));
         }
-        if (!BareDowncalls.VIA.equals("java")) {
+        if (!VIA.equals("java")) {
             return CompileWatch.Method.of(BareDowncalls.ViaC.class, "run");
         }
         return CompileWatch.Method.of(BareTwin.class, row == TwinRow.ALLOC_STREAM_ORDERED ? "allocateLoop" : "eventLoop");
@@ -58,13 +78,13 @@ final class BareTwin {
      *     (for a GEMM row, not a positive multiple of {@link TwinRow#BATCH})
      * @throws TwinWorkload.LibraryMissing for a GEMM row where cuBLASLt or cuBLAS cannot be opened
      */
-    static long measure(TwinRow row, int n) throws Throwable {
+    static long measure(TwinRow row, int n, MemorySegment ptx) throws Throwable {
         if (BareGemm.covers(row)) {
-            return BareGemm.measure(row, n); // which checks n against its batches
+            return BareGemm.measure(row, n, ptx); // which checks n against its batches
         }
         requireCovered(row, n);
         boolean allocate = row == TwinRow.ALLOC_STREAM_ORDERED;
-        try (BareDowncalls.Session s = BareDowncalls.Session.open()) {
+        try (BareDowncalls.Session s = session(ptx)) {
             boolean first = allocate ? !allocateWarm : !eventWarm;
             int warmUp = first ? Math.max(FIRST_WARM_UP, n / 2) : n / 2;
             for (int i = 0; i < warmUp; i += Twin.WARM_CHUNK) {
@@ -83,8 +103,16 @@ final class BareTwin {
         }
     }
 
+    /**
+     * The session a bare run measures on: twins.c's set-up on {@code ptx} (NUL-terminated PTX
+     * text, the C twin's), or a stream and an event alone under {@link #MINIMAL_SET_UP}.
+     */
+    static BareDowncalls.Session session(MemorySegment ptx) {
+        return MINIMAL_SET_UP ? BareDowncalls.Session.open() : BareDowncalls.Session.openAsTwins(ptx);
+    }
+
     private static void run(boolean allocate, BareDowncalls.Session s, int n) throws Throwable {
-        if (!BareDowncalls.VIA.equals("java")) {
+        if (!VIA.equals("java")) {
             BareDowncalls.ViaC.run(allocate, s, n);
         } else if (allocate) {
             allocateLoop(s, n);

@@ -242,7 +242,7 @@ public final class SameProcess {
                 String line = switch (impl) {
                     case "c" -> runC(c, arena, ptxText, job, round);
                     case "gatun" -> Twin.line(job.row(), job.n(), Cuda.system(), kernels, TwinRow.TRANSFER_BYTES);
-                    case "bare" -> runBare(job);
+                    case "bare" -> runBare(job, ptxText);
                     default -> runBaseline(baseline, job, ptx);
                 };
                 if (line.startsWith(Twin.SKIP)) {
@@ -260,9 +260,9 @@ public final class SameProcess {
      * The bare twin's line: {@code TWIN bare ...}, or, as for a C twin that could not load cuBLAS,
      * {@code SKIP bare ROW REASON} when a GEMM row's libraries cannot be opened here.
      */
-    static String runBare(Job job) {
+    static String runBare(Job job, MemorySegment ptx) {
         try {
-            return "TWIN bare " + job.row().id() + " " + job.n() + " " + BareTwin.measure(job.row(), job.n()) + " -";
+            return "TWIN bare " + job.row().id() + " " + job.n() + " " + BareTwin.measure(job.row(), job.n(), ptx) + " -";
         } catch (TwinWorkload.LibraryMissing e) {
             return Twin.skip("bare", job.row(), e.getMessage());
         } catch (Throwable t) {

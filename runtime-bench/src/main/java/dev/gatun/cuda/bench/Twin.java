@@ -8,6 +8,8 @@ import dev.gatun.cuda.nvrtc.CompileTarget;
 import dev.gatun.cuda.nvrtc.NvrtcLibrary;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +43,8 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -cp gatun.jar dev.gatun.cuda.bench.Twin ROW N twins.ptx   one measurement
- * java -cp gatun.jar dev.gatun.cuda.bench.Twin --bare ROW N      the same of the row's bare FFM twin
+ * java -cp gatun.jar dev.gatun.cuda.bench.Twin --bare ROW N twins.ptx
+ *                                                                 the same of the row's bare FFM twin
  *                                                                 ({@link BareTwin}), tagged bare
  * java -cp gatun.jar dev.gatun.cuda.bench.Twin --list            the rows: "ROW N c bare" ("-": no C
  *                                                                 twin, no bare twin)
@@ -80,15 +83,15 @@ public final class Twin {
             }
             return 0;
         }
-        if (args.length == 3 && args[0].equals("--bare")) {
-            return bare(TwinRow.byId(args[1]), Integer.parseInt(args[2]), out);
+        if (args.length == 4 && args[0].equals("--bare")) {
+            return bare(TwinRow.byId(args[1]), Integer.parseInt(args[2]), Path.of(args[3]), out);
         }
         if (args.length == 4 && args[0].equals("--ptx")) {
             writePtx(Path.of(args[1]), Path.of(args[2]), args[3]);
             return 0;
         }
         if (args.length != 3 || args[0].startsWith("-")) {
-            err.println("usage: Twin ROW N PTX_FILE | Twin --bare ROW N | Twin --list | Twin --ptx SOURCE.cu OUT.ptx "
+            err.println("usage: Twin ROW N PTX_FILE | Twin --bare ROW N PTX_FILE | Twin --list | Twin --ptx SOURCE.cu OUT.ptx "
                     + "MAJOR.MINOR");
             return EXIT_USAGE;
         }
@@ -104,13 +107,16 @@ public final class Twin {
      * process per twin, as the independent program of issue 36 ran it): its lines are tagged
      * {@code bare}; a row without a bare twin prints a {@code SKIP bare} line.
      */
-    static int bare(TwinRow row, int n, PrintStream out) {
+    static int bare(TwinRow row, int n, Path ptx, PrintStream out) throws IOException {
         if (!BareTwin.covers(row)) {
             out.println(skip("bare", row, "no bare FFM twin for this row"));
             return 0;
         }
         SameProcess.Job job = new SameProcess.Job(row, n);
-        return warmedRun("bare", row, BareTwin.loopOf(row), () -> SameProcess.runBare(job), out);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment text = arena.allocateFrom(Files.readString(ptx)); // twins.c's PTX, for the same set-up
+            return warmedRun("bare", row, BareTwin.loopOf(row), () -> SameProcess.runBare(job, text), out);
+        }
     }
 
     /**

@@ -60,15 +60,34 @@ class BareGemmTest {
             #include <stdlib.h>
             #include <string.h>
             typedef unsigned long long ptr;
-            static long live;
+            static long live, live_modules, fills32;
+            static char module_handle;
             int cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
             int cuDevicePrimaryCtxRetain(void **c, int device) { *c = (void *) 0x1000; return device == 0 ? 0 : 101; }
             int cuDevicePrimaryCtxRelease_v2(int device) { return 0; }
             int cuCtxSetCurrent(void *c) { return c == (void *) 0x1000 ? 0 : 201; }
-            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); return 0; }
+            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); fills32 = 0; return 0; }
             int cuStreamDestroy_v2(void *s) {
                 free(s);
-                fprintf(stderr, "FAKE cuStreamDestroy live_allocations=%ld\\n", live);
+                fprintf(stderr, "FAKE cuStreamDestroy live_allocations=%ld live_modules=%ld fills32=%ld\\n", live,
+                        live_modules, fills32);
+                return 0;
+            }
+            /* twins.c's set-up: the PTX the runner was given, its two kernels, in and out filled. */
+            int cuModuleLoadData(void **m, const char *image) {
+                if (strncmp(image, ".version", 8) != 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+                *m = &module_handle; live_modules++; return 0;
+            }
+            int cuModuleGetFunction(void **f, void *m, const char *name) {
+                if (m != &module_handle || live_modules == 0) return 400;
+                if (strcmp(name, "empty") != 0 && strcmp(name, "four") != 0) return 500; /* CUDA_ERROR_NOT_FOUND */
+                *f = m; return 0;
+            }
+            int cuModuleUnload(void *m) { if (m != &module_handle || live_modules == 0) return 400; live_modules--; return 0; }
+            int cuMemsetD32Async(ptr p, unsigned v, size_t n, void *s) {
+                if (s == NULL || p == 0 || n != 256 || (v != 0x3f800000u && v != 0x7fc00000u)) return 1;
+                for (size_t i = 0; i < n; i++) ((uint32_t *) (uintptr_t) p)[i] = v;
+                fills32++;
                 return 0;
             }
             int cuStreamSynchronize(void *s) { return s != NULL ? 0 : 400; }
@@ -228,7 +247,30 @@ class BareGemmTest {
         // Every buffer freed before the stream of each run was destroyed.
         List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
         assertEquals(lt.size() + cublas.size(), streams.size(), child.err());
-        streams.forEach(l -> assertEquals("FAKE cuStreamDestroy live_allocations=0", l));
+        // twins.c's set-up on each: the module loaded (and unloaded before), in and out filled.
+        streams.forEach(l -> assertEquals("FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=2", l));
+    }
+
+    /**
+     * The bare twin's loop meets the stream the C twin's loop meets: twins.c's run_row set-up (the
+     * module of the runner's PTX, the 4-argument kernel's in and out filled on the stream) before
+     * the event, torn down as twins.c tears it down; {@code -Dgatun.bench.bareSetUp=minimal}, the
+     * experiment, opens a stream and an event alone.
+     */
+    @Test
+    void theEventRowsBareTwinRunsOnTwinsCsSetUpUnlessTheMinimalOneIsAskedFor() throws Exception {
+        for (boolean minimal : new boolean[] {false, true}) {
+            Child child = runner(dir.resolve(minimal ? "minimal" : "twins"), Map.of(),
+                    minimal ? List.of("-Dgatun.bench.bareSetUp=minimal") : List.of(), "event_record_query:1000");
+
+            assertEquals(0, child.status(), child.err());
+            assertTrue(child.out().lines().anyMatch(l -> l.matches("TWIN bare event_record_query 1000 [1-9][0-9]* -")),
+                    child.out());
+            List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
+            assertTrue(streams.size() >= 2, child.err()); // the unreported run and the reported one, at least
+            String expected = "FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=" + (minimal ? 0 : 2);
+            streams.forEach(l -> assertEquals(expected, l));
+        }
     }
 
     @Test
@@ -241,7 +283,7 @@ class BareGemmTest {
         assertTrue(child.err().contains("D[0] is fp16 0x7e00 after the GEMMs, not 0x5400 (64.0)"), child.err());
         assertTrue(child.out().lines().noneMatch(l -> l.startsWith("TWIN ")), child.out());
         assertTrue(child.err().contains("FAKE cublasDestroy gemms=" + (BareTwin.FIRST_WARM_UP + N)), child.err());
-        assertTrue(child.err().contains("FAKE cuStreamDestroy live_allocations=0"), child.err());
+        assertTrue(child.err().contains("FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=2"), child.err());
     }
 
     @Test
@@ -249,7 +291,7 @@ class BareGemmTest {
         TwinTest.assumeCublasMissing();
         // No stand-ins on the loader's path: neither cuBLAS nor a driver. A driver call would fail the run.
         Path empty = Files.createDirectories(dir.resolve("nothing"));
-        Child child = child(empty, Map.of(), twinsLibrary(), "gemm_lt_64", "gemm_64");
+        Child child = child(empty, Map.of(), List.of(), twinsLibrary(), "gemm_lt_64", "gemm_64");
 
         assertEquals(0, child.status(), child.err());
         List<String> lines = child.out().lines().toList();
@@ -274,7 +316,7 @@ class BareGemmTest {
         build(libraries, BareGemm.CUBLAS_LIBRARY, CUBLAS);
         for (String[] row : List.of(new String[] {"event_record_query", "1000", "BareTwin::eventLoop"},
                 new String[] {"gemm_64", String.valueOf(N), "BareGemm::gemmLoop"})) {
-            Child child = java(libraries, Map.of(), List.of(Twin.class.getName(), "--bare", row[0], row[1]));
+            Child child = java(libraries, Map.of(), List.of(Twin.class.getName(), "--bare", row[0], row[1], ptx().toString()));
 
             assertEquals(0, child.status(), child.err());
             List<String> lines = child.out().lines().toList();
@@ -291,11 +333,17 @@ class BareGemmTest {
 
     /** The runner with the stand-ins (built into {@code dir}) first on the loader's path. */
     private Child runner(Path dir, Map<String, String> environment, String... rows) throws Exception {
+        return runner(dir, environment, List.of(), rows);
+    }
+
+    /** The same, with {@code options} for the child JVM. */
+    private Child runner(Path dir, Map<String, String> environment, List<String> options, String... rows)
+            throws Exception {
         Path libraries = Files.createDirectories(dir.resolve("stand-ins"));
         build(libraries, "libcuda.so.1", DRIVER);
         build(libraries, BareGemm.LT_LIBRARY, LT);
         build(libraries, BareGemm.CUBLAS_LIBRARY, CUBLAS);
-        return child(libraries, environment, twinsLibrary(), rows);
+        return child(libraries, environment, options, twinsLibrary(), rows);
     }
 
     private Path twinsLibrary() throws Exception {
@@ -317,13 +365,17 @@ class BareGemmTest {
      * kept out of their callers as compare keeps them, in a JVM whose dynamic loader looks in
      * {@code libraries} first.
      */
-    private Child child(Path libraries, Map<String, String> environment, Path twins, String... rows)
-            throws IOException, InterruptedException {
-        Path ptx = Files.writeString(dir.resolve("twins.ptx"), ".version 8.0\n.target sm_90\n.address_size 64\n");
-        List<String> arguments = new ArrayList<>(List.of(SameProcess.class.getName(), twins.toString(), ptx.toString(),
-                "1", "--bare", "true"));
+    private Child child(Path libraries, Map<String, String> environment, List<String> options, Path twins,
+            String... rows) throws IOException, InterruptedException {
+        List<String> arguments = new ArrayList<>(options);
+        arguments.addAll(List.of(SameProcess.class.getName(), twins.toString(), ptx().toString(), "1", "--bare", "true"));
         arguments.addAll(List.of(rows));
         return java(libraries, environment, arguments);
+    }
+
+    /** A PTX file's text as far as the stand-in driver reads it. */
+    private Path ptx() throws IOException {
+        return Files.writeString(dir.resolve("twins.ptx"), ".version 8.0\n.target sm_90\n.address_size 64\n");
     }
 
     /** {@code main} and its arguments in a JVM as {@link #child} makes it (compare's loop flags, the stand-ins first). */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
@@ -58,11 +59,11 @@ class SameProcessTest {
         assertFalse(BareTwin.covers(TwinRow.LAUNCH_EMPTY));
         assertFalse(BareTwin.covers(TwinRow.ISSUE_LAUNCH));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> BareTwin.measure(TwinRow.LAUNCH_EMPTY, 10));
+                () -> BareTwin.measure(TwinRow.LAUNCH_EMPTY, 10, MemorySegment.NULL)); // refused before the PTX is read
         assertTrue(e.getMessage().contains("only alloc_stream_ordered, event_record_query, gemm_lt_64 and gemm_64"),
                 e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> BareTwin.loopOf(TwinRow.LAUNCH_EMPTY));
-        assertThrows(IllegalArgumentException.class, () -> BareTwin.measure(TwinRow.EVENT_RECORD_QUERY, 0));
+        assertThrows(IllegalArgumentException.class, () -> BareTwin.measure(TwinRow.EVENT_RECORD_QUERY, 0, MemorySegment.NULL));
     }
 
     @Test
@@ -82,7 +83,7 @@ class SameProcessTest {
         // Refused before the libraries are looked at: the same answer with or without cuBLAS.
         for (int n : new int[] {0, -64, 100, TwinRow.BATCH + 1}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> BareTwin.measure(TwinRow.GEMM_64, n), "N " + n);
+                    () -> BareTwin.measure(TwinRow.GEMM_64, n, MemorySegment.NULL), "N " + n);
             assertTrue(e.getMessage().contains("a positive multiple of 64"), e.getMessage());
         }
     }
@@ -91,7 +92,7 @@ class SameProcessTest {
     void aGemmRowsBareTwinWhereCublasIsMissingIsReportedNotRunBeforeAnyDriverCall() {
         TwinTest.assumeCublasMissing();
         for (TwinRow row : new TwinRow[] {TwinRow.GEMM_LT_64, TwinRow.GEMM_64}) {
-            String line = SameProcess.runBare(new SameProcess.Job(row, 2 * TwinRow.BATCH));
+            String line = SameProcess.runBare(new SameProcess.Job(row, 2 * TwinRow.BATCH), MemorySegment.NULL);
             // Before any driver call: where there is no driver (this machine), one would have failed the run instead.
             assertTrue(line.startsWith("SKIP bare " + row.id() + " cuBLAS missing: libcublasLt.so.13 could not be opened"
                     + " by the dynamic loader"), line);

@@ -258,7 +258,7 @@ class TwinTest {
     @Test
     void aRowWithoutABareTwinIsReportedNotRunByTwinBare() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int exit = Twin.run(new String[] {"--bare", "launch_empty", "640"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+        int exit = Twin.run(new String[] {"--bare", "launch_empty", "640", "twins.ptx"}, new PrintStream(out, true, StandardCharsets.UTF_8),
                 System.err);
 
         assertEquals(0, exit);
