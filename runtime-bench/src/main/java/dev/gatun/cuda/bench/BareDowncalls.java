@@ -1,5 +1,8 @@
 package dev.gatun.cuda.bench;
 
+import dev.gatun.cuda.bindings.driver.CUmemLocation_st;
+import dev.gatun.cuda.bindings.driver.CUmemPoolProps_st;
+import dev.gatun.cuda.bindings.driver.CudaDriver;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -34,16 +37,17 @@ final class BareDowncalls {
     private static final ValueLayout L = ValueLayout.JAVA_LONG;
     private static final SymbolLookup CUDA = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
     /**
-     * {@code -Dgatun.bench.bareCritical=true}: the four timed calls (event record and query,
-     * stream-ordered allocate and free) are linked with {@link Linker.Option#critical}, which
+     * {@code -Dgatun.bench.bareCritical=true}: the timed calls (event record and query, and the
+     * allocate and free of the three allocation rows) are linked with {@link Linker.Option#critical}, which
      * leaves out the thread-state transitions around the call (an experiment on the floor: how
      * much of bare FFM's distance to C those transitions are). Off by default: Gatun links none
      * of its calls this way.
      */
     static final boolean CRITICAL = Boolean.getBoolean("gatun.bench.bareCritical");
     /**
-     * {@code -Dgatun.bench.bareWords=true}: the four timed calls take their pointers and handles as
-     * 64-bit words ({@code JAVA_LONG} where C has a pointer), not as {@link MemorySegment}s, so that
+     * {@code -Dgatun.bench.bareWords=true}: the event and stream-ordered rows' four timed calls
+     * take their pointers and handles as 64-bit words ({@code JAVA_LONG} where C has a pointer),
+     * not as {@link MemorySegment}s, so that
      * no downcall checks a segment and reads its address (an experiment on the floor, as
      * {@link #CRITICAL}; the two combine). Off by default: Gatun passes segments.
      */
@@ -66,8 +70,14 @@ final class BareDowncalls {
     private static final MethodHandle EVENT_QUERY_WORDS = timedHandle("cuEventQuery", FunctionDescriptor.of(I, L));
     private static final MethodHandle MEM_ALLOC_ASYNC_WORDS = timedHandle("cuMemAllocAsync", FunctionDescriptor.of(I, L, L, L));
     private static final MethodHandle MEM_FREE_ASYNC_WORDS = timedHandle("cuMemFreeAsync", FunctionDescriptor.of(I, L, L));
-    private static final MethodHandle MEM_ALLOC = handle("cuMemAlloc_v2", FunctionDescriptor.of(I, A, L));
-    private static final MethodHandle MEM_FREE = handle("cuMemFree_v2", FunctionDescriptor.of(I, L));
+    private static final MethodHandle MEM_ALLOC_FROM_POOL_ASYNC = timedHandle("cuMemAllocFromPoolAsync",
+            FunctionDescriptor.of(I, A, L, A, A));
+    /** Timed in the pool-off row; also the set-up's and BareGemm's allocations. */
+    private static final MethodHandle MEM_ALLOC = timedHandle("cuMemAlloc_v2", FunctionDescriptor.of(I, A, L));
+    private static final MethodHandle MEM_FREE = timedHandle("cuMemFree_v2", FunctionDescriptor.of(I, L));
+    private static final MethodHandle MEM_POOL_CREATE = handle("cuMemPoolCreate", FunctionDescriptor.of(I, A, A));
+    private static final MethodHandle MEM_POOL_SET_ATTRIBUTE = handle("cuMemPoolSetAttribute", FunctionDescriptor.of(I, A, I, A));
+    private static final MethodHandle MEM_POOL_DESTROY = handle("cuMemPoolDestroy", FunctionDescriptor.of(I, A));
     private static final MethodHandle MEMSET_D16_ASYNC = handle("cuMemsetD16Async",
             FunctionDescriptor.of(I, L, ValueLayout.JAVA_SHORT, L, A));
     private static final MethodHandle MEMCPY_DTOH = handle("cuMemcpyDtoH_v2", FunctionDescriptor.of(I, A, L, L));
@@ -89,34 +99,40 @@ final class BareDowncalls {
 
     /**
      * Device 0's primary context made current on the opening thread, one non-blocking stream and
-     * one event without timing, all through bare calls (a record: its fields are final and
-     * trusted, so a compiled loop reads them once); the words are the two handles' addresses, for
-     * the calls of {@link #WORDS}. With {@link #openAsTwins}, also what twins.c's run_row sets up
-     * for every row ({@code module}, {@code in}, {@code out}); with {@link #open}, those are NULL and 0.
+     * what the row sets up for itself, as twins.c's {@code set_up} of the row: an event without
+     * timing for the event row, a memory pool that keeps what is freed for the created-pool row
+     * (NULL otherwise); all through bare calls (a record: its fields are final and trusted, so a
+     * compiled loop reads them once). The words are the stream's and event's addresses, for the
+     * calls of {@link #WORDS}. With {@link #openAsTwins}, also what twins.c's run_row sets up for
+     * every row ({@code module}, {@code in}, {@code out}); with {@link #open}, those are NULL and 0.
      */
-    record Session(MemorySegment stream, MemorySegment event, long streamWord, long eventWord, MemorySegment module,
-            long in, long out) implements AutoCloseable {
+    record Session(MemorySegment stream, MemorySegment event, MemorySegment pool, long streamWord, long eventWord,
+            MemorySegment module, long in, long out) implements AutoCloseable {
 
-        /** The primary context, a stream and an event: nothing else (RawDowncallBenchmark's, and {@link BareTwin#MINIMAL_SET_UP}'s). */
-        static Session open() {
+        /**
+         * The primary context, a stream and the row's own set-up: nothing else
+         * (RawDowncallBenchmark's, with the event row's event, and {@link BareTwin#MINIMAL_SET_UP}'s).
+         */
+        static Session open(TwinRow row) {
+            MemorySegment stream = MemorySegment.NULL;
             try {
-                MemorySegment stream = openStream();
-                MemorySegment event = createEvent();
-                return new Session(stream, event, stream.address(), event.address(), MemorySegment.NULL, 0, 0);
+                stream = openStream();
+                return withRowSetUp(row, stream, MemorySegment.NULL, 0, 0);
             } catch (Throwable t) {
-                throw rethrow(t);
+                throw undone(t, stream, MemorySegment.NULL, 0, 0);
             }
         }
 
         /**
-         * twins.c's run_row set-up, call for call, so that the bare loop meets the stream the C
-         * twin's loop meets: the primary context, a non-blocking stream, the module of {@code ptx}
-         * (NUL-terminated PTX text) and its two kernels looked up, the 4-argument kernel's in and
-         * out allocated and filled on the stream, then the event, then a synchronize. Why: on the
-         * event row, twins.c's own loop on the handles of a session with only a stream and an
-         * event ran some 26 ns an operation slower than on its own (call 32, bad1fb4).
+         * twins.c's run_row set-up for {@code row}, call for call, so that the bare loop meets the
+         * stream the C twin's loop meets: the primary context, a non-blocking stream, the module of
+         * {@code ptx} (NUL-terminated PTX text) and its two kernels looked up, the 4-argument
+         * kernel's in and out allocated and filled on the stream, then the row's own set-up, then a
+         * synchronize. Why: on the event row, twins.c's own loop on the handles of a session with
+         * only a stream and an event ran some 26 ns an operation slower than on its own (call 32,
+         * bad1fb4).
          */
-        static Session openAsTwins(MemorySegment ptx) {
+        static Session openAsTwins(MemorySegment ptx, TwinRow row) {
             MemorySegment stream = MemorySegment.NULL;
             MemorySegment module = MemorySegment.NULL;
             long in = 0;
@@ -140,23 +156,53 @@ final class BareDowncalls {
                         "cuMemsetD32Async");
                 check((int) MEMSET_D32_ASYNC.invokeExact(out, NAN_BITS, (long) TwinRow.FOUR_ELEMENTS, stream),
                         "cuMemsetD32Async");
-                MemorySegment event = createEvent();
-                check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cuStreamSynchronize");
-                return new Session(stream, event, stream.address(), event.address(), module, in, out);
+                Session s = withRowSetUp(row, stream, module, in, out);
+                s.drain();
+                return s;
             } catch (Throwable t) {
-                if (t instanceof Error e) {
-                    throw e;
+                throw undone(t, stream, module, in, out);
+            }
+        }
+
+        /** The session with the row's own set-up made on {@code stream}: its event, its pool, or nothing. */
+        private static Session withRowSetUp(TwinRow row, MemorySegment stream, MemorySegment module, long in, long out)
+                throws Throwable {
+            MemorySegment event = MemorySegment.NULL;
+            MemorySegment pool = MemorySegment.NULL;
+            if (row == TwinRow.EVENT_RECORD_QUERY) {
+                check((int) EVENT_CREATE.invokeExact(OUT, DISABLE_TIMING), "cuEventCreate");
+                event = MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
+            } else if (row == TwinRow.ALLOC_FROM_POOL) {
+                pool = createPool(stream, module, in, out);
+            }
+            return new Session(stream, event, pool, stream.address(), event.address(), module, in, out);
+        }
+
+        /**
+         * twins.c's set_up_pool: a pool of device 0's pinned device memory whose release threshold
+         * keeps all of it. Destroyed here (with what came before) when its attribute is refused.
+         */
+        private static MemorySegment createPool(MemorySegment stream, MemorySegment module, long in, long out)
+                throws Throwable {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment props = CUmemPoolProps_st.allocate(arena); // zeroed, as twins.c's {0}
+                CUmemPoolProps_st.allocType(props, CudaDriver.CU_MEM_ALLOCATION_TYPE_PINNED());
+                MemorySegment location = CUmemPoolProps_st.location(props);
+                CUmemLocation_st.type(location, CudaDriver.CU_MEM_LOCATION_TYPE_DEVICE());
+                CUmemLocation_st.id(location, 0);
+                // Safety: props is a whole CUmemPoolProps; OUT takes the pool's handle; the
+                // threshold is the 8-byte cuuint64_t the attribute takes.
+                check((int) MEM_POOL_CREATE.invokeExact(OUT, props), "cuMemPoolCreate");
+                MemorySegment pool = MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
+                try {
+                    check((int) MEM_POOL_SET_ATTRIBUTE.invokeExact(pool, CudaDriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD(),
+                            arena.allocateFrom(ValueLayout.JAVA_LONG, -1L)), "cuMemPoolSetAttribute");
+                } catch (Throwable t) {
+                    // Safety: the pool was made just now and nothing was allocated from it.
+                    check((int) MEM_POOL_DESTROY.invokeExact(pool), "cuMemPoolDestroy");
+                    throw t;
                 }
-                RuntimeException failure = t instanceof RuntimeException r ? r : new IllegalStateException(t);
-                if (!stream.equals(MemorySegment.NULL)) {
-                    // What was made before the failure, undone as close does, so that no run leaks into the next.
-                    try {
-                        new Session(stream, MemorySegment.NULL, 0, 0, module, in, out).close();
-                    } catch (RuntimeException closing) {
-                        failure.addSuppressed(closing);
-                    }
-                }
-                throw failure;
+                return pool;
             }
         }
 
@@ -172,9 +218,20 @@ final class BareDowncalls {
             return MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
         }
 
-        private static MemorySegment createEvent() throws Throwable {
-            check((int) EVENT_CREATE.invokeExact(OUT, DISABLE_TIMING), "cuEventCreate");
-            return MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
+        /** {@code t} to throw, after what was made before it failed is undone as close does, so that no run leaks into the next. */
+        private static RuntimeException undone(Throwable t, MemorySegment stream, MemorySegment module, long in, long out) {
+            if (t instanceof Error e) {
+                throw e;
+            }
+            RuntimeException failure = t instanceof RuntimeException r ? r : new IllegalStateException(t);
+            if (!stream.equals(MemorySegment.NULL)) {
+                try {
+                    new Session(stream, MemorySegment.NULL, MemorySegment.NULL, 0, 0, module, in, out).close();
+                } catch (RuntimeException closing) {
+                    failure.addSuppressed(closing);
+                }
+            }
+            return failure;
         }
 
         /** Waits for everything queued on the stream. */
@@ -186,17 +243,18 @@ final class BareDowncalls {
             }
         }
 
-        /** As twins.c's run_row tears down: the event, a drain, the buffers, the module, the stream, the context. */
+        /** As twins.c's run_row tears down: the event, the pool after a drain, a drain, the buffers, the module, the stream, the context. */
         @Override
         public void close() {
             try {
-                // Safety: every handle is this session's (NULL or 0: not made), destroyed once, the
-                // buffers and module after the drain.
+                // Safety: every handle is this session's (NULL or 0: not made), destroyed once; the
+                // pool, buffers and module after a drain, so no queued free or launch still uses them.
                 if (!event.equals(MemorySegment.NULL)) {
                     check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
                 }
-                if (!stream.equals(MemorySegment.NULL)) {
-                    drain();
+                drain();
+                if (!pool.equals(MemorySegment.NULL)) {
+                    check((int) MEM_POOL_DESTROY.invokeExact(pool), "cuMemPoolDestroy");
                 }
                 for (long buffer : new long[] {in, out}) {
                     if (buffer != 0) {
@@ -206,9 +264,7 @@ final class BareDowncalls {
                 if (!module.equals(MemorySegment.NULL)) {
                     check((int) MODULE_UNLOAD.invokeExact(module), "cuModuleUnload");
                 }
-                if (!stream.equals(MemorySegment.NULL)) {
-                    check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
-                }
+                check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
                 check((int) RELEASE.invokeExact(0), "cuDevicePrimaryCtxRelease");
             } catch (Throwable t) {
                 throw rethrow(t);
@@ -269,6 +325,23 @@ final class BareDowncalls {
         return address;
     }
 
+    /** cuMemAllocFromPoolAsync from the session's pool + cuMemFreeAsync of 1 MiB on its stream: the created-pool row's operation. */
+    static long allocateFromPoolAndFree(Session s) throws Throwable {
+        // Safety: OUT is 8 bytes for the CUdeviceptr; the pool and stream are open until the
+        // session closes; the free names the address just allocated, on the stream that allocated it.
+        check((int) MEM_ALLOC_FROM_POOL_ASYNC.invokeExact(OUT, BYTES, s.pool(), s.stream()), "cuMemAllocFromPoolAsync");
+        long address = OUT.get(ValueLayout.JAVA_LONG, 0);
+        check((int) MEM_FREE_ASYNC.invokeExact(address, s.stream()), "cuMemFreeAsync");
+        return address;
+    }
+
+    /** cuMemAlloc + cuMemFree of 1 MiB: the pool-off row's operation (its context is current: the session made it so). */
+    static long allocateAndFreeUnpooled() throws Throwable {
+        long address = allocate(BYTES);
+        free(address);
+        return address;
+    }
+
     /** cuEventRecord + cuEventQuery on the session's stream and event: an event record + query. */
     static int recordAndQuery(Session s) throws Throwable {
         // Safety: the event and stream live until the session closes.
@@ -321,7 +394,11 @@ final class BareDowncalls {
         return Linker.nativeLinker().downcallHandle(CUDA.findOrThrow(name), descriptor);
     }
 
-    /** A timed call's handle: critical under {@link #CRITICAL} (none of these calls blocks nor calls back into Java). */
+    /**
+     * A timed call's handle: critical under {@link #CRITICAL}. None of these calls calls back into
+     * Java; {@code cuMemFree} may wait for the device, which a critical call only makes the JVM's
+     * safepoints wait for too (an experiment's cost, not a hazard).
+     */
     private static MethodHandle timedHandle(String name, FunctionDescriptor descriptor) {
         return CRITICAL ? Linker.nativeLinker().downcallHandle(CUDA.findOrThrow(name), descriptor,
                 Linker.Option.critical(false)) : handle(name, descriptor);

@@ -176,7 +176,7 @@ final class BareGemm {
             throw new TwinWorkload.LibraryMissing("cuBLAS missing: " + LIBRARIES.missing(), null);
         }
         boolean matmul = row == TwinRow.GEMM_LT_64;
-        try (Session s = matmul ? Session.openMatmul(ptx) : Session.openGemm(ptx)) {
+        try (Session s = matmul ? Session.openMatmul(ptx) : Session.openGemm(ptx)) { // twins.c's set-up of the row
             boolean first = matmul ? !matmulWarm : !gemmWarm;
             int warmUp = Twin.operations(row, n) - n; // n/2 in whole batches, as both twins
             if (first) {
@@ -248,7 +248,7 @@ final class BareGemm {
         static Session openMatmul(MemorySegment ptx) {
             Undo undo = new Undo();
             try (Arena arena = Arena.ofConfined()) {
-                Operands o = Operands.open(undo, ptx);
+                Operands o = Operands.open(undo, ptx, TwinRow.GEMM_LT_64);
                 MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                 // Safety (every set-up call): out holds the one handle each create writes; the
                 // attribute values are segments of exactly the size passed; the handles passed
@@ -279,7 +279,7 @@ final class BareGemm {
         static Session openGemm(MemorySegment ptx) {
             Undo undo = new Undo();
             try (Arena arena = Arena.ofConfined()) {
-                Operands o = Operands.open(undo, ptx);
+                Operands o = Operands.open(undo, ptx, TwinRow.GEMM_64);
                 MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                 // Safety: out holds the handle cublasCreate writes; the stream and workspace are the
                 // session's, alive until after the handle is destroyed (undo runs newest first).
@@ -327,8 +327,8 @@ final class BareGemm {
     private record Operands(BareDowncalls.Session driver, MemorySegment a, MemorySegment b, MemorySegment d,
             MemorySegment workspace) {
 
-        static Operands open(Undo undo, MemorySegment ptx) throws Throwable {
-            BareDowncalls.Session driver = BareTwin.session(ptx);
+        static Operands open(Undo undo, MemorySegment ptx, TwinRow row) throws Throwable {
+            BareDowncalls.Session driver = BareTwin.session(ptx, row);
             undo.push(driver::close);
             long a = allocate(undo, ELEMENTS * Short.BYTES);
             long b = allocate(undo, ELEMENTS * Short.BYTES);

@@ -1,6 +1,10 @@
 package dev.gatun.cuda.bench;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The floor under a row: its driver calls made as bare FFM downcalls ({@link BareDowncalls}: no
@@ -9,8 +13,9 @@ import java.lang.foreign.MemorySegment;
  * N/2, then N, one final synchronize). {@link SameProcess} runs it beside the C and Gatun twins
  * with {@code --bare} (compare's {@code BARE=1}), so that the table shows, from the same process
  * and slices, what the Java-to-C transition alone costs over C and what Gatun costs over it. The
- * rows whose whole operation is two driver calls on one stream have one (the stream-ordered
- * allocate + free and the event record + query), and so do the GEMM rows, whose operation is one
+ * rows whose whole operation is two driver calls have one (the event record + query, the
+ * stream-ordered allocate + free, the allocate from a created pool + free, and the pool-off
+ * cuMemAlloc + cuMemFree), and so do the GEMM rows, whose operation is one
  * library call ({@link BareGemm}: {@code cublasLtMatmul} or {@code cublasGemmEx}, timed in batches
  * of {@link TwinRow#BATCH} as both other twins time those rows).
  *
@@ -34,7 +39,8 @@ final class BareTwin {
      * twins.c on this session's stream and event ({@link BareDowncalls.ViaC}): {@code step}, one downcall per
      * operation into twins.c, which calls the driver; {@code loop}, one downcall per {@code n}
      * operations, twins.c's own loop. Unset ({@code java}): every driver call a downcall from the
-     * Java loop. An experiment on the floor, as {@link BareDowncalls#CRITICAL}: it tells whether the in-process
+     * Java loop. The event and stream-ordered rows only: the others run their Java loop, as the
+     * COMPILED line's method says. An experiment on the floor, as {@link BareDowncalls#CRITICAL}: it tells whether the in-process
      * gap to C is the Java-to-C call, the Java loop around it, or the handles.
      */
     static final String VIA = System.getProperty("gatun.bench.bareVia", "java");
@@ -48,15 +54,23 @@ final class BareTwin {
      */
     static final boolean MINIMAL_SET_UP = System.getProperty("gatun.bench.bareSetUp", "twins").equals("minimal");
 
-    private static boolean allocateWarm;
-    private static boolean eventWarm;
+    /** The rows whose loop this process has warmed with {@link #FIRST_WARM_UP} operations. */
+    private static final Set<TwinRow> WARM = EnumSet.noneOf(TwinRow.class);
 
     private BareTwin() {
     }
 
     /** Whether {@code row} has a bare twin. */
     static boolean covers(TwinRow row) {
-        return row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY || BareGemm.covers(row);
+        return switch (row) {
+            case ALLOC_STREAM_ORDERED, EVENT_RECORD_QUERY, ALLOC_FROM_POOL, ALLOC_UNPOOLED -> true;
+            default -> BareGemm.covers(row);
+        };
+    }
+
+    /** Whether {@link #VIA} applies to {@code row}: the event and stream-ordered rows, whose operations twins.c's entries make. */
+    private static boolean viaC(TwinRow row) {
+        return !VIA.equals("java") && (row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY);
     }
 
     /** The method whose compiled code times {@code row}'s operations, for {@link CompileWatch}. */
@@ -65,15 +79,21 @@ final class BareTwin {
         if (BareGemm.covers(row)) {
             return CompileWatch.Method.of(BareGemm.class, BareGemm.loopName(row));
         }
-        if (!VIA.equals("java")) {
+        if (viaC(row)) {
             return CompileWatch.Method.of(BareDowncalls.ViaC.class, "run");
         }
-        return CompileWatch.Method.of(BareTwin.class, row == TwinRow.ALLOC_STREAM_ORDERED ? "allocateLoop" : "eventLoop");
+        return CompileWatch.Method.of(BareTwin.class, switch (row) {
+            case ALLOC_STREAM_ORDERED -> "allocateLoop";
+            case ALLOC_FROM_POOL -> "poolLoop";
+            case ALLOC_UNPOOLED -> "unpooledLoop";
+            default -> "eventLoop";
+        });
     }
 
     /**
-     * The timed nanoseconds of {@code n} operations of {@code row}, on a stream and event of its
-     * own (the device's primary context, retained and released around the run).
+     * The timed nanoseconds of {@code n} operations of {@code row}, on a session of its own set up
+     * as twins.c sets up the row ({@link #session}; the device's primary context, retained and
+     * released around the run).
      *
      * @throws IllegalArgumentException when the row has no bare twin, or {@code n} is not positive
      *     (for a GEMM row, not a positive multiple of {@link TwinRow#BATCH})
@@ -84,41 +104,39 @@ final class BareTwin {
             return BareGemm.measure(row, n, ptx); // which checks n against its batches
         }
         requireCovered(row, n);
-        boolean allocate = row == TwinRow.ALLOC_STREAM_ORDERED;
-        try (BareDowncalls.Session s = session(ptx)) {
-            boolean first = allocate ? !allocateWarm : !eventWarm;
-            int warmUp = first ? Math.max(FIRST_WARM_UP, n / 2) : n / 2;
+        try (BareDowncalls.Session s = session(ptx, row)) {
+            int warmUp = WARM.contains(row) ? n / 2 : Math.max(FIRST_WARM_UP, n / 2);
             for (int i = 0; i < warmUp; i += Twin.WARM_CHUNK) {
-                run(allocate, s, Math.min(Twin.WARM_CHUNK, warmUp - i));
+                run(row, s, Math.min(Twin.WARM_CHUNK, warmUp - i));
             }
             s.drain();
-            if (allocate) {
-                allocateWarm = true;
-            } else {
-                eventWarm = true;
-            }
+            WARM.add(row);
             long start = System.nanoTime();
-            run(allocate, s, n);
+            run(row, s, n);
             s.drain();
             return System.nanoTime() - start;
         }
     }
 
     /**
-     * The session a bare run measures on: twins.c's set-up on {@code ptx} (NUL-terminated PTX
-     * text, the C twin's), or a stream and an event alone under {@link #MINIMAL_SET_UP}.
+     * The session a bare run of {@code row} measures on: twins.c's set-up of the row on {@code ptx}
+     * (NUL-terminated PTX text, the C twin's), or a stream and the row's own set-up alone under
+     * {@link #MINIMAL_SET_UP}.
      */
-    static BareDowncalls.Session session(MemorySegment ptx) {
-        return MINIMAL_SET_UP ? BareDowncalls.Session.open() : BareDowncalls.Session.openAsTwins(ptx);
+    static BareDowncalls.Session session(MemorySegment ptx, TwinRow row) {
+        return MINIMAL_SET_UP ? BareDowncalls.Session.open(row) : BareDowncalls.Session.openAsTwins(ptx, row);
     }
 
-    private static void run(boolean allocate, BareDowncalls.Session s, int n) throws Throwable {
-        if (!VIA.equals("java")) {
-            BareDowncalls.ViaC.run(allocate, s, n);
-        } else if (allocate) {
-            allocateLoop(s, n);
-        } else {
-            eventLoop(s, n);
+    private static void run(TwinRow row, BareDowncalls.Session s, int n) throws Throwable {
+        if (viaC(row)) {
+            BareDowncalls.ViaC.run(row == TwinRow.ALLOC_STREAM_ORDERED, s, n);
+            return;
+        }
+        switch (row) {
+            case ALLOC_STREAM_ORDERED -> allocateLoop(s, n);
+            case ALLOC_FROM_POOL -> poolLoop(s, n);
+            case ALLOC_UNPOOLED -> unpooledLoop(n);
+            default -> eventLoop(s, n);
         }
     }
 
@@ -126,6 +144,20 @@ final class BareTwin {
     static void allocateLoop(BareDowncalls.Session s, int n) throws Throwable {
         for (int i = 0; i < n; i++) {
             BareDowncalls.allocateAndFree(s);
+        }
+    }
+
+    /** The created-pool row's loop: {@code n} allocate-from-pool + free pairs. */
+    static void poolLoop(BareDowncalls.Session s, int n) throws Throwable {
+        for (int i = 0; i < n; i++) {
+            BareDowncalls.allocateFromPoolAndFree(s);
+        }
+    }
+
+    /** The pool-off row's loop: {@code n} cuMemAlloc + cuMemFree pairs. */
+    static void unpooledLoop(int n) throws Throwable {
+        for (int i = 0; i < n; i++) {
+            BareDowncalls.allocateAndFreeUnpooled();
         }
     }
 
@@ -138,9 +170,9 @@ final class BareTwin {
 
     private static void requireCovered(TwinRow row, int n) {
         if (!covers(row) || n <= 0) {
-            throw new IllegalArgumentException(row.id() + " with N " + n + ": only " + TwinRow.ALLOC_STREAM_ORDERED.id()
-                    + ", " + TwinRow.EVENT_RECORD_QUERY.id() + ", " + TwinRow.GEMM_LT_64.id() + " and "
-                    + TwinRow.GEMM_64.id() + " have a bare twin, with N more than 0");
+            throw new IllegalArgumentException(row.id() + " with N " + n + ": only "
+                    + Arrays.stream(TwinRow.values()).filter(BareTwin::covers).map(TwinRow::id).collect(Collectors.joining(", "))
+                    + " have a bare twin, with N more than 0");
         }
     }
 }

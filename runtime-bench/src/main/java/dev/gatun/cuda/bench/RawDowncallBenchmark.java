@@ -41,7 +41,7 @@ public class RawDowncallBenchmark {
 
         @Setup
         public void open() {
-            session = BareDowncalls.Session.open();
+            session = BareDowncalls.Session.open(TwinRow.EVENT_RECORD_QUERY); // a stream and an event
         }
 
         @TearDown(Level.Iteration)

@@ -60,17 +60,17 @@ class BareGemmTest {
             #include <stdlib.h>
             #include <string.h>
             typedef unsigned long long ptr;
-            static long live, live_modules, fills32;
-            static char module_handle;
+            static long live, live_modules, live_pools, fills32, allocs, threshold_set;
+            static char module_handle, pool_handle;
             int cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
             int cuDevicePrimaryCtxRetain(void **c, int device) { *c = (void *) 0x1000; return device == 0 ? 0 : 101; }
             int cuDevicePrimaryCtxRelease_v2(int device) { return 0; }
             int cuCtxSetCurrent(void *c) { return c == (void *) 0x1000 ? 0 : 201; }
-            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); fills32 = 0; return 0; }
+            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); fills32 = allocs = 0; return 0; }
             int cuStreamDestroy_v2(void *s) {
                 free(s);
-                fprintf(stderr, "FAKE cuStreamDestroy live_allocations=%ld live_modules=%ld fills32=%ld\\n", live,
-                        live_modules, fills32);
+                fprintf(stderr, "FAKE cuStreamDestroy live_allocations=%ld live_modules=%ld live_pools=%ld fills32=%ld "
+                        "allocs=%ld\\n", live, live_modules, live_pools, fills32, allocs);
                 return 0;
             }
             /* twins.c's set-up: the PTX the runner was given, its two kernels, in and out filled. */
@@ -95,9 +95,27 @@ class BareGemmTest {
             int cuEventDestroy_v2(void *e) { free(e); return 0; }
             int cuEventRecord(void *e, void *s) { return 0; }
             int cuEventQuery(void *e) { return 0; }
-            int cuMemAllocAsync(ptr *p, size_t n, void *s) { return 1; }
-            int cuMemFreeAsync(ptr p, void *s) { return 1; }
-            int cuMemAlloc_v2(ptr *p, size_t n) { *p = (ptr) (uintptr_t) malloc(n); live++; return 0; }
+            int cuMemAllocAsync(ptr *p, size_t n, void *s) {
+                if (s == NULL || n != 1048576) return 1;
+                *p = (ptr) (uintptr_t) malloc(n); live++; allocs++; return 0;
+            }
+            int cuMemFreeAsync(ptr p, void *s) { if (s == NULL) return 1; free((void *) (uintptr_t) p); live--; return 0; }
+            /* twins.c's set_up_pool: pinned device memory on device 0 (allocType, handleTypes, location.type, .id). */
+            int cuMemPoolCreate(void **pool, const int *props) {
+                if (props[0] != 1 || props[1] != 0 || props[2] != 1 || props[3] != 0) return 1;
+                *pool = &pool_handle; live_pools++; threshold_set = 0; return 0;
+            }
+            int cuMemPoolSetAttribute(void *pool, int attribute, const uint64_t *value) {
+                /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, all of it kept */
+                if (pool != &pool_handle || attribute != 4 || *value != UINT64_MAX) return 1;
+                threshold_set = 1; return 0;
+            }
+            int cuMemAllocFromPoolAsync(ptr *p, size_t n, void *pool, void *s) {
+                if (pool != &pool_handle || !threshold_set || live_pools == 0) return 1;
+                return cuMemAllocAsync(p, n, s);
+            }
+            int cuMemPoolDestroy(void *pool) { if (pool != &pool_handle || live_pools == 0) return 400; live_pools--; return 0; }
+            int cuMemAlloc_v2(ptr *p, size_t n) { *p = (ptr) (uintptr_t) malloc(n); live++; allocs++; return 0; }
             int cuMemFree_v2(ptr p) { free((void *) (uintptr_t) p); live--; return 0; }
             int cuMemsetD16Async(ptr p, unsigned short v, size_t n, void *s) {
                 if (s == NULL) return 400;
@@ -248,7 +266,8 @@ class BareGemmTest {
         List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
         assertEquals(lt.size() + cublas.size(), streams.size(), child.err());
         // twins.c's set-up on each: the module loaded (and unloaded before), in and out filled.
-        streams.forEach(l -> assertEquals("FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=2", l));
+        // A, B, D and the workspace beside in and out.
+        streams.forEach(l -> assertEquals("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6", l));
     }
 
     /**
@@ -268,9 +287,57 @@ class BareGemmTest {
                     child.out());
             List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
             assertTrue(streams.size() >= 2, child.err()); // the unreported run and the reported one, at least
-            String expected = "FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=" + (minimal ? 0 : 2);
+            String expected = "FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32="
+                    + (minimal ? "0 allocs=0" : "2 allocs=2");
             streams.forEach(l -> assertEquals(expected, l));
         }
+    }
+
+    /**
+     * The four rows of two driver calls each run bare on twins.c's set-up of the row: the event
+     * row's event, the created-pool row's pool (pinned device memory, every byte kept) from which
+     * each allocation comes, and as many allocations as the run's operations (the first run of a
+     * row warms {@value BareTwin#FIRST_WARM_UP} before its N, the later ones N/2), each freed, the
+     * pool destroyed, before the stream.
+     */
+    @Test
+    void theFourTwoCallRowsRunBareEachOnItsOwnSetUpAndFreeWhatTheyAllocate() throws Exception {
+        int n = 1000;
+        Child child = runner(dir, Map.of(), "event_record_query:" + n, "alloc_stream_ordered:" + n,
+                "alloc_from_pool:" + n, "alloc_unpooled:" + n);
+
+        assertEquals(0, child.status(), child.err());
+        Map<String, String> loops = Map.of("event_record_query", "eventLoop", "alloc_stream_ordered", "allocateLoop",
+                "alloc_from_pool", "poolLoop", "alloc_unpooled", "unpooledLoop");
+        for (Map.Entry<String, String> row : loops.entrySet()) {
+            assertTrue(child.out().lines().anyMatch(l -> l.matches("TWIN bare " + row.getKey() + " " + n + " [1-9][0-9]* -")),
+                    child.out());
+            assertTrue(child.out().lines().anyMatch(l -> l.startsWith("COMPILED bare " + row.getKey() + " ")
+                    && l.contains("dev.gatun.cuda.bench.BareTwin::" + row.getValue() + ": ")), child.out());
+        }
+        // Row by row, in order: one line per run (the unreported one, extra warm-ups, the reported one).
+        List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
+        List<Long> allocs = new ArrayList<>();
+        for (String l : streams) {
+            assertTrue(l.startsWith("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs="), l);
+            allocs.add(Long.parseLong(l.substring(l.lastIndexOf('=') + 1)));
+        }
+        long first = 2 + BareTwin.FIRST_WARM_UP + n; // in and out, then the row's first run
+        long later = 2 + n / 2 + n;
+        int i = 0;
+        for (int row = 0; row < 4; row++) { // the event row allocates nothing but in and out
+            long runFirst = row == 0 ? 2 : first;
+            long runLater = row == 0 ? 2 : later;
+            assertEquals(runFirst, allocs.get(i), "the first run of row " + row + ": " + streams);
+            i++;
+            int runs = 1;
+            while (i < allocs.size() && allocs.get(i) == runLater && runs < 2 + SameProcess.EXTRA_WARM_UPS) {
+                i++;
+                runs++;
+            }
+            assertTrue(runs >= 2, streams.toString());
+        }
+        assertEquals(allocs.size(), i, streams.toString());
     }
 
     @Test
@@ -283,7 +350,8 @@ class BareGemmTest {
         assertTrue(child.err().contains("D[0] is fp16 0x7e00 after the GEMMs, not 0x5400 (64.0)"), child.err());
         assertTrue(child.out().lines().noneMatch(l -> l.startsWith("TWIN ")), child.out());
         assertTrue(child.err().contains("FAKE cublasDestroy gemms=" + (BareTwin.FIRST_WARM_UP + N)), child.err());
-        assertTrue(child.err().contains("FAKE cuStreamDestroy live_allocations=0 live_modules=0 fills32=2"), child.err());
+        assertTrue(child.err().contains("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6"),
+                child.err());
     }
 
     @Test

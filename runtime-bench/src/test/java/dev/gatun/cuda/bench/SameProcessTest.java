@@ -51,16 +51,19 @@ class SameProcessTest {
     }
 
     @Test
-    void theTwoDriverCallRowsAndTheGemmRowsHaveABareTwin() {
+    void theTwoDriverCallRowsAndTheGemmRowsHaveABareTwinAndNoOtherRow() {
         assertTrue(BareTwin.covers(TwinRow.ALLOC_STREAM_ORDERED));
         assertTrue(BareTwin.covers(TwinRow.EVENT_RECORD_QUERY));
         assertTrue(BareTwin.covers(TwinRow.GEMM_LT_64));
         assertTrue(BareTwin.covers(TwinRow.GEMM_64));
+        assertTrue(BareTwin.covers(TwinRow.ALLOC_FROM_POOL));
+        assertTrue(BareTwin.covers(TwinRow.ALLOC_UNPOOLED));
+        assertFalse(BareTwin.covers(TwinRow.ALLOC_POOLED)); // a pool hit makes no driver call: nothing to floor
         assertFalse(BareTwin.covers(TwinRow.LAUNCH_EMPTY));
         assertFalse(BareTwin.covers(TwinRow.ISSUE_LAUNCH));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> BareTwin.measure(TwinRow.LAUNCH_EMPTY, 10, MemorySegment.NULL)); // refused before the PTX is read
-        assertTrue(e.getMessage().contains("only alloc_stream_ordered, event_record_query, gemm_lt_64 and gemm_64"),
+        assertTrue(e.getMessage().contains("only event_record_query, alloc_unpooled, alloc_stream_ordered, alloc_from_pool, gemm_lt_64, gemm_64 have"),
                 e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> BareTwin.loopOf(TwinRow.LAUNCH_EMPTY));
         assertThrows(IllegalArgumentException.class, () -> BareTwin.measure(TwinRow.EVENT_RECORD_QUERY, 0, MemorySegment.NULL));
@@ -72,6 +75,10 @@ class SameProcessTest {
                 BareTwin.loopOf(TwinRow.ALLOC_STREAM_ORDERED));
         assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "eventLoop", BareTwin.class.getClassLoader()),
                 BareTwin.loopOf(TwinRow.EVENT_RECORD_QUERY));
+        assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "poolLoop", BareTwin.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.ALLOC_FROM_POOL));
+        assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "unpooledLoop", BareTwin.class.getClassLoader()),
+                BareTwin.loopOf(TwinRow.ALLOC_UNPOOLED));
         assertEquals(new CompileWatch.Method(BareGemm.class.getName(), "matmulLoop", BareGemm.class.getClassLoader()),
                 BareTwin.loopOf(TwinRow.GEMM_LT_64));
         assertEquals(new CompileWatch.Method(BareGemm.class.getName(), "gemmLoop", BareGemm.class.getClassLoader()),
