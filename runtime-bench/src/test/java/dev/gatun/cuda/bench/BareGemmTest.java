@@ -1,5 +1,6 @@
 package dev.gatun.cuda.bench;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -11,9 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,17 +64,18 @@ class BareGemmTest {
             #include <stdlib.h>
             #include <string.h>
             typedef unsigned long long ptr;
-            static long live, live_modules, live_pools, fills32, allocs, threshold_set;
+            static long live, live_modules, live_pools, fills32, allocs, async_allocs, pool_allocs, threshold_set;
             static char module_handle, pool_handle;
             int cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
             int cuDevicePrimaryCtxRetain(void **c, int device) { *c = (void *) 0x1000; return device == 0 ? 0 : 101; }
             int cuDevicePrimaryCtxRelease_v2(int device) { return 0; }
             int cuCtxSetCurrent(void *c) { return c == (void *) 0x1000 ? 0 : 201; }
-            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); fills32 = allocs = 0; return 0; }
+            int cuStreamCreate(void **s, unsigned flags) { *s = malloc(1); fills32 = allocs = async_allocs = pool_allocs = 0; return 0; }
             int cuStreamDestroy_v2(void *s) {
                 free(s);
                 fprintf(stderr, "FAKE cuStreamDestroy live_allocations=%ld live_modules=%ld live_pools=%ld fills32=%ld "
-                        "allocs=%ld\\n", live, live_modules, live_pools, fills32, allocs);
+                        "allocs=%ld async=%ld pooled=%ld\\n", live, live_modules, live_pools, fills32, allocs, async_allocs,
+                        pool_allocs);
                 return 0;
             }
             /* twins.c's set-up: the PTX the runner was given, its two kernels, in and out filled. */
@@ -95,10 +100,11 @@ class BareGemmTest {
             int cuEventDestroy_v2(void *e) { free(e); return 0; }
             int cuEventRecord(void *e, void *s) { return 0; }
             int cuEventQuery(void *e) { return 0; }
-            int cuMemAllocAsync(ptr *p, size_t n, void *s) {
+            static int stream_ordered(ptr *p, size_t n, void *s) {
                 if (s == NULL || n != 1048576) return 1;
-                *p = (ptr) (uintptr_t) malloc(n); live++; allocs++; return 0;
+                *p = (ptr) (uintptr_t) malloc(n); live++; return 0;
             }
+            int cuMemAllocAsync(ptr *p, size_t n, void *s) { async_allocs++; return stream_ordered(p, n, s); }
             int cuMemFreeAsync(ptr p, void *s) { if (s == NULL) return 1; free((void *) (uintptr_t) p); live--; return 0; }
             /* twins.c's set_up_pool: pinned device memory on device 0 (allocType, handleTypes, location.type, .id). */
             int cuMemPoolCreate(void **pool, const int *props) {
@@ -112,7 +118,8 @@ class BareGemmTest {
             }
             int cuMemAllocFromPoolAsync(ptr *p, size_t n, void *pool, void *s) {
                 if (pool != &pool_handle || !threshold_set || live_pools == 0) return 1;
-                return cuMemAllocAsync(p, n, s);
+                pool_allocs++;
+                return stream_ordered(p, n, s);
             }
             int cuMemPoolDestroy(void *pool) { if (pool != &pool_handle || live_pools == 0) return 400; live_pools--; return 0; }
             int cuMemAlloc_v2(ptr *p, size_t n) { *p = (ptr) (uintptr_t) malloc(n); live++; allocs++; return 0; }
@@ -267,7 +274,8 @@ class BareGemmTest {
         assertEquals(lt.size() + cublas.size(), streams.size(), child.err());
         // twins.c's set-up on each: the module loaded (and unloaded before), in and out filled.
         // A, B, D and the workspace beside in and out.
-        streams.forEach(l -> assertEquals("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6", l));
+        streams.forEach(l -> assertEquals(
+                "FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6 async=0 pooled=0", l));
     }
 
     /**
@@ -288,7 +296,7 @@ class BareGemmTest {
             List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
             assertTrue(streams.size() >= 2, child.err()); // the unreported run and the reported one, at least
             String expected = "FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32="
-                    + (minimal ? "0 allocs=0" : "2 allocs=2");
+                    + (minimal ? "0 allocs=0" : "2 allocs=2") + " async=0 pooled=0";
             streams.forEach(l -> assertEquals(expected, l));
         }
     }
@@ -315,29 +323,36 @@ class BareGemmTest {
             assertTrue(child.out().lines().anyMatch(l -> l.startsWith("COMPILED bare " + row.getKey() + " ")
                     && l.contains("dev.gatun.cuda.bench.BareTwin::" + row.getValue() + ": ")), child.out());
         }
-        // Row by row, in order: one line per run (the unreported one, extra warm-ups, the reported one).
-        List<String> streams = child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList();
-        List<Long> allocs = new ArrayList<>();
-        for (String l : streams) {
-            assertTrue(l.startsWith("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs="), l);
-            allocs.add(Long.parseLong(l.substring(l.lastIndexOf('=') + 1)));
+        // Row by row, in order: one line per run (the unreported one, extra warm-ups, the reported
+        // one), each counting the row's calls by kind: cuMemAlloc (in and out, then the pool-off
+        // row's), cuMemAllocAsync (the stream-ordered row's), cuMemAllocFromPoolAsync (the pool row's).
+        List<long[]> counts = new ArrayList<>();
+        Pattern line = Pattern.compile(
+                "FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=(\\d+) async=(\\d+) pooled=(\\d+)");
+        for (String l : child.err().lines().filter(l -> l.startsWith("FAKE cuStreamDestroy ")).toList()) {
+            Matcher m = line.matcher(l);
+            assertTrue(m.matches(), l);
+            counts.add(new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3))});
         }
-        long first = 2 + BareTwin.FIRST_WARM_UP + n; // in and out, then the row's first run
-        long later = 2 + n / 2 + n;
+        long first = BareTwin.FIRST_WARM_UP + n; // a row's first run in the process
+        long later = n / 2 + n;
         int i = 0;
-        for (int row = 0; row < 4; row++) { // the event row allocates nothing but in and out
-            long runFirst = row == 0 ? 2 : first;
-            long runLater = row == 0 ? 2 : later;
-            assertEquals(runFirst, allocs.get(i), "the first run of row " + row + ": " + streams);
-            i++;
-            int runs = 1;
-            while (i < allocs.size() && allocs.get(i) == runLater && runs < 2 + SameProcess.EXTRA_WARM_UPS) {
+        // The kind of call each row times: none (the event row), async, pooled, cuMemAlloc.
+        for (int kind : new int[] {-1, 1, 2, 0}) {
+            int runs = 0;
+            while (i < counts.size() && (runs == 0 || runs < 2 + SameProcess.EXTRA_WARM_UPS)) {
+                long ops = kind < 0 ? 0 : runs == 0 ? first : later;
+                long[] expected = {2 + (kind == 0 ? ops : 0), kind == 1 ? ops : 0, kind == 2 ? ops : 0};
+                if (runs > 0 && !Arrays.equals(expected, counts.get(i))) {
+                    break; // the next row's first run
+                }
+                assertArrayEquals(expected, counts.get(i), "run " + runs + " of the row timing kind " + kind);
                 i++;
                 runs++;
             }
-            assertTrue(runs >= 2, streams.toString());
+            assertTrue(runs >= 2, "kind " + kind + ": " + runs + " runs");
         }
-        assertEquals(allocs.size(), i, streams.toString());
+        assertEquals(counts.size(), i);
     }
 
     @Test
@@ -350,7 +365,8 @@ class BareGemmTest {
         assertTrue(child.err().contains("D[0] is fp16 0x7e00 after the GEMMs, not 0x5400 (64.0)"), child.err());
         assertTrue(child.out().lines().noneMatch(l -> l.startsWith("TWIN ")), child.out());
         assertTrue(child.err().contains("FAKE cublasDestroy gemms=" + (BareTwin.FIRST_WARM_UP + N)), child.err());
-        assertTrue(child.err().contains("FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6"),
+        assertTrue(child.err().contains(
+                "FAKE cuStreamDestroy live_allocations=0 live_modules=0 live_pools=0 fills32=2 allocs=6 async=0 pooled=0"),
                 child.err());
     }
 
