@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
 
 /**
  * The driver calls of the floor rows as bare FFM downcalls: no owner, no checked layer, no
@@ -119,7 +120,7 @@ final class BareDowncalls {
                 stream = openStream();
                 return withRowSetUp(row, stream, MemorySegment.NULL, 0, 0);
             } catch (Throwable t) {
-                throw undone(t, stream, MemorySegment.NULL, 0, 0);
+                throw undone(t, partial(stream, MemorySegment.NULL, 0, 0));
             }
         }
 
@@ -137,6 +138,7 @@ final class BareDowncalls {
             MemorySegment module = MemorySegment.NULL;
             long in = 0;
             long out = 0;
+            Session made = null;
             try {
                 stream = openStream();
                 // Safety: ptx is NUL-terminated text alive for the call; the module handle is the
@@ -156,11 +158,11 @@ final class BareDowncalls {
                         "cuMemsetD32Async");
                 check((int) MEMSET_D32_ASYNC.invokeExact(out, NAN_BITS, (long) TwinRow.FOUR_ELEMENTS, stream),
                         "cuMemsetD32Async");
-                Session s = withRowSetUp(row, stream, module, in, out);
-                s.drain();
-                return s;
+                made = withRowSetUp(row, stream, module, in, out);
+                made.drain();
+                return made;
             } catch (Throwable t) {
-                throw undone(t, stream, module, in, out);
+                throw undone(t, made != null ? made : partial(stream, module, in, out));
             }
         }
 
@@ -173,7 +175,7 @@ final class BareDowncalls {
                 check((int) EVENT_CREATE.invokeExact(OUT, DISABLE_TIMING), "cuEventCreate");
                 event = MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
             } else if (row == TwinRow.ALLOC_FROM_POOL) {
-                pool = createPool(stream, module, in, out);
+                pool = createPool();
             }
             return new Session(stream, event, pool, stream.address(), event.address(), module, in, out);
         }
@@ -182,8 +184,7 @@ final class BareDowncalls {
          * twins.c's set_up_pool: a pool of device 0's pinned device memory whose release threshold
          * keeps all of it. Destroyed here (with what came before) when its attribute is refused.
          */
-        private static MemorySegment createPool(MemorySegment stream, MemorySegment module, long in, long out)
-                throws Throwable {
+        private static MemorySegment createPool() throws Throwable {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment props = CUmemPoolProps_st.allocate(arena); // zeroed, as twins.c's {0}
                 CUmemPoolProps_st.allocType(props, CudaDriver.CU_MEM_ALLOCATION_TYPE_PINNED());
@@ -218,15 +219,23 @@ final class BareDowncalls {
             return MemorySegment.ofAddress(OUT.get(ValueLayout.JAVA_LONG, 0));
         }
 
-        /** {@code t} to throw, after what was made before it failed is undone as close does, so that no run leaks into the next. */
-        private static RuntimeException undone(Throwable t, MemorySegment stream, MemorySegment module, long in, long out) {
+        /** What a set-up made before the row's own set-up: closed as a session, it undoes them. */
+        private static Session partial(MemorySegment stream, MemorySegment module, long in, long out) {
+            return new Session(stream, MemorySegment.NULL, MemorySegment.NULL, 0, 0, module, in, out);
+        }
+
+        /**
+         * {@code t} to throw, after {@code made} (what the set-up made before it failed) is undone
+         * as close does, so that no run leaks into the next; nothing is undone when no stream was made.
+         */
+        private static RuntimeException undone(Throwable t, Session made) {
             if (t instanceof Error e) {
                 throw e;
             }
             RuntimeException failure = t instanceof RuntimeException r ? r : new IllegalStateException(t);
-            if (!stream.equals(MemorySegment.NULL)) {
+            if (!made.stream().equals(MemorySegment.NULL)) {
                 try {
-                    new Session(stream, MemorySegment.NULL, MemorySegment.NULL, 0, 0, module, in, out).close();
+                    made.close();
                 } catch (RuntimeException closing) {
                     failure.addSuppressed(closing);
                 }
@@ -279,7 +288,7 @@ final class BareDowncalls {
      */
     static final class ViaC {
         private static final SymbolLookup TWINS = SymbolLookup.libraryLookup(
-                java.nio.file.Path.of(System.getProperty(SameProcess.LIBRARY_PROPERTY)), Arena.global());
+                Path.of(System.getProperty(SameProcess.LIBRARY_PROPERTY)), Arena.global());
         private static final MethodHandle RECORD_QUERY_STEP = twin("gatun_twin_record_query_step", FunctionDescriptor.of(I, A, A));
         private static final MethodHandle RECORD_QUERY_LOOP = twin("gatun_twin_record_query_loop", FunctionDescriptor.of(I, A, A, L));
         private static final MethodHandle ALLOC_FREE_STEP = twin("gatun_twin_alloc_free_step", FunctionDescriptor.of(I, A));
@@ -292,7 +301,7 @@ final class BareDowncalls {
         static void run(boolean allocate, Session s, int n) throws Throwable {
             // Safety: the stream and event live until the session closes; twins.c's entries keep
             // neither, and each frees what it allocates on the stream that allocated it.
-            if (BareTwin.VIA.equals("loop")) {
+            if (BareTwin.VIA == BareTwin.Via.LOOP) {
                 check(allocate ? (int) ALLOC_FREE_LOOP.invokeExact(s.stream(), (long) n)
                         : (int) RECORD_QUERY_LOOP.invokeExact(s.event(), s.stream(), (long) n), "twins.c's loop");
                 return;

@@ -43,7 +43,7 @@ final class BareTwin {
      * COMPILED line's method says. An experiment on the floor, as {@link BareDowncalls#CRITICAL}: it tells whether the in-process
      * gap to C is the Java-to-C call, the Java loop around it, or the handles.
      */
-    static final String VIA = System.getProperty("gatun.bench.bareVia", "java");
+    static final Via VIA = Via.of(System.getProperty("gatun.bench.bareVia", "java"));
     /**
      * {@code -Dgatun.bench.bareSetUp=minimal}: {@link BareTwin} and {@link BareGemm} open their
      * session with {@link BareDowncalls.Session#open} (a stream and an event, nothing else) instead of twins.c's
@@ -70,7 +70,22 @@ final class BareTwin {
 
     /** Whether {@link #VIA} applies to {@code row}: the event and stream-ordered rows, whose operations twins.c's entries make. */
     private static boolean viaC(TwinRow row) {
-        return !VIA.equals("java") && (row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY);
+        return VIA != Via.JAVA && (row == TwinRow.ALLOC_STREAM_ORDERED || row == TwinRow.EVENT_RECORD_QUERY);
+    }
+
+    /** The values of {@code gatun.bench.bareVia}. */
+    enum Via {
+        JAVA, STEP, LOOP;
+
+        /** The value named {@code name} (any case); an unknown name is refused, not read as another. */
+        static Via of(String name) {
+            for (Via v : values()) {
+                if (v.name().equalsIgnoreCase(name)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("gatun.bench.bareVia is '" + name + "': give java, step or loop");
+        }
     }
 
     /** The method whose compiled code times {@code row}'s operations, for {@link CompileWatch}. */

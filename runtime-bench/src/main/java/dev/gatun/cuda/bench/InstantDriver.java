@@ -39,14 +39,12 @@ final class InstantDriver extends ForwardingDriverApi {
 
     @Override
     public int cuEventRecord(MemorySegment hEvent, MemorySegment hStream) {
-        answered++;
-        return 0;
+        return answer();
     }
 
     @Override
     public int cuEventQuery(MemorySegment hEvent) {
-        answered++;
-        return 0;
+        return answer();
     }
 
     @Override
@@ -66,14 +64,12 @@ final class InstantDriver extends ForwardingDriverApi {
 
     @Override
     public int cuMemFreeAsync(long dptr, MemorySegment hStream) {
-        answered++;
-        return 0;
+        return answer();
     }
 
     @Override
     public int cuMemFree_v2(long dptr) {
-        answered++;
-        return 0;
+        return answer();
     }
 
     @Override
@@ -95,6 +91,12 @@ final class InstantDriver extends ForwardingDriverApi {
     /** How many calls were answered here so far (not passed to the driver behind). */
     long answered() {
         return answered;
+    }
+
+    /** A call answered here with success. */
+    private int answer() {
+        answered++;
+        return 0;
     }
 
     /** Writes the next address into {@code out}: 0 when the simulated driver would. */

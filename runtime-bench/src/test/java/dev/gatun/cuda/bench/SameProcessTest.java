@@ -70,6 +70,15 @@ class SameProcessTest {
     }
 
     @Test
+    void theBareViaFlagTakesItsThreeValuesInAnyCaseAndRefusesAnyOther() {
+        assertEquals(BareTwin.Via.JAVA, BareTwin.Via.of("java"));
+        assertEquals(BareTwin.Via.STEP, BareTwin.Via.of("step"));
+        assertEquals(BareTwin.Via.LOOP, BareTwin.Via.of("LOOP"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BareTwin.Via.of("lop"));
+        assertEquals("gatun.bench.bareVia is 'lop': give java, step or loop", e.getMessage());
+    }
+
+    @Test
     void eachBareRowNamesItsOwnLoopForTheCompileCheck() {
         assertEquals(new CompileWatch.Method(BareTwin.class.getName(), "allocateLoop", BareTwin.class.getClassLoader()),
                 BareTwin.loopOf(TwinRow.ALLOC_STREAM_ORDERED));
